@@ -1,0 +1,46 @@
+"""unveil: turn CPython bytecode back into Python source, and open up torch.compile.
+
+The decompiler needs nothing but the standard library::
+
+    import unveil
+    print(unveil.decompile(some_function))
+    new_code = unveil.recompile(some_function.__code__, "dump/some_function.py")
+"""
+
+from __future__ import annotations
+
+from .errors import BadInputError, DecompilationError, UnveilError
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "BadInputError",
+    "DecompilationError",
+    "UnveilError",
+    "decompile",
+    "recompile",
+]
+
+
+def decompile(obj: object) -> str:
+    """Return Python source equivalent to ``obj``.
+
+    ``obj`` may be a function, method, lambda, code object, generator or coroutine
+    function, class, or a module's code object.
+    """
+    from .decompiler.api import decompile as _decompile
+
+    return _decompile(obj)
+
+
+def recompile(code, filename: str | None = None):  # type: ignore[no-untyped-def]
+    """Decompile ``code`` and compile the source back into a code object.
+
+    The new code object has the same name, argument layout and free/cell variables
+    as ``code`` and the same non-literal constants, so it can replace ``code`` in a
+    running program. If ``filename`` is given, the source is written there and the
+    code object points at it, so debuggers step through that file.
+    """
+    from .decompiler.api import recompile as _recompile
+
+    return _recompile(code, filename)

@@ -1,0 +1,1 @@
+"""From normalised instructions to Python source: CFG, expressions, structuring, emission."""
