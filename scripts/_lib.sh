@@ -1,0 +1,122 @@
+# Shared plumbing for scripts/test and scripts/demo: sourced, not run.
+# Everything it builds lives under .cache/ (gitignored) and is reused while its inputs are unchanged.
+
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+CACHE="$REPO/.cache"
+LOGS="$CACHE/logs"
+mkdir -p "$LOGS"
+
+NATIVE_VERSIONS=(3.10 3.11 3.12 3.13)
+TORCH_SPEC="torch==2.13.0"  # the CPU build on local disk; anything else downloads a multi-GB CUDA build
+RUFF_SPEC="ruff==0.17.6"
+PYODIDE_SPEC="pyodide@314.0.7"  # CPython 3.14.2 compiled to WebAssembly
+# Pure-Python wheels that pytest needs inside Pyodide (versions as in pyodide 314.0.7's lock file),
+# plus the test extras the decompiler tests may import.
+PYODIDE_WHEELS=(pytest==9.0.2 pluggy==1.6.0 iniconfig==2.3.0 packaging==26.1 pygments==2.20.0
+    pysource-codegen==0.7.1 pysource-minimize==0.10.1 typing-extensions==4.15.0)
+
+now() { echo "$EPOCHREALTIME"; }
+since() { awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1fs", b - a }'; }
+log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*"; }
+die() { log "error: $*" >&2; exit 1; }
+
+# quietly LOGFILE CMD...: run CMD with its output in LOGFILE; show the log's tail if it fails.
+quietly() {
+    local logfile=$1; shift
+    if ! "$@" >"$logfile" 2>&1; then
+        log "failed: $* (last lines of $logfile follow)" >&2
+        tail -n 40 "$logfile" >&2
+        return 1
+    fi
+}
+
+# find_python 3.12: the newest pyenv CPython 3.12.x, else python3.12 on PATH.
+find_python() {
+    local root candidates
+    root=$(pyenv root 2>/dev/null || echo "${PYENV_ROOT:-$HOME/.pyenv}")
+    mapfile -t candidates < <(ls -d "$root/versions/$1".[0-9]* 2>/dev/null | sort -V)
+    if ((${#candidates[@]})) && [[ -x "${candidates[-1]}/bin/python" ]]; then
+        echo "${candidates[-1]}/bin/python"
+    elif command -v "python$1" >/dev/null; then
+        command -v "python$1"
+    else
+        die "no CPython $1 found (looked in $root/versions and on PATH)"
+    fi
+}
+
+# locked CMD...: run CMD while holding the set-up lock, so that parallel jobs install one at a time
+# (`pip install -e .` writes src/unveil.egg-info) and never both build the same thing.
+locked() {
+    (
+        flock 9
+        "$@"
+    ) 9>"$CACHE/.setup.lock"
+}
+
+# ensure_venv DIR PYTHON PIP_ARGS...: make DIR a virtualenv of PYTHON holding `pip install PIP_ARGS`.
+# Reused as is while pyproject.toml, the interpreter and PIP_ARGS are unchanged (a hash stamp).
+ensure_venv() { locked _ensure_venv "$@"; }
+_ensure_venv() {
+    local dir=$1 python=$2; shift 2
+    local stamp t0 name
+    name=$(basename "$dir")
+    stamp=$( { cat "$REPO/pyproject.toml"; echo "$python $*"; } | sha256sum | cut -c1-16)
+    if [[ "$(cat "$dir/.unveil-stamp" 2>/dev/null)" == "$stamp" ]] && "$dir/bin/python" -c '' 2>/dev/null; then
+        return 0
+    fi
+    t0=$(now)
+    log "setup: $name: pip install $* ..."
+    if ! "$dir/bin/python" -c '' 2>/dev/null; then
+        rm -rf "$dir"
+        quietly "$LOGS/setup-$name.log" "$python" -m venv "$dir"
+    fi
+    (cd "$REPO" && quietly "$LOGS/setup-$name.log" "$dir/bin/python" -m pip install \
+        --disable-pip-version-check "$@")
+    echo "$stamp" >"$dir/.unveil-stamp"
+    log "setup: $name ready ($(since "$t0"))"
+}
+
+# The per-version test venvs: .cache/venv-3.10 ... .cache/venv-3.13; ruff lives in the 3.11 one.
+ensure_native_venv() {
+    local v=$1 python extra=()
+    python=$(find_python "$v")
+    [[ $v == 3.11 ]] && extra=("$RUFF_SPEC")
+    ensure_venv "$CACHE/venv-$v" "$python" -e ".[test]" "${extra[@]}"
+}
+
+# The PyTorch venv (Python 3.11 only), shared by tests/torch and scripts/demo (numpy: torch warns without it).
+TORCH_VENV="$CACHE/venv-3.11-torch"
+ensure_torch_venv() {
+    local python
+    python=$(find_python 3.11)
+    ensure_venv "$TORCH_VENV" "$python" -e ".[test,torch]" "$TORCH_SPEC" numpy
+}
+
+# Pyodide (npm) in .cache/pyodide and the wheels pytest needs there in .cache/wheels-314.
+PYODIDE_DIR="$CACHE/pyodide/node_modules/pyodide"
+WHEELS_314="$CACHE/wheels-314"
+ensure_pyodide() { locked _ensure_pyodide; }
+_ensure_pyodide() {
+    local t0 python
+    command -v node >/dev/null || die "node (20+) is needed for the Python 3.14 (Pyodide) run"
+    if [[ "$(cat "$CACHE/pyodide/.unveil-stamp" 2>/dev/null)" != "$PYODIDE_SPEC" ]]; then
+        t0=$(now)
+        log "setup: npm install $PYODIDE_SPEC ..."
+        mkdir -p "$CACHE/pyodide"
+        quietly "$LOGS/setup-pyodide.log" \
+            npm install --prefix "$CACHE/pyodide" --no-audit --no-fund "$PYODIDE_SPEC"
+        echo "$PYODIDE_SPEC" >"$CACHE/pyodide/.unveil-stamp"
+        log "setup: pyodide ready ($(since "$t0"))"
+    fi
+    if [[ "$(cat "$WHEELS_314/.unveil-stamp" 2>/dev/null)" != "${PYODIDE_WHEELS[*]}" ]]; then
+        t0=$(now)
+        log "setup: downloading wheels for Pyodide ..."
+        rm -rf "$WHEELS_314"
+        python=$(find_python 3.11)
+        quietly "$LOGS/setup-wheels-314.log" "$python" -m pip download \
+            --disable-pip-version-check --no-deps --only-binary=:all: --python-version 3.14 \
+            -d "$WHEELS_314" "${PYODIDE_WHEELS[@]}"
+        echo "${PYODIDE_WHEELS[*]}" >"$WHEELS_314/.unveil-stamp"
+        log "setup: wheels ready ($(since "$t0"))"
+    fi
+}
