@@ -1,0 +1,3 @@
+"""The corpus modules are imported by the tests, never collected on their own."""
+
+collect_ignore_glob = ["corpus/*"]

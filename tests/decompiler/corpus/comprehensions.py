@@ -1,0 +1,183 @@
+"""List, set, dict comprehensions and generator expressions."""
+
+from ._support import cases
+
+LOG: list = []
+
+
+@cases(([1, 2, 3],), ([],))
+def squares(items):
+    return [x * x for x in items]
+
+
+@cases(([1, 2, 3, 4, 5, 6],), ([],))
+def filtered(items):
+    return [x for x in items if x % 2 == 0]
+
+
+@cases(([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12],),)
+def multiple_ifs(items):
+    return [x for x in items if x % 2 == 0 if x % 3 == 0]
+
+
+@cases((3,), (0,))
+def nested_for(n):
+    return [(i, j) for i in range(n) for j in range(i)]
+
+
+@cases(([[1, 2], [3], []],),)
+def flatten(matrix):
+    return [x for row in matrix for x in row]
+
+
+@cases(([[1, 2], [3, 4]],),)
+def transpose(matrix):
+    return [[row[i] for row in matrix] for i in range(len(matrix[0]))]
+
+
+@cases(("hello",), ("",))
+def set_comp(word):
+    return {c.upper() for c in word if c not in "aeiou"}
+
+
+@cases((["a", "bb", "ccc"],),)
+def dict_comp(words):
+    return {w: len(w) for w in words}
+
+
+@cases(({"a": 1, "b": 2},),)
+def invert_dict(d):
+    return {v: k for k, v in d.items()}
+
+
+@cases(([1, 2, 3],), ([],))
+def generator_sum(items):
+    return sum(x * 2 for x in items)
+
+
+@cases(([1, 2, 3],),)
+def genexp_consumed_later(items):
+    gen = (x + 1 for x in items)
+    LOG.append("created")
+    first = next(gen)
+    return first, list(gen)
+
+
+@cases((2,), (5,))
+def closure_in_comprehension(factor):
+    offset = factor * 10
+    return [x * factor + offset for x in range(3)]
+
+
+@cases((3,),)
+def comprehension_referencing_arg_in_condition(limit):
+    return [x for x in range(10) if x < limit], {x: x for x in range(10) if x > 10 - limit}
+
+
+@cases((3,),)
+def lambdas_in_comprehension(n):
+    funcs = [lambda x, i=i: x + i for i in range(n)]
+    late = [lambda x: x + i for i in range(n)]  # noqa: B023
+    return [f(10) for f in funcs], [g(10) for g in late]
+
+
+@cases(([1, 2, 3],),)
+def comprehension_with_walrus(items):
+    return [y for x in items if (y := x * 3) > 3], y  # noqa: F821
+
+
+@cases(([["a", "b"], ["c"]],),)
+def comprehension_in_comprehension(groups):
+    return {i: [s.upper() for s in g] for i, g in enumerate(groups)}
+
+
+@cases(([3, 1, 2],), ([],))
+def any_all(items):
+    return any(x > 2 for x in items), all(x > 0 for x in items), min((x for x in items), default=0)
+
+
+@cases(([1, 2, 3], 2),)
+def comprehension_with_ternary(items, pivot):
+    return [("low" if x < pivot else "high") for x in items]
+
+
+@cases(([(1, "a"), (2, "b")],),)
+def unpacking_target(pairs):
+    return [f"{n}{s}" for n, s in pairs], {s: n for (n, s) in pairs}
+
+
+@cases((4,),)
+def comprehension_shadowing(x):
+    values = [x for x in range(x)]
+    return values, x
+
+
+@cases(([1, 2, 3],),)
+def comprehension_side_effects(items):
+    return [LOG.append(x) or x for x in items]
+
+
+@cases((["b", "a"],),)
+def sorted_genexp(items):
+    return sorted((s.upper() for s in items), reverse=True), tuple(s for s in items)
+
+
+@cases(([0, 1, 2],),)
+def comprehension_raises(items):
+    return [10 // x for x in items]
+
+
+@cases((3,),)
+def nested_comprehension_closure(n):
+    base = 100
+    return [[base + i * j for j in range(n)] for i in range(n)]
+
+
+@cases(({"x": [1, 2], "y": []},),)
+def dict_comp_with_condition(d):
+    return {k: sum(v) for k, v in d.items() if v}
+
+
+@cases((5,),)
+def set_of_tuples(n):
+    return {(i % 2, i % 3) for i in range(n)}
+
+
+@cases(("a b c",),)
+def genexp_in_call_with_other_args(text):
+    return ",".join(w.upper() for w in text.split()), dict((w, 1) for w in text.split())
+
+
+@cases((3,),)
+def class_body_comprehension(n):
+    class Table:
+        size = n
+        rows = [i * 2 for i in range(3)]
+
+    return Table.rows, Table.size
+
+
+@cases(([1, 2, 3, 4],),)
+def comprehension_over_zip(items):
+    return [a * b for a, b in zip(items, items[1:])]
+
+
+@cases(([[1, [2, 3]], [4, [5]]],),)
+def deep_nesting(data):
+    return [z for x, ys in data for z in [x, *ys] if z != 3]
+
+
+@cases((4,),)
+def comprehension_calls_function(n):
+    def double(v):
+        LOG.append(v)
+        return v * 2
+
+    return [double(i) for i in range(n) if double(i) > 2]
+
+
+@cases(([1, 2, 3],),)
+def genexp_first_iterable_evaluated_early(items):
+    it = (x for x in items)
+    items.append(4)
+    return list(it)

@@ -1,0 +1,331 @@
+"""if / elif / else: nesting, compound conditions, not, early returns."""
+
+from ._support import cases, kw
+
+LOG: list = []
+
+
+@cases((5,), (-5,), (0,))
+def sign(x):
+    if x > 0:
+        return 1
+    elif x < 0:
+        return -1
+    else:
+        return 0
+
+
+@cases((95,), (85,), (75,), (65,), (10,), (100,), ("x",))
+def grade(score):
+    if score >= 90:
+        letter = "A"
+    elif score >= 80:
+        letter = "B"
+    elif score >= 70:
+        letter = "C"
+    elif score >= 60:
+        letter = "D"
+    else:
+        letter = "F"
+    return letter
+
+
+@cases((3,), (4,), (-1,))
+def if_without_else(n):
+    result = "small"
+    if n > 3:
+        result = "big"
+    LOG.append(result)
+    return result
+
+
+@cases((1, 1), (1, 0), (0, 1), (0, 0))
+def and_condition(a, b):
+    if a and b:
+        return "both"
+    return "not both"
+
+
+@cases((1, 1), (1, 0), (0, 1), (0, 0))
+def or_condition(a, b):
+    if a or b:
+        return "some"
+    return "none"
+
+
+@cases((1, 1), (1, 0), (0, 1), (0, 0))
+def not_and(a, b):
+    if not (a and b):
+        return "nand"
+    return "and"
+
+
+@cases((1, 1), (1, 0), (0, 1), (0, 0))
+def not_or(a, b):
+    if not (a or b):
+        return "nor"
+    return "or"
+
+
+@cases((1, 0, 0), (0, 1, 1), (0, 1, 0), (0, 0, 1), (1, 1, 1), (0, 0, 0))
+def mixed_and_or(a, b, c):
+    if a or b and c:
+        LOG.append("first")
+    if (a or b) and c:
+        LOG.append("second")
+    if a and not b or c:
+        LOG.append("third")
+    if not a and not b and not c:
+        LOG.append("fourth")
+    return len(LOG)
+
+
+@cases((1, 2, 3, 4), (0, 2, 0, 4), (1, 0, 0, 0), (0, 0, 3, 0), (0, 0, 0, 0))
+def four_way(a, b, c, d):
+    if (a and b) or (c and d):
+        return "pair"
+    elif (a or b) and not (c or d):
+        return "left"
+    elif not a and not b:
+        return "right" if c or d else "nothing"
+    return "other"
+
+
+@cases((10, 20), (20, 10), (5, 5), (-1, 50))
+def nested_if(x, y):
+    if x > 0:
+        if y > x:
+            if y > 2 * x:
+                return "far above"
+            return "above"
+        else:
+            if x == y:
+                return "equal"
+            return "below"
+    else:
+        if y > 0:
+            return "negative x"
+    return "fallthrough"
+
+
+@cases(([],), ([1],), ([1, 2],), (None,), ("abc",))
+def truthiness(value):
+    if not value:
+        return "empty"
+    if len(value) == 1:
+        return "single"
+    return "many"
+
+
+@cases((None,), (0,), ("",), (False,), (1,))
+def is_none_checks(value):
+    if value is None:
+        kind = "none"
+    elif value is False:
+        kind = "false"
+    elif value == 0 and value is not False:
+        kind = "zero"
+    elif value:
+        kind = "truthy"
+    else:
+        kind = "falsy"
+    return kind
+
+
+@cases(("GET",), ("POST",), ("put",), ("DELETE",), ("PATCH",))
+def dispatch_method(method):
+    method = method.upper()
+    if method in ("GET", "HEAD"):
+        action = "read"
+    elif method == "POST":
+        action = "create"
+    elif method in {"PUT", "PATCH"}:
+        action = "update"
+    else:
+        raise ValueError(f"unsupported method {method}")
+    LOG.append(action)
+    return action
+
+
+@cases((2000,), (1900,), (2024,), (2023,), (2400,))
+def is_leap_year(year):
+    if year % 4 != 0:
+        return False
+    elif year % 100 != 0:
+        return True
+    elif year % 400 != 0:
+        return False
+    else:
+        return True
+
+
+@cases((2000,), (1900,), (2024,), (2023,))
+def is_leap_year_expr(year):
+    return year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
+
+
+@cases((3, 4, 5), (1, 1, 3), (2, 2, 2), (2, 2, 3), (0, 1, 1), (5, 4, 3))
+def triangle_kind(a, b, c):
+    a, b, c = sorted((a, b, c))
+    if a <= 0 or a + b <= c:
+        raise ValueError("not a triangle")
+    if a == b == c:
+        return "equilateral"
+    if a == b or b == c:
+        return "isosceles"
+    if a * a + b * b == c * c:
+        return "right"
+    return "scalene"
+
+
+@cases((1,), (-1,), (0,))
+def early_return_guard(x):
+    if x < 0:
+        LOG.append("negative")
+        return None
+    if not x:
+        return 0
+    LOG.append("positive")
+    return x * 10
+
+
+@cases(({"debug": True, "level": 3},), ({"debug": False},), ({},), ({"level": 0},))
+def config_flags(options):
+    verbose = False
+    if options.get("debug"):
+        verbose = True
+        if options.get("level", 1) > 2:
+            LOG.append("very verbose")
+    elif "level" in options and options["level"] == 0:
+        LOG.append("silent")
+    else:
+        pass
+    return verbose
+
+
+@cases((0,), (1,), (2,), (3,), (4,), (5,), (6,), (7,), (8,))
+def long_elif_chain(n):
+    if n == 0:
+        return "zero"
+    elif n == 1:
+        return "one"
+    elif n == 2:
+        return "two"
+    elif n == 3:
+        return "three"
+    elif n == 4:
+        return "four"
+    elif n == 5:
+        return "five"
+    elif n == 6:
+        return "six"
+    elif n == 7:
+        return "seven"
+    return "many"
+
+
+@cases((1, 2), (2, 1), (1, 1))
+def if_else_assign_both(a, b):
+    if a < b:
+        lo, hi = a, b
+    else:
+        lo, hi = b, a
+    return hi - lo, lo, hi
+
+
+@cases((5, [1, 2]), (0, []), (3, []))
+def condition_with_calls(n, items):
+    def check(tag, value):
+        LOG.append(tag)
+        return value
+
+    if check("a", n > 2) and check("b", len(items) > 0) or check("c", n == 0):
+        return "yes"
+    return "no"
+
+
+@cases((1, 2, 3), (3, 2, 1), (2, 3, 1), (1, 1, 1))
+def max_of_three(a, b, c):
+    if a >= b:
+        if a >= c:
+            largest = a
+        else:
+            largest = c
+    elif b >= c:
+        largest = b
+    else:
+        largest = c
+    return largest
+
+
+@cases((True, False), (False, True), (True, True), (False, False))
+def xor_like(p, q):
+    if (p and not q) or (not p and q):
+        return True
+    else:
+        return False
+
+
+@cases((15,), (9,), (10,), (7,), (0,))
+def fizzbuzz_one(n):
+    if n % 15 == 0:
+        return "FizzBuzz"
+    if n % 3 == 0:
+        return "Fizz"
+    if n % 5 == 0:
+        return "Buzz"
+    return str(n)
+
+
+@cases((1, None), (None, 2), (None, None), (0, 3))
+def first_not_none(a, b):
+    if a is not None:
+        return a
+    elif b is not None:
+        return b
+    raise LookupError("both are None")
+
+
+@cases((4, 4), (1, 9), (9, 1))
+def if_in_else_if(x, y):
+    result = []
+    if x > y:
+        result.append("x")
+    else:
+        if y > x:
+            result.append("y")
+        else:
+            result.append("tie")
+        result.append("checked")
+    return result
+
+
+@cases(("abc", 1), ("", 0), ("xyz", 0), ("q", 5))
+def not_not(s, n):
+    if not not s:
+        LOG.append(s)
+    if not (not s or n):
+        return "s without n"
+    if not s and not n:
+        return "neither"
+    return "other"
+
+
+@cases((kw(1, strict=True)), kw(1), kw(-1, strict=True), kw(-1))
+def keyword_condition(value, *, strict=False):
+    if strict and value < 0:
+        raise ValueError("negative value in strict mode")
+    elif not strict and value < 0:
+        return abs(value)
+    return value
+
+
+@cases((0.5,), (1.5,), (float("nan"),), (float("inf"),))
+def float_ranges(x):
+    if x != x:
+        return "nan"
+    if 0 <= x < 1:
+        return "unit"
+    if x == float("inf"):
+        return "inf"
+    return "other"

@@ -1,0 +1,454 @@
+"""try / except / else / finally, raise, re-raise, raise from, control flow in handlers."""
+
+from ._support import cases
+
+LOG: list = []
+
+
+class AppError(Exception):
+    """Base error of the corpus application."""
+
+
+class NotFound(AppError):
+    def __init__(self, key):
+        super().__init__(f"missing {key!r}")
+        self.key = key
+
+
+@cases(("12",), ("x",), (None,))
+def parse_int(text):
+    try:
+        return int(text)
+    except ValueError:
+        return None
+    except TypeError as e:
+        return str(e)
+
+
+@cases((10, 2), (1, 0), ("a", 1), (5, "b"))
+def safe_divide(a, b):
+    try:
+        result = a / b
+    except ZeroDivisionError:
+        LOG.append("zero")
+        result = float("inf")
+    except (TypeError, ValueError) as exc:
+        LOG.append(type(exc).__name__)
+        raise
+    else:
+        LOG.append("ok")
+    finally:
+        LOG.append("finally")
+    return result
+
+
+@cases(({"a": 1}, "a"), ({}, "b"), ([1, 2], 5), ([1], "x"))
+def lookup(container, key):
+    try:
+        value = container[key]
+    except KeyError:
+        raise NotFound(key) from None
+    except IndexError as e:
+        raise NotFound(key) from e
+    except TypeError:
+        raise
+    return value
+
+
+@cases((1,), (0,), (-1,))
+def bare_except(x):
+    try:
+        return 1 / x if x >= 0 else [][x]
+    except:  # noqa: E722
+        LOG.append("caught")
+        return "failed"
+
+
+@cases((0,), (1,), (2,))
+def finally_runs_on_return(n):
+    try:
+        if n == 0:
+            return "zero"
+        LOG.append("body")
+    finally:
+        LOG.append("cleanup")
+    return "after"
+
+
+@cases((0,), (1,))
+def finally_overrides_return(n):
+    try:
+        return "try"
+    finally:
+        if n:
+            return "finally"  # noqa: B012
+
+
+@cases((0,), (1,))
+def finally_swallows_exception(n):
+    try:
+        raise ValueError("lost")
+    finally:
+        if n:
+            return "swallowed"  # noqa: B012
+
+
+@cases(([1, 2, 3, 4],), ([],))
+def break_in_finally_loop(items):
+    seen = []
+    for item in items:
+        try:
+            seen.append(item)
+            if item == 2:
+                break
+        finally:
+            LOG.append(("f", item))
+    return seen
+
+
+@cases(([1, 0, 2],), ([3],))
+def continue_in_except(items):
+    out = []
+    for x in items:
+        try:
+            out.append(6 // x)
+        except ZeroDivisionError:
+            LOG.append("skip zero")
+            continue
+        out.append("after")
+    return out
+
+
+@cases(([1, "x", 3],), ([],))
+def break_in_except(items):
+    total = 0
+    for x in items:
+        try:
+            total += x
+        except TypeError:
+            break
+    return total
+
+
+@cases((0,), (1,), (2,), (3,))
+def return_in_except(kind):
+    try:
+        if kind == 1:
+            raise KeyError("k")
+        if kind == 2:
+            raise IndexError(2)
+        if kind == 3:
+            raise RuntimeError("boom")
+    except KeyError:
+        return "key"
+    except IndexError as err:
+        return f"index {err}"
+    return "none"
+
+
+@cases((0,), (1,), (2,), (3,))
+def nested_try(kind):
+    try:
+        try:
+            if kind == 1:
+                raise ValueError("inner")
+            if kind == 2:
+                raise KeyError("outer")
+            if kind == 3:
+                raise TypeError("escape")
+        except ValueError as e:
+            LOG.append(("inner", str(e)))
+            raise KeyError("converted") from e
+        finally:
+            LOG.append("inner finally")
+    except KeyError as e:
+        LOG.append(("outer", e.args))
+        return "handled"
+    finally:
+        LOG.append("outer finally")
+    return "clean"
+
+
+@cases((1,), (0,))
+def reraise_with_context(x):
+    try:
+        try:
+            1 / x
+        except ZeroDivisionError:
+            raise ValueError("bad x")
+    except ValueError as e:
+        return type(e.__context__).__name__, str(e)
+    return "fine"
+
+
+@cases((1,), (0,))
+def raise_from_cause(x):
+    try:
+        return 10 // x
+    except ZeroDivisionError as e:
+        raise AppError("division failed") from e
+
+
+@cases(("a",), ("b",), ("c",))
+def custom_exceptions(key):
+    try:
+        if key == "a":
+            raise NotFound(key)
+        if key == "b":
+            raise AppError("generic")
+    except NotFound as e:
+        return "not found", e.key
+    except AppError as e:
+        return "app", e.args
+    return "ok", None
+
+
+@cases((0,), (1,))
+def exception_variable_cleared(x):
+    e = "before"
+    try:
+        if x:
+            raise ValueError("v")
+    except ValueError as e:  # noqa: F811
+        LOG.append(str(e))
+    try:
+        return e
+    except NameError:
+        return "unbound"
+
+
+@cases((0,), (1,), (2,))
+def try_else_finally_order(n):
+    try:
+        LOG.append("try")
+        if n == 1:
+            raise ValueError
+    except ValueError:
+        LOG.append("except")
+    else:
+        LOG.append("else")
+        if n == 2:
+            return "from else"
+    finally:
+        LOG.append("finally")
+    LOG.append("end")
+    return "end"
+
+
+@cases((3,), (0,))
+def while_with_try_retry(failures):
+    attempts = 0
+    while True:
+        attempts += 1
+        try:
+            if attempts <= failures:
+                raise ConnectionError(f"attempt {attempts}")
+            break
+        except ConnectionError as e:
+            LOG.append(str(e))
+            if attempts > 5:
+                raise
+    return attempts
+
+
+@cases((0,), (1,), (2,))
+def handler_raises_new(kind):
+    try:
+        if kind:
+            raise ValueError(kind)
+    except ValueError as e:
+        if e.args[0] == 2:
+            raise RuntimeError("second") from None
+        return "first"
+    return "none"
+
+
+@cases(([1, 2],), ("ab",), (5,))
+def except_tuple_from_variable(obj):
+    errors = (TypeError, IndexError)
+    try:
+        return obj[5]
+    except errors as e:
+        return type(e).__name__
+
+
+@cases((0,), (1,))
+def finally_with_exception_in_flight(n):
+    try:
+        try:
+            if n:
+                raise KeyError("k")
+        finally:
+            LOG.append("cleanup")
+    except KeyError:
+        LOG.append("outer caught")
+    return len(LOG)
+
+
+@cases((0,), (1,), (2,))
+def except_order_matters(n):
+    try:
+        if n == 1:
+            raise NotFound("x")
+        if n == 2:
+            raise LookupError("y")
+    except NotFound:
+        return "notfound"
+    except AppError:
+        return "app"
+    except LookupError:
+        return "lookup"
+    return "nothing"
+
+
+@cases((0,), (1,))
+def raise_instance_and_class(n):
+    try:
+        if n:
+            raise ValueError
+        raise ValueError("with message")
+    except ValueError as e:
+        return e.args
+
+
+@cases((0,), (1,), (2,))
+def assert_and_catch(n):
+    try:
+        assert n != 1, "n must not be 1"
+        assert n != 2
+    except AssertionError as e:
+        return e.args
+    return "passed"
+
+
+@cases((0,), (1,))
+def try_in_finally(n):
+    try:
+        LOG.append("body")
+    finally:
+        try:
+            if n:
+                raise ValueError("in finally")
+        except ValueError:
+            LOG.append("handled in finally")
+    return len(LOG)
+
+
+@cases((0,), (1,), (2,))
+def nested_finally_return(n):
+    try:
+        try:
+            if n == 0:
+                return "inner"
+            if n == 1:
+                raise KeyError
+        finally:
+            LOG.append("a")
+    except KeyError:
+        return "caught"
+    finally:
+        LOG.append("b")
+    return "end"
+
+
+@cases(([("ok", 1), ("bad", 0), ("ok", 2)],), ([],))
+def error_collection(items):
+    errors = []
+    results = []
+    for name, value in items:
+        try:
+            if name == "bad":
+                raise ValueError(name)
+            results.append(value)
+        except ValueError as exc:
+            errors.append(exc)
+    if errors:
+        raise errors[0]
+    return results
+
+
+@cases((0,), (5,))
+def exception_attributes(n):
+    try:
+        {}["missing" * n]
+    except KeyError as e:
+        err = e
+    return err.args, str(err), repr(err)
+
+
+@cases((1,), (0,))
+def raise_in_else(x):
+    try:
+        y = 1 // x if x else 0
+    except ZeroDivisionError:
+        return "div"
+    else:
+        if y == 0:
+            raise ValueError("zero result")
+        return y
+
+
+@cases((0,), (1,))
+def generic_exception_message(n):
+    try:
+        if n:
+            raise Exception("generic", n)
+        return "fine"
+    except Exception as e:
+        return e.args
+
+
+@cases((2,), (0,))
+def loop_try_finally_return(n):
+    for i in range(3):
+        try:
+            if i == n:
+                return i
+        finally:
+            LOG.append(i)
+    return None
+
+
+@cases(("x",), (3,))
+def catch_base_exception(v):
+    try:
+        return len(v)
+    except BaseException as e:
+        return type(e).__name__
+
+
+@cases((1,), (2,), (3,))
+def reraise_after_logging(n):
+    try:
+        if n == 1:
+            raise ValueError("one")
+        if n == 2:
+            raise KeyError("two")
+    except (ValueError, KeyError) as e:
+        LOG.append(repr(e))
+        if isinstance(e, KeyError):
+            raise
+    return n
+
+
+@cases((0,), (1,))
+def exit_via_stop_iteration(n):
+    it = iter([1] if n else [])
+    try:
+        return next(it)
+    except StopIteration:
+        return "empty"
+
+
+@cases((5,), (-5,))
+def raise_in_function_call(n):
+    def validate(v):
+        if v < 0:
+            raise ValueError(f"negative: {v}")
+        return v
+
+    try:
+        return validate(n) * 2
+    except ValueError as e:
+        LOG.append(e.args[0])
+        raise

@@ -1,0 +1,190 @@
+"""Value-context boolean operators, conditional expressions and chained comparisons."""
+
+from ._support import cases
+
+LOG: list = []
+
+
+def probe(tag, value):
+    """Record evaluation order and pass the value through."""
+    LOG.append(tag)
+    return value
+
+
+@cases((0, 5), (3, 5), ("", "x"), (None, 0), ([], [1]))
+def or_default(value, default):
+    return value or default
+
+
+@cases((0, 5), (3, 5), ("", "x"), ([1], 0))
+def and_value(a, b):
+    return a and b
+
+
+@cases((0, 0, 0), (1, 0, 3), (0, 2, 3), (1, 2, 0), ("", "b", ""))
+def mixed_value(a, b, c):
+    return a and b or c, a or b and c, (a or b) and c, a and (b or c), not a or b
+
+
+@cases((0, 0, 0, 0), (1, 2, 3, 4), (0, 2, 0, 4), (1, 0, 3, 0))
+def nested_value(a, b, c, d):
+    return (a and b) or (c and d), (a or b) and (c or d), a or b or c or d, a and b and c and d
+
+
+@cases((0, 1), (1, 0), (2, 3))
+def bool_in_call(a, b):
+    return str(a or b), [a and b, not a], max(a or 1, b and 2), dict(k=a or None)
+
+
+@cases((0, 1), (5, 0), (None, None))
+def evaluation_order_or(a, b):
+    return probe("a", a) or probe("b", b) or probe("c", "fallback")
+
+
+@cases((0, 1), (5, 0), (5, 7))
+def evaluation_order_and(a, b):
+    return probe("a", a) and probe("b", b) and probe("c", "last")
+
+
+@cases((5,), (-5,), (0,))
+def simple_ternary(x):
+    return "positive" if x > 0 else "non-positive"
+
+
+@cases((5,), (-5,), (0,))
+def nested_ternary(x):
+    return "pos" if x > 0 else "neg" if x < 0 else "zero"
+
+
+@cases((1, 1), (1, 0), (0, 1), (0, 0))
+def ternary_in_ternary_condition(a, b):
+    return ("A" if a else "B") if (b if a else not b) else ("C" if b else "D")
+
+
+@cases((3,), (12,), (-1,))
+def ternary_in_expressions(n):
+    items = [n if n > 0 else 0, n * 2 if n < 10 else n // 2]
+    total = sum(items) + (1 if n % 2 else 2)
+    label = f"{'big' if total > 10 else 'small'}:{total}"
+    return items, total, label
+
+
+@cases((1, [1, 2]), (None, [3]), (2, []))
+def ternary_with_side_effects(flag, items):
+    value = probe("yes", len(items)) if probe("cond", flag) else probe("no", -1)
+    return value
+
+
+@cases((0, 1, 2), (1, 1, 1), (2, 1, 0), (1, 2, 2), (0, 0, 5))
+def chained_value(a, b, c):
+    return a < b < c, a <= b <= c, a == b == c, a < b > c, a != b != c, a < b == c
+
+
+@cases((1, 2, 3), (3, 2, 1), (1, 3, 2), (0, 0, 0))
+def chained_condition(a, b, c):
+    if a < b < c:
+        return "ascending"
+    elif a > b > c:
+        return "descending"
+    elif a == b == c:
+        return "flat"
+    return "mixed"
+
+
+@cases((1, 2, 3, 4), (1, 3, 2, 4), (4, 3, 2, 1), (1, 2, 3, 3))
+def long_chain(a, b, c, d):
+    return a < b < c < d, a < b <= c < d
+
+
+@cases((1, 2, 3), (2, 1, 3), (1, 2, 1))
+def chain_evaluation_order(a, b, c):
+    result = probe("a", a) < probe("b", b) < probe("c", c)
+    return result
+
+
+@cases((5,), (15,), (-3,), (10,))
+def range_check(x):
+    if 0 <= x < 10:
+        return "digit"
+    if not 0 <= x <= 20:
+        return "out"
+    return "teen"
+
+
+@cases((3, [1, 2, 3]), (4, [1, 2]), (None, [None]))
+def chained_in_is(x, items):
+    return x in items in [items], x is not None in [True, False]
+
+
+@cases((1, 5, 10), (1, 0, 10), (10, 5, 1))
+def chain_with_calls(lo, x, hi):
+    if probe("lo", lo) <= probe("x", x) <= probe("hi", hi):
+        return "in"
+    return "out"
+
+
+@cases((2, 3), (0, 9), (7, 0))
+def bool_result_types(a, b):
+    return bool(a and b), not (a or b), (a > 1) == (b > 1), (a > 1) is (b > 1)
+
+
+@cases(("", None), ("x", None), ("", "y"))
+def or_chain_with_attribute(name, fallback):
+    return (name or fallback or "anonymous").upper()
+
+
+@cases((1, 2), (0, 2), (1, 0))
+def and_or_assignment(a, b):
+    x = a and b
+    y = a or b
+    z = not a
+    w = x or y and z
+    return x, y, z, w
+
+
+@cases((0,), (1,), (2,), (3,))
+def ternary_chain_returning_calls(n):
+    return len("abc") if n == 0 else abs(-n) if n == 1 else str(n) if n == 2 else None
+
+
+@cases((4,), (0,), (-2,))
+def conditional_call_target(n):
+    f = max if n > 0 else min
+    return f(n, 1), (sorted if n else list)([3, 1, 2])
+
+
+@cases((1, 2, 3), (0, 0, 0))
+def not_of_comparisons(a, b, c):
+    return not a < b, not a == c, not (a < b < c), not a in (b, c), not a is b
+
+
+@cases(([1, 2, 3], 2), ([], 0), ([5], 9))
+def and_or_short_circuit_guard(items, index):
+    return index < len(items) and items[index] or "missing"
+
+
+@cases((0,), (1,), (2,))
+def ternary_as_statement(n):
+    LOG.append("even") if n % 2 == 0 else LOG.append("odd")
+    return len(LOG)
+
+
+@cases((0, 0), (1, 0), (0, 1), (1, 1))
+def or_in_return_with_not(a, b):
+    return not a and not b or a and b
+
+
+@cases((5, 3), (3, 5), (4, 4))
+def ternary_assign_tuple(a, b):
+    lo, hi = (a, b) if a < b else (b, a)
+    return lo, hi, hi - lo
+
+
+@cases((1.0, 2.0), (float("nan"), 1.0), (2.0, float("nan")))
+def comparisons_with_nan(a, b):
+    return a < b, a == a, a != b, max(a, b) if a == a and b == b else "nan"
+
+
+@cases((None,), ([],), ([0],), ("0",))
+def chained_truthiness(value):
+    return value is not None and len(value) > 0 and value[0] or "default"

@@ -1,0 +1,391 @@
+"""while / for loops: break, continue, else, nesting, try inside loops."""
+
+from ._support import cases
+
+LOG: list = []
+
+
+@cases((5,), (0,), (1,))
+def count_down(n):
+    result = []
+    while n > 0:
+        result.append(n)
+        n -= 1
+    return result
+
+
+@cases(([1, 2, 3],), ([],), ([-1, 5],))
+def sum_for(items):
+    total = 0
+    for item in items:
+        total += item
+    return total
+
+
+@cases(([3, 8, 1, 9], 8), ([3, 8], 4), ([], 1))
+def find_index(items, target):
+    for i, item in enumerate(items):
+        if item == target:
+            break
+    else:
+        return -1
+    return i
+
+
+@cases((7,), (9,), (2,), (1,), (97,))
+def is_prime(n):
+    if n < 2:
+        return False
+    d = 2
+    while d * d <= n:
+        if n % d == 0:
+            return False
+        d += 1
+    else:
+        LOG.append(("prime", n))
+    return True
+
+
+@cases(([1, -2, 3, -4, 5],), ([],), ([-1],))
+def skip_negatives(items):
+    kept = []
+    for x in items:
+        if x < 0:
+            continue
+        kept.append(x)
+    return kept
+
+
+@cases((10,), (0,), (3,))
+def while_true_break(limit):
+    i = 0
+    while True:
+        i += 1
+        if i >= limit:
+            break
+        LOG.append(i)
+    return i
+
+
+@cases((3, 4), (0, 2), (2, 0))
+def nested_loops(rows, cols):
+    grid = []
+    for r in range(rows):
+        row = []
+        for c in range(cols):
+            row.append(r * cols + c)
+        grid.append(row)
+    return grid
+
+
+@cases(([[1, 2], [3, 4], [5, 6]], 4), ([[1]], 9), ([], 1))
+def nested_break_flag(matrix, target):
+    found = None
+    for i, row in enumerate(matrix):
+        for j, value in enumerate(row):
+            if value == target:
+                found = (i, j)
+                break
+        if found:
+            break
+    return found
+
+
+@cases(([[1, 2], [3, 4]], 3), ([[1, 2]], 7))
+def nested_for_else(matrix, target):
+    for row in matrix:
+        for value in row:
+            if value == target:
+                LOG.append("hit")
+                break
+        else:
+            LOG.append("row miss")
+            continue
+        break
+    else:
+        return "not found"
+    return "found"
+
+
+@cases((["1", "x", "3", ""],), ([],), (["7"],))
+def loop_with_try(values):
+    parsed = []
+    for value in values:
+        try:
+            parsed.append(int(value))
+        except ValueError:
+            LOG.append(("bad", value))
+            continue
+        finally:
+            LOG.append("tried")
+    return parsed
+
+
+@cases((10, 3), (0, 3), (5, 5))
+def while_complex_condition(n, step):
+    i = 0
+    steps = 0
+    while i < n and steps < 100 and not (i > 0 and i % 7 == 0):
+        i += step
+        steps += 1
+    return i, steps
+
+
+@cases((1,), (50,), (27,))
+def collatz_steps(n):
+    steps = 0
+    while n != 1:
+        n = n // 2 if n % 2 == 0 else 3 * n + 1
+        steps += 1
+    return steps
+
+
+@cases(([3, 1, 2],), ([5, 4, 3, 2, 1],), ([],), ([1],))
+def bubble_sort(items):
+    items = list(items)
+    n = len(items)
+    for i in range(n):
+        swapped = False
+        for j in range(0, n - i - 1):
+            if items[j] > items[j + 1]:
+                items[j], items[j + 1] = items[j + 1], items[j]
+                swapped = True
+        if not swapped:
+            break
+    return items
+
+
+@cases(([1, 3, 5, 7, 9], 7), ([1, 3, 5], 4), ([], 1), ([2], 2))
+def binary_search(items, target):
+    lo, hi = 0, len(items) - 1
+    while lo <= hi:
+        mid = (lo + hi) // 2
+        if items[mid] == target:
+            return mid
+        elif items[mid] < target:
+            lo = mid + 1
+        else:
+            hi = mid - 1
+    return -1
+
+
+@cases((5,), (0,))
+def empty_loop_bodies(n):
+    for _ in range(n):
+        pass
+    i = 0
+    while i < n:
+        i += 1
+    for _ in []:
+        pass
+    return i
+
+
+@cases(({"a": 1, "b": 2},), ({},))
+def loop_over_dict(d):
+    keys = []
+    for key in d:
+        keys.append(key)
+    pairs = []
+    for key, value in d.items():
+        pairs.append(f"{key}={value}")
+    for value in d.values():
+        LOG.append(value)
+    return keys, pairs
+
+
+@cases(([(1, 2), (3, 4)],), ([],))
+def loop_tuple_target(pairs):
+    out = []
+    for a, b in pairs:
+        out.append(a * b)
+    for i, (a, b) in enumerate(pairs):
+        out.append(i + a + b)
+    return out
+
+
+@cases(([1, 2, 3, 4, 5, 6],), ([2],))
+def while_else_break(items):
+    items = list(items)
+    while items:
+        value = items.pop()
+        if value % 5 == 0:
+            LOG.append("five")
+            break
+    else:
+        LOG.append("exhausted")
+    return items
+
+
+@cases((4,), (0,))
+def for_else_no_break(n):
+    total = 0
+    for i in range(n):
+        total += i
+    else:
+        total *= 10
+    return total
+
+
+@cases((3,), (6,))
+def continue_in_while(n):
+    i = 0
+    odds = []
+    while i < n:
+        i += 1
+        if i % 2 == 0:
+            continue
+        odds.append(i)
+    return odds
+
+
+@cases(([5, 3, 8, 0, 2],), ([1, 2],))
+def loop_return_inside(items):
+    for x in items:
+        if x == 0:
+            return "zero found"
+        LOG.append(10 // x)
+    return "no zero"
+
+
+@cases((3,), (1,))
+def triple_nested(n):
+    count = 0
+    for i in range(n):
+        for j in range(i):
+            for k in range(j):
+                if (i + j + k) % 2:
+                    continue
+                count += 1
+    return count
+
+
+@cases(([1, 2, 3],), ([],))
+def loop_variable_after(items):
+    x = "unset"
+    for x in items:  # noqa: B007
+        pass
+    return x
+
+
+@cases((10,), (1,))
+def fibonacci_list(n):
+    a, b = 0, 1
+    out = []
+    while len(out) < n:
+        out.append(a)
+        a, b = b, a + b
+    return out
+
+
+@cases(([3, -1, 4, -1, 5],), ([-1, -2],))
+def max_subarray(nums):
+    best = current = nums[0]
+    for x in nums[1:]:
+        current = max(x, current + x)
+        best = max(best, current)
+    return best
+
+
+@cases(("hello world",), ("",), ("aaa",))
+def char_counts(text):
+    counts = {}
+    for ch in text:
+        if ch == " ":
+            continue
+        if ch in counts:
+            counts[ch] += 1
+        else:
+            counts[ch] = 1
+    return counts
+
+
+@cases((5, 2), (0, 1), (10, 0))
+def loop_raises(n, divisor):
+    out = []
+    for i in range(n):
+        out.append(i // divisor)
+    return out
+
+
+@cases(([1, 2, 3, 4],), ([10, 20],))
+def iterate_while_modifying_copy(items):
+    for item in items[:]:
+        if item % 2 == 0:
+            items.remove(item)
+    return items
+
+
+@cases((4,), (0,))
+def while_with_else_and_continue(n):
+    i = 0
+    while i < n:
+        i += 1
+        if i == 2:
+            continue
+        LOG.append(i)
+    else:
+        LOG.append("done")
+    return i
+
+
+@cases(([["a", "b"], ["c"]],), ([],))
+def flatten_loops(lists):
+    flat = []
+    for sub in lists:
+        for item in sub:
+            flat.append(item)
+    return flat
+
+
+@cases((20,), (2,))
+def sieve(limit):
+    is_p = [True] * (limit + 1)
+    is_p[0] = False
+    if limit >= 1:
+        is_p[1] = False
+    p = 2
+    while p * p <= limit:
+        if is_p[p]:
+            for multiple in range(p * p, limit + 1, p):
+                is_p[multiple] = False
+        p += 1
+    return [i for i, flag in enumerate(is_p) if flag]
+
+
+@cases(([1, 2, None, 4],), ([None],), ([],))
+def loop_break_in_try(values):
+    total = 0
+    for v in values:
+        try:
+            if v is None:
+                break
+            total += v
+        finally:
+            LOG.append(("visited", v))
+    return total
+
+
+@cases(([1, 2, 3],), ([0],))
+def loop_continue_in_try(values):
+    total = 0
+    for v in values:
+        try:
+            if v == 2:
+                continue
+            total += 10 // v
+        except ZeroDivisionError:
+            total = -1
+        finally:
+            LOG.append(v)
+    return total
+
+
+@cases((3,), (0,))
+def range_variants(n):
+    return (
+        list(range(n)),
+        list(range(1, n + 1)),
+        list(range(n, 0, -1)),
+        [i for i in range(0, 10, n) if n] if n else [],
+    )

@@ -1,0 +1,116 @@
+"""``except*`` and exception groups (Python 3.11+)."""
+
+from ._support import cases
+
+LOG: list = []
+
+
+@cases((0,), (1,), (2,), (3,))
+def handle_group(kind):
+    errors = []
+    if kind & 1:
+        errors.append(ValueError("v"))
+    if kind & 2:
+        errors.append(TypeError("t"))
+    try:
+        if errors:
+            raise ExceptionGroup("many", errors)
+    except* ValueError as eg:
+        LOG.append(("value", [str(e) for e in eg.exceptions]))
+    except* TypeError as eg:
+        LOG.append(("type", len(eg.exceptions)))
+    return len(LOG)
+
+
+@cases((0,), (1,))
+def except_star_reraises_rest(n):
+    try:
+        try:
+            raise ExceptionGroup("g", [KeyError("k"), OSError("o")] if n else [KeyError("k")])
+        except* KeyError:
+            LOG.append("keys handled")
+    except ExceptionGroup as rest:
+        return [type(e).__name__ for e in rest.exceptions]
+    return "all handled"
+
+
+@cases((0,), (1,))
+def except_star_naked_exception(n):
+    try:
+        if n:
+            raise ValueError("naked")
+    except* ValueError as eg:
+        LOG.append((type(eg).__name__, [e.args for e in eg.exceptions]))
+    return len(LOG)
+
+
+@cases((0,), (1,))
+def except_star_with_else_finally(n):
+    try:
+        if n:
+            raise ExceptionGroup("x", [ZeroDivisionError()])
+    except* ZeroDivisionError:
+        LOG.append("zde")
+    else:
+        LOG.append("else")
+    finally:
+        LOG.append("finally")
+    return list(LOG)
+
+
+@cases((0,), (1,), (2,))
+def except_star_tuple(n):
+    excs = [[], [IndexError(1)], [KeyError(2), IndexError(3)]][n]
+    try:
+        if excs:
+            raise ExceptionGroup("lookup", excs)
+    except* (KeyError, IndexError) as eg:
+        LOG.append(sorted(repr(e) for e in eg.exceptions))
+    return LOG
+
+
+@cases((0,), (1,))
+def except_star_raise_new(n):
+    try:
+        try:
+            if n:
+                raise ExceptionGroup("g", [ValueError(1)])
+        except* ValueError:
+            raise RuntimeError("replaced")
+    except ExceptionGroup as eg:
+        return [type(e).__name__ for e in eg.exceptions]
+    except RuntimeError as e:
+        return str(e)
+    return "none"
+
+
+@cases(([1, 0, "a", 2],), ([1],))
+def collect_and_group(values):
+    errors = []
+    results = []
+    for v in values:
+        try:
+            results.append(10 // v)
+        except Exception as e:  # noqa: BLE001
+            errors.append(e)
+    try:
+        if errors:
+            raise ExceptionGroup("batch", errors)
+    except* ZeroDivisionError as eg:
+        results.append(("zero", len(eg.exceptions)))
+    except* TypeError as eg:
+        results.append(("type", len(eg.exceptions)))
+    return results
+
+
+@cases((0,), (1,))
+def add_note_and_group(n):
+    try:
+        err = ValueError("base")
+        err.add_note("extra context")
+        if n:
+            raise ExceptionGroup("noted", [err])
+        raise err
+    except* ValueError as eg:
+        notes = [e.__notes__ for e in eg.exceptions]
+    return notes

@@ -1,0 +1,220 @@
+"""with statements: single, nested, multiple items, return/break inside, suppression."""
+
+import contextlib
+
+from ._support import cases
+
+LOG: list = []
+
+
+class Resource:
+    """Logs entering and leaving; optionally suppresses exceptions."""
+
+    def __init__(self, name, suppress=False):
+        self.name = name
+        self.suppress = suppress
+
+    def __enter__(self):
+        LOG.append(("enter", self.name))
+        return self.name.upper()
+
+    def __exit__(self, exc_type, exc, tb):
+        LOG.append(("exit", self.name, exc_type.__name__ if exc_type else None))
+        return self.suppress
+
+
+@contextlib.contextmanager
+def tag(name):
+    LOG.append(f"<{name}>")
+    try:
+        yield name
+    finally:
+        LOG.append(f"</{name}>")
+
+
+@cases(("a",), ("b",))
+def simple_with(name):
+    with Resource(name) as handle:
+        LOG.append(("body", handle))
+    return handle
+
+
+@cases((0,), (1,))
+def with_without_as(fail):
+    with Resource("plain"):
+        if fail:
+            raise ValueError("inside")
+    return "done"
+
+
+@cases(("x", "y"), ("p", "q"))
+def nested_with(a, b):
+    with Resource(a) as first:
+        with Resource(b) as second:
+            LOG.append(first + second)
+    return LOG[-1] if LOG else None
+
+
+@cases(("x", "y"),)
+def multiple_items(a, b):
+    with Resource(a) as first, Resource(b) as second, Resource("third"):
+        LOG.append((first, second))
+    return len(LOG)
+
+
+@cases((0,), (1,))
+def return_inside_with(early):
+    with Resource("r") as r:
+        if early:
+            return "early " + r
+        LOG.append("late")
+    return "late " + r
+
+
+@cases(([1, 2, 3, 4],), ([],))
+def break_inside_with(items):
+    total = 0
+    for item in items:
+        with Resource(str(item)):
+            if item == 3:
+                break
+            total += item
+    return total
+
+
+@cases(([1, 2, 3],),)
+def continue_inside_with(items):
+    seen = []
+    for item in items:
+        with Resource(str(item)):
+            if item == 2:
+                continue
+            seen.append(item)
+    return seen
+
+
+@cases((0,), (1,))
+def suppressing_with(fail):
+    with Resource("s", suppress=True):
+        LOG.append("start")
+        if fail:
+            raise KeyError("suppressed")
+        LOG.append("end of body")
+    return "after"
+
+
+@cases((0,), (1,), (2,))
+def contextlib_suppress(kind):
+    with contextlib.suppress(KeyError, IndexError):
+        if kind == 1:
+            raise KeyError("k")
+        if kind == 2:
+            raise IndexError("i")
+        LOG.append("no error")
+    return kind
+
+
+@cases(("div",), ("span",))
+def generator_context_manager(name):
+    with tag(name) as t:
+        with tag(t + "-inner"):
+            LOG.append("text")
+    return list(LOG)
+
+
+@cases((0,), (1,))
+def with_inside_try(fail):
+    try:
+        with Resource("t"):
+            if fail:
+                raise RuntimeError("boom")
+    except RuntimeError as e:
+        LOG.append(("caught", str(e)))
+        return "caught"
+    return "ok"
+
+
+@cases((0,), (1,))
+def try_inside_with(fail):
+    with Resource("outer"):
+        try:
+            if fail:
+                raise ValueError
+            LOG.append("fine")
+        except ValueError:
+            LOG.append("handled")
+        finally:
+            LOG.append("finally")
+    return len(LOG)
+
+
+@cases(([3, 1, 2],),)
+def with_target_tuple(items):
+    class Pair:
+        def __enter__(self):
+            return items[0], items[-1]
+
+        def __exit__(self, *exc):
+            return False
+
+    with Pair() as (first, last):
+        return first + last
+
+
+@cases(("k",),)
+def with_target_attribute_and_subscript(key):
+    store = {}
+
+    class Holder:
+        pass
+
+    h = Holder()
+    with Resource("a") as h.value, Resource("b") as store[key]:
+        pass
+    return h.value, store
+
+
+@cases((0,), (1,))
+def exit_stack(n):
+    with contextlib.ExitStack() as stack:
+        for i in range(n + 2):
+            stack.enter_context(Resource(f"r{i}"))
+        LOG.append("all entered")
+    return len(LOG)
+
+
+@cases((0,), (1,))
+def with_in_loop_with_else(fail):
+    for name in ("a", "b"):
+        with Resource(name):
+            if fail and name == "b":
+                break
+    else:
+        LOG.append("no break")
+    return len(LOG)
+
+
+@cases(("x",),)
+def with_return_value_of_body(name):
+    with tag(name):
+        value = name * 3
+    return value
+
+
+@cases((0,), (1,))
+def parenthesized_with(flag):
+    with (
+        Resource("one") as one,
+        Resource("two", suppress=bool(flag)) as two,
+    ):
+        if flag:
+            raise ValueError("suppressed by two")
+        LOG.append(one + two)
+    return len(LOG)
+
+
+@cases((0,), (1,))
+def with_nullcontext(use):
+    cm = Resource("real") if use else contextlib.nullcontext("null")
+    with cm as value:
+        return value
