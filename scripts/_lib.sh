@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared plumbing for scripts/test and scripts/demo: sourced, not run.
 # Everything it builds lives under .cache/ (gitignored) and is reused while its inputs are unchanged.
 
@@ -6,6 +7,7 @@ CACHE="$REPO/.cache"
 LOGS="$CACHE/logs"
 mkdir -p "$LOGS"
 
+# shellcheck disable=SC2034  # used by scripts/test
 NATIVE_VERSIONS=(3.10 3.11 3.12 3.13)
 TORCH_SPEC="torch==2.13.0"  # the CPU build on local disk; anything else downloads a multi-GB CUDA build
 RUFF_SPEC="ruff==0.17.6"
@@ -34,7 +36,7 @@ quietly() {
 find_python() {
     local root candidates
     root=$(pyenv root 2>/dev/null || echo "${PYENV_ROOT:-$HOME/.pyenv}")
-    mapfile -t candidates < <(ls -d "$root/versions/$1".[0-9]* 2>/dev/null | sort -V)
+    mapfile -t candidates < <(printf '%s\n' "$root/versions/$1".[0-9]* | sort -V)
     if ((${#candidates[@]})) && [[ -x "${candidates[-1]}/bin/python" ]]; then
         echo "${candidates[-1]}/bin/python"
     elif command -v "python$1" >/dev/null; then
@@ -78,10 +80,10 @@ _ensure_venv() {
 
 # The per-version test venvs: .cache/venv-3.10 ... .cache/venv-3.13; ruff lives in the 3.11 one.
 ensure_native_venv() {
-    local v=$1 python extra=()
+    local v=$1 python tools=()
     python=$(find_python "$v")
-    [[ $v == 3.11 ]] && extra=("$RUFF_SPEC")
-    ensure_venv "$CACHE/venv-$v" "$python" -e ".[test]" "${extra[@]}"
+    [[ $v == 3.11 ]] && tools=("$RUFF_SPEC")
+    ensure_venv "$CACHE/venv-$v" "$python" -e ".[test]" "${tools[@]}"
 }
 
 # The PyTorch venv (Python 3.11 only), shared by tests/torch and scripts/demo (numpy: torch warns without it).
@@ -92,14 +94,15 @@ ensure_torch_venv() {
     ensure_venv "$TORCH_VENV" "$python" -e ".[test,torch]" "$TORCH_SPEC" numpy
 }
 
-# Pyodide (npm) in .cache/pyodide and the wheels pytest needs there in .cache/wheels-314.
+# Pyodide (npm) in .cache/pyodide and the wheels pytest needs there in .cache/wheels-314
+# (where scripts/pyodide_pytest.mjs looks for them).
 PYODIDE_DIR="$CACHE/pyodide/node_modules/pyodide"
 WHEELS_314="$CACHE/wheels-314"
 ensure_pyodide() { locked _ensure_pyodide; }
 _ensure_pyodide() {
     local t0 python
     command -v node >/dev/null || die "node (20+) is needed for the Python 3.14 (Pyodide) run"
-    if [[ "$(cat "$CACHE/pyodide/.unveil-stamp" 2>/dev/null)" != "$PYODIDE_SPEC" ]]; then
+    if [[ "$(cat "$CACHE/pyodide/.unveil-stamp" 2>/dev/null)" != "$PYODIDE_SPEC" || ! -f $PYODIDE_DIR/pyodide.mjs ]]; then
         t0=$(now)
         log "setup: npm install $PYODIDE_SPEC ..."
         mkdir -p "$CACHE/pyodide"
