@@ -206,7 +206,15 @@ def _show(node: Any) -> str:
     if tag == "raised" and len(node) == 2:
         return f"raised {_show(node[1])}"
     if tag.endswith(" run>"):
-        return f"{tag[1:-1]}: " + ", ".join(_show(part) for part in node[1:])
+        parts = [
+            "[" + ", ".join(_show(item) for item in part) + "]"
+            if isinstance(part, tuple) and _tag(part) is None
+            else _show(part)
+            for part in node[1:]
+        ]
+        return f"{tag[1:-1]}: " + ", ".join(parts)
+    if tag in ("yield", "item", "return") and len(node) == 2:
+        return f"{tag} {_show(node[1])}"
     if len(node) == 2 and tag in ("int", "str", "bytes", "bool", "NoneType"):
         return repr(node[1])
     if len(node) == 2 and tag in ("float", "complex", "range", "slice"):
@@ -251,11 +259,11 @@ def first_difference(a: Any, b: Any, path: str = "") -> tuple[str, Any, Any] | N
         tag = _tag(a)
         if tag in ("value", "raised") or tag.endswith(" run>"):
             # Run records: compare their parts in order, items one by one.
-            for index, (x, y) in enumerate(zip(a[1:], b[1:], strict=False), start=1):
+            for x, y in zip(a[1:], b[1:], strict=False):
                 if x == y:
                     continue
                 if isinstance(x, tuple) and isinstance(y, tuple) and _tag(x) is None:
-                    return _first_item_difference(x, y, f"{path}<{tag} part {index}>")
+                    return _first_item_difference(x, y, f"{path}.{tag.strip('<>')}.items")
                 return first_difference(x, y, path)
         if tag in _SEQUENCE_TAGS and len(a) == len(b) == 2:
             return _first_item_difference(a[1], b[1], path, whole=(a, b))
@@ -487,12 +495,28 @@ def _drive(value: Any, sends: Iterable[Any] | None) -> Any:
     return ("value", normalize(value))
 
 
+def translation(original: dict[str, Any], namespace: dict[str, Any]) -> dict[int, Any]:
+    """Deepcopy memo entries mapping ``original``'s module-level objects (classes,
+    sentinels) to the same-named ones of ``namespace``, so arguments built from the
+    original module's classes become instances of the re-executed module's classes."""
+    return {
+        id(value): namespace[name]
+        for name, value in original.items()
+        if not _is_data(value) and name in namespace and namespace[name] is not value
+    }
+
+
 def run_case(
-    func: FunctionType, case: Case, namespace: dict[str, Any], snapshot: _Snapshot
+    func: FunctionType,
+    case: Case,
+    namespace: dict[str, Any],
+    snapshot: _Snapshot,
+    translate: dict[int, Any] | None = None,
 ) -> dict[str, Any]:
     """Run ``func`` (a fresh copy is made here) on ``case``; a normalised outcome."""
     restore_snapshot(namespace, snapshot)
     memo = _shared_memo(namespace)
+    memo.update(translate or {})
     args = copy.deepcopy(case.args, dict(memo))
     kwargs = copy.deepcopy(case.kwargs, dict(memo))
     fresh = fresh_function(func, namespace)
@@ -696,8 +720,9 @@ def compare_runs(
     expected = [run_case(original, case, original.__globals__, snapshot) for case in cases]
     for cand in candidates:
         cand_snapshot = take_snapshot(cand.namespace)
+        translate = translation(original.__globals__, cand.namespace)
         for case, want in zip(cases, expected, strict=True):
-            got = run_case(cand.func, case, cand.namespace, cand_snapshot)
+            got = run_case(cand.func, case, cand.namespace, cand_snapshot, translate)
             diff = first_difference(want, got)
             if diff is not None:
                 failures.append(_difference_message(cand.label, title, case, diff, source_of(cand)))
@@ -801,7 +826,7 @@ def _class_functions(cls: type) -> list[FunctionType]:
             ]
         elif isinstance(value, FunctionType):
             found.append(value)
-    return found
+    return list({id(f): f for f in found}.values())
 
 
 def _driver_outcomes(

@@ -1,0 +1,297 @@
+"""Structural pattern matching (``match``), Python 3.10+."""
+
+from dataclasses import dataclass
+
+from ._support import cases
+
+LOG: list = []
+
+
+@dataclass
+class Point:
+    x: int
+    y: int
+
+
+@dataclass
+class Circle:
+    center: Point
+    radius: int
+
+
+class Color:
+    RED = "red"
+    GREEN = "green"
+
+
+@cases((200,), (404,), (500,), (301,), (999,))
+def http_status(status):
+    match status:
+        case 200:
+            return "ok"
+        case 301 | 302:
+            return "redirect"
+        case 404:
+            return "not found"
+        case 500 | 502 | 503:
+            return "server error"
+        case _:
+            return "unknown"
+
+
+@cases((None,), (True,), (False,), (0,), ("",), (1.5,))
+def singletons(value):
+    match value:
+        case None:
+            return "none"
+        case True:
+            return "true"
+        case False:
+            return "false"
+        case 0:
+            return "zero"
+        case "":
+            return "empty string"
+        case other:
+            return f"other {other!r}"
+
+
+@cases(([],), ([1],), ([1, 2],), ([1, 2, 3, 4],), ((5, 6),), ("ab",), ({"a": 1},))
+def sequences(value):
+    match value:
+        case []:
+            return "empty"
+        case [x]:
+            return ("one", x)
+        case [x, y]:
+            return ("two", x + y)
+        case [first, *rest]:
+            return ("many", first, rest)
+        case _:
+            return "not a sequence"
+
+
+@cases(([1, 2, 3, 4, 5],), ([1, 2],), ([1],), ([0, 9],))
+def star_in_middle(items):
+    match items:
+        case [first, *middle, last] if middle:
+            return first, middle, last
+        case [0, *_]:
+            return "starts with zero"
+        case [*_, last]:
+            return ("last only", last)
+
+
+@cases(({"action": "move", "x": 1, "y": 2},), ({"action": "stop"},),
+       ({"action": "say", "text": "hi", "extra": 1},), ({"other": 1},), ({},))
+def mappings(command):
+    match command:
+        case {"action": "move", "x": x, "y": y}:
+            return ("move", x, y)
+        case {"action": "say", "text": str(text), **rest}:
+            return ("say", text, rest)
+        case {"action": action}:
+            return ("bare", action)
+        case {}:
+            return "empty or unknown"
+
+
+@cases((Point(0, 0),), (Point(0, 5),), (Point(3, 0),), (Point(2, 2),), (Point(1, 4),))
+def class_patterns(point):
+    match point:
+        case Point(x=0, y=0):
+            return "origin"
+        case Point(x=0, y=y):
+            return f"on y axis at {y}"
+        case Point(x=x, y=0):
+            return f"on x axis at {x}"
+        case Point(x=x, y=y) if x == y:
+            return "diagonal"
+        case Point():
+            return "somewhere"
+
+
+@cases((Circle(Point(0, 0), 1),), (Circle(Point(1, 2), 5),), (Point(1, 1),), ("circle",))
+def nested_class_patterns(shape):
+    match shape:
+        case Circle(center=Point(x=0, y=0), radius=r):
+            return ("centered", r)
+        case Circle(Point(x, y), r) if r > 3:
+            return ("big", x, y)
+        case Circle():
+            return "small"
+        case Point(x, y):
+            return ("point", x, y)
+        case str() as text:
+            return ("text", text.upper())
+
+
+@cases((1,), ("s",), (2.5,), ([1],), ((1,),), ({1: 2},), (None,))
+def builtin_class_patterns(value):
+    match value:
+        case bool() | int():
+            return "int"
+        case str(s):
+            return "str " + s
+        case float(f) if f > 2:
+            return "big float"
+        case list() | tuple():
+            return "sequence"
+        case dict(d) if d:
+            return "dict"
+        case _:
+            return "other"
+
+
+@cases((("add", 1, 2),), (("neg", 5),), (("add", "a", "b"),), (("mul", 1, 2, 3),), ("x",))
+def command_tuples(cmd):
+    match cmd:
+        case ("add", int(a), int(b)):
+            return a + b
+        case ("add", a, b):
+            return str(a) + str(b)
+        case ("neg", n):
+            return -n
+        case (op, *args):
+            raise ValueError(f"unknown op {op} with {len(args)} args")
+        case _:
+            raise TypeError("not a command")
+
+
+@cases(("red",), ("green",), ("blue",))
+def value_patterns(color):
+    match color:
+        case Color.RED:
+            return 1
+        case Color.GREEN:
+            return 2
+        case _:
+            return 0
+
+
+@cases(([1, [2, 3]],), ([1, [2]],), ([1, 2],), ([[0, 0], [1, 1]],))
+def nested_sequences(value):
+    match value:
+        case [a, [b, c]]:
+            return a + b + c
+        case [a, [b]]:
+            return a * b
+        case [[x1, y1], [x2, y2]]:
+            return (x2 - x1, y2 - y1)
+        case [a, b]:
+            return a - b
+
+
+@cases(((1, 2),), ((3, 3),), ([4, 5],), (7,))
+def as_patterns(value):
+    match value:
+        case (int() as a, int() as b) as pair if a == b:
+            return ("same", pair)
+        case [_, _] as pair:
+            LOG.append(pair)
+            return ("pair", list(pair))
+        case (1 | 7) as n:
+            return ("special", n)
+        case _:
+            return "nope"
+
+
+@cases((5,), (-5,), (0,), (50,))
+def guards_with_side_effects(n):
+    match n:
+        case x if LOG.append(("guard1", x)) or x < 0:
+            return "negative"
+        case x if x > 10:
+            return "large"
+        case 0:
+            return "zero"
+        case x:
+            return x
+
+
+@cases(("quit",), ("go north",), ("go",), ("look around now",), ("",))
+def text_adventure(command):
+    match command.split():
+        case ["quit"]:
+            return "bye"
+        case ["go", direction]:
+            return f"going {direction}"
+        case ["go"]:
+            return "go where?"
+        case ["look", *objects]:
+            return f"looking at {len(objects)} things"
+        case []:
+            return "say something"
+
+
+@cases(({"type": "user", "name": "ann", "roles": ["admin"]},),
+       ({"type": "user", "name": "bob", "roles": []},),
+       ({"type": "group", "members": [{"name": "x"}, {"name": "y"}]},),
+       ({"type": "bot"},))
+def json_like(doc):
+    match doc:
+        case {"type": "user", "name": name, "roles": ["admin", *_]}:
+            return f"admin {name}"
+        case {"type": "user", "name": name}:
+            return f"user {name}"
+        case {"type": "group", "members": [{"name": first}, *others]}:
+            return f"group led by {first} (+{len(others)})"
+        case {"type": kind}:
+            return f"unknown {kind}"
+
+
+@cases((1,), (2,), (3,))
+def match_without_match(n):
+    match n:
+        case 1:
+            LOG.append("one")
+        case 2:
+            pass
+    return len(LOG)
+
+
+@cases((-1,), (1.0,), (1j,), (b"x",), (-0.0,))
+def literal_kinds(value):
+    match value:
+        case -1:
+            return "minus one"
+        case 1.0:
+            return "one float"
+        case 1j:
+            return "imaginary"
+        case b"x":
+            return "bytes"
+        case -0.0:
+            return "zero"
+
+
+@cases(([1, 2, 3],), ([4],), (5,))
+def match_in_loop(values):
+    out = []
+    for v in values if isinstance(values, list) else [values]:
+        match v:
+            case 1:
+                continue
+            case 3:
+                break
+            case _:
+                out.append(v)
+    return out
+
+
+@cases(((1, "a"),), ((2, "b"),), ((3, "c"),))
+def or_patterns_with_bindings(pair):
+    match pair:
+        case (1, x) | (2, x):
+            return x * 2
+        case (n, ("c" | "d") as s):
+            return s * n
+
+
+@cases(({"k": 1, "v": 2},), ({"k": 1},))
+def mapping_rest(d):
+    match d:
+        case {"k": 1, **rest} if rest:
+            return rest
+        case {"k": 1}:
+            return "only k"

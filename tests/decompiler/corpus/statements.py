@@ -1,0 +1,234 @@
+"""Simple statements: assert, del, global, nonlocal, imports, pass, raise."""
+
+from ._support import cases
+
+LOG: list = []
+STATE = {"count": 0}
+TOTAL = 0
+
+
+@cases((1,), (0,), (-1,))
+def assert_plain(x):
+    assert x >= 0
+    return x
+
+
+@cases((1,), (0,), (5,))
+def assert_with_message(x):
+    assert x != 0, f"x must be non-zero, got {x}"
+    assert x < 5, ("too big", x)
+    return 10 / x
+
+
+@cases((1, [1, 2]), (3, [1, 2]))
+def assert_complex_condition(x, items):
+    assert x in items and len(items) > 1 or not items, "x not in items"
+    return True
+
+
+@cases((3,),)
+def del_name(n):
+    x = n
+    del x
+    try:
+        return x  # noqa: F821
+    except UnboundLocalError:
+        return "deleted"
+
+
+@cases((2,),)
+def del_multiple(n):
+    a, b, c = n, n + 1, n + 2
+    del a, b
+    return c, "a" in dir(), "c" in locals()
+
+
+@cases(({"a": 1, "b": 2, "c": 3},), ({"a": 1},))
+def del_subscripts(d):
+    del d["a"]
+    if "b" in d:
+        del d["b"], d["c"]
+    return d
+
+
+@cases(([0, 1, 2, 3, 4, 5],),)
+def del_slices(items):
+    del items[0]
+    del items[::2]
+    del items[-1:]
+    return items
+
+
+@cases((1,),)
+def del_attribute(n):
+    class Bag:
+        pass
+
+    b = Bag()
+    b.x = n
+    b.y = n
+    del b.x
+    return hasattr(b, "x"), b.y
+
+
+@cases((1,),)
+def del_missing_raises(n):
+    d = {}
+    del d["missing"]
+
+
+@cases((5,), (1,))
+def global_statement(n):
+    global TOTAL
+    TOTAL += n
+    LOG.append(TOTAL)
+    return TOTAL
+
+
+@cases((2,),)
+def global_created_in_function(n):
+    global CREATED_LATER
+    CREATED_LATER = n * 2
+    return CREATED_LATER
+
+
+@cases((1,),)
+def global_mutation_without_statement(n):
+    STATE["count"] += n
+    return STATE
+
+
+@cases((3,),)
+def nonlocal_statement(n):
+    value = 0
+
+    def bump():
+        nonlocal value
+        value += n
+
+    bump()
+    bump()
+    return value
+
+
+@cases((4,),)
+def import_in_function(n):
+    import math
+
+    return math.factorial(n)
+
+
+@cases(("a/b/c",),)
+def import_dotted(path):
+    import os.path
+
+    return os.path.basename(path), os.path.dirname(path)
+
+
+@cases(("a/b",),)
+def import_dotted_as(path):
+    import os.path as osp
+    import xml.etree.ElementTree as ET
+
+    return osp.join(path, "c"), ET.__name__
+
+
+@cases(([3, 1, 2],),)
+def from_import(items):
+    from collections import Counter, deque
+    from itertools import chain as concat
+
+    d = deque(items, maxlen=2)
+    return list(d), Counter(items).most_common(1), list(concat(items, d))
+
+
+@cases((1,),)
+def from_import_submodule(n):
+    from os import path
+    from xml.etree import ElementTree
+
+    return path.join("x", str(n)), ElementTree.Element("t").tag
+
+
+@cases((2,),)
+def import_failing(n):
+    try:
+        import does_not_exist_anywhere  # noqa: F401
+    except ImportError as e:
+        return type(e).__name__, e.name
+    return "imported"
+
+
+@cases((2,),)
+def from_import_failing(n):
+    try:
+        from os import does_not_exist  # noqa: F401
+    except ImportError as e:
+        return type(e).__name__
+    return "imported"
+
+
+@cases((1,),)
+def import_then_rebind(n):
+    import json
+    import json as j2
+
+    json = None  # noqa: F841
+    return j2.dumps({"n": n})
+
+
+@cases((0,),)
+def pass_statements(n):
+    if n:
+        pass
+    else:
+        pass
+    for _ in range(3):
+        pass
+    while False:
+        pass
+    try:
+        pass
+    except Exception:
+        pass
+    with open.__class__ and __import__("contextlib").nullcontext():
+        pass
+    return "passed"
+
+
+@cases((1,), (2,))
+def raise_variants(kind):
+    if kind == 1:
+        raise KeyError
+    raise KeyError("message", kind)
+
+
+@cases((1,),)
+def raise_from_none_variant(n):
+    try:
+        raise ValueError(n)
+    except ValueError:
+        raise TypeError("replaced") from None
+
+
+@cases((3,),)
+def semicolons_and_one_liners(n):
+    a = n; b = a + 1; c = b * 2  # noqa: E702
+    if a: LOG.append(a)  # noqa: E701
+    for i in range(2): LOG.append(i)  # noqa: E701
+    return a, b, c
+
+
+@cases((1,),)
+def exec_and_eval(n):
+    scope = {"n": n}
+    exec("m = n * 10", scope)
+    return scope["m"], eval("n + 1", scope)
+
+
+@cases(("x",),)
+def locals_and_vars(v):
+    a = v
+    b = v * 2
+    names = sorted(locals())
+    return names, a, b
