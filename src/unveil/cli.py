@@ -1,0 +1,432 @@
+"""The ``unveil`` command line: ``decompile`` and ``check`` (``run``/``report`` plug in).
+
+Every bad input ends with one sentence on stderr and exit status 2; a function the
+decompiler cannot handle gives exit status 1; nothing prints a traceback unless
+``--debug`` is given.
+
+To add a subcommand, write ``_configure_x(parser)`` and ``_run_x(args) -> int`` and append
+one :class:`Command` to :data:`COMMANDS` at the bottom of this file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.machinery
+import importlib.util
+import marshal
+import os
+import sys
+import warnings
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import CodeType
+from typing import NoReturn, TextIO
+
+from . import __version__
+from .errors import BadInputError, DecompilationError
+
+SUPPORTED = ((3, 10), (3, 11), (3, 12), (3, 13), (3, 14))
+
+# Ranges of .pyc magic numbers (the first two bytes, little endian) for each version.
+_MAGIC_RANGES: tuple[tuple[int, int, str], ...] = (
+    (3000, 3131, "3.0"), (3141, 3151, "3.1"), (3160, 3180, "3.2"), (3190, 3230, "3.3"),
+    (3250, 3310, "3.4"), (3320, 3351, "3.5"), (3360, 3379, "3.6"), (3390, 3399, "3.7"),
+    (3400, 3419, "3.8"), (3420, 3429, "3.9"), (3430, 3449, "3.10"), (3450, 3499, "3.11"),
+    (3500, 3549, "3.12"), (3550, 3599, "3.13"), (3600, 3649, "3.14"), (3650, 3699, "3.15"),
+    (20121, 62161, "2.6 or older"), (62171, 62211, "2.7"),
+)
+
+
+class UsageError(Exception):
+    """A bad command line (argparse's complaint, turned into one sentence)."""
+
+
+class _Exit(Exception):
+    def __init__(self, status: int) -> None:
+        self.status = status
+
+
+class _Parser(argparse.ArgumentParser):
+    """An ArgumentParser that raises instead of printing usage and exiting."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{self.prog}: {message} (see '{self.prog} --help')")
+
+    def exit(self, status: int = 0, message: str | None = None) -> NoReturn:
+        if message:
+            sys.stderr.write(message)
+        raise _Exit(status)
+
+
+def _this_python() -> str:
+    return f"{sys.version_info.major}.{sys.version_info.minor}"
+
+
+def _magic_version(magic: int) -> str | None:
+    for low, high, version in _MAGIC_RANGES:
+        if low <= magic <= high:
+            return version
+    return None
+
+
+# --------------------------------------------------------------------------- loading
+
+
+def load_pyc(path: str | os.PathLike[str]) -> CodeType:
+    """Read a .pyc of the running Python version; BadInputError (one sentence) otherwise."""
+    name = str(path)
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise BadInputError(f"cannot read {name}: {exc.strerror or exc}") from None
+    if len(data) < 4:
+        raise BadInputError(f"{name} is corrupt: it is only {len(data)} bytes long")
+    if data[2:4] != b"\r\n":
+        raise BadInputError(
+            f"{name} is not a compiled Python file (it does not start with a magic number)")
+    magic = int.from_bytes(data[:2], "little")
+    ours = int.from_bytes(importlib.util.MAGIC_NUMBER[:2], "little")
+    here = _this_python()
+    if magic != ours:
+        version = _magic_version(magic)
+        if version is None:
+            raise BadInputError(
+                f"{name} has magic number {magic}, which belongs to no known Python version "
+                f"(this is Python {here}, magic {ours})")
+        if version == here:
+            raise BadInputError(
+                f"{name} was compiled by another build of Python {here} (magic {magic}) but "
+                f"this Python {here} uses magic {ours}; recompile it with this Python")
+        supported = [f"{a}.{b}" for a, b in SUPPORTED]
+        if version in supported:
+            raise BadInputError(
+                f"{name} was compiled by Python {version} (magic {magic}) but this is "
+                f"Python {here}; run unveil with Python {version}")
+        raise BadInputError(
+            f"{name} was compiled by Python {version} (magic {magic}) but this is Python "
+            f"{here}, and unveil only reads bytecode of Python {supported[0]} to "
+            f"{supported[-1]}")
+    if len(data) < 16:
+        raise BadInputError(
+            f"{name} is corrupt: its header is truncated ({len(data)} of 16 bytes)")
+    flags = int.from_bytes(data[4:8], "little")
+    if flags & ~0b11:
+        raise BadInputError(f"{name} is corrupt: its header has invalid flags {flags:#x}")
+    try:
+        code = marshal.loads(data[16:])
+    except (EOFError, ValueError, TypeError) as exc:
+        raise BadInputError(f"{name} is corrupt: {exc}") from None
+    if not isinstance(code, CodeType):
+        raise BadInputError(
+            f"{name} is corrupt: it holds a {type(code).__name__} instead of a code object")
+    return code
+
+
+def _compile_source(path: Path) -> CodeType:
+    try:
+        source = path.read_bytes()
+    except OSError as exc:
+        raise BadInputError(f"cannot read {path}: {exc.strerror or exc}") from None
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return compile(source, str(path), "exec", dont_inherit=True)
+    except SyntaxError as exc:
+        where = f" (line {exc.lineno})" if exc.lineno else ""
+        raise BadInputError(f"{path} does not compile: {exc.msg}{where}") from None
+    except ValueError as exc:  # e.g. null bytes
+        raise BadInputError(f"{path} does not compile: {exc}") from None
+
+
+def _import(modname: str) -> object:
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())  # like `python -m`: local modules are importable
+    try:
+        return importlib.import_module(modname)
+    except ModuleNotFoundError as exc:
+        raise BadInputError(f"cannot import module {modname!r}: {exc}") from None
+    except (Exception, SystemExit) as exc:  # noqa: BLE001 - the module's own failure
+        raise BadInputError(
+            f"importing module {modname!r} raised {type(exc).__name__}: {exc}") from None
+
+
+def _lookup(modname: str, qualname: str) -> object:
+    obj = _import(modname)
+    done = modname
+    for part in qualname.split("."):
+        if part == "<locals>":
+            raise BadInputError(
+                f"{done} has local objects that cannot be reached by name; "
+                f"decompile {done} itself instead")
+        try:
+            obj = getattr(obj, part)
+        except AttributeError:
+            raise BadInputError(f"{done} has no attribute {part!r}") from None
+        except Exception as exc:  # noqa: BLE001 - a property or __getattr__ raising
+            raise BadInputError(
+                f"getting {part!r} from {done} raised {type(exc).__name__}: {exc}") from None
+        done = f"{done}.{part}"
+    return obj
+
+
+def _is_dotted_name(text: str) -> bool:
+    return bool(text) and all(part.isidentifier() for part in text.split("."))
+
+
+def load_target(target: str) -> object:
+    """Turn a decompile TARGET (file.py, file.pyc, module:qualname, module) into an object."""
+    path = Path(target)
+    if path.is_dir():
+        raise BadInputError(
+            f"{target} is a directory; decompile takes a .py file, a .pyc file or "
+            f"module:qualname (use 'unveil check' for a directory)")
+    if target.endswith(".pyc") or (path.is_file() and path.suffix == ".pyc"):
+        if not path.exists():
+            raise BadInputError(f"no such file: {target}")
+        return load_pyc(path)
+    if path.is_file():
+        return _compile_source(path)
+    if ":" in target:
+        modname, _, qualname = target.partition(":")
+        if not _is_dotted_name(modname) or not all(
+                p.isidentifier() or p == "<locals>" for p in qualname.split(".")):
+            raise BadInputError(f"{target} is neither a file nor of the form module:qualname")
+        return _lookup(modname, qualname)
+    if target.endswith(".py") or os.sep in target or not _is_dotted_name(target):
+        raise BadInputError(f"no such file: {target}")
+    spec = _find_spec(target)
+    origin = spec.origin
+    if origin == "frozen":
+        origin = getattr(spec.loader_state, "filename", None)
+    if not origin or not origin.endswith(".py") or not os.path.isfile(origin):
+        raise BadInputError(f"module {target!r} has no Python source file to decompile")
+    return _compile_source(Path(origin))
+
+
+def _find_spec(name: str) -> importlib.machinery.ModuleSpec:
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    try:
+        spec = importlib.util.find_spec(name)
+    except (Exception, SystemExit) as exc:  # noqa: BLE001 - a parent package failing
+        raise BadInputError(f"cannot find module {name!r}: {exc}") from None
+    if spec is None:
+        raise BadInputError(f"{name} is not a file, and no module of that name exists")
+    return spec
+
+
+# --------------------------------------------------------------------------- output
+
+
+def _use_color(choice: str, stream: TextIO) -> bool:
+    if choice == "never":
+        return False
+    if choice == "always":
+        return True
+    return bool(stream.isatty()) and not os.environ.get("NO_COLOR")
+
+
+def highlight(source: str, stream: TextIO, color: str = "auto") -> str:
+    """Return ``source`` syntax-highlighted for ``stream`` when wanted and possible."""
+    if not _use_color(color, stream):
+        return source
+    try:
+        from pygments import highlight as _highlight
+        from pygments.formatters import TerminalFormatter
+        from pygments.lexers import PythonLexer
+    except ImportError:
+        return source
+    return _highlight(source, PythonLexer(), TerminalFormatter())
+
+
+# --------------------------------------------------------------------------- decompile
+
+
+def _configure_decompile(p: argparse.ArgumentParser) -> None:
+    p.add_argument("target", metavar="TARGET",
+                   help="file.py, file.pyc (of this Python), module:qualname or a module")
+    p.add_argument("-o", "--output", metavar="FILE", help="write the source to FILE")
+    p.add_argument("--color", choices=("auto", "always", "never"), default="auto",
+                   help="syntax highlighting (auto: when stdout is a terminal)")
+
+
+def _run_decompile(args: argparse.Namespace) -> int:
+    obj = load_target(args.target)
+    import unveil
+
+    source = unveil.decompile(obj)
+    if not source.endswith("\n"):
+        source += "\n"
+    if args.output:
+        try:
+            Path(args.output).write_text(source, encoding="utf-8")
+        except OSError as exc:
+            raise BadInputError(f"cannot write {args.output}: {exc.strerror or exc}") from None
+        return 0
+    sys.stdout.write(highlight(source, sys.stdout, args.color))
+    sys.stdout.flush()
+    return 0
+
+
+# --------------------------------------------------------------------------- check
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text} is not at least 1")
+    return value
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if value < 0 or value != value:
+        raise argparse.ArgumentTypeError(f"{text} is not a number of seconds >= 0")
+    return value
+
+
+def _configure_check(p: argparse.ArgumentParser) -> None:
+    p.add_argument("targets", metavar="TARGET", nargs="+",
+                   help="file.py, directory or importable module name")
+    p.add_argument("-j", "--jobs", type=_positive_int, default=os.cpu_count() or 1,
+                   help="worker processes (default: number of CPUs)")
+    p.add_argument("--json", metavar="FILE", help="write the full report as JSON to FILE")
+    p.add_argument("--show-diffs", action="store_true",
+                   help="print the bytecode diff of each function that differs")
+    p.add_argument("--timeout", type=_seconds, default=10.0, metavar="S",
+                   help="seconds allowed per function (default 10; 0: no limit)")
+    p.add_argument("--strict", action="store_true",
+                   help="exit 1 when any function differs, not only when one fails")
+    p.add_argument("--exclude", action="append", default=[], metavar="DIR",
+                   help="skip directories with this name (repeatable)")
+    p.add_argument("--max-lines", type=int, default=50, metavar="N",
+                   help="print at most N non-identical functions (0: all; default 50)")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress output")
+
+
+def _display(path: str) -> str:
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:
+        return path
+    return path if rel.startswith("..") else rel
+
+
+def _run_check(args: argparse.Namespace) -> int:
+    from .check import check_targets
+
+    report = check_targets(args.targets, jobs=args.jobs, progress=not args.quiet,
+                           timeout=args.timeout or None, exclude=args.exclude,
+                           details=args.show_diffs)
+    out = sys.stdout
+    bad = [r for r in report.results if r.status != "identical"]
+    shown = bad if args.max_lines <= 0 else bad[:args.max_lines]
+    for r in shown:
+        label = r.status if r.reason is None else f"{r.status} ({r.reason})"
+        out.write(f"{_display(r.file)}:{r.line} {r.qualname}: {label}: {r.message}\n")
+        if args.show_diffs and r.detail:
+            out.write("".join(f"    {line}\n" for line in r.detail.splitlines()))
+    if len(shown) < len(bad):
+        out.write(f"... and {len(bad) - len(shown)} more non-identical functions "
+                  f"(--max-lines 0 shows all, --json FILE writes all)\n")
+    for f in report.files:
+        if f.error:
+            out.write(f"{_display(f.path)}: skipped: {f.error}\n")
+    per_file = Counter(r.file for r in bad)
+    if len(per_file) > 1:
+        out.write("files with the most non-identical functions:\n")
+        by_path = {f.path: f for f in report.files}
+        for path, _ in per_file.most_common(10):
+            f = by_path[path]
+            out.write(f"  {_display(path)}: {f.functions} functions, {f.identical} identical, "
+                      f"{f.differs} differ, {f.failed} failed\n")
+    out.write(report.summary() + "\n")
+    if args.json:
+        try:
+            report.write_json(args.json)
+        except OSError as exc:
+            raise BadInputError(f"cannot write {args.json}: {exc.strerror or exc}") from None
+    if report.failed or (args.strict and report.differs):
+        return 1
+    return 0
+
+
+# --------------------------------------------------------------------------- main
+
+
+@dataclass(frozen=True)
+class Command:
+    """A subcommand: its name, one-line help, argument setup and handler."""
+
+    name: str
+    help: str
+    configure: Callable[[argparse.ArgumentParser], None]
+    run: Callable[[argparse.Namespace], int]
+
+
+# Add `run` and `report` here.
+COMMANDS: list[Command] = [
+    Command("decompile", "print the Python source of a file, .pyc or module:qualname",
+            _configure_decompile, _run_decompile),
+    Command("check", "decompile and recompile every function, compare the bytecode",
+            _configure_check, _run_check),
+]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser with one subparser per entry of :data:`COMMANDS`."""
+    parser = _Parser(prog="unveil", description="A Python bytecode decompiler.")
+    parser.add_argument("--version", action="version", version=f"unveil {__version__}")
+    parser.add_argument("--debug", action="store_true",
+                        help="show tracebacks of unexpected errors")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    for command in COMMANDS:
+        p = sub.add_parser(command.name, help=command.help, description=command.help)
+        command.configure(p)
+        p.set_defaults(_run=command.run)
+    return parser
+
+
+def _fail(message: str, status: int) -> int:
+    sys.stderr.write(f"unveil: {message}\n")
+    sys.stderr.flush()
+    return status
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; return the exit status."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except _Exit as exc:
+        return exc.status
+    except UsageError as exc:
+        sys.stderr.write(f"{exc}\n")
+        return 2
+    if args.command is None:
+        names = ", ".join(c.name for c in COMMANDS)
+        return _fail(f"choose a command: {names} (see 'unveil --help')", 2)
+    try:
+        return args._run(args)
+    except BadInputError as exc:
+        return _fail(str(exc), 2)
+    except DecompilationError as exc:
+        return _fail(f"could not decompile {getattr(args, 'target', '')}: {exc}", 1)
+    except KeyboardInterrupt:
+        return _fail("interrupted", 130)
+    except BrokenPipeError:
+        return 1
+    except Exception as exc:  # noqa: BLE001 - one sentence unless --debug
+        if args.debug:
+            raise
+        return _fail(f"internal error: {type(exc).__name__}: {exc} "
+                     f"(run 'unveil --debug ...' for the traceback)", 1)
