@@ -203,6 +203,8 @@ def _show(node: Any) -> str:
     tag = node[0]
     if tag == "value" and len(node) == 2:
         return f"returned {_show(node[1])}"
+    if tag == "did not finish":
+        return f"did not finish ({node[1]})"
     if tag == "raised" and len(node) == 2:
         return f"raised {_show(node[1])}"
     if tag.endswith(" run>"):
@@ -506,6 +508,42 @@ def translation(original: dict[str, Any], namespace: dict[str, Any]) -> dict[int
     }
 
 
+def _translate(value: Any, mapping: dict[int, Any], seen: set[int]) -> Any:
+    """Swap objects (and classes of instances) found in ``mapping`` inside ``value``.
+
+    Done after deep-copying because ``copy.deepcopy`` in 3.14 skips the memo for classes.
+    """
+    if id(value) in mapping:
+        return mapping[id(value)]
+    if id(value) in seen or isinstance(value, (str, bytes, int, float, complex, type)):
+        return value
+    seen.add(id(value))
+    if isinstance(value, list):
+        value[:] = [_translate(v, mapping, seen) for v in value]
+    elif isinstance(value, dict):
+        items = [
+            (_translate(k, mapping, seen), _translate(v, mapping, seen)) for k, v in value.items()
+        ]
+        value.clear()
+        value.update(items)
+    elif isinstance(value, set):
+        items = [_translate(v, mapping, seen) for v in value]
+        value.clear()
+        value.update(items)
+    elif type(value) is tuple:
+        return tuple(_translate(v, mapping, seen) for v in value)
+    elif isinstance(value, tuple) and hasattr(value, "_make"):
+        cls = mapping.get(id(type(value)), type(value))
+        return cls._make(_translate(v, mapping, seen) for v in value)
+    elif isinstance(getattr(value, "__dict__", None), dict):
+        new_cls = mapping.get(id(type(value)))
+        if new_cls is not None:
+            value.__class__ = new_cls
+        for key, item in list(vars(value).items()):
+            vars(value)[key] = _translate(item, mapping, seen)
+    return value
+
+
 def run_case(
     func: FunctionType,
     case: Case,
@@ -516,9 +554,11 @@ def run_case(
     """Run ``func`` (a fresh copy is made here) on ``case``; a normalised outcome."""
     restore_snapshot(namespace, snapshot)
     memo = _shared_memo(namespace)
-    memo.update(translate or {})
     args = copy.deepcopy(case.args, dict(memo))
     kwargs = copy.deepcopy(case.kwargs, dict(memo))
+    if translate:
+        args = _translate(args, translate, set())
+        kwargs = _translate(kwargs, translate, set())
     fresh = fresh_function(func, namespace)
     outcome: Any
     budget = _StepBudget()

@@ -58,7 +58,7 @@ def star_unpack_middle(items):
     return head, middle, tail, init, last
 
 
-@cases(([],), ([1, 2, 3],))
+@cases(([],), ([1, 2, 3],), ([1, 2],))
 def star_unpack_error(items):
     a, b = items
     return a, b

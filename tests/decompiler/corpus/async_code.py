@@ -94,7 +94,7 @@ async def await_with_exception(fail):
     return "clean"
 
 
-@cases((3,), (0,))
+@cases((3,), (0,), (7,))
 async def async_for_loop(n):
     seen = []
     async for i in AsyncRange(n):

@@ -390,7 +390,7 @@ def dataclass_like(n):
     return p.norm1(), p == Point(n, -n), repr(p)
 
 
-@cases((1,),)
+@cases((1,), (0,))
 def class_body_statements(n):
     class Weird:
         x = n

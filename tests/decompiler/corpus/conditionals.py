@@ -91,7 +91,7 @@ def four_way(a, b, c, d):
     return "other"
 
 
-@cases((10, 20), (20, 10), (5, 5), (-1, 50))
+@cases((10, 20), (20, 10), (5, 5), (-1, 50), (10, 30), (-1, -5))
 def nested_if(x, y):
     if x > 0:
         if y > x:
@@ -164,7 +164,7 @@ def is_leap_year_expr(year):
     return year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
 
 
-@cases((3, 4, 5), (1, 1, 3), (2, 2, 2), (2, 2, 3), (0, 1, 1), (5, 4, 3))
+@cases((3, 4, 5), (1, 1, 3), (2, 2, 2), (2, 2, 3), (0, 1, 1), (5, 4, 3), (4, 5, 6))
 def triangle_kind(a, b, c):
     a, b, c = sorted((a, b, c))
     if a <= 0 or a + b <= c:
@@ -244,7 +244,7 @@ def condition_with_calls(n, items):
     return "no"
 
 
-@cases((1, 2, 3), (3, 2, 1), (2, 3, 1), (1, 1, 1))
+@cases((1, 2, 3), (3, 2, 1), (2, 3, 1), (1, 1, 1), (2, 1, 3))
 def max_of_three(a, b, c):
     if a >= b:
         if a >= c:

@@ -235,7 +235,7 @@ def try_else_finally_order(n):
     return "end"
 
 
-@cases((3,), (0,))
+@cases((3,), (0,), (7,))
 def while_with_try_retry(failures):
     attempts = 0
     while True:
@@ -285,9 +285,11 @@ def finally_with_exception_in_flight(n):
     return len(LOG)
 
 
-@cases((0,), (1,), (2,))
+@cases((0,), (1,), (2,), (3,))
 def except_order_matters(n):
     try:
+        if n == 3:
+            raise AppError("plain")
         if n == 1:
             raise NotFound("x")
         if n == 2:
@@ -376,10 +378,10 @@ def exception_attributes(n):
     return err.args, str(err), repr(err)
 
 
-@cases((1,), (0,))
+@cases((1,), (0,), (-1,), (2,))
 def raise_in_else(x):
     try:
-        y = 1 // x if x else 0
+        y = 1 // x if x >= 0 else 0
     except ZeroDivisionError:
         return "div"
     else:
@@ -398,7 +400,7 @@ def generic_exception_message(n):
         return e.args
 
 
-@cases((2,), (0,))
+@cases((2,), (0,), (5,))
 def loop_try_finally_return(n):
     for i in range(3):
         try:

@@ -111,7 +111,8 @@ def class_patterns(point):
             return "somewhere"
 
 
-@cases((Circle(Point(0, 0), 1),), (Circle(Point(1, 2), 5),), (Point(1, 1),), ("circle",))
+@cases((Circle(Point(0, 0), 1),), (Circle(Point(1, 2), 5),), (Point(1, 1),), ("circle",),
+       (Circle(Point(1, 2), 1),), (3,))
 def nested_class_patterns(shape):
     match shape:
         case Circle(center=Point(x=0, y=0), radius=r):
@@ -172,17 +173,17 @@ def value_patterns(color):
 @cases(([1, [2, 3]],), ([1, [2]],), ([1, 2],), ([[0, 0], [1, 1]],))
 def nested_sequences(value):
     match value:
+        case [[x1, y1], [x2, y2]]:
+            return (x2 - x1, y2 - y1)
         case [a, [b, c]]:
             return a + b + c
         case [a, [b]]:
             return a * b
-        case [[x1, y1], [x2, y2]]:
-            return (x2 - x1, y2 - y1)
         case [a, b]:
             return a - b
 
 
-@cases(((1, 2),), ((3, 3),), ([4, 5],), (7,))
+@cases(((1, 2),), ((3, 3),), ([4, 5],), (7,), ("x",))
 def as_patterns(value):
     match value:
         case (int() as a, int() as b) as pair if a == b:

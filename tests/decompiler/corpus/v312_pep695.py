@@ -1,0 +1,78 @@
+"""PEP 695 type parameters and ``type`` aliases, PEP 701 f-strings (Python 3.12+)."""
+
+from ._support import cases
+
+LOG: list = []
+
+type Pair[T] = tuple[T, T]
+type Json = dict[str, "Json"] | list["Json"] | str | int | None
+
+
+@cases((1, 2), ("a", "b"))
+def first[T](a: T, b: T) -> T:
+    return a
+
+
+@cases(([3, 1, 2],), ([],))
+def largest[T: (int, str)](items: list[T]) -> T | None:
+    return max(items) if items else None
+
+
+@cases((3,),)
+def generic_class_inside(n):
+    class Box[T]:
+        def __init__(self, item: T):
+            self.item = item
+
+        def get(self) -> T:
+            return self.item
+
+    b = Box[int](n)
+    return b.get(), [p.__name__ for p in Box.__type_params__]
+
+
+@cases((2,),)
+def type_alias_statement(n):
+    type Matrix = list[list[float]]
+    type Mapping[K, V] = dict[K, V]
+    return Matrix.__name__, Mapping.__type_params__[0].__name__, str(Matrix.__value__), n
+
+
+@cases((1,),)
+def module_level_aliases(n):
+    return Pair.__name__, Pair.__type_params__[0].__name__, Json.__name__, n
+
+
+@cases((4,),)
+def generic_function_params(n):
+    def ident[T, *Ts, **P](x: T) -> T:
+        return x
+
+    params = ident.__type_params__
+    return ident(n), [type(p).__name__ for p in params]
+
+
+@cases((2,),)
+def bounded_type_var(n):
+    def f[T: int](x: T) -> T:
+        return x
+
+    (t,) = f.__type_params__
+    return t.__bound__.__name__, f(n)
+
+
+@cases(("ann", ["x", "y"]),)
+def pep701_fstrings(name, items):
+    return (
+        f"{name!r} {f"{name:>6}"} {", ".join(items)} {'\n'.join(items)!r}"
+        f"{f"{f"{name}"}"}"
+    )
+
+
+@cases((3,),)
+def fstring_with_comments_and_newlines(n):
+    return f"{
+        n  # the value
+        * 2
+    }|{[x
+        for x in range(n)]}"
