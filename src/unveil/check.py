@@ -7,14 +7,17 @@ attributes, so a bug in ``unveil.bytecode`` cannot hide itself.
 What :func:`normalize` ignores, and why (keep this list minimal):
 
 * line numbers, positions, ``co_firstlineno``, ``co_linetable``: source layout only;
-* ``CACHE``, ``EXTENDED_ARG``, ``NOP``, ``RESUME``: inline caches, argument width,
-  line-number placeholders and the function-entry marker carry no program logic;
+* ``CACHE``, ``EXTENDED_ARG``, ``NOP``, ``RESUME`` and 3.14's ``NOT_TAKEN``: inline
+  caches, argument width, line-number placeholders, the function-entry marker and a
+  branch-monitoring marker carry no program logic (whether an exception-table range
+  covers a ``NOT_TAKEN`` even depends on the lines);
 * table *indices* in arguments: constants are compared by value (floats by ``repr``,
   nested code by name and normalized form), names and local, cell and free variables by
   name, jump targets by the index of the target in the normalized stream (a target on a
   dropped instruction maps to the next kept one);
 * the ``CO_NESTED`` flag: purely informational, and it is set when a function is
-  recompiled inside a wrapper that provides its free variables;
+  recompiled inside a wrapper that provides its free variables (and 3.14's
+  ``CO_HAS_DOCSTRING``, as the docstring itself is compared);
 * exception-table entries are rewritten to instruction indices; entries that become
   empty once the dropped instructions are gone are removed, and adjacent entries with
   the same handler, depth and lasti are merged (dropping a NOP may join two ranges).
@@ -32,6 +35,8 @@ round trip, which must compare equal):
   (the direction follows from the target);
 * 3.13+ super-instructions (``LOAD_FAST_LOAD_FAST``, ``STORE_FAST_LOAD_FAST``, ...) are
   split in two: they are only formed from instructions on the same line;
+* 3.14's ``LOAD_FAST_BORROW`` (a reference-counting optimization decided on the
+  control-flow graph, whose blocks depend on lines) counts as ``LOAD_FAST``;
 * 3.13+ class bodies store their first line number in ``__firstlineno__``; that constant
   is replaced by a placeholder.
 
@@ -52,8 +57,6 @@ import dis
 import importlib.util
 import json
 import marshal
-import multiprocessing
-import multiprocessing.connection
 import os
 import sys
 import time
@@ -83,14 +86,15 @@ __all__ = [
 
 # --------------------------------------------------------------------------- oracle
 
-SKIPPED_OPNAMES = frozenset({"CACHE", "EXTENDED_ARG", "NOP", "RESUME"})
+SKIPPED_OPNAMES = frozenset({"CACHE", "EXTENDED_ARG", "NOP", "RESUME", "NOT_TAKEN"})
 CO_OPTIMIZED = 0x1
 CO_NEWLOCALS = 0x2
 CO_VARARGS = 0x4
 CO_VARKEYWORDS = 0x8
 CO_NESTED = 0x10
 CO_HAS_DOCSTRING = 0x4000000  # 3.14+
-IGNORED_FLAGS = CO_NESTED
+# CO_NESTED is informational; CO_HAS_DOCSTRING is covered by the docstring field.
+IGNORED_FLAGS = CO_NESTED | (CO_HAS_DOCSTRING if sys.version_info >= (3, 14) else 0)
 
 HEADER_TAG = "<code>"
 EXCEPTION_TAG = "<exception>"
@@ -110,7 +114,7 @@ _SUPERINSTRUCTIONS = {
     "LOAD_FAST_LOAD_FAST": ("LOAD_FAST", "LOAD_FAST"),
     "STORE_FAST_STORE_FAST": ("STORE_FAST", "STORE_FAST"),
     "STORE_FAST_LOAD_FAST": ("STORE_FAST", "LOAD_FAST"),
-    "LOAD_FAST_BORROW_LOAD_FAST_BORROW": ("LOAD_FAST_BORROW", "LOAD_FAST_BORROW"),
+    "LOAD_FAST_BORROW_LOAD_FAST_BORROW": ("LOAD_FAST", "LOAD_FAST"),
 }
 # Jumps whose target is followed when it is another unconditional jump (the compiler
 # threads jumps only between instructions of the same line).
@@ -123,6 +127,9 @@ _OPNAME_ALIASES = {
     f"POP_JUMP_{way}_IF_{cond}": f"POP_JUMP_IF_{cond}"
     for way in ("FORWARD", "BACKWARD") for cond in ("TRUE", "FALSE", "NONE", "NOT_NONE")
 }
+# 3.14 turns LOAD_FAST into LOAD_FAST_BORROW (no reference count) where an analysis of
+# the control-flow graph allows, and that graph depends on the lines too.
+_OPNAME_ALIASES["LOAD_FAST_BORROW"] = "LOAD_FAST"
 _INVERTED = {
     "POP_JUMP_IF_TRUE": "POP_JUMP_IF_FALSE", "POP_JUMP_IF_FALSE": "POP_JUMP_IF_TRUE",
     "POP_JUMP_IF_NONE": "POP_JUMP_IF_NOT_NONE", "POP_JUMP_IF_NOT_NONE": "POP_JUMP_IF_NONE",
@@ -572,6 +579,8 @@ def _module_files(name: str, exclude: frozenset[str]) -> list[Path]:
         files: list[Path] = []
         for location in spec.submodule_search_locations:
             files.extend(_walk_dir(Path(location), exclude))
+        if not files:
+            raise BadInputError(f"package {name!r} has no Python source files on disk")
         return files
     origin = spec.origin
     if origin == "frozen":
@@ -797,10 +806,11 @@ class _Progress:
 
 # --------------------------------------------------------------------------- workers
 
+_NO_PROCESSES = ("emscripten", "wasi")  # Pyodide & co: no subprocesses, no timeout
 CHUNK = 64  # functions sent to a worker at a time (all from one file)
 
 
-def _worker_main(conn: multiprocessing.connection.Connection, details: bool) -> None:
+def _worker_main(conn: Any, details: bool) -> None:
     """Worker loop: load a file's code, check a range of its code objects."""
     warnings.simplefilter("ignore")
     entries: list[CodeEntry] = []
@@ -870,6 +880,8 @@ class _Worker:
 
 
 def _mp_context() -> Any:
+    import multiprocessing
+
     methods = multiprocessing.get_all_start_methods()
     # fork keeps monkeypatched or in-memory state (stand-ins, tests) in the workers
     return multiprocessing.get_context("fork" if "fork" in methods else "spawn")
@@ -914,7 +926,8 @@ def check_targets(targets: Iterable[str | os.PathLike[str]], *, jobs: int = 1,
     ``unveil.recompile``, then :func:`compare` of its own instructions) in a worker
     process; one that runs past ``timeout`` seconds is killed and marked
     ``failed: timeout``, and a worker that dies marks its function ``worker-died``.
-    With ``timeout=None`` and ``jobs <= 1`` everything runs in this process.
+    With ``timeout=None`` and ``jobs <= 1`` (and always under Pyodide, which has no
+    processes) everything runs in this process, without a timeout.
     ``limit`` caps the number of code objects; ``details`` keeps listing diffs.
     Raises BadInputError for a target that does not exist or an explicit file that
     does not compile; files found in directories that do not compile are skipped.
@@ -940,7 +953,7 @@ def check_targets(targets: Iterable[str | os.PathLike[str]], *, jobs: int = 1,
                               reason, message)
 
     try:
-        if timeout is None and jobs <= 1:
+        if (timeout is None and jobs <= 1) or sys.platform in _NO_PROCESSES:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 for fi, f in enumerate(files):
@@ -975,6 +988,8 @@ def _run_pool(files: list[_File], jobs: int, timeout: float | None, details: boo
     queue.reverse()  # pop() from the end keeps file order
     if not queue:
         return
+    import multiprocessing.connection
+
     ctx = _mp_context()
     workers = [_Worker(ctx, details) for _ in range(min(jobs, len(queue)))]
     try:
