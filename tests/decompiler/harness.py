@@ -154,6 +154,8 @@ def normalize(value: Any, _path: frozenset[int] = frozenset(), _depth: int = 0) 
         return ("<callable>", getattr(value, "__name__", t.__name__))
     if isinstance(value, (range, slice)):
         return (t.__name__, repr(value))
+    if t.__module__ in ("typing", "types", "annotationlib", "string.templatelib"):
+        return ("<object>", t.__name__, repr(value))
     state = getattr(value, "__dict__", None)
     if isinstance(state, dict):
         return ("<object>", t.__name__, norm(state))
@@ -267,12 +269,21 @@ def first_difference(a: Any, b: Any, path: str = "") -> tuple[str, Any, Any] | N
                 if isinstance(x, tuple) and isinstance(y, tuple) and _tag(x) is None:
                     return _first_item_difference(x, y, f"{path}.{tag.strip('<>')}.items")
                 return first_difference(x, y, path)
+        if tag in _MAPPING_TAGS and len(a) == len(b) == 2:
+            for (ka, va), (kb, vb) in zip(a[1], b[1], strict=False):
+                if ka != kb:
+                    return (f"{path} (keys)", a, b)
+                found = first_difference(va, vb, f"{path}[{_show(ka)}]")
+                if found:
+                    return found
+            return (f"{path} (length {len(a[1])} vs {len(b[1])})", a, b)
         if tag in _SEQUENCE_TAGS and len(a) == len(b) == 2:
             return _first_item_difference(a[1], b[1], path, whole=(a, b))
     return (path, a, b)
 
 
-_SEQUENCE_TAGS = ("list", "tuple", "deque", "dict", "OrderedDict", "defaultdict", "Counter")
+_SEQUENCE_TAGS = ("list", "tuple", "deque")
+_MAPPING_TAGS = ("dict", "OrderedDict", "defaultdict", "Counter")
 
 
 def _tag(node: Any) -> str | None:
@@ -652,15 +663,19 @@ def _signature_problems(original: CodeType, new: CodeType) -> list[str]:
     return problems
 
 
-def recompiled_candidate(func: FunctionType) -> Candidate:
+def recompiled_candidate(func: FunctionType, title: str | None = None) -> Candidate:
     """``FunctionType(unveil.recompile(f.__code__), ...)`` with ``f``'s defaults and closure."""
+    title = title or func.__qualname__
     code = _call_unveil("recompile", lambda: unveil.recompile(func.__code__))
     if not isinstance(code, CodeType):
-        raise AssertionError(f"unveil.recompile returned {type(code).__name__}, not a code object")
+        raise AssertionError(
+            f"[recompile] {title}: unveil.recompile returned {type(code).__name__}, "
+            "not a code object"
+        )
     problems = _signature_problems(func.__code__, code)
     if problems:
         raise AssertionError(
-            f"[recompile] code object of {func.__qualname__} does not match the original:\n  "
+            f"[recompile] {title}: code object does not match the original:\n  "
             + "\n  ".join(problems)
             + _source_block(_source_for_message(func))
         )
@@ -685,7 +700,7 @@ def exec_source(
         exec(code, namespace)
 
 
-def source_candidate(func: FunctionType, name: str | None = None) -> Candidate:
+def source_candidate(func: FunctionType, title: str | None = None) -> Candidate:
     """Run the text of ``unveil.decompile(func)`` in a copy of the module namespace."""
     source = _call_unveil("decompile", lambda: unveil.decompile(func))
     if not isinstance(source, str):
@@ -710,12 +725,13 @@ def source_candidate(func: FunctionType, name: str | None = None) -> Candidate:
             new = namespace.get(func.__name__)
     except Exception as exc:
         raise AssertionError(
-            f"[source] decompiled text of {func.__qualname__} does not run: "
+            f"[source] {title or func.__qualname__}: decompiled text does not run: "
             f"{type(exc).__name__}: {exc}" + _source_block(source)
         ) from exc
     if not isinstance(new, FunctionType):
         raise AssertionError(
-            f"[source] decompiled text does not define function {func.__name__!r} "
+            f"[source] {title or func.__qualname__}: decompiled text does not define function "
+            f"{func.__name__!r} "
             f"(got {type(new).__name__})" + _source_block(source)
         )
     new.__qualname__ = func.__qualname__
@@ -805,7 +821,7 @@ def check_function(
     paths = tuple(paths)
     if "recompile" in paths:
         try:
-            candidates.append(recompiled_candidate(func))
+            candidates.append(recompiled_candidate(func, title))
         except NotReady as exc:
             not_ready.append(str(exc))
         except AssertionError as exc:
@@ -816,7 +832,7 @@ def check_function(
             )
     if "source" in paths and not func.__code__.co_freevars:
         try:
-            cand = source_candidate(func)
+            cand = source_candidate(func, title)
         except NotReady as exc:
             not_ready.append(str(exc))
         except AssertionError as exc:

@@ -25,7 +25,7 @@ MODULE_NAMES = corpus.module_names()
 MODULES = {name: corpus.load_module(name) for name in MODULE_NAMES}
 
 FUNCTIONS = [
-    pytest.param(func, id=f"{name}::{fname}")
+    pytest.param(func, f"{module.__name__}::{fname}", id=f"{name}::{fname}")
     for name, module in MODULES.items()
     for fname, func in corpus.functions_of(module)
 ]
@@ -36,9 +36,9 @@ CLASSES = [
 ]
 
 
-@pytest.mark.parametrize("func", FUNCTIONS)
-def test_function(func: FunctionType) -> None:
-    check_function(func)
+@pytest.mark.parametrize(("func", "title"), FUNCTIONS)
+def test_function(func: FunctionType, title: str) -> None:
+    check_function(func, title=title)
 
 
 @pytest.mark.parametrize(("cls", "module"), CLASSES)
