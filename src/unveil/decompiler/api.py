@@ -1,13 +1,313 @@
-"""Public entry points of the decompiler (filled in as the decompiler grows)."""
+"""Public entry points: ``decompile`` an object to source, ``recompile`` a code object."""
 
 from __future__ import annotations
 
-from types import CodeType
+import ast
+import builtins
+import inspect
+import types
+from types import CodeType, FunctionType
+from typing import Any
+
+from ..errors import BadInputError, DecompilationError
+from .functions import (
+    COMPREHENSIONS,
+    CodeDecompiler,
+    Constants,
+    build_arguments,
+    function_def,
+    module_body,
+)
+from .render import Renderer
+
+CO_NEWLOCALS = 0x02
+
+
+def code_of(obj: object) -> CodeType:
+    """The code object behind ``obj`` (function, method, generator, coroutine, code)."""
+    if isinstance(obj, CodeType):
+        return obj
+    if isinstance(obj, staticmethod | classmethod):
+        obj = obj.__func__
+    if inspect.ismethod(obj):
+        obj = obj.__func__
+    for attr in ("__code__", "gi_code", "cr_code", "ag_code"):
+        code = getattr(obj, attr, None)
+        if isinstance(code, CodeType):
+            return code
+    raise BadInputError(
+        f"cannot decompile {type(obj).__name__} object {obj!r:.60}: expected a function, "
+        "method, code object, generator, coroutine or class")
 
 
 def decompile(obj: object) -> str:
-    raise NotImplementedError("decompiler not written yet")
+    """Source equivalent to ``obj`` (see :func:`unveil.decompile`)."""
+    if inspect.isclass(obj):
+        return ast.unparse(ast.fix_missing_locations(class_statement(obj))) + "\n"
+    node = decompile_node(obj)
+    return ast.unparse(ast.fix_missing_locations(node)) + "\n"
+
+
+def decompile_node(obj: object, constants: Constants | None = None) -> ast.AST:
+    code = code_of(obj)
+    func = obj.__func__ if inspect.ismethod(obj) else obj
+    constants = constants or Constants()
+    name = code.co_name
+    if name == "<module>" or not code.co_flags & CO_NEWLOCALS and not isinstance(
+            func, FunctionType):
+        return ast.Module(body=module_body_with(code, constants) or [ast.Pass()],
+                          type_ignores=[])
+    if name == "<lambda>":
+        dec = CodeDecompiler(code, constants)
+        body = dec.statements()
+        args = build_arguments(code, None, dec.renderer())
+        if isinstance(func, FunctionType):
+            _apply_function_defaults(args, func, dec.renderer(), constants)
+        if len(body) == 1 and isinstance(body[0], ast.Return):
+            return ast.Expression(body=ast.Lambda(args=args, body=body[0].value
+                                                  or ast.Constant(None)))
+        raise DecompilationError("lambda body is not one expression", code_name=name)
+    if name in COMPREHENSIONS:
+        return ast.Module(body=[comprehension_statement(code, constants)], type_ignores=[])
+    dec = CodeDecompiler(code, constants)
+    node = function_def(code, name if name.isidentifier() else "_f", dec)
+    if isinstance(func, FunctionType):
+        _apply_function_defaults(node.args, func, dec.renderer(), constants)  # type: ignore
+    return ast.Module(body=[node], type_ignores=[])
+
+
+def module_body_with(code: CodeType, constants: Constants) -> list[ast.stmt]:
+    dec = CodeDecompiler(code, constants)
+    body = dec.statements()
+    if body and isinstance(body[-1], ast.Return) and body[-1].value is None:
+        body = body[:-1]
+    return body
+
+
+def comprehension_statement(code: CodeType, constants: Constants) -> ast.stmt:
+    from .comprehensions import comprehension_from_code
+
+    expr = comprehension_from_code(CodeDecompiler(code, constants),
+                                   ast.Name(id="_iter", ctx=ast.Load()))
+    return ast.Expr(value=expr)
+
+
+def _apply_function_defaults(args: ast.arguments, func: FunctionType, r: Renderer,
+                             constants: Constants) -> None:
+    """Defaults and annotations of a live function, as names where the values are named."""
+    def value(v: Any) -> ast.expr:
+        return _value_expr(v, func.__globals__, r)
+
+    defaults = func.__defaults__ or ()
+    args.defaults = [value(v) for v in defaults]
+    kw = func.__kwdefaults__ or {}
+    args.kw_defaults = [value(kw[a.arg]) if a.arg in kw else None  # type: ignore[misc]
+                        for a in args.kwonlyargs]
+
+
+def _value_expr(v: Any, globals_: dict[str, Any], r: Renderer) -> ast.expr:
+    if isinstance(v, str | bytes | int | float | complex | bool | type(None)) or v is Ellipsis:
+        return r.literal(v)
+    if isinstance(v, tuple) and all(isinstance(x, str | bytes | int | float | bool |
+                                               type(None)) for x in v):
+        return r.literal(v)
+    for k, g in globals_.items():
+        if g is v and k.isidentifier():
+            return ast.Name(id=k, ctx=ast.Load())
+    for k, g in vars(builtins).items():
+        if g is v:
+            return ast.Name(id=k, ctx=ast.Load())
+    return r.literal(v)
+
+
+def class_statement(cls: type) -> ast.stmt:
+    """A ``class`` statement rebuilt from a live class: its methods decompiled."""
+    body: list[ast.stmt] = []
+    constants = Constants()
+    if cls.__doc__:
+        body.append(ast.Expr(value=ast.Constant(cls.__doc__)))
+    module = inspect.getmodule(cls)
+    globals_ = vars(module) if module is not None else {}
+    r = Renderer(CodeDecompiler(compile("", "", "exec"), constants).names,
+                 constant=constants.reference)
+    for key, value in vars(cls).items():
+        if key in ("__module__", "__qualname__", "__doc__", "__dict__", "__weakref__",
+                   "__firstlineno__", "__static_attributes__"):
+            continue
+        decorators: list[ast.expr] = []
+        inner = value
+        if isinstance(value, staticmethod):
+            decorators.append(ast.Name(id="staticmethod", ctx=ast.Load()))
+            inner = value.__func__
+        elif isinstance(value, classmethod):
+            decorators.append(ast.Name(id="classmethod", ctx=ast.Load()))
+            inner = value.__func__
+        elif isinstance(value, property):
+            for accessor, deco in ((value.fget, None), (value.fset, "setter"),
+                                   (value.fdel, "deleter")):
+                if isinstance(accessor, FunctionType):
+                    node = decompile_node(accessor, constants).body[0]  # type: ignore
+                    node.name = key
+                    if deco is None:
+                        node.decorator_list = [ast.Name(id="property", ctx=ast.Load())]
+                    else:
+                        node.decorator_list = [ast.Attribute(
+                            value=ast.Name(id=key, ctx=ast.Load()), attr=deco,
+                            ctx=ast.Load())]
+                    body.append(node)
+            continue
+        if isinstance(inner, FunctionType):
+            node = decompile_node(inner, constants).body[0]  # type: ignore[attr-defined]
+            node.name = key
+            node.decorator_list = decorators
+            body.append(node)
+        elif inspect.isclass(value) and value.__qualname__.startswith(cls.__qualname__ + "."):
+            body.append(class_statement(value))
+        else:
+            body.append(ast.Assign(targets=[ast.Name(id=key, ctx=ast.Store())],
+                                   value=_value_expr(value, globals_, r)))
+    bases = [ast.Name(id=b.__name__, ctx=ast.Load()) for b in cls.__bases__
+             if b is not object]
+    return ast.ClassDef(name=cls.__name__, bases=bases, keywords=[], body=body or [ast.Pass()],
+                        decorator_list=[], type_params=[])
+
+
+# ---------------------------------------------------------------- compiling back
 
 
 def recompile(code: CodeType, filename: str | None = None) -> CodeType:
-    raise NotImplementedError("decompiler not written yet")
+    """Decompile ``code``, compile the source back and return the matching code object."""
+    if not isinstance(code, CodeType):
+        code = code_of(code)
+    constants = Constants()
+    if code.co_name == "<module>":
+        tree: ast.AST = ast.Module(body=module_body_with(code, constants) or [ast.Pass()],
+                                   type_ignores=[])
+        wrapped = tree
+    else:
+        node = _definition_for(code, constants)
+        wrapped = _closure_wrapper(node, code)
+    source = ast.unparse(ast.fix_missing_locations(wrapped)) + "\n"
+    fname = filename or f"<unveil {code.co_name}>"
+    if filename:
+        _write(filename, source)
+    parsed = ast.parse(source, fname)
+    markers = _mark_constants(parsed, constants)
+    compiled = compile(parsed, fname, "exec", dont_inherit=True)
+    if code.co_name == "<module>":
+        found = compiled
+    else:
+        found = _find_code(compiled, code.co_name)
+        if found is None:
+            raise DecompilationError("recompiled source lost the function",
+                                     code_name=code.co_name)
+    found = _restore_constants(found, markers)
+    _check_layout(code, found)
+    replace: dict[str, Any] = {"co_name": code.co_name}
+    if hasattr(code, "co_qualname"):
+        replace["co_qualname"] = code.co_qualname
+    return found.replace(**replace)
+
+
+def _definition_for(code: CodeType, constants: Constants) -> ast.stmt:
+    dec = CodeDecompiler(code, constants)
+    if code.co_name == "<lambda>" or not code.co_name.isidentifier():
+        name = "_unveil_f"
+    else:
+        name = code.co_name
+    node = function_def(code, name, dec)
+    node.name = code.co_name if code.co_name.isidentifier() else name  # type: ignore
+    node.decorator_list = []  # type: ignore[attr-defined]
+    return node
+
+
+def _closure_wrapper(node: ast.stmt, code: CodeType) -> ast.Module:
+    if not code.co_freevars:
+        return ast.Module(body=[node], type_ignores=[])
+    cells = [ast.Assign(targets=[ast.Name(id=n, ctx=ast.Store())], value=ast.Constant(None))
+             for n in code.co_freevars]
+    outer = ast.FunctionDef(name="__unveil_closure__", args=ast.arguments(
+        posonlyargs=[], args=[], vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None,
+        defaults=[]), body=[*cells, node, ast.Return(value=ast.Name(
+            id=getattr(node, "name", "f"), ctx=ast.Load()))], decorator_list=[], returns=None,
+        type_params=[])
+    return ast.Module(body=[outer], type_ignores=[])
+
+
+def _write(filename: str, source: str) -> None:
+    import os
+    import tempfile
+
+    directory = os.path.dirname(os.path.abspath(filename))
+    try:
+        os.makedirs(directory, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=directory, suffix=".tmp")
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(source)
+        os.replace(tmp, filename)
+    except OSError as exc:
+        raise BadInputError(f"cannot write decompiled source to {filename}: "
+                            f"{exc.strerror or exc}") from None
+
+
+def _mark_constants(tree: ast.AST, constants: Constants) -> dict[str, Any]:
+    markers: dict[str, Any] = {}
+    if not constants.values:
+        return markers
+
+    class Swap(ast.NodeTransformer):
+        def visit_Name(self, node: ast.Name) -> ast.AST:
+            if node.id in constants.values and isinstance(node.ctx, ast.Load):
+                marker = f"\x00unveil-const:{node.id}"
+                markers[marker] = constants.values[node.id]
+                return ast.copy_location(ast.Constant(marker), node)
+            return node
+
+    Swap().visit(tree)
+    return markers
+
+
+def _restore_constants(code: CodeType, markers: dict[str, Any]) -> CodeType:
+    if not markers:
+        return code
+    consts = []
+    changed = False
+    for c in code.co_consts:
+        if isinstance(c, str) and c in markers:
+            consts.append(markers[c])
+            changed = True
+        elif isinstance(c, CodeType):
+            new = _restore_constants(c, markers)
+            changed |= new is not c
+            consts.append(new)
+        else:
+            consts.append(c)
+    return code.replace(co_consts=tuple(consts)) if changed else code
+
+
+def _find_code(code: CodeType, name: str) -> CodeType | None:
+    for c in code.co_consts:
+        if isinstance(c, CodeType):
+            if c.co_name == name:
+                return c
+            inner = _find_code(c, name)
+            if inner is not None:
+                return inner
+    return None
+
+
+def _check_layout(original: CodeType, new: CodeType) -> None:
+    fields = ("co_argcount", "co_posonlyargcount", "co_kwonlyargcount", "co_freevars")
+    for f in fields:
+        if getattr(original, f) != getattr(new, f):
+            raise DecompilationError(f"recompiled code differs in {f}: "
+                                     f"{getattr(original, f)!r} != {getattr(new, f)!r}",
+                                     code_name=original.co_name)
+    n = original.co_argcount + original.co_kwonlyargcount + \
+        bool(original.co_flags & 4) + bool(original.co_flags & 8)
+    if original.co_varnames[:n] != new.co_varnames[:n]:
+        raise DecompilationError("recompiled code has different parameters",
+                                 code_name=original.co_name)
+
+
+__all__ = ["decompile", "recompile", "code_of", "types"]

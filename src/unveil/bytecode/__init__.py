@@ -1,0 +1,11 @@
+"""Reading code objects: one normalised instruction stream for CPython 3.10-3.14.
+
+This package is the only place that knows how bytecode differs between CPython
+versions. Everything above it (the decompiler) sees :class:`Instr` objects whose
+opcodes have one meaning each, jump targets given as instruction indices, and
+exception handlers as :class:`Handler` records, whatever the interpreter.
+"""
+
+from .instructions import Bytecode, Handler, Instr, read
+
+__all__ = ["Bytecode", "Handler", "Instr", "read"]

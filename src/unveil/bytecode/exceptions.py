@@ -1,0 +1,134 @@
+"""Exception handlers of a code object, as byte-offset ranges.
+
+CPython 3.11+ keeps them in ``co_exceptiontable``; CPython 3.10 sets them up at run
+time with ``SETUP_FINALLY``/``SETUP_WITH``/``SETUP_ASYNC_WITH`` and ``POP_BLOCK``,
+so for 3.10 the block stack is simulated over the control-flow graph.
+"""
+
+from __future__ import annotations
+
+import dis
+from dataclasses import dataclass
+from types import CodeType
+
+
+@dataclass(frozen=True, slots=True)
+class RawHandler:
+    """Instructions at byte offsets ``start <= off < end`` jump to ``target`` on an exception."""
+
+    start: int
+    end: int
+    target: int
+    depth: int
+    lasti: bool
+
+
+def parse_exception_table(code: CodeType) -> list[RawHandler]:
+    """Decode ``co_exceptiontable`` (3.11+): varint entries of start, size, target, depth/lasti."""
+    table = code.co_exceptiontable
+    out: list[RawHandler] = []
+    pos = 0
+
+    def varint() -> int:
+        nonlocal pos
+        b = table[pos]
+        pos += 1
+        val = b & 63
+        while b & 64:
+            b = table[pos]
+            pos += 1
+            val = (val << 6) | (b & 63)
+        return val
+
+    while pos < len(table):
+        start = varint() * 2
+        size = varint() * 2
+        target = varint() * 2
+        dl = varint()
+        out.append(RawHandler(start, start + size, target, dl >> 1, bool(dl & 1)))
+    return out
+
+
+_SETUP_OPS = {"SETUP_FINALLY", "SETUP_WITH", "SETUP_ASYNC_WITH"}
+
+
+def simulate_block_stack(code: CodeType, instrs: list[dis.Instruction]) -> list[RawHandler]:
+    """Recover 3.10 handlers by walking the block stack and the stack depth.
+
+    Returns one-instruction ranges (``end = start + 2``); the caller maps them to
+    normalised instructions. Handlers of 3.10 push six values: the previous
+    exception triple and the new one.
+    """
+    by_offset = {ins.offset: k for k, ins in enumerate(instrs)}
+    # state per instruction index: (depth, block stack as tuple of (kind, target, level))
+    state: dict[int, tuple[int, tuple[tuple[str, int, int], ...]]] = {}
+    work = [(0, 0, ())]
+    handlers: dict[int, tuple[int, int]] = {}
+    while work:
+        k, depth, blocks = work.pop()
+        while True:
+            if k >= len(instrs):
+                break
+            prev = state.get(k)
+            if prev is not None:
+                break
+            state[k] = (depth, blocks)
+            ins = instrs[k]
+            name = ins.opname
+            # which handler protects this instruction: topmost SETUP block
+            for kind, target, level in reversed(blocks):
+                if kind == "finally":
+                    handlers[ins.offset] = (target, level)
+                    break
+            nxt = k + 1
+            jump_to: int | None = None
+            fallthrough = True
+            if name in _SETUP_OPS:
+                target = ins.argval
+                if name == "SETUP_FINALLY":
+                    level = depth
+                    new_depth = depth
+                elif name == "SETUP_WITH":
+                    level = depth  # exit replaced the manager; block set before result
+                    new_depth = depth + 1
+                else:  # SETUP_ASYNC_WITH: result popped, block set, result pushed again
+                    level = depth - 1
+                    new_depth = depth
+                # handler entry: stack cut to level, six values pushed, EXCEPT_HANDLER block
+                hblocks = blocks + (("except", target, level),)
+                work.append((by_offset[target], level + 6, hblocks))
+                blocks = blocks + (("finally", target, level),)
+                depth = new_depth
+                k = nxt
+                continue
+            if name == "POP_BLOCK":
+                blocks = blocks[:-1]
+                k = nxt
+                continue
+            if name == "POP_EXCEPT":
+                # pops the EXCEPT_HANDLER block and three values
+                for j in range(len(blocks) - 1, -1, -1):
+                    if blocks[j][0] == "except":
+                        blocks = blocks[:j] + blocks[j + 1:]
+                        break
+                depth -= 3
+                k = nxt
+                continue
+            if ins.opcode in dis.hasjrel or ins.opcode in dis.hasjabs:
+                jump_to = by_offset.get(ins.argval)
+                if name in ("JUMP_FORWARD", "JUMP_ABSOLUTE"):
+                    fallthrough = False
+            if name in ("RETURN_VALUE", "RAISE_VARARGS", "RERAISE"):
+                fallthrough = False
+            if jump_to is not None:
+                jdepth = depth + dis.stack_effect(ins.opcode, ins.arg, jump=True)
+                work.append((jump_to, jdepth, blocks))
+            if not fallthrough:
+                break
+            if ins.opcode >= dis.HAVE_ARGUMENT:
+                depth += dis.stack_effect(ins.opcode, ins.arg, jump=False)
+            else:
+                depth += dis.stack_effect(ins.opcode)
+            k = nxt
+    return [RawHandler(off, off + 2, by_target_offset, level, False)
+            for off, (by_target_offset, level) in sorted(handlers.items())]

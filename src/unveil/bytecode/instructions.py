@@ -1,0 +1,562 @@
+"""Normalised instructions: one opcode set with one meaning each, for CPython 3.10-3.14.
+
+:func:`read` turns a code object into a :class:`Bytecode`: a list of :class:`Instr`
+whose jump targets are indices into that list, plus the exception handler that
+protects each instruction. The normalisation, per version:
+
+* superinstructions are expanded (``LOAD_FAST_LOAD_FAST``, ``STORE_FAST_STORE_FAST``...),
+  borrowed and checked loads become ``LOAD_FAST``, ``LOAD_SMALL_INT`` and
+  ``RETURN_CONST`` become ``LOAD_CONST`` (+ ``RETURN_VALUE``);
+* ``TO_BOOL`` before a conditional jump or ``UNARY_NOT``, ``NOT_TAKEN``, ``NOP``, caches,
+  ``EXTENDED_ARG``, ``RESUME``, ``PRECALL``, cell set-up and generator prologues are dropped;
+* the NULL of ``LOAD_GLOBAL``/``LOAD_ATTR`` becomes an explicit ``PUSH_NULL`` (before or
+  after the callable, as the version pushes it); method loads become ``LOAD_METHOD``;
+* 3.10's ``DUP_TOP``/``ROT_*`` become ``COPY``/``SWAP``, its binary/in-place opcodes
+  ``BINARY_OP``; ``JUMP_IF_X_OR_POP`` becomes ``COPY 1; POP_JUMP_IF_X; POP_TOP``;
+* all unconditional jumps are ``JUMP``; ``POP_JUMP_*_IF_X`` are ``POP_JUMP_IF_X``;
+* ``KW_NAMES`` + ``CALL`` becomes ``LOAD_CONST names`` + ``CALL_KW``; 3.13's
+  ``SET_FUNCTION_ATTRIBUTE`` folds into ``MAKE_FUNCTION`` flags;
+* ``FOR_ITER`` pops the iterator and continues after the loop's ``END_FOR`` on exhaustion;
+* the ``with`` prologue (``SETUP_WITH``, ``BEFORE_WITH``, 3.14's ``LOAD_SPECIAL`` sequence)
+  becomes ``BEFORE_WITH`` whose ``arg`` is the number of stack slots of the exit callable.
+
+Jump targets come from ``argval`` (byte offsets), never from ``argrepr``.
+"""
+
+from __future__ import annotations
+
+import bisect
+import dis
+import opcode as _opcode
+import sys
+from dataclasses import dataclass
+from types import CodeType
+from typing import Any
+
+from ..errors import DecompilationError
+from .exceptions import RawHandler, parse_exception_table, simulate_block_stack
+
+VERSION = sys.version_info[:2]
+
+
+@dataclass(slots=True)
+class Instr:
+    """One normalised instruction."""
+
+    op: str
+    arg: int | None = None
+    argval: Any = None
+    target: int = -1  # index of the jump target in the normalised list
+    offset: int = -1  # byte offset of the original instruction
+    line: int | None = None
+
+    def __repr__(self) -> str:
+        t = f" ->{self.target}" if self.target >= 0 else ""
+        v = "" if self.argval is None else f" {self.argval!r}"
+        return f"<{self.op}{v}{t} @{self.offset}>"
+
+
+@dataclass(frozen=True, slots=True)
+class Handler:
+    """Where an exception raised by an instruction goes.
+
+    The stack is cut to ``depth`` values; then, on 3.11+, the raising offset (if
+    ``lasti``) and the exception are pushed; on 3.10 (``legacy``) six values: the
+    previous exception's traceback, value and type, then the new one's.
+    """
+
+    target: int
+    depth: int
+    lasti: bool
+    legacy: bool
+
+
+@dataclass(slots=True)
+class Bytecode:
+    """A code object read into normalised instructions."""
+
+    code: CodeType
+    instrs: list[Instr]
+    handlers: list[Handler | None]
+
+    def describe(self, index: int) -> str:
+        """``OPNAME argval`` of instruction ``index``, for error messages."""
+        ins = self.instrs[index]
+        return ins.op if ins.argval is None else f"{ins.op} {ins.argval!r}"
+
+
+# ---------------------------------------------------------------- tables
+
+_JUMPS_UNCONDITIONAL = {
+    "JUMP_FORWARD", "JUMP_BACKWARD", "JUMP_ABSOLUTE", "JUMP_BACKWARD_NO_INTERRUPT",
+    "JUMP", "JUMP_NO_INTERRUPT",
+}
+_POP_JUMPS = {
+    "POP_JUMP_IF_TRUE": "POP_JUMP_IF_TRUE", "POP_JUMP_IF_FALSE": "POP_JUMP_IF_FALSE",
+    "POP_JUMP_IF_NONE": "POP_JUMP_IF_NONE", "POP_JUMP_IF_NOT_NONE": "POP_JUMP_IF_NOT_NONE",
+    "POP_JUMP_FORWARD_IF_TRUE": "POP_JUMP_IF_TRUE",
+    "POP_JUMP_BACKWARD_IF_TRUE": "POP_JUMP_IF_TRUE",
+    "POP_JUMP_FORWARD_IF_FALSE": "POP_JUMP_IF_FALSE",
+    "POP_JUMP_BACKWARD_IF_FALSE": "POP_JUMP_IF_FALSE",
+    "POP_JUMP_FORWARD_IF_NONE": "POP_JUMP_IF_NONE",
+    "POP_JUMP_BACKWARD_IF_NONE": "POP_JUMP_IF_NONE",
+    "POP_JUMP_FORWARD_IF_NOT_NONE": "POP_JUMP_IF_NOT_NONE",
+    "POP_JUMP_BACKWARD_IF_NOT_NONE": "POP_JUMP_IF_NOT_NONE",
+}
+_DROPPED = {
+    "NOP", "CACHE", "EXTENDED_ARG", "RESUME", "PRECALL", "COPY_FREE_VARS", "MAKE_CELL",
+    "NOT_TAKEN", "GEN_START", "SETUP_FINALLY", "SETUP_CLEANUP", "POP_BLOCK",
+    "SETUP_ASYNC_WITH", "END_FOR",
+}
+# 3.10 binary and in-place opcodes
+_LEGACY_BINARY = {
+    "ADD": "+", "SUBTRACT": "-", "MULTIPLY": "*", "TRUE_DIVIDE": "/", "FLOOR_DIVIDE": "//",
+    "MODULO": "%", "POWER": "**", "LSHIFT": "<<", "RSHIFT": ">>", "AND": "&", "OR": "|",
+    "XOR": "^", "MATRIX_MULTIPLY": "@",
+}
+# ops that pass through with their name and argval unchanged
+_PLAIN = {
+    "LOAD_CONST", "LOAD_NAME", "STORE_NAME", "DELETE_NAME", "LOAD_FAST", "STORE_FAST",
+    "DELETE_FAST", "LOAD_DEREF", "STORE_DEREF", "DELETE_DEREF", "LOAD_CLOSURE",
+    "LOAD_CLASSDEREF", "STORE_GLOBAL", "DELETE_GLOBAL", "STORE_ATTR", "DELETE_ATTR",
+    "LOAD_FAST_AND_CLEAR", "IMPORT_NAME", "IMPORT_FROM", "LOAD_FROM_DICT_OR_GLOBALS",
+    "LOAD_FROM_DICT_OR_DEREF",
+}
+_COUNTED = {
+    "BUILD_TUPLE", "BUILD_LIST", "BUILD_SET", "BUILD_MAP", "BUILD_CONST_KEY_MAP",
+    "BUILD_STRING", "BUILD_SLICE", "LIST_APPEND", "SET_ADD", "MAP_ADD", "LIST_EXTEND",
+    "SET_UPDATE", "DICT_UPDATE", "DICT_MERGE", "UNPACK_SEQUENCE", "UNPACK_EX", "COPY", "SWAP",
+    "RAISE_VARARGS", "RERAISE", "CALL_FUNCTION", "CALL_FUNCTION_KW", "CALL_KW",
+    "MATCH_CLASS", "FORMAT_VALUE", "CONVERT_VALUE", "GET_AWAITABLE", "IS_OP", "CONTAINS_OP",
+    "BUILD_INTERPOLATION", "YIELD_VALUE", "WITH_EXCEPT_START",
+}
+_NOARG = {
+    "POP_TOP", "RETURN_VALUE", "UNARY_NOT", "UNARY_NEGATIVE", "UNARY_INVERT",
+    "UNARY_POSITIVE", "GET_ITER", "GET_YIELD_FROM_ITER", "GET_AITER", "GET_ANEXT",
+    "BINARY_SUBSCR", "STORE_SUBSCR", "DELETE_SUBSCR", "BINARY_SLICE", "STORE_SLICE",
+    "LOAD_BUILD_CLASS", "LOAD_LOCALS", "SETUP_ANNOTATIONS", "IMPORT_STAR", "PRINT_EXPR",
+    "PUSH_EXC_INFO", "POP_EXCEPT", "CHECK_EXC_MATCH", "CHECK_EG_MATCH", "PREP_RERAISE_STAR",
+    "END_ASYNC_FOR", "YIELD_FROM", "END_SEND", "CLEANUP_THROW", "MATCH_MAPPING",
+    "MATCH_SEQUENCE", "MATCH_KEYS", "GET_LEN", "COPY_DICT_WITHOUT_KEYS", "LIST_TO_TUPLE",
+    "ASYNC_GEN_WRAP", "FORMAT_SIMPLE", "FORMAT_WITH_SPEC", "BUILD_TEMPLATE", "PUSH_NULL",
+    "BEFORE_ASYNC_WITH", "BEFORE_WITH", "TO_BOOL", "EXIT_INIT_CHECK", "LOAD_ASSERTION_ERROR",
+}
+_INTRINSIC_1 = {
+    "INTRINSIC_PRINT": "PRINT_EXPR", "INTRINSIC_IMPORT_STAR": "IMPORT_STAR",
+    "INTRINSIC_STOPITERATION_ERROR": "STOPITERATION_ERROR",
+    "INTRINSIC_ASYNC_GEN_WRAP": "ASYNC_GEN_WRAP", "INTRINSIC_UNARY_POSITIVE": "UNARY_POSITIVE",
+    "INTRINSIC_LIST_TO_TUPLE": "LIST_TO_TUPLE",
+}
+_COMMON_CONSTANTS = ("AssertionError", "NotImplementedError", "tuple", "all", "any", "list",
+                     "set")
+
+
+def _intrinsic_names(which: int) -> list[str]:
+    descs = getattr(_opcode, f"_intrinsic_{which}_descs", None)
+    if descs is None:
+        descs = getattr(dis, f"_intrinsic_{which}_descs", [])
+    return list(descs)
+
+
+def _binary_op_names() -> list[str]:
+    return [sym for _, sym in getattr(_opcode, "_nb_ops", getattr(dis, "_nb_ops", []))]
+
+
+_NB_OPS = _binary_op_names() if VERSION >= (3, 11) else []
+_INTR1 = _intrinsic_names(1) if VERSION >= (3, 12) else []
+_INTR2 = _intrinsic_names(2) if VERSION >= (3, 12) else []
+
+
+def _compare_op(arg: int) -> str:
+    if VERSION >= (3, 13):
+        return dis.cmp_op[arg >> 5]
+    if VERSION >= (3, 12):
+        return dis.cmp_op[arg >> 4]
+    return dis.cmp_op[arg]
+
+
+def _line_table(code: CodeType) -> dict[int, int | None]:
+    lines: dict[int, int | None] = {}
+    for start, end, line in code.co_lines():
+        for off in range(start, end, 2):
+            lines[off] = line
+    return lines
+
+
+# ---------------------------------------------------------------- reading
+
+
+def read(code: CodeType) -> Bytecode:
+    """Read ``code`` into normalised instructions and handlers."""
+    raw = [i for i in dis.get_instructions(code) if i.opname not in ("CACHE", "EXTENDED_ARG")]
+    lines = _line_table(code)
+    cells = set(code.co_cellvars) | set(code.co_freevars)
+    out: list[Instr] = []
+    first_index: dict[int, int] = {}  # original offset -> first normalised index (or next)
+    pending_jumps: list[tuple[int, int]] = []  # (normalised index, target byte offset)
+    n = len(raw)
+    k = 0
+    kw_names: Any = None
+
+    def emit(op: str, ins: dis.Instruction, arg: int | None = None, argval: Any = None,
+             jump: int | None = None) -> None:
+        if jump is not None:
+            pending_jumps.append((len(out), jump))
+        out.append(Instr(op, arg, argval, -1, ins.offset, lines.get(ins.offset)))
+
+    jump_targets = {i.argval for i in raw
+                    if i.opcode in dis.hasjrel or i.opcode in dis.hasjabs}
+    if VERSION >= (3, 12):
+        jump_targets.update(i.argval for i in raw if i.opname == "FOR_ITER")
+
+    while k < n:
+        ins = raw[k]
+        name = ins.opname
+        first_index.setdefault(ins.offset, len(out))
+        k += 1
+        if name in _DROPPED:
+            continue
+        if name == "RETURN_GENERATOR":
+            if k < n and raw[k].opname == "POP_TOP":
+                first_index.setdefault(raw[k].offset, len(out))
+                k += 1
+            continue
+        if name in _PLAIN:
+            if name == "LOAD_FAST" and VERSION >= (3, 11) and ins.argval in cells:
+                # a fast load of a cell variable loads the cell (3.13's LOAD_CLOSURE)
+                emit("LOAD_CLOSURE", ins, argval=ins.argval)
+            else:
+                emit(name, ins, ins.arg, ins.argval)
+            continue
+        if name in ("LOAD_FAST_CHECK", "LOAD_FAST_BORROW"):
+            emit("LOAD_CLOSURE" if ins.argval in cells else "LOAD_FAST", ins, ins.arg,
+                 ins.argval)
+            continue
+        if name in ("LOAD_FAST_LOAD_FAST", "LOAD_FAST_BORROW_LOAD_FAST_BORROW"):
+            a, b = ins.argval
+            emit("LOAD_FAST", ins, argval=a)
+            emit("LOAD_FAST", ins, argval=b)
+            continue
+        if name == "STORE_FAST_LOAD_FAST":
+            a, b = ins.argval
+            emit("STORE_FAST", ins, argval=a)
+            emit("LOAD_FAST", ins, argval=b)
+            continue
+        if name == "STORE_FAST_STORE_FAST":
+            a, b = ins.argval
+            emit("STORE_FAST", ins, argval=a)
+            emit("STORE_FAST", ins, argval=b)
+            continue
+        if name == "LOAD_SMALL_INT":
+            emit("LOAD_CONST", ins, argval=ins.arg)
+            continue
+        if name == "RETURN_CONST":
+            emit("LOAD_CONST", ins, argval=ins.argval)
+            emit("RETURN_VALUE", ins)
+            continue
+        if name == "LOAD_GLOBAL":
+            null = VERSION >= (3, 11) and bool(ins.arg & 1)
+            if null and VERSION < (3, 13):
+                emit("PUSH_NULL", ins)
+            emit("LOAD_GLOBAL", ins, argval=ins.argval)
+            if null and VERSION >= (3, 13):
+                emit("PUSH_NULL", ins)
+            continue
+        if name == "LOAD_ATTR":
+            if VERSION >= (3, 12) and ins.arg & 1:
+                emit("LOAD_METHOD", ins, argval=ins.argval)
+            else:
+                emit("LOAD_ATTR", ins, argval=ins.argval)
+            continue
+        if name == "LOAD_METHOD":
+            emit("LOAD_METHOD", ins, argval=ins.argval)
+            continue
+        if name == "LOAD_SUPER_ATTR":
+            emit("LOAD_SUPER_ATTR", ins, ins.arg & 3, ins.argval)
+            continue
+        if name == "LOAD_LOCALS" and k < n and raw[k].opname == "LOAD_FROM_DICT_OR_DEREF" \
+                and raw[k].offset not in jump_targets:
+            nxt = raw[k]
+            first_index.setdefault(nxt.offset, len(out))
+            k += 1
+            emit("LOAD_CLASSDEREF", nxt, argval=nxt.argval)
+            continue
+        if name in ("LOAD_ASSERTION_ERROR",):
+            emit("LOAD_COMMON", ins, argval="AssertionError")
+            continue
+        if name == "LOAD_COMMON_CONSTANT":
+            emit("LOAD_COMMON", ins, argval=_COMMON_CONSTANTS[ins.arg])
+            continue
+        if name in _JUMPS_UNCONDITIONAL:
+            emit("JUMP", ins, jump=ins.argval)
+            continue
+        if name in _POP_JUMPS:
+            emit(_POP_JUMPS[name], ins, jump=ins.argval)
+            continue
+        if name in ("JUMP_IF_TRUE_OR_POP", "JUMP_IF_FALSE_OR_POP"):
+            emit("COPY", ins, 1, 1)
+            emit("POP_JUMP_IF_TRUE" if "TRUE" in name else "POP_JUMP_IF_FALSE", ins,
+                 jump=ins.argval)
+            emit("POP_TOP", ins)
+            continue
+        if name == "JUMP_IF_NOT_EXC_MATCH":
+            emit("JUMP_IF_NOT_EXC_MATCH", ins, jump=ins.argval)
+            continue
+        if name == "FOR_ITER":
+            emit("FOR_ITER", ins, jump=_for_iter_exit(raw, ins, k))
+            continue
+        if name == "POP_ITER":
+            emit("POP_TOP", ins)
+            continue
+        if name == "SEND":
+            consumed = _match_send_loop(raw, k - 1)
+            if consumed:
+                for j in range(k, k - 1 + consumed):
+                    first_index.setdefault(raw[j].offset, len(out))
+                emit("YIELD_FROM", ins)
+                k = k - 1 + consumed
+                continue
+            emit("SEND", ins, jump=ins.argval)
+            continue
+        if name == "TO_BOOL":
+            follower = _next_real(raw, k)
+            if follower is not None and (follower.opname in _POP_JUMPS
+                                         or follower.opname == "UNARY_NOT"):
+                continue
+            emit("TO_BOOL", ins)
+            continue
+        if name == "COMPARE_OP":
+            emit("COMPARE_OP", ins, argval=_compare_op(ins.arg))
+            continue
+        if name == "BINARY_OP":
+            sym = _NB_OPS[ins.arg]
+            if sym == "[]":
+                emit("BINARY_SUBSCR", ins)
+            else:
+                emit("BINARY_OP", ins, ins.arg, sym)
+            continue
+        if name.startswith(("BINARY_", "INPLACE_")) and VERSION < (3, 11):
+            kind, _, opname = name.partition("_")
+            if opname in _LEGACY_BINARY:
+                sym = _LEGACY_BINARY[opname] + ("=" if kind == "INPLACE" else "")
+                emit("BINARY_OP", ins, None, sym)
+                continue
+        if name == "DUP_TOP":
+            emit("COPY", ins, 1, 1)
+            continue
+        if name == "DUP_TOP_TWO":
+            emit("COPY", ins, 2, 2)
+            emit("COPY", ins, 2, 2)
+            continue
+        if name in ("ROT_TWO", "ROT_THREE", "ROT_FOUR", "ROT_N"):
+            depth = {"ROT_TWO": 2, "ROT_THREE": 3, "ROT_FOUR": 4}.get(name, ins.arg)
+            for d in range(depth, 1, -1):
+                emit("SWAP", ins, d, d)
+            continue
+        if name == "KW_NAMES":
+            kw_names = ins.argval
+            continue
+        if name in ("CALL", "CALL_METHOD"):
+            if kw_names is not None:
+                emit("LOAD_CONST", ins, argval=kw_names)
+                emit("CALL_KW", ins, ins.arg, ins.arg)
+                kw_names = None
+            else:
+                emit("CALL", ins, ins.arg, ins.arg)
+            continue
+        if name == "CALL_FUNCTION_EX":
+            if VERSION >= (3, 14):
+                emit("CALL_EX", ins, 2, 2)
+            elif VERSION >= (3, 11):
+                emit("CALL_EX", ins, ins.arg & 1, ins.arg & 1)
+            else:
+                emit("CALL_FUNCTION_EX", ins, ins.arg & 1, ins.arg & 1)
+            continue
+        if name == "CALL_INTRINSIC_1":
+            desc = _INTR1[ins.arg]
+            mapped = _INTRINSIC_1.get(desc)
+            if mapped:
+                emit(mapped, ins)
+            else:
+                emit("CALL_INTRINSIC_1", ins, ins.arg, desc)
+            continue
+        if name == "CALL_INTRINSIC_2":
+            desc = _INTR2[ins.arg]
+            if desc == "INTRINSIC_PREP_RERAISE_STAR":
+                emit("PREP_RERAISE_STAR", ins)
+            else:
+                emit("CALL_INTRINSIC_2", ins, ins.arg, desc)
+            continue
+        if name == "MAKE_FUNCTION":
+            flags = ins.arg or 0
+            if VERSION >= (3, 13):
+                while k < n and raw[k].opname == "SET_FUNCTION_ATTRIBUTE" \
+                        and raw[k].offset not in jump_targets:
+                    flags |= raw[k].arg
+                    first_index.setdefault(raw[k].offset, len(out))
+                    k += 1
+            # 3.10 pushes the qualified name last; arg bit 0x100 says so
+            emit("MAKE_FUNCTION", ins, flags | (0x100 if VERSION < (3, 11) else 0), flags)
+            continue
+        if name == "SET_FUNCTION_ATTRIBUTE":
+            emit("SET_FUNCTION_ATTRIBUTE", ins, ins.arg, ins.arg)
+            continue
+        if name == "SETUP_WITH":
+            emit("BEFORE_WITH", ins, 1, 1)
+            continue
+        if name == "BEFORE_WITH" or name == "BEFORE_ASYNC_WITH":
+            emit(name, ins, 1, 1)
+            continue
+        if name == "COPY" and VERSION >= (3, 14):
+            matched = _match_load_special(raw, k - 1, jump_targets)
+            if matched:
+                op, consumed = matched
+                for j in range(k, k - 1 + consumed):
+                    first_index.setdefault(raw[j].offset, len(out))
+                emit(op, ins, 2, 2)
+                k = k - 1 + consumed
+                continue
+        if name == "LOAD_SPECIAL":
+            emit("LOAD_SPECIAL", ins, ins.arg, ins.argval)
+            continue
+        if name == "YIELD_VALUE":
+            emit("YIELD_VALUE", ins, ins.arg, ins.arg)
+            continue
+        if name == "UNPACK_EX":
+            emit("UNPACK_EX", ins, ins.arg, (ins.arg & 0xFF, ins.arg >> 8))
+            continue
+        if name in _COUNTED:
+            emit(name, ins, ins.arg, ins.arg)
+            continue
+        if name in _NOARG:
+            emit(name, ins)
+            continue
+        raise DecompilationError(
+            f"unknown instruction for Python {VERSION[0]}.{VERSION[1]}",
+            code_name=code.co_qualname if hasattr(code, "co_qualname") else code.co_name,
+            offset=ins.offset, instruction=name)
+
+    # resolve jump targets: an offset that produced no instruction maps to the next one
+    end_index = len(out)
+    offsets = sorted(first_index)
+    for idx, target_off in pending_jumps:
+        t = first_index.get(target_off)
+        if t is None:
+            pos = bisect.bisect_left(offsets, target_off)
+            t = first_index[offsets[pos]] if pos < len(offsets) else end_index
+        out[idx].target = t
+    handlers = _handlers(code, out, first_index, offsets)
+    return Bytecode(code, out, handlers)
+
+
+def _next_real(raw: list[dis.Instruction], k: int) -> dis.Instruction | None:
+    while k < len(raw) and raw[k].opname in ("NOT_TAKEN", "NOP", "CACHE", "EXTENDED_ARG"):
+        k += 1
+    return raw[k] if k < len(raw) else None
+
+
+def _for_iter_exit(raw: list[dis.Instruction], ins: dis.Instruction, k: int) -> int:
+    """Byte offset where a ``FOR_ITER`` continues once its iterator is exhausted."""
+    target = ins.argval
+    if VERSION < (3, 12):
+        return target
+    idx = next((j for j in range(k, len(raw)) if raw[j].offset == target), None)
+    if idx is None:
+        return target
+    skip = 0
+    if raw[idx].opname == "END_FOR":
+        skip = 1
+        if VERSION == (3, 13) and idx + 1 < len(raw) and raw[idx + 1].opname == "POP_TOP":
+            skip = 2
+        if VERSION >= (3, 14) and idx + 1 < len(raw) and raw[idx + 1].opname == "POP_ITER":
+            skip = 2
+    if idx + skip < len(raw):
+        return raw[idx + skip].offset
+    return raw[-1].offset + 2
+
+
+def _match_send_loop(raw: list[dis.Instruction], k: int) -> int:
+    """3.11+'s ``yield from``/``await`` loop, as many instructions as it spans (0: no match).
+
+    ``SEND end; YIELD_VALUE; RESUME; JUMP_BACKWARD_NO_INTERRUPT <SEND>; [CLEANUP_THROW];
+    end: [END_SEND]`` is one ``YIELD_FROM``: pop the value to send and the receiver,
+    push the result.
+    """
+    send = raw[k]
+    j = k + 1
+    if j >= len(raw) or raw[j].opname != "YIELD_VALUE":
+        return 0
+    j += 1
+    if j < len(raw) and raw[j].opname == "RESUME":
+        j += 1
+    if j >= len(raw) or raw[j].opname not in ("JUMP_BACKWARD_NO_INTERRUPT", "JUMP_BACKWARD") \
+            or raw[j].argval != send.offset:
+        return 0
+    j += 1
+    if j < len(raw) and raw[j].opname == "CLEANUP_THROW" and raw[j].offset != send.argval:
+        j += 1
+    if j >= len(raw) or raw[j].offset != send.argval:
+        return 0
+    if raw[j].opname == "END_SEND":
+        j += 1
+    return j - k
+
+
+def _match_load_special(raw: list[dis.Instruction], k: int,
+                        targets: set[int]) -> tuple[str, int] | None:
+    """3.14's ``with`` prologue: COPY 1; LOAD_SPECIAL exit; SWAP 2; SWAP 3;
+    LOAD_SPECIAL enter; CALL 0."""
+    seq = raw[k:k + 6]
+    if len(seq) < 6:
+        return None
+    names = [i.opname for i in seq]
+    if names != ["COPY", "LOAD_SPECIAL", "SWAP", "SWAP", "LOAD_SPECIAL", "CALL"]:
+        return None
+    if seq[0].arg != 1 or seq[2].arg != 2 or seq[3].arg != 3 or seq[5].arg != 0:
+        return None
+    if any(i.offset in targets for i in seq[1:]):
+        return None
+    exit_name, enter_name = str(seq[1].argval), str(seq[4].argval)
+    if (exit_name, enter_name) == ("__exit__", "__enter__") or \
+            (seq[1].arg, seq[4].arg) == (1, 0):
+        return "BEFORE_WITH", 6
+    if (exit_name, enter_name) == ("__aexit__", "__aenter__") or \
+            (seq[1].arg, seq[4].arg) == (3, 2):
+        return "BEFORE_ASYNC_WITH", 6
+    return None
+
+
+def _handlers(code: CodeType, out: list[Instr], first_index: dict[int, int],
+              offsets: list[int]) -> list[Handler | None]:
+    legacy = VERSION < (3, 11)
+    if legacy:
+        ranges: list[RawHandler] = simulate_block_stack(code, list(dis.get_instructions(code)))
+    else:
+        ranges = parse_exception_table(code)
+    result: list[Handler | None] = [None] * len(out)
+    if not ranges:
+        return result
+    out_offsets = [ins.offset for ins in out]  # non-decreasing
+
+    def index_of(off: int) -> int:
+        t = first_index.get(off)
+        if t is not None:
+            return t
+        pos = bisect.bisect_left(offsets, off)
+        return first_index[offsets[pos]] if pos < len(offsets) else len(out)
+
+    for r in ranges:
+        target = index_of(r.target)
+        if _is_generator_wrapper(out, target):
+            continue  # 3.12+: StopIteration -> RuntimeError around a generator's body
+        handler = Handler(target, r.depth, r.lasti, legacy)
+        lo = bisect.bisect_left(out_offsets, r.start)
+        hi = bisect.bisect_left(out_offsets, r.end)
+        for i in range(lo, hi):
+            result[i] = handler
+    return result
+
+
+def _is_generator_wrapper(out: list[Instr], target: int) -> bool:
+    return (target + 1 < len(out) and out[target].op == "STOPITERATION_ERROR"
+            and out[target + 1].op == "RERAISE")

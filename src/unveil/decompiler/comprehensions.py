@@ -1,0 +1,127 @@
+"""Comprehensions and generator expressions from the loop the compiler made of them.
+
+A comprehension's body decompiles to ``acc = []; for x in it: if c: acc.append(e)``
+(or ``acc.add``, ``acc[k] = v``, ``yield e``); this module folds that loop nest back
+into ``[e for x in it if c]``.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING
+
+from ..errors import DecompilationError
+
+if TYPE_CHECKING:
+    from .functions import CodeDecompiler
+
+KINDS = {"<listcomp>": "list", "<setcomp>": "set", "<dictcomp>": "dict", "<genexpr>": "gen"}
+
+
+def comprehension_from_code(dec: CodeDecompiler, iterable: ast.expr) -> ast.expr:
+    kind = KINDS[dec.code.co_name]
+    stmts = dec.statements()
+    arg = dec.code.co_varnames[0] if dec.code.co_argcount else ".0"
+    return comprehension_from_body(stmts, kind, iterable, arg, dec.qualname)
+
+
+def comprehension_from_body(stmts: list[ast.stmt], kind: str, iterable: ast.expr,
+                            arg: str, where: str = "?") -> ast.expr:
+    def fail(why: str) -> DecompilationError:
+        return DecompilationError(f"comprehension not recognised: {why}", code_name=where)
+
+    body = list(stmts)
+    acc: str | None = None
+    if kind != "gen":
+        if not body or not isinstance(body[0], ast.Assign) or len(body[0].targets) != 1 \
+                or not isinstance(body[0].targets[0], ast.Name):
+            raise fail("no accumulator")
+        acc = body[0].targets[0].id
+        body = body[1:]
+        if not body or not isinstance(body[-1], ast.Return):
+            raise fail("no result")
+        ret = body[-1].value
+        if not (isinstance(ret, ast.Name) and ret.id == acc):
+            raise fail("result is not the accumulator")
+        body = body[:-1]
+    elif body and isinstance(body[-1], ast.Return) and body[-1].value is None:
+        body = body[:-1]
+    if len(body) != 1 or not isinstance(body[0], ast.For | ast.AsyncFor):
+        raise fail("not a single loop")
+    loop = body[0]
+    it = loop.iter
+    if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "iter" \
+            and len(it.args) == 1:
+        it = it.args[0]
+    if not (isinstance(it, ast.Name) and it.id == arg):
+        raise fail("outer loop does not iterate over the argument")
+    generators: list[ast.comprehension] = []
+    node: ast.stmt = loop
+    element: tuple[ast.expr, ...] | None = None
+    first = True
+    while True:
+        if isinstance(node, ast.For | ast.AsyncFor):
+            if node.orelse:
+                raise fail("loop with else")
+            generators.append(ast.comprehension(
+                target=node.target, iter=iterable if first else node.iter, ifs=[],
+                is_async=int(isinstance(node, ast.AsyncFor))))
+            first = False
+            inner = node.body
+        elif isinstance(node, ast.If):
+            if node.orelse:
+                raise fail("condition with else")
+            generators[-1].ifs.append(node.test)
+            inner = node.body
+        else:
+            element = _element(node, kind, acc)
+            if element is None:
+                raise fail("no element")
+            break
+        inner = _continue_guards(inner)
+        if len(inner) != 1:
+            raise fail("loop body is not one statement")
+        node = inner[0]
+    if kind == "list":
+        return ast.ListComp(elt=element[0], generators=generators)
+    if kind == "set":
+        return ast.SetComp(elt=element[0], generators=generators)
+    if kind == "dict":
+        return ast.DictComp(key=element[0], value=element[1], generators=generators)
+    return ast.GeneratorExp(elt=element[0], generators=generators)
+
+
+def _element(node: ast.stmt, kind: str, acc: str | None) -> tuple[ast.expr, ...] | None:
+    if kind == "gen":
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Yield) \
+                and node.value.value is not None:
+            return (node.value.value,)
+        return None
+    if kind == "dict":
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 \
+                and isinstance(node.targets[0], ast.Subscript) \
+                and isinstance(node.targets[0].value, ast.Name) \
+                and node.targets[0].value.id == acc:
+            return (node.targets[0].slice, node.value)
+        return None
+    method = "append" if kind == "list" else "add"
+    if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+        call = node.value
+        if isinstance(call.func, ast.Attribute) and call.func.attr == method \
+                and isinstance(call.func.value, ast.Name) and call.func.value.id == acc \
+                and len(call.args) == 1 and not call.keywords:
+            return (call.args[0],)
+    return None
+
+
+def _continue_guards(body: list[ast.stmt]) -> list[ast.stmt]:
+    """``if not c: continue`` followed by the rest is ``if c: <rest>``."""
+    if len(body) >= 2 and isinstance(body[0], ast.If) and not body[0].orelse \
+            and len(body[0].body) == 1 and isinstance(body[0].body[0], ast.Continue):
+        test = body[0].test
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            test = test.operand
+        else:
+            test = ast.UnaryOp(op=ast.Not(), operand=test)
+        return [ast.If(test=test, body=_continue_guards(body[1:]), orelse=[])]
+    return body

@@ -1,0 +1,240 @@
+"""Expression values of the symbolic stack.
+
+Values are ``ast.expr`` trees. A few extra node types stand for things that have no
+source form of their own while the decompiler works (a stack slot at a block's
+entry, the NULL of a call, a caught exception, a value used more than once...);
+:func:`render` turns every one of them into plain ``ast`` before printing.
+
+A value that is used more than once is wrapped in one :class:`Shared` node, referred
+to from every place it is used. It is rendered as an assignment expression at the
+place it is evaluated first and as the temporary's name everywhere else, unless an
+idiom gets rid of the sharing, or a statement assigned it to a temporary first.
+"""
+
+from __future__ import annotations
+
+import ast
+import itertools
+import math
+from typing import Any
+
+# ---------------------------------------------------------------- extra nodes
+
+
+class Marker(ast.expr):
+    """Base of the decompiler's own expression nodes."""
+
+    _fields: tuple[str, ...] = ()
+
+
+class Slot(Marker):
+    """Stack entry ``index`` as it was on entry to a block: the variable ``_s<index>``."""
+
+    _fields = ("index",)
+
+    def __init__(self, index: int) -> None:
+        super().__init__()
+        self.index = index
+
+
+class Null(Marker):
+    """The NULL pushed before (or after) a callable."""
+
+
+class MethodSelf(Marker):
+    """The ``self`` pushed by a method load: the object of ``method``."""
+
+    _fields = ("method",)
+
+    def __init__(self, method: ast.expr) -> None:
+        super().__init__()
+        self.method = method
+
+
+class Cell(Marker):
+    """The cell object of variable ``name`` (``LOAD_CLOSURE``)."""
+
+    _fields = ("name",)
+
+    def __init__(self, name: str) -> None:
+        super().__init__()
+        self.name = name
+
+
+class Special(Marker):
+    """A value the interpreter pushes for its own use.
+
+    ``kind`` is one of: ``exc`` (the exception a handler caught), ``prev_exc`` (the
+    exception info saved by ``PUSH_EXC_INFO``), ``lasti``, ``exc_type``/``exc_tb`` and
+    ``prev_type``/``prev_value``/``prev_tb`` (3.10 handlers push six values), ``next``
+    (the item ``FOR_ITER`` pushes), ``exit``/``exit_self``/``enter`` (``with`` set-up,
+    ``value`` the manager), ``sent`` (the value a generator was resumed with).
+    """
+
+    _fields = ("kind", "value")
+
+    def __init__(self, kind: str, value: ast.expr | None = None) -> None:
+        super().__init__()
+        self.kind = kind
+        self.value = value
+
+
+class Shared(Marker):
+    """One evaluation of ``value`` referred to from several places."""
+
+    _fields = ("value",)
+
+    def __init__(self, value: ast.expr) -> None:
+        super().__init__()
+        self.value = value
+        self.name: str | None = None  # set when assigned to a temporary by a statement
+
+
+class UnpackItem(Marker):
+    """Item ``index`` of an unpacking (``UNPACK_SEQUENCE``/``UNPACK_EX``) still to be stored."""
+
+    _fields = ("unpack", "index")
+
+    def __init__(self, unpack: Any, index: int) -> None:
+        super().__init__()
+        self.unpack = unpack
+        self.index = index
+
+
+class Iterator(Marker):
+    """``iter(value)`` as pushed by ``GET_ITER``."""
+
+    _fields = ("value", "kind")
+
+    def __init__(self, value: ast.expr, kind: str = "iter") -> None:
+        super().__init__()
+        self.value = value
+        self.kind = kind  # iter, yield_from, aiter
+
+
+class Func(Marker):
+    """A function object made by ``MAKE_FUNCTION`` (rendered as a lambda or a nested def)."""
+
+    _fields = ("code", "defaults", "kwdefaults", "annotations", "closure")
+
+    def __init__(self, code: Any, defaults: ast.expr | None, kwdefaults: ast.expr | None,
+                 annotations: ast.expr | None, closure: ast.expr | None) -> None:
+        super().__init__()
+        self.code = code
+        self.defaults = defaults
+        self.kwdefaults = kwdefaults
+        self.annotations = annotations
+        self.closure = closure
+        self.annotate: ast.expr | None = None
+        self.rendered: ast.expr | None = None  # set by the function builder
+
+
+class ExcMatch(Marker):
+    """``isinstance(<exception>, types)`` as a handler's test (``CHECK_EXC_MATCH``)."""
+
+    _fields = ("exc", "types", "star")
+
+    def __init__(self, exc: ast.expr, types: ast.expr, star: bool = False) -> None:
+        super().__init__()
+        self.exc = exc
+        self.types = types
+        self.star = star
+
+
+# ---------------------------------------------------------------- construction helpers
+
+
+def const(value: object) -> ast.expr:
+    return ast.Constant(value=value)
+
+
+def name(ident: str, kind: str = "fast") -> ast.Name:
+    node = ast.Name(id=ident, ctx=ast.Load())
+    node.kind = kind  # type: ignore[attr-defined]
+    return node
+
+
+def store_name(ident: str, kind: str = "fast") -> ast.Name:
+    node = ast.Name(id=ident, ctx=ast.Store())
+    node.kind = kind  # type: ignore[attr-defined]
+    return node
+
+
+def is_null(node: ast.expr) -> bool:
+    return isinstance(node, Null)
+
+
+def unwrap(node: ast.expr) -> ast.expr:
+    """The value behind a shared wrapper."""
+    while isinstance(node, Shared) and node.name is None:
+        node = node.value
+    return node
+
+
+def is_stable(node: ast.expr) -> bool:
+    """True when evaluating ``node`` later than it was pushed gives the same value and effects.
+
+    Constants, temporaries, block-entry slots, markers and fast locals are stable;
+    fast locals only until something stores to them (the executor checks that).
+    """
+    if isinstance(node, ast.Constant | Slot | Null | Cell | MethodSelf):
+        return True
+    if isinstance(node, Shared):
+        return node.name is not None or is_stable(node.value)
+    if isinstance(node, Special):
+        return node.kind not in ("enter",)
+    if isinstance(node, ast.Name):
+        return getattr(node, "kind", "fast") in ("fast", "temp")
+    if isinstance(node, ast.Tuple):
+        return all(is_stable(e) for e in node.elts)
+    if isinstance(node, Func):
+        return False
+    return False
+
+
+def reads_local(node: ast.expr, ident: str) -> bool:
+    """Does ``node`` (unevaluated) read fast local ``ident``?"""
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Name) and sub.id == ident and isinstance(sub.ctx, ast.Load):
+            return True
+        if isinstance(sub, Shared) and sub.name is None and reads_local(sub.value, ident):
+            return True
+    return False
+
+
+def float_constant(value: float) -> ast.expr:
+    """A source expression for float ``value``, nan and infinities included."""
+    if math.isnan(value):
+        return ast.BinOp(ast.Constant(1e309), ast.Sub(), ast.Constant(1e309))
+    if math.isinf(value):
+        node: ast.expr = ast.Constant(1e309)
+        return ast.UnaryOp(ast.USub(), node) if value < 0 else node
+    if value == 0.0 and math.copysign(1.0, value) < 0:
+        return ast.UnaryOp(ast.USub(), ast.Constant(0.0))
+    if value < 0:
+        return ast.UnaryOp(ast.USub(), ast.Constant(-value))
+    return ast.Constant(value)
+
+
+# ---------------------------------------------------------------- temporaries
+
+
+class Names:
+    """Fresh names for temporaries that cannot clash with the code's own names."""
+
+    def __init__(self, taken: set[str]) -> None:
+        self.taken = set(taken)
+        self._counter = itertools.count()
+
+    def fresh(self, stem: str = "_t") -> str:
+        while True:
+            candidate = f"{stem}{next(self._counter)}"
+            if candidate not in self.taken:
+                self.taken.add(candidate)
+                return candidate
+
+    def slot(self, index: int) -> str:
+        candidate = f"_s{index}"
+        while candidate in self.taken and not candidate.startswith("_s"):
+            candidate = "_" + candidate
+        return candidate

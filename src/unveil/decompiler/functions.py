@@ -1,0 +1,310 @@
+"""Whole code objects: function signatures, bodies, lambdas, comprehensions, classes, modules.
+
+:class:`CodeDecompiler` runs the pipeline for one code object — read, blocks,
+translate, structure (or the state-machine fallback), tidy, render — and
+decompiles the code objects nested in it through the same class.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from types import CodeType
+from typing import Any
+
+from .. import bytecode
+from ..errors import DecompilationError
+from . import cfg as cfg_mod
+from .executor import ClassBuild, Context
+from .exprs import Func, Names
+from .render import Renderer
+from .structure import Structurer, Unstructurable
+from .translate import Translator
+
+CO_VARARGS = 0x04
+CO_VARKEYWORDS = 0x08
+CO_GENERATOR = 0x20
+CO_COROUTINE = 0x80
+CO_ASYNC_GENERATOR = 0x200
+CO_HAS_DOCSTRING = 0x4000000
+VERSION = sys.version_info[:2]
+
+COMPREHENSIONS = {"<listcomp>": ast.ListComp, "<setcomp>": ast.SetComp,
+                  "<dictcomp>": ast.DictComp, "<genexpr>": ast.GeneratorExp}
+
+
+class Constants:
+    """Constants without a literal form, referenced by name in the source."""
+
+    def __init__(self) -> None:
+        self.values: dict[str, Any] = {}
+        self._ids: dict[int, str] = {}
+
+    def reference(self, value: Any) -> ast.expr:
+        key = self._ids.get(id(value))
+        if key is None:
+            key = f"__unveil_const_{len(self.values)}"
+            self._ids[id(value)] = key
+            self.values[key] = value
+        return ast.Name(id=key, ctx=ast.Load())
+
+
+def all_names(code: CodeType) -> set[str]:
+    names = set(code.co_varnames) | set(code.co_names) | set(code.co_cellvars) \
+        | set(code.co_freevars)
+    for c in code.co_consts:
+        if isinstance(c, CodeType):
+            names |= all_names(c)
+    return names
+
+
+class CodeDecompiler:
+    """Decompile the body of one code object."""
+
+    def __init__(self, code: CodeType, constants: Constants | None = None,
+                 names: Names | None = None) -> None:
+        self.code = code
+        self.constants = constants or Constants()
+        self.names = names or Names(all_names(code))
+        self.qualname = getattr(code, "co_qualname", code.co_name)
+
+    # ------------------------------------------------------------ pipeline
+
+    def statements(self) -> list[ast.stmt]:
+        """The body as plain ``ast`` statements."""
+        code = self.code
+        bc = bytecode.read(code)
+        graph_cfg = cfg_mod.build(bc)
+        ctx = Context(code, self.names, make_comprehension=self.make_comprehension)
+        ir = Translator(graph_cfg, ctx).run()
+        try:
+            raw = Structurer(ir).run()
+        except Unstructurable as exc:
+            raise DecompilationError(f"control flow not structured yet: {exc}",
+                                     code_name=self.qualname) from None
+        from .idioms import tidy_raw
+
+        raw = tidy_raw(raw)
+        renderer = self.renderer()
+        body = renderer.body(raw)
+        from .idioms import tidy
+
+        return tidy(body, code)
+
+    def renderer(self) -> Renderer:
+        return Renderer(self.names, make_lambda=self.make_lambda, make_def=self.make_def,
+                        make_class=self.make_class, constant=self.constants.reference,
+                        code_name=self.qualname)
+
+    def child(self, code: CodeType) -> CodeDecompiler:
+        return CodeDecompiler(code, self.constants)
+
+    # ------------------------------------------------------------ nested objects
+
+    def make_comprehension(self, func: Func, iterable: ast.expr) -> ast.expr:
+        from .comprehensions import comprehension_from_code
+        from .exprs import Iterator
+
+        if isinstance(iterable, Iterator):
+            iterable = iterable.value
+        return comprehension_from_code(self.child(func.code), iterable)
+
+    def make_lambda(self, func: Func) -> ast.expr:
+        child = self.child(func.code)
+        body = child.statements()
+        args = self.arguments(func)
+        if len(body) == 1 and isinstance(body[0], ast.Return):
+            value = body[0].value or ast.Constant(None)
+            return ast.Lambda(args=args, body=value)
+        if not body:
+            return ast.Lambda(args=args, body=ast.Constant(None))
+        raise DecompilationError("lambda body is not one expression", code_name=child.qualname)
+
+    def make_def(self, func: Func, name: str, decorators: list[ast.expr]) -> ast.stmt:
+        return function_def(func.code, name, self, func, decorators)
+
+    def make_class(self, cb: ClassBuild, name: str, decorators: list[ast.expr]) -> ast.stmt:
+        r = self.renderer()
+        child = self.child(cb.func.code)
+        body = class_body(child)
+        return ast.ClassDef(name=name, bases=[r.expr(b) for b in cb.bases],
+                            keywords=[ast.keyword(arg=k.arg, value=r.expr(k.value))
+                                      for k in cb.keywords],
+                            body=body or [ast.Pass()], decorator_list=decorators,
+                            type_params=[])
+
+    def arguments(self, func: Func | None) -> ast.arguments:
+        return build_arguments(self.code if func is None else func.code, func,
+                               self.renderer())
+
+
+def build_arguments(code: CodeType, func: Func | None, r: Renderer) -> ast.arguments:
+    names = code.co_varnames
+    npos = code.co_argcount
+    nposonly = code.co_posonlyargcount
+    nkw = code.co_kwonlyargcount
+    pos = list(names[:npos])
+    kwonly = list(names[npos:npos + nkw])
+    i = npos + nkw
+    vararg = None
+    kwarg = None
+    if code.co_flags & CO_VARARGS:
+        vararg = names[i]
+        i += 1
+    if code.co_flags & CO_VARKEYWORDS:
+        kwarg = names[i]
+    annotations: dict[str, ast.expr] = {}
+    defaults: list[ast.expr] = []
+    kw_defaults: dict[str, ast.expr] = {}
+    if func is not None:
+        annotations = _annotations(func.annotations, r)
+        if func.defaults is not None:
+            defaults = _tuple_items(func.defaults, r)
+        if func.kwdefaults is not None:
+            kw_defaults = _dict_items(func.kwdefaults, r)
+
+    def arg(n: str) -> ast.arg:
+        return ast.arg(arg=n, annotation=annotations.get(n))
+
+    args = ast.arguments(
+        posonlyargs=[arg(n) for n in pos[:nposonly]],
+        args=[arg(n) for n in pos[nposonly:]],
+        vararg=arg(vararg) if vararg else None,
+        kwonlyargs=[arg(n) for n in kwonly],
+        kw_defaults=[kw_defaults.get(n) for n in kwonly],  # type: ignore[misc]
+        kwarg=arg(kwarg) if kwarg else None,
+        defaults=defaults,
+    )
+    args.returns = annotations.get("return")  # type: ignore[attr-defined]
+    return args
+
+
+def _tuple_items(node: ast.expr, r: Renderer) -> list[ast.expr]:
+    if isinstance(node, ast.Tuple):
+        return [r.expr(e) for e in node.elts]
+    if isinstance(node, ast.Constant) and isinstance(node.value, tuple):
+        return [r.literal(v) for v in node.value]
+    raise DecompilationError("defaults are not a tuple")
+
+
+def _dict_items(node: ast.expr, r: Renderer) -> dict[str, ast.expr]:
+    if isinstance(node, ast.Dict):
+        out = {}
+        for k, v in zip(node.keys, node.values, strict=True):
+            if not isinstance(k, ast.Constant):
+                raise DecompilationError("keyword defaults with computed names")
+            out[k.value] = r.expr(v)
+        return out
+    raise DecompilationError("keyword defaults are not a dict")
+
+
+def _annotations(node: ast.expr | None, r: Renderer) -> dict[str, ast.expr]:
+    if node is None:
+        return {}
+    if isinstance(node, ast.Tuple):
+        items = node.elts
+        out = {}
+        for k, v in zip(items[0::2], items[1::2], strict=True):
+            if isinstance(k, ast.Constant):
+                out[k.value] = r.expr(v)
+        return out
+    if isinstance(node, ast.Constant) and isinstance(node.value, tuple):
+        vals = node.value
+        return {k: ast.Constant(v) for k, v in zip(vals[0::2], vals[1::2], strict=True)}
+    if isinstance(node, ast.Dict):
+        return {k.value: r.expr(v) for k, v in zip(node.keys, node.values, strict=True)
+                if isinstance(k, ast.Constant)}
+    return {}
+
+
+def docstring_of(code: CodeType) -> str | None:
+    if code.co_name in ("<lambda>", "<module>") or code.co_name in COMPREHENSIONS:
+        return None
+    if VERSION >= (3, 14):
+        if code.co_flags & CO_HAS_DOCSTRING and code.co_consts \
+                and isinstance(code.co_consts[0], str):
+            return code.co_consts[0]
+        return None
+    if code.co_consts and isinstance(code.co_consts[0], str):
+        return code.co_consts[0]
+    return None
+
+
+def declarations(code: CodeType) -> list[ast.stmt]:
+    """``global``/``nonlocal`` statements the body needs to compile the same way."""
+    globals_: list[str] = []
+    nonlocals: list[str] = []
+    import dis
+
+    for ins in dis.get_instructions(code):
+        if ins.opname in ("STORE_GLOBAL", "DELETE_GLOBAL") and ins.argval not in globals_:
+            globals_.append(ins.argval)
+        elif ins.opname in ("STORE_DEREF", "DELETE_DEREF") and ins.argval in code.co_freevars \
+                and ins.argval not in nonlocals:
+            nonlocals.append(ins.argval)
+    out: list[ast.stmt] = []
+    if globals_:
+        out.append(ast.Global(names=globals_))
+    if nonlocals:
+        out.append(ast.Nonlocal(names=nonlocals))
+    return out
+
+
+def function_def(code: CodeType, name: str, parent: CodeDecompiler | None = None,
+                 func: Func | None = None, decorators: list[ast.expr] | None = None) -> ast.stmt:
+    dec = parent.child(code) if parent is not None else CodeDecompiler(code)
+    body = dec.statements()
+    if body and isinstance(body[-1], ast.Return) and body[-1].value is None:
+        body = body[:-1]
+    doc = docstring_of(code)
+    head: list[ast.stmt] = []
+    if doc is not None:
+        head.append(ast.Expr(value=ast.Constant(doc)))
+    head.extend(declarations(code))
+    body = head + body
+    if parent is not None and func is not None:
+        args = parent.arguments(func)
+    else:
+        args = build_arguments(code, None, dec.renderer())
+    returns = getattr(args, "returns", None)
+    is_async = bool(code.co_flags & (CO_COROUTINE | CO_ASYNC_GENERATOR)) and \
+        not _is_plain_generator(code)
+    cls = ast.AsyncFunctionDef if is_async else ast.FunctionDef
+    node = cls(name=name, args=args, body=body or [ast.Pass()],
+               decorator_list=decorators or [], returns=returns, type_params=[])
+    return node
+
+
+def _is_plain_generator(code: CodeType) -> bool:
+    return False
+
+
+def class_body(dec: CodeDecompiler) -> list[ast.stmt]:
+    body = dec.statements()
+    out: list[ast.stmt] = []
+    for i, s in enumerate(body):
+        if i < 4 and isinstance(s, ast.Assign) and len(s.targets) == 1 \
+                and isinstance(s.targets[0], ast.Name) \
+                and s.targets[0].id in ("__module__", "__qualname__", "__firstlineno__"):
+            continue
+        if isinstance(s, ast.Assign) and len(s.targets) == 1 \
+                and isinstance(s.targets[0], ast.Name) \
+                and s.targets[0].id == "__static_attributes__":
+            continue
+        if isinstance(s, ast.Assign) and len(s.targets) == 1 \
+                and isinstance(s.targets[0], ast.Name) and s.targets[0].id == "__doc__" \
+                and isinstance(s.value, ast.Constant) and not out:
+            out.append(ast.Expr(value=s.value))
+            continue
+        out.append(s)
+    while out and isinstance(out[-1], ast.Return):
+        out.pop()
+    return out
+
+
+def module_body(code: CodeType) -> list[ast.stmt]:
+    dec = CodeDecompiler(code)
+    body = dec.statements()
+    if body and isinstance(body[-1], ast.Return) and body[-1].value is None:
+        body = body[:-1]
+    return body

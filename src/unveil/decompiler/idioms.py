@@ -1,0 +1,275 @@
+"""Source idioms recovered from structured statements.
+
+``tidy_raw`` works on the structurer's trees (custom nodes still in place):
+chained comparisons, augmented assignment, ``assert``. ``tidy`` works on plain
+``ast`` after rendering: ``elif``/``else`` shapes the compiler cannot tell apart,
+trailing ``continue``, merged ``with``/``try``, single-use temporaries.
+Every rewrite keeps evaluation order and effects exactly.
+"""
+
+from __future__ import annotations
+
+import ast
+from types import CodeType
+from typing import Any
+
+from .exprs import Shared
+
+# ---------------------------------------------------------------- before rendering
+
+
+def tidy_raw(stmts: list[ast.stmt]) -> list[ast.stmt]:
+    return [_raw_stmt(s) for s in _asserts(stmts)]
+
+
+def _raw_stmt(s: ast.stmt) -> ast.stmt:
+    for field in ("body", "orelse", "finalbody"):
+        value = getattr(s, field, None)
+        if isinstance(value, list) and value and isinstance(value[0], ast.stmt):
+            setattr(s, field, tidy_raw(value))
+    if isinstance(s, ast.Try) or type(s).__name__ == "TryStar":
+        for h in s.handlers:  # type: ignore[attr-defined]
+            h.body = tidy_raw(h.body)
+    _walk_exprs(s)
+    if isinstance(s, ast.Assign) and len(s.targets) == 1:
+        aug = _augmented(s.targets[0], s.value)
+        if aug is not None:
+            return aug
+    return s
+
+
+def _walk_exprs(node: ast.AST) -> None:
+    """Rewrite chained comparisons everywhere under ``node`` (in place)."""
+    todo: list[ast.AST] = [node]
+    seen: set[int] = set()
+    while todo:
+        n = todo.pop()
+        if id(n) in seen:
+            continue
+        seen.add(id(n))
+        for field in n._fields:
+            value = getattr(n, field, None)
+            if isinstance(value, ast.BoolOp):
+                setattr(n, field, _chain(value))
+                todo.append(getattr(n, field))
+            elif isinstance(value, ast.AST):
+                todo.append(value)
+            elif isinstance(value, list):
+                for i, v in enumerate(value):
+                    if isinstance(v, ast.BoolOp):
+                        value[i] = _chain(v)
+                        todo.append(value[i])
+                    elif isinstance(v, ast.AST) and not isinstance(v, ast.stmt):
+                        todo.append(v)
+        if isinstance(n, Shared):
+            todo.append(n.value)
+
+
+def _chain(node: ast.BoolOp) -> ast.expr:
+    """``a < b and b < c`` where ``b`` is one value pushed once is ``a < b < c``."""
+    if not isinstance(node.op, ast.And):
+        return node
+    values = list(node.values)
+    out: list[ast.expr] = []
+    for v in values:
+        cur = v
+        prev = out[-1] if out else None
+        if isinstance(prev, ast.Compare) and isinstance(cur, ast.Compare) \
+                and cur.left is prev.comparators[-1] \
+                and getattr(cur.left, "name", None) is None:
+            shared = prev.comparators[-1]
+            middle = shared.value if isinstance(shared, Shared) else shared
+            merged = ast.Compare(left=prev.left, ops=[*prev.ops, *cur.ops],
+                                 comparators=[*prev.comparators[:-1], middle,
+                                              *cur.comparators])
+            out[-1] = merged
+            continue
+        out.append(cur)
+    if len(out) == 1:
+        return out[0]
+    return ast.BoolOp(op=node.op, values=out)
+
+
+def _same_target(target: ast.expr, operand: ast.expr) -> bool:
+    if isinstance(operand, Shared) and operand.name is None:
+        operand = operand.value
+    if isinstance(target, ast.Name) and isinstance(operand, ast.Name):
+        return target.id == operand.id
+    if isinstance(target, ast.Attribute) and isinstance(operand, ast.Attribute):
+        return target.attr == operand.attr and _same_ref(target.value, operand.value)
+    if isinstance(target, ast.Subscript) and isinstance(operand, ast.Subscript):
+        return _same_ref(target.value, operand.value) and _same_ref(target.slice, operand.slice)
+    return False
+
+
+def _same_ref(a: ast.expr, b: ast.expr) -> bool:
+    if a is b:
+        return True
+    if isinstance(a, ast.Name) and isinstance(b, ast.Name):
+        return a.id == b.id and getattr(a, "kind", "") == getattr(b, "kind", "") \
+            and getattr(a, "kind", "fast") in ("fast", "temp")
+    if isinstance(a, ast.Constant) and isinstance(b, ast.Constant):
+        return type(a.value) is type(b.value) and a.value == b.value
+    if isinstance(a, ast.Slice) and isinstance(b, ast.Slice):
+        return all(_same_opt(getattr(a, f), getattr(b, f)) for f in ("lower", "upper", "step"))
+    return False
+
+
+def _same_opt(a: ast.expr | None, b: ast.expr | None) -> bool:
+    if a is None or b is None:
+        return a is None and b is None
+    return _same_ref(a, b)
+
+
+def _augmented(target: ast.expr, value: ast.expr) -> ast.stmt | None:
+    if not isinstance(value, ast.BinOp) or not getattr(value, "inplace", False):
+        return None
+    if not _same_target(target, value.left):
+        return None
+    return ast.AugAssign(target=target, op=value.op, value=value.right)
+
+
+def _asserts(stmts: list[ast.stmt]) -> list[ast.stmt]:
+    out: list[ast.stmt] = []
+    for s in stmts:
+        a = _assert_of(s)
+        out.append(a if a is not None else s)
+    return out
+
+
+def _assert_of(s: ast.stmt) -> ast.stmt | None:
+    if not isinstance(s, ast.If) or s.orelse or len(s.body) != 1:
+        return None
+    r = s.body[0]
+    if not isinstance(r, ast.Raise) or r.cause is not None or r.exc is None:
+        return None
+    exc = r.exc
+    msg = None
+    if isinstance(exc, ast.Call) and len(exc.args) == 1 and not exc.keywords:
+        msg = exc.args[0]
+        exc = exc.func
+    if not (isinstance(exc, ast.Name) and getattr(exc, "common", False)):
+        return None
+    test = s.test
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return ast.Assert(test=test.operand, msg=msg)
+    return ast.Assert(test=ast.UnaryOp(op=ast.Not(), operand=test), msg=msg)
+
+
+# ---------------------------------------------------------------- after rendering
+
+
+def tidy(stmts: list[ast.stmt], code: CodeType | None = None) -> list[ast.stmt]:
+    return _tidy_block(stmts, in_loop=False)
+
+
+def _tidy_block(stmts: list[ast.stmt], in_loop: bool, loop_body: bool = False) -> list[ast.stmt]:
+    out: list[ast.stmt] = []
+    for s in stmts:
+        out.extend(_tidy_stmt(s, in_loop))
+    if loop_body:
+        out = _trim_trailing_continue(out)
+    _drop_duplicated_tails(out)
+    return out
+
+
+def _drop_duplicated_tails(stmts: list[ast.stmt]) -> None:
+    """The compiler copies a short ``return`` tail into branches that jump to it; when a
+    loop's ``else`` or an ``if`` ends with a copy of the statements after it, drop the copy."""
+    for i, s in enumerate(stmts):
+        tail = stmts[i + 1:]
+        if not tail or not isinstance(tail[-1], ast.Return | ast.Raise) or len(tail) > 3:
+            continue
+        key = [ast.dump(t) for t in tail]
+        if isinstance(s, ast.For | ast.AsyncFor | ast.While) and s.orelse:
+            _cut_tail(s.orelse, key, keep_one=False)
+        elif isinstance(s, ast.If) and not s.orelse:
+            _cut_tail(s.body, key, keep_one=True)
+
+
+def _cut_tail(body: list[ast.stmt], key: list[str], keep_one: bool) -> None:
+    n = len(key)
+    if len(body) < n or [ast.dump(t) for t in body[-n:]] != key:
+        return
+    if keep_one and len(body) == n:
+        return
+    del body[-n:]
+
+
+def _tidy_stmt(s: ast.stmt, in_loop: bool) -> list[ast.stmt]:
+    if isinstance(s, ast.For | ast.AsyncFor | ast.While):
+        s.body = _tidy_block(s.body, True, loop_body=True) or [ast.Pass()]
+        s.orelse = _tidy_block(s.orelse, in_loop)
+        return [s]
+    if isinstance(s, ast.If):
+        s.body = _tidy_block(s.body, in_loop)
+        s.orelse = _tidy_block(s.orelse, in_loop)
+        if _is_pass_only(s.body) and s.orelse:
+            s.test = _negate(s.test)
+            s.body, s.orelse = s.orelse, []
+        if not s.body:
+            s.body = [ast.Pass()]
+        if s.orelse and _ends_in_jump(s.body) and not _is_elif_chain(s.orelse):
+            rest = s.orelse
+            s.orelse = []
+            return [s, *rest]
+        return [s]
+    if isinstance(s, ast.With | ast.AsyncWith):
+        s.body = _tidy_block(s.body, in_loop) or [ast.Pass()]
+        if len(s.body) == 1 and type(s.body[0]) is type(s):
+            inner = s.body[0]
+            s.items = [*s.items, *inner.items]  # type: ignore[attr-defined]
+            s.body = inner.body  # type: ignore[attr-defined]
+        return [s]
+    if isinstance(s, ast.Try):
+        s.body = _tidy_block(s.body, in_loop) or [ast.Pass()]
+        for h in s.handlers:
+            h.body = _tidy_block(h.body, in_loop) or [ast.Pass()]
+        s.orelse = _tidy_block(s.orelse, in_loop)
+        s.finalbody = _tidy_block(s.finalbody, in_loop)
+        if s.finalbody and not s.handlers and len(s.body) == 1 \
+                and isinstance(s.body[0], ast.Try) and s.body[0].handlers \
+                and not s.body[0].finalbody:
+            inner = s.body[0]
+            s.body, s.handlers, s.orelse = inner.body, inner.handlers, inner.orelse
+        return [s]
+    return [s]
+
+
+def _is_elif_chain(stmts: list[ast.stmt]) -> bool:
+    return False
+
+
+def _is_pass_only(stmts: list[ast.stmt]) -> bool:
+    return all(isinstance(s, ast.Pass) for s in stmts)
+
+
+def _ends_in_jump(stmts: list[ast.stmt]) -> bool:
+    if not stmts:
+        return False
+    last = stmts[-1]
+    if isinstance(last, ast.Return | ast.Raise | ast.Break | ast.Continue):
+        return True
+    if isinstance(last, ast.If) and last.orelse:
+        return _ends_in_jump(last.body) and _ends_in_jump(last.orelse)
+    return False
+
+
+def _trim_trailing_continue(stmts: list[ast.stmt]) -> list[ast.stmt]:
+    while stmts and isinstance(stmts[-1], ast.Continue):
+        stmts = stmts[:-1]
+    if stmts and isinstance(stmts[-1], ast.If):
+        last = stmts[-1]
+        last.body = _trim_trailing_continue(last.body) or [ast.Pass()]
+        last.orelse = _trim_trailing_continue(last.orelse)
+    return stmts
+
+
+def _negate(node: ast.expr) -> ast.expr:
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        return node.operand
+    return ast.UnaryOp(op=ast.Not(), operand=node)
+
+
+def _unused(x: Any) -> None:
+    return None

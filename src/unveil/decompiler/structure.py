@@ -1,0 +1,914 @@
+"""From IR blocks to structured statements: if/elif/else, loops, try, with.
+
+The structurer walks the IR graph from its entry. Each construct is recognised
+from graph facts, not from code layout:
+
+* loops are natural loops (a back edge to a dominating header); a ``FOR_ITER``
+  header makes a ``for``, a header that only tests makes a ``while``, anything else
+  ``while True``; jumps to the header are ``continue``, jumps to the loop's follow
+  ``break``, and a second exit becomes the ``else`` clause;
+* an ``if`` ends at the immediate post-dominator of its test inside the enclosing
+  region (loop body, try body or function);
+* a block protected by a new exception handler opens a ``try`` (or a ``with``, when
+  the handler calls ``__exit__``); statements the compiler copies onto every exit of
+  a construct (a ``finally`` body, the ``__exit__`` call, the clean-up of an
+  ``except ... as name``) are matched and removed where they appear.
+
+Anything that fits none of these raises :class:`Unstructurable`; the caller then
+falls back to a state machine, which is always correct.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field, replace
+
+from .executor import ExcMarker
+from .exprs import Shared, Slot, Special
+from .regions import EXIT, dominates, dominators, natural_loops, postdominators
+from .translate import IRBlock, IRGraph, Term
+
+
+class Unstructurable(Exception):
+    """The control flow has no structured form the structurer recognises."""
+
+
+@dataclass(slots=True)
+class Loop:
+    header: int
+    body: set[int]
+    follow: int | None
+    cont: int
+
+
+@dataclass(slots=True)
+class Cleanup:
+    """Statements copied before every exit of a construct (innermost constructs last)."""
+
+    stmts: list[ast.stmt]
+    kind: str  # finally | with | clause
+
+
+@dataclass(frozen=True, slots=True)
+class Ctx:
+    follow: int | None = None
+    loop: Loop | None = None
+    handler: int | None = None
+    region: frozenset[int] = frozenset()
+    cleanups: tuple[Cleanup, ...] = ()
+    loop_cleanups: int = 0  # cleanups that were active when the innermost loop began
+    clause: ClauseInfo | None = None
+
+
+@dataclass(slots=True)
+class ClauseInfo:
+    name: str | None
+    exits: list[tuple[int, int]] = field(default_factory=list)  # (block, first stmt after)
+
+
+_MAX_VISITS = 4
+
+
+class Structurer:
+    def __init__(self, graph: IRGraph) -> None:
+        self.g = graph
+        self.blocks: dict[int, IRBlock] = dict(graph.blocks)
+        self.entry = graph.entry
+        self._next_id = max(self.blocks) + 1 if self.blocks else 0
+        self._index_preds()
+        esuccs = self._esuccs
+        self.idom = dominators(self.entry, esuccs)
+        self.loops = natural_loops(self.entry, esuccs, lambda n: self._epreds[n], self.idom)
+        for bid, block in self.blocks.items():
+            if block.term.kind == "for" and bid not in self.loops and bid in self.idom:
+                body_start = block.term.targets[0]
+                self.loops[bid] = {bid} | {n for n in self.idom
+                                           if dominates(self.idom, body_start, n)}
+        self._postdoms: dict[frozenset[int], dict[int, int]] = {}
+        self._protected: dict[int, frozenset[int]] = {}
+        self._effective: dict[int, int | None] = {}
+        self.visits: dict[int, int] = {}
+
+    # ------------------------------------------------------------ graph helpers
+
+    def _index_preds(self) -> None:
+        self._epreds: dict[int, list[int]] = {b: [] for b in self.blocks}
+        for bid in self.blocks:
+            for s in self._esuccs(bid):
+                if s in self._epreds:
+                    self._epreds[s].append(bid)
+
+    def _succs(self, bid: int) -> list[int]:
+        return [t for t in self.blocks[bid].term.targets if t in self.blocks]
+
+    def _esuccs(self, bid: int) -> list[int]:
+        block = self.blocks[bid]
+        out = [t for t in block.term.targets if t in self.blocks]
+        if block.handler_block is not None and block.handler_block in self.blocks:
+            out.append(block.handler_block)
+        return out
+
+    def preds(self, bid: int) -> list[int]:
+        return [p for p in self._epreds.get(bid, []) if bid in self._succs(p)]
+
+    def add_block(self, block: IRBlock) -> int:
+        bid = self._next_id
+        self._next_id += 1
+        block.id = bid
+        self.blocks[bid] = block
+        return bid
+
+    # ------------------------------------------------------------ handlers
+
+    def is_transparent(self, bid: int) -> bool:
+        """A handler that only restores the exception state and re-raises."""
+        block = self.blocks.get(bid)
+        if block is None or block.term.kind != "reraise":
+            return False
+        stmts = block.stmts
+        i = 0
+        while i < len(stmts):
+            s = stmts[i]
+            if isinstance(s, ExcMarker) and s.kind == "pop_except":
+                i += 1
+                continue
+            if _is_name_cleanup(stmts, i):
+                i += 2
+                continue
+            return False
+        return True
+
+    def effective_handler(self, bid: int) -> int | None:
+        if bid in self._effective:
+            return self._effective[bid]
+        h = self.blocks[bid].handler_block
+        seen = set()
+        while h is not None and h in self.blocks and self.is_transparent(h) and h not in seen:
+            seen.add(h)
+            h = self.blocks[h].handler_block
+        if h is not None and h not in self.blocks:
+            h = None
+        self._effective[bid] = h
+        return h
+
+    def chain(self, bid: int) -> list[int]:
+        out: list[int] = []
+        h = self.effective_handler(bid)
+        while h is not None and h not in out:
+            out.append(h)
+            h = self.effective_handler(h)
+        return out
+
+    def protected(self, handler: int) -> frozenset[int]:
+        got = self._protected.get(handler)
+        if got is None:
+            got = frozenset(b for b in self.blocks if handler in self.chain(b))
+            self._protected[handler] = got
+        return got
+
+    # ------------------------------------------------------------ driving
+
+    def run(self) -> list[ast.stmt]:
+        region = frozenset(self.idom)
+        return self.seq(self.entry, Ctx(region=region))
+
+    def visit(self, bid: int) -> IRBlock:
+        n = self.visits.get(bid, 0) + 1
+        self.visits[bid] = n
+        if n > _MAX_VISITS:
+            raise Unstructurable(f"block {bid} emitted too often")
+        return self.blocks[bid]
+
+    def seq(self, start: int | None, ctx: Ctx, *, at_header: bool = False,
+            strip: list[ast.stmt] | None = None, skip_stmts: int = 0) -> list[ast.stmt]:
+        """Statements from ``start`` until ``ctx.follow`` (or an exit)."""
+        out: list[ast.stmt] = []
+        b = start
+        first = True
+        while b is not None:
+            if b == ctx.follow and not (first and at_header):
+                break
+            if b == EXIT or b not in self.blocks:
+                raise Unstructurable("jump outside the function")
+            loop = ctx.loop
+            if loop is not None and not (first and at_header):
+                if b == loop.cont:
+                    self.exit_stmt(out, ast.Continue(), ctx)
+                    break
+                if b == loop.follow:
+                    self.exit_stmt(out, ast.Break(), ctx)
+                    break
+            if b not in ctx.region:
+                raise Unstructurable(f"block {b} outside its region")
+            if b in self.loops and not (first and at_header) \
+                    and (loop is None or loop.header != b):
+                b = self.loop_stmt(b, ctx, out)
+                first = False
+                continue
+            eh = self.effective_handler(b)
+            if eh != ctx.handler:
+                b = self.try_stmt(b, eh, ctx, out)
+                first = False
+                continue
+            block = self.visit(b)
+            stmts = block.stmts[skip_stmts:] if first else block.stmts
+            if first and strip is not None:
+                stmts = _strip_prefix(stmts, strip)
+            if ctx.clause is not None:
+                idx = _find_marker(stmts, "pop_except")
+                if idx is not None:
+                    out.extend(stmts[:idx])
+                    self.clause_exit(block, stmts, idx, ctx, out)
+                    break
+            out.extend(stmts)
+            first = False
+            term = block.term
+            if term.kind == "goto":
+                b = self.edge(b, term.targets[0], ctx, out)
+            elif term.kind == "branch":
+                b = self.if_stmt(b, ctx, out)
+            elif term.kind == "return":
+                self.exit_stmt(out, ast.Return(value=_none_to_missing(term.value)), ctx)
+                b = None
+            elif term.kind == "raise":
+                self.exit_stmt(out, ast.Raise(exc=term.value, cause=term.cause), ctx,
+                               cleanup=False)
+                b = None
+            elif term.kind == "reraise":
+                out.append(ast.Raise(exc=None, cause=None))
+                out[-1].reraise_of = term.value  # type: ignore[attr-defined]
+                b = None
+            else:
+                raise Unstructurable(f"terminator {term.kind} outside its construct")
+        return out
+
+    # ------------------------------------------------------------ edges and exits
+
+    def edge(self, src: int, dst: int, ctx: Ctx, out: list[ast.stmt]) -> int | None:
+        """Assign the target's entry slots, then say where the sequence continues."""
+        out.extend(self.slot_assignments(src, dst))
+        loop = ctx.loop
+        if loop is not None:
+            if dst == loop.cont:
+                self.exit_stmt(out, ast.Continue(), ctx)
+                return None
+            if dst == loop.follow and dst != ctx.follow:
+                self.exit_stmt(out, ast.Break(), ctx)
+                return None
+        if dst == ctx.follow:
+            return None
+        if dst not in ctx.region:
+            raise Unstructurable(f"jump from {src} to {dst} leaves its region")
+        return dst
+
+    def slot_assignments(self, src: int, dst: int) -> list[ast.stmt]:
+        target = self.blocks.get(dst)
+        source = self.blocks[src]
+        if target is None:
+            return []
+        stack = source.exit
+        if source.term.kind == "for" and dst == source.term.targets[1]:
+            stack = stack[:-1]
+        entry = target.entry
+        pairs = []
+        for k, slot in enumerate(entry):
+            if isinstance(slot, Slot) and k < len(stack):
+                value = stack[k]
+                if isinstance(value, Slot) and value.index == slot.index:
+                    continue
+                if self.is_for_iterator_edge(src, dst, k):
+                    continue
+                pairs.append((slot, value))
+        if not pairs:
+            return []
+        reads = {id(s) for _, v in pairs for s in ast.walk(v) if isinstance(s, Slot)}
+        written = {p[0].index for p in pairs}
+        conflict = any(isinstance(s, Slot) and s.index in written
+                       for _, v in pairs for s in ast.walk(v))
+        del reads
+        if conflict and len(pairs) > 1:
+            return [_assign_slots(pairs)]
+        return [ast.Assign(targets=[_slot_store(s)], value=v) for s, v in pairs]
+
+    def is_for_iterator_edge(self, src: int, dst: int, k: int) -> bool:
+        block = self.blocks[dst]
+        if block.term.kind != "for" or k != len(block.entry) - 1:
+            return False
+        return dst in self.loops and src not in self.loops[dst]
+
+    def exit_stmt(self, out: list[ast.stmt], stmt: ast.stmt, ctx: Ctx,
+                  cleanup: bool = True) -> None:
+        """Append a return/break/continue, removing the clean-up copies before it."""
+        if cleanup:
+            if isinstance(stmt, ast.Return):
+                active = ctx.cleanups
+            else:
+                active = ctx.cleanups[ctx.loop_cleanups:]
+            for c in reversed(active):
+                _strip_suffix_before_exit(out, c.stmts, stmt)
+        out.append(stmt)
+
+    # ------------------------------------------------------------ if
+
+    def ipdom(self, bid: int, ctx: Ctx) -> int:
+        region = ctx.region
+        table = self._postdoms.get(region)
+        if table is None:
+            loop = ctx.loop
+            header = loop.header if loop is not None and loop.header in region else None
+
+            def succs(n: int) -> list[int]:
+                out = []
+                for s in self._succs(n):
+                    out.append(-2 if s == header else s)
+                return out
+
+            table = postdominators(set(region), succs)
+            self._postdoms[region] = table
+        return table.get(bid, EXIT)
+
+    def if_stmt(self, b: int, ctx: Ctx, out: list[ast.stmt]) -> int | None:
+        block = self.blocks[b]
+        then_t, else_t = block.term.targets
+        test = block.term.test
+        assert test is not None
+        merge = self.ipdom(b, ctx)
+        if merge == EXIT or merge not in ctx.region:
+            merge_follow: int | None = ctx.follow
+            next_block = None
+        else:
+            merge_follow = merge
+            next_block = merge
+        sub = replace(ctx, follow=merge_follow)
+        then_body = self.branch(b, then_t, sub)
+        else_body = self.branch(b, else_t, sub)
+        if not then_body and else_body:
+            test = _negate(test)
+            then_body, else_body = else_body, []
+        if not then_body:
+            then_body = [ast.Pass()]
+        node = ast.If(test=test, body=then_body, orelse=else_body)
+        node.line = block.term.line  # type: ignore[attr-defined]
+        out.append(node)
+        if next_block is not None and next_block == ctx.follow:
+            return None
+        return next_block
+
+    def branch(self, src: int, dst: int, ctx: Ctx) -> list[ast.stmt]:
+        out: list[ast.stmt] = []
+        nxt = self.edge(src, dst, ctx, out)
+        if nxt is not None:
+            out.extend(self.seq(nxt, ctx))
+        return out
+
+    # ------------------------------------------------------------ loops
+
+    def loop_stmt(self, h: int, ctx: Ctx, out: list[ast.stmt]) -> int | None:
+        body = self.loops[h]
+        block = self.blocks[h]
+        term = block.term
+        natural_exit: int | None = None
+        body_start = h
+        kind = "while_true"
+        if term.kind == "for":
+            body_start, natural_exit = term.targets
+            kind = "for"
+        elif term.kind == "branch" and not block.stmts and not _has_unassigned(block):
+            t, e = term.targets
+            if t in body and e not in body:
+                body_start, natural_exit, kind = t, e, "while"
+            elif e in body and t not in body:
+                body_start, natural_exit, kind = e, t, "while_not"
+        breaks: set[int] = set()
+        for n in body:
+            for s in self._succs(n):
+                if s in body:
+                    continue
+                if n == h and s == natural_exit:
+                    continue
+                breaks.add(s)
+        if len(breaks) > 1:
+            breaks = self._merge_break_targets(breaks)
+        if len(breaks) > 1:
+            raise Unstructurable("loop with several exits")
+        follow: int | None
+        else_start: int | None = None
+        if not breaks:
+            follow = natural_exit
+        else:
+            (f,) = breaks
+            if natural_exit is None or f == natural_exit:
+                follow = f
+            else:
+                follow = f
+                else_start = natural_exit
+        if follow is not None and follow == ctx.follow and else_start is None \
+                and kind == "while_true":
+            pass
+        loop = Loop(h, body, follow, h)
+        region = frozenset(body)
+        sub = replace(ctx, loop=loop, follow=h if kind != "while_true" else None,
+                      region=region, loop_cleanups=len(ctx.cleanups), clause=ctx.clause)
+        node: ast.stmt
+        if kind == "for":
+            iterable, is_async = self.for_iterable(h, body, out)
+            self.visit(h)
+            first = self.blocks.get(body_start)
+            target: ast.expr = ast.Name(id="_", ctx=ast.Store())
+            skip = 0
+            if first is not None and first.stmts and _is_next_store(first.stmts[0]):
+                target = first.stmts[0].targets[0]  # type: ignore[attr-defined]
+                skip = 1
+            stmts = self.seq_from_edge(h, body_start, sub, skip)
+            cls = ast.AsyncFor if is_async else ast.For
+            node = cls(target=target, iter=iterable, body=stmts or [ast.Pass()],
+                       orelse=[])
+        elif kind in ("while", "while_not"):
+            self.visit(h)
+            test = term.test
+            assert test is not None
+            if kind == "while_not":
+                test = _negate(test)
+            stmts = self.seq_from_edge(h, body_start, sub, 0)
+            node = ast.While(test=test, body=stmts or [ast.Pass()], orelse=[])
+        else:
+            stmts = self.seq(h, sub, at_header=True)
+            node = ast.While(test=ast.Constant(True), body=stmts or [ast.Pass()],
+                             orelse=[])
+        if else_start is not None:
+            node.orelse = self.seq(else_start, replace(ctx, follow=follow)) or []
+            if not node.orelse:
+                node.orelse = []
+        out.append(node)
+        if follow is not None and follow == ctx.follow:
+            return None
+        if follow is not None and ctx.loop is not None and follow in (ctx.loop.cont,
+                                                                      ctx.loop.follow):
+            return follow
+        return follow
+
+    def _merge_break_targets(self, breaks: set[int]) -> set[int]:
+        """Several exits where all but one are the same return: keep the real one."""
+        real = {b for b in breaks if not self._is_tail(b)}
+        return real if len(real) == 1 else breaks
+
+    def _is_tail(self, bid: int) -> bool:
+        block = self.blocks[bid]
+        return block.term.kind in ("return", "raise") and len(block.stmts) <= 2
+
+    def seq_from_edge(self, src: int, dst: int, ctx: Ctx, skip: int) -> list[ast.stmt]:
+        out: list[ast.stmt] = []
+        out.extend(self.slot_assignments(src, dst))
+        if dst == ctx.follow:
+            return out
+        out.extend(self.seq(dst, ctx, skip_stmts=skip))
+        return out
+
+    def for_iterable(self, h: int, body: set[int], out: list[ast.stmt]) -> tuple[ast.expr, bool]:
+        entries = [p for p in self.preds(h) if p not in body]
+        if len(entries) != 1:
+            raise Unstructurable("loop entered from several places")
+        pre = self.blocks[entries[0]]
+        if not pre.exit:
+            raise Unstructurable("for loop without an iterator")
+        it = pre.exit[-1]
+        from .exprs import Iterator
+        if isinstance(it, Iterator):
+            return it.value, it.kind == "aiter"
+        if isinstance(it, Shared) and isinstance(it.value, Iterator):
+            return it.value.value, False
+        return ast.Call(func=ast.Name(id="iter", ctx=ast.Load()), args=[it], keywords=[]), False
+
+    # ------------------------------------------------------------ try / with
+
+    def try_stmt(self, b: int, handler: int | None, ctx: Ctx, out: list[ast.stmt]) -> int | None:
+        chain = self.chain(b)
+        if ctx.handler is not None and ctx.handler not in chain:
+            raise Unstructurable("leaving a try body without passing its end")
+        outer_index = chain.index(ctx.handler) if ctx.handler in chain else len(chain)
+        if outer_index == 0:
+            raise Unstructurable("handler mismatch")
+        h = chain[outer_index - 1]
+        kind = self.handler_kind(h)
+        if kind == "with":
+            return self.with_stmt(b, h, ctx, out)
+        if kind == "except":
+            return self.except_stmt(b, h, ctx, out)
+        if kind == "finally":
+            return self.finally_stmt(b, h, ctx, out)
+        raise Unstructurable(f"unrecognised exception handler ({kind})")
+
+    def handler_kind(self, h: int) -> str:
+        block = self.blocks[h]
+        stmts = [s for s in block.stmts if not _is_marker(s, "push_exc_info")]
+        term = block.term
+        if term.kind == "branch" and not stmts:
+            test = term.test
+            from .exprs import ExcMatch
+            if isinstance(test, ExcMatch) and not test.star:
+                return "except"
+            if _mentions_special(test, "with_exit_result"):
+                return "with"
+            if isinstance(test, ExcMatch) and test.star:
+                return "except_star"
+        if block.exit and _is_exc(block.exit[-1]):
+            return "finally"
+        if term.kind == "reraise" and _is_exc(term.value):
+            return "finally"
+        return "except"
+
+    def body_exit(self, region: frozenset[int], ctx: Ctx) -> int | None:
+        exits: set[int] = set()
+        loop = ctx.loop
+        for n in region:
+            for s in self._succs(n):
+                if s in region:
+                    continue
+                if loop is not None and s in (loop.cont, loop.follow):
+                    continue
+                exits.add(s)
+        if not exits:
+            return None
+        if len(exits) > 1:
+            real = {e for e in exits if not self._is_tail(e)}
+            if len(real) == 1:
+                return real.pop()
+            raise Unstructurable("try body with several exits")
+        return exits.pop()
+
+    def with_stmt(self, b: int, h: int, ctx: Ctx, out: list[ast.stmt]) -> int | None:
+        if not out or not _is_marker(out[-1], "with"):
+            raise Unstructurable("with body without its set-up")
+        marker = out.pop()
+        assert isinstance(marker, ExcMarker)
+        mgr = marker.value
+        is_async = marker.flag
+        region = self.protected(h) & ctx.region
+        follow = self.body_exit(region, ctx)
+        block = self.blocks[b]
+        target: ast.expr | None = None
+        skip = 0
+        if block.stmts:
+            first = block.stmts[0]
+            value = _enter_value(first)
+            if value is not None:
+                skip = 1
+                if isinstance(first, ast.Assign):
+                    target = first.targets[0]
+        exit_call = _exit_call_for(mgr, is_async)
+        cleanup = Cleanup([exit_call], "with")
+        sub = replace(ctx, handler=h, region=region, follow=follow,
+                      cleanups=(*ctx.cleanups, cleanup))
+        body = self.seq(b, sub, skip_stmts=skip)
+        item = ast.withitem(context_expr=mgr, optional_vars=target)
+        cls = ast.AsyncWith if is_async else ast.With
+        out.append(cls(items=[item], body=body or [ast.Pass()]))
+        if follow is None:
+            return None
+        return self.continue_after(follow, [exit_call], ctx, out)
+
+    def continue_after(self, follow: int, strip: list[ast.stmt], ctx: Ctx,
+                       out: list[ast.stmt]) -> int | None:
+        """Continue at ``follow`` whose first statements are a construct's exit copy."""
+        block = self.blocks[follow]
+        stripped = _strip_prefix(block.stmts, strip)
+        if stripped is block.stmts and strip:
+            raise Unstructurable("construct exit without its clean-up copy")
+        rest = IRBlock(-1, list(block.blocks), list(block.entry), list(stripped),
+                       list(block.exit), block.term, block.handler, block.handler_block,
+                       list(block.preds), block.line)
+        if not rest.stmts and follow == ctx.follow:
+            return None
+        return self.replace_block(follow, rest)
+
+    def replace_block(self, old: int, new: IRBlock) -> int:
+        """Give the rest of a block its own id so a sequence can start there."""
+        new.id = old
+        self.blocks[old] = new
+        return old
+
+    def except_stmt(self, b: int, h: int, ctx: Ctx, out: list[ast.stmt]) -> int | None:
+        region = self.protected(h) & ctx.region
+        body_exit = self.body_exit(region, ctx)
+        sub = replace(ctx, handler=h, region=region, follow=body_exit)
+        body = self.seq(b, sub)
+        handlers: list[ast.ExceptHandler] = []
+        exits: list[tuple[int, int]] = []
+        cur: int | None = h
+        first = True
+        while cur is not None:
+            hb = self.visit(cur)
+            stmts = [s for s in hb.stmts if not (first and _is_marker(s, "push_exc_info"))]
+            first = False
+            term = hb.term
+            from .exprs import ExcMatch
+            if term.kind == "branch" and not stmts and isinstance(term.test, ExcMatch):
+                types = term.test.types
+                match_t, next_t = term.targets
+                clause_block = self.blocks[match_t]
+                cname: str | None = None
+                skip = 0
+                if clause_block.stmts and _stores_exc(clause_block.stmts[0]):
+                    tgt = clause_block.stmts[0].targets[0]  # type: ignore[attr-defined]
+                    if isinstance(tgt, ast.Name):
+                        cname = tgt.id
+                        skip = 1
+                info = ClauseInfo(cname)
+                cleanup = Cleanup(_clause_cleanup(cname), "clause")
+                csub = replace(ctx, clause=info, follow=None,
+                               cleanups=(*ctx.cleanups, cleanup))
+                cbody = self.seq_clause(match_t, csub, skip)
+                handlers.append(ast.ExceptHandler(type=types, name=cname,
+                                                  body=cbody or [ast.Pass()]))
+                exits.extend(info.exits)
+                cur = next_t
+                continue
+            if term.kind == "reraise" and not stmts and _is_exc(term.value):
+                break
+            # a bare ``except:`` clause: the rest of this handler
+            info = ClauseInfo(None)
+            cleanup = Cleanup(_clause_cleanup(None), "clause")
+            csub = replace(ctx, clause=info, follow=None, cleanups=(*ctx.cleanups, cleanup))
+            self.visits[cur] -= 1
+            cbody = self.seq_clause(cur, csub, 1 if hb.stmts and _is_marker(
+                hb.stmts[0], "push_exc_info") else 0)
+            handlers.append(ast.ExceptHandler(type=None, name=None, body=cbody or [ast.Pass()]))
+            exits.extend(info.exits)
+            break
+        if not handlers:
+            raise Unstructurable("try without handlers")
+        merge = self.clause_merge(exits)
+        orelse: list[ast.stmt] = []
+        after = merge
+        if body_exit is not None:
+            if merge is None:
+                after = body_exit
+            elif body_exit != merge:
+                orelse = self.seq(body_exit, replace(ctx, follow=merge))
+        node = ast.Try(body=body or [ast.Pass()], handlers=handlers, orelse=orelse,
+                       finalbody=[])
+        out.append(node)
+        if after is not None and after == ctx.follow:
+            return None
+        return after
+
+    def seq_clause(self, start: int, ctx: Ctx, skip: int) -> list[ast.stmt]:
+        return self.seq(start, ctx, skip_stmts=skip)
+
+    def clause_exit(self, block: IRBlock, stmts: list[ast.stmt], idx: int, ctx: Ctx,
+                    out: list[ast.stmt]) -> None:
+        """An except clause reached its ``POP_EXCEPT``: an exit or the clause's end."""
+        info = ctx.clause
+        assert info is not None
+        rest = stmts[idx + 1:]
+        if info.name is not None and _is_name_cleanup(rest, 0, info.name):
+            rest = rest[2:]
+        term = block.term
+        outer = replace(ctx, clause=None, cleanups=ctx.cleanups[:-1])
+        if not rest:
+            if term.kind == "return":
+                out.append(ast.Return(value=_none_to_missing(term.value)))
+                _strip_all(out, outer)
+                return
+            if term.kind == "raise":
+                out.append(ast.Raise(exc=term.value, cause=term.cause))
+                return
+            if term.kind == "goto" and ctx.loop is not None \
+                    and term.targets[0] in (ctx.loop.cont, ctx.loop.follow):
+                out.extend(self.slot_assignments(block.id, term.targets[0]))
+                stmt: ast.stmt = ast.Continue() if term.targets[0] == ctx.loop.cont \
+                    else ast.Break()
+                self.exit_stmt(out, stmt, outer)
+                return
+        consumed = len(block.stmts) - len(rest)
+        info.exits.append((block.id, consumed))
+
+    def clause_merge(self, exits: list[tuple[int, int]]) -> int | None:
+        targets: set[int] = set()
+        for bid, consumed in exits:
+            block = self.blocks[bid]
+            if consumed == len(block.stmts) and block.term.kind == "goto":
+                targets.add(block.term.targets[0])
+            else:
+                rest = IRBlock(-1, list(block.blocks), list(block.entry),
+                               block.stmts[consumed:], list(block.exit), block.term,
+                               block.handler, block.handler_block, [], block.line)
+                targets.add(self.add_block(rest))
+        if not targets:
+            return None
+        if len(targets) > 1:
+            raise Unstructurable("except clauses continue in different places")
+        return targets.pop()
+
+    def finally_stmt(self, b: int, h: int, ctx: Ctx, out: list[ast.stmt]) -> int | None:
+        hb = self.blocks[h]
+        fctx = replace(ctx, follow=None, clause=None)
+        skip = 1 if hb.stmts and _is_marker(hb.stmts[0], "push_exc_info") else 0
+        final = self.seq(h, fctx, skip_stmts=skip)
+        if not final or not _is_reraise(final[-1]):
+            raise Unstructurable("finally handler does not re-raise")
+        final = final[:-1]
+        region = self.protected(h) & ctx.region
+        body_exit = self.body_exit(region, ctx)
+        cleanup = Cleanup(final, "finally")
+        sub = replace(ctx, handler=h, region=region, follow=body_exit,
+                      cleanups=(*ctx.cleanups, cleanup))
+        body = self.seq(b, sub)
+        node = ast.Try(body=body or [ast.Pass()], handlers=[], orelse=[],
+                       finalbody=final or [ast.Pass()])
+        out.append(node)
+        if body_exit is None:
+            return None
+        return self.continue_after(body_exit, final, ctx, out)
+
+
+# ---------------------------------------------------------------- statement helpers
+
+
+def _none_to_missing(node: ast.expr | None) -> ast.expr | None:
+    if isinstance(node, ast.Constant) and node.value is None:
+        return None
+    return node
+
+
+def _negate(node: ast.expr) -> ast.expr:
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        return node.operand
+    return ast.UnaryOp(op=ast.Not(), operand=node)
+
+
+def _slot_store(slot: Slot) -> ast.Name:
+    node = ast.Name(id=f"_s{slot.index}", ctx=ast.Store())
+    node.slot = slot.index  # type: ignore[attr-defined]
+    return node
+
+
+def _assign_slots(pairs: list[tuple[Slot, ast.expr]]) -> ast.stmt:
+    return ast.Assign(targets=[ast.Tuple(elts=[_slot_store(s) for s, _ in pairs],
+                                         ctx=ast.Store())],
+                      value=ast.Tuple(elts=[v for _, v in pairs], ctx=ast.Load()))
+
+
+def _is_marker(stmt: ast.stmt, kind: str) -> bool:
+    return isinstance(stmt, ExcMarker) and stmt.kind == kind
+
+
+def _find_marker(stmts: list[ast.stmt], kind: str) -> int | None:
+    for i, s in enumerate(stmts):
+        if _is_marker(s, kind):
+            return i
+    return None
+
+
+def _is_exc(node: ast.expr | None) -> bool:
+    return isinstance(node, Special) and node.kind in ("exc", "exc_type")
+
+
+def _is_reraise(stmt: ast.stmt) -> bool:
+    return isinstance(stmt, ast.Raise) and stmt.exc is None and \
+        _is_exc(getattr(stmt, "reraise_of", None))
+
+
+def _is_next_store(stmt: ast.stmt) -> bool:
+    return isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and \
+        isinstance(stmt.value, Special) and stmt.value.kind == "next"
+
+
+def _stores_exc(stmt: ast.stmt) -> bool:
+    return isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and _is_exc(stmt.value)
+
+
+def _has_unassigned(block: IRBlock) -> bool:
+    return False
+
+
+def _is_name_cleanup(stmts: list[ast.stmt], i: int, name: str | None = None) -> bool:
+    """``name = None; del name`` (the clean-up after ``except ... as name``)."""
+    if i + 1 >= len(stmts):
+        return False
+    a, d = stmts[i], stmts[i + 1]
+    if not (isinstance(a, ast.Assign) and len(a.targets) == 1
+            and isinstance(a.targets[0], ast.Name)
+            and isinstance(a.value, ast.Constant) and a.value.value is None):
+        return False
+    if not (isinstance(d, ast.Delete) and len(d.targets) == 1
+            and isinstance(d.targets[0], ast.Name) and d.targets[0].id == a.targets[0].id):
+        return False
+    return name is None or a.targets[0].id == name
+
+
+def _clause_cleanup(name: str | None) -> list[ast.stmt]:
+    stmts: list[ast.stmt] = [ExcMarker("pop_except")]
+    if name is not None:
+        stmts.append(ast.Assign(targets=[ast.Name(id=name, ctx=ast.Store())],
+                                value=ast.Constant(None)))
+        stmts.append(ast.Delete(targets=[ast.Name(id=name, ctx=ast.Del())]))
+    return stmts
+
+
+def _enter_value(stmt: ast.stmt) -> ast.expr | None:
+    """The ``__enter__`` result consumed by the first statement of a with body."""
+    value = None
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+        value = stmt.value
+    elif isinstance(stmt, ast.Expr):
+        value = stmt.value
+    if value is None:
+        return None
+    if isinstance(value, ast.Await):
+        value = value.value
+        if isinstance(value, Special) and value.kind == "awaitable":
+            value = value.value
+    if isinstance(value, Special) and value.kind == "enter":
+        return value
+    return None
+
+
+def _exit_call_for(mgr: ast.expr | None, is_async: bool) -> ast.stmt:
+    marker = ast.Expr(value=ast.Constant(None))
+    marker.with_exit = mgr  # type: ignore[attr-defined]
+    marker.is_async = is_async  # type: ignore[attr-defined]
+    return marker
+
+
+def _mentions_special(node: ast.AST | None, kind: str) -> bool:
+    if node is None:
+        return False
+    todo: list[ast.AST] = [node]
+    while todo:
+        n = todo.pop()
+        if isinstance(n, Special) and n.kind == kind:
+            return True
+        if isinstance(n, Shared):
+            todo.append(n.value)
+            continue
+        for child in ast.iter_child_nodes(n):
+            todo.append(child)
+        if isinstance(n, Special) and n.value is not None:
+            todo.append(n.value)
+    return False
+
+
+# ---------------------------------------------------------------- matching copies
+
+
+def _stmt_key(stmt: ast.stmt) -> str:
+    from .render import preview
+
+    return preview(stmt)
+
+
+def _matches(stmt: ast.stmt, pattern: ast.stmt) -> bool:
+    exit_mgr = getattr(pattern, "with_exit", None)
+    if getattr(pattern, "is_async", None) is not None:
+        return _is_exit_call(stmt, exit_mgr, bool(getattr(pattern, "is_async", False)))
+    if isinstance(pattern, ExcMarker):
+        return isinstance(stmt, ExcMarker) and stmt.kind == pattern.kind
+    return _stmt_key(stmt) == _stmt_key(pattern)
+
+
+def _is_exit_call(stmt: ast.stmt, mgr: ast.expr | None, is_async: bool) -> bool:
+    if not isinstance(stmt, ast.Expr):
+        return False
+    value = stmt.value
+    if is_async:
+        if not isinstance(value, ast.Await):
+            return False
+        value = value.value
+        if isinstance(value, Special) and value.kind == "awaitable":
+            value = value.value
+    if not isinstance(value, ast.Call):
+        return False
+    func = value.func
+    return isinstance(func, Special) and func.kind == "exit" and func.value is mgr
+
+
+def _strip_prefix(stmts: list[ast.stmt], pattern: list[ast.stmt]) -> list[ast.stmt]:
+    if not pattern:
+        return stmts
+    if len(stmts) < len(pattern):
+        return stmts
+    for s, p in zip(stmts, pattern, strict=False):
+        if not _matches(s, p):
+            return stmts
+    return stmts[len(pattern):]
+
+
+def _strip_suffix_before_exit(out: list[ast.stmt], pattern: list[ast.stmt],
+                              exit_stmt: ast.stmt) -> None:
+    """Remove the copy of ``pattern`` that ends ``out`` (temporaries for the value may sit
+    in between, assigned before the copy)."""
+    n = len(pattern)
+    if n == 0:
+        return
+    if len(out) >= n and all(_matches(s, p) for s, p in zip(out[-n:], pattern, strict=True)):
+        del out[-n:]
+        return
+    raise Unstructurable("exit without the clean-up copy of its construct")
+
+
+def _strip_all(out: list[ast.stmt], ctx: Ctx) -> None:
+    ret = out.pop()
+    for c in reversed(ctx.cleanups):
+        _strip_suffix_before_exit(out, c.stmts, ret)
+    out.append(ret)

@@ -1,0 +1,529 @@
+"""From basic blocks to IR blocks: statements, an exit stack and a terminator each.
+
+A chain of blocks with single entries becomes one IR block. At a conditional jump the
+translator explores both branches speculatively; when they are pure expressions that
+meet again (``a if c else b``, ``a and b``, ``a < b < c``) or conditions sharing a
+target (``if a and not b:``), the branches fold into one expression and translation
+goes on, so that values kept on the stack across the jumps stay expressions.
+
+What is left are branches with statements in them; their stack values cross block
+boundaries as variables named after the stack slot (``_s0``...), assigned on the edge.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+from ..bytecode import Handler
+from ..errors import DecompilationError
+from .cfg import CFG, Block
+from .executor import Context, ExcMatch, Executor, Speculation, State, stamp
+from .exprs import Shared, Slot, Special, const
+
+
+@dataclass(slots=True)
+class Term:
+    """How an IR block ends.
+
+    ``kind``: ``goto`` (targets[0]), ``branch`` (test; targets = [then, else]),
+    ``for`` (test is the iterator; targets = [body, exit]), ``return`` (value),
+    ``raise`` (value, cause; value None re-raises), ``reraise`` (value).
+    """
+
+    kind: str
+    targets: list[int] = field(default_factory=list)
+    test: ast.expr | None = None
+    value: ast.expr | None = None
+    cause: ast.expr | None = None
+    line: int | None = None
+    src: int = -1  # the block whose last instruction made this terminator
+
+
+@dataclass(slots=True)
+class IRBlock:
+    id: int
+    blocks: list[int]
+    entry: list[ast.expr]
+    stmts: list[ast.stmt]
+    exit: list[ast.expr]
+    term: Term
+    handler: Handler | None
+    handler_block: int | None = None
+    preds: list[int] = field(default_factory=list)
+    line: int | None = None
+
+    @property
+    def succs(self) -> list[int]:
+        return self.term.targets
+
+
+@dataclass(slots=True)
+class IRGraph:
+    blocks: dict[int, IRBlock]
+    entry: int
+    cfg: CFG
+
+    def ordered(self) -> list[IRBlock]:
+        return [self.blocks[k] for k in sorted(self.blocks)]
+
+
+@dataclass(slots=True)
+class _Outcome:
+    kind: str  # goto | branch
+    state: State
+    targets: list[int]
+    test: ast.expr | None
+    absorbed: list[int]
+    src: int = -1
+
+
+_MAX_SPECULATION = 400
+
+
+class Translator:
+    def __init__(self, cfg: CFG, ctx: Context, entry_stack: list[ast.expr] | None = None) -> None:
+        self.cfg = cfg
+        self.bc = cfg.bc
+        self.ctx = ctx
+        self.ex = Executor(ctx)
+        self.entry_stack = entry_stack or []
+        self.owner: dict[int, int] = {}  # cfg block -> IR block head
+        self.ir: dict[int, IRBlock] = {}
+        self.budget = _MAX_SPECULATION
+
+    # ------------------------------------------------------------ driver
+
+    def run(self) -> IRGraph:
+        cfg = self.cfg
+        order = _reverse_postorder(cfg)
+        pending_entry: dict[int, list[ast.expr]] = {cfg.entry: list(self.entry_stack)}
+        for bid in order:
+            if bid in self.owner:
+                continue
+            block = cfg.blocks[bid]
+            entry = self._entry_stack(block, pending_entry)
+            ir = self._translate(block, entry)
+            self.ir[ir.id] = ir
+            for t in ir.term.targets:
+                tb = cfg.blocks.get(t)
+                if tb is None:
+                    continue
+                if t not in pending_entry:
+                    pending_entry[t] = self._successor_stack(ir, t)
+        for ir in self.ir.values():
+            if ir.handler is not None:
+                ir.handler_block = self.owner.get(ir.handler.target, ir.handler.target)
+            for t in ir.term.targets:
+                if t in self.ir:
+                    self.ir[t].preds.append(ir.id)
+        return IRGraph(self.ir, cfg.entry, cfg)
+
+    def _successor_stack(self, ir: IRBlock, target: int) -> list[ast.expr]:
+        term = ir.term
+        if term.kind == "for":
+            if target == term.targets[0]:
+                return [*ir.exit, Special("next")]
+            return ir.exit[:-1]
+        return list(ir.exit)
+
+    def _entry_stack(self, block: Block, pending: dict[int, list[ast.expr]]) -> list[ast.expr]:
+        if block.handles:
+            h = self.cfg.blocks[block.handles[0]].handler
+            assert h is not None
+            stack: list[ast.expr] = [Slot(i) for i in range(h.depth)]
+            if h.legacy:
+                stack += [Special(k) for k in ("prev_tb", "prev_value", "prev_type",
+                                               "exc_tb", "exc", "exc_type")]
+            else:
+                if h.lasti:
+                    stack.append(Special("lasti"))
+                stack.append(Special("exc"))
+            return stack
+        known = pending.get(block.id)
+        if known is None:
+            raise DecompilationError("cannot tell the stack depth at a jump target",
+                                     code_name=self.ctx.qualname,
+                                     offset=self.bc.instrs[block.start].offset)
+        if len(block.preds) == 1 and block.id != self.cfg.entry:
+            return known
+        return [Slot(i) for i in range(len(known))]
+
+    # ------------------------------------------------------------ superblocks
+
+    def _translate(self, block: Block, entry: list[ast.expr]) -> IRBlock:
+        state = State(list(entry))
+        absorbed = [block.id]
+        b = block
+        while True:
+            term = self._run_block(b, state)
+            while term.kind == "branch":
+                folded = self._collapse(term, state, b.handler, set(absorbed), set(absorbed))
+                if folded is None:
+                    break
+                term, absorbed_more = folded
+                absorbed.extend(absorbed_more)
+            if term.kind == "goto":
+                nxt = self.cfg.blocks.get(term.targets[0])
+                if nxt is not None and self._mergeable(nxt, b.handler, absorbed):
+                    absorbed.append(nxt.id)
+                    b = nxt
+                    continue
+            break
+        self._finish(term, state, b.handler)
+        ir = IRBlock(block.id, absorbed, list(entry), state.stmts, list(state.stack), term,
+                     block.handler, line=self.bc.instrs[block.start].line)
+        for a in absorbed:
+            self.owner[a] = block.id
+        return ir
+
+    def _mergeable(self, nxt: Block, handler: Handler | None, absorbed: list[int]) -> bool:
+        if nxt.id == self.cfg.entry or nxt.handles or nxt.id in absorbed:
+            return False
+        if nxt.handler != handler:
+            return False
+        preds = set(nxt.preds)
+        return len(nxt.preds) == 1 or preds <= set(absorbed)
+
+    def _finish(self, term: Term, state: State, handler: Handler | None) -> None:
+        """Assign to temporaries what is still pending before the block is left."""
+        ex = self.ex
+        ex.state = state
+        if term.kind in ("return", "raise", "reraise", "branch", "for"):
+            ex.materialize_all()
+        elif term.kind == "goto":
+            # values for a join are assigned on the edge, in stack order; a single-entry
+            # block in another handler region must not evaluate them inside its region
+            target = self.cfg.blocks.get(term.targets[0])
+            if target is not None and len(target.preds) == 1 and target.handler != handler:
+                ex.materialize_all()
+
+    def _run_block(self, b: Block, state: State) -> Term:
+        """Execute block ``b`` on ``state``; return its terminator."""
+        term = self._run_block_body(b, state)
+        term.src = b.id
+        return term
+
+    def _run_block_body(self, b: Block, state: State) -> Term:
+        instrs = self.bc.instrs
+        last = instrs[b.end - 1]
+        body_end = b.end - 1 if _is_terminator(last.op) else b.end
+        self.ex.run(state, instrs[b.start:body_end])
+        self.ex.ins = last
+        line = last.line
+        op = last.op
+        ex = self.ex
+        if op == "JUMP":
+            return Term("goto", [last.target], line=line)
+        if op.startswith("POP_JUMP_IF_"):
+            value = ex.pop()
+            fall, jump = b.end, last.target
+            if op == "POP_JUMP_IF_FALSE":
+                return Term("branch", [fall, jump], test=value, line=line)
+            if op == "POP_JUMP_IF_TRUE":
+                return Term("branch", [jump, fall], test=value, line=line)
+            cmp = ast.IsNot() if op == "POP_JUMP_IF_NOT_NONE" else ast.Is()
+            test = stamp(ast.Compare(left=value, ops=[cmp], comparators=[const(None)]))
+            return Term("branch", [jump, fall], test=test, line=line)
+        if op == "JUMP_IF_NOT_EXC_MATCH":
+            types = ex.pop()
+            exc = ex.pop()
+            return Term("branch", [b.end, last.target], test=ExcMatch(exc, types), line=line)
+        if op == "FOR_ITER":
+            return Term("for", [b.end, last.target], test=ex.top(), line=line)
+        if op == "RETURN_VALUE":
+            return Term("return", value=ex.pop(), line=line)
+        if op == "RAISE_VARARGS":
+            n = last.arg or 0
+            cause = ex.pop() if n == 2 else None
+            value = ex.pop() if n >= 1 else None
+            return Term("raise", value=value, cause=cause, line=line)
+        if op == "RERAISE":
+            value = ex.pop()
+            return Term("reraise", value=value, line=line)
+        if op == "SEND":
+            ex.fail("unsupported SEND loop")
+        return Term("goto", [b.end], line=line)
+
+    # ------------------------------------------------------------ folding branches
+
+    def _explore(self, target: int, state: State, handler: Handler | None,
+                 region: set[int], inside: set[int]) -> _Outcome | None:
+        """Run speculatively from ``target``; ``None`` when it has effects or is not simple.
+
+        ``region`` are blocks not to enter again; ``inside`` are blocks whose edges into a
+        join count as already folded (the superblock being built)."""
+        block = self.cfg.blocks.get(target)
+        if block is None:
+            return None
+        if block.id == self.cfg.entry or block.handles or block.handler != handler \
+                or len(block.preds) != 1 or block.id in region or block.id in self.owner:
+            return _Outcome("goto", state.fork(), [target], None, [])
+        if self.budget <= 0:
+            return None
+        self.budget -= 1
+        ex = self.ex
+        saved = (ex.speculative, ex.spec_floor, ex.state, ex.ins, ex.spec_counts)
+        ex.spec_counts = dict(ex.spec_counts)
+        ex.speculative = True
+        ex.spec_floor = _current_seq()
+        st = state.fork()
+        absorbed = [block.id]
+        local_region = set(region) | {block.id}
+        local_inside = set(inside) | {block.id}
+        try:
+            b = block
+            while True:
+                term = self._run_block(b, st)
+                while term.kind == "branch":
+                    folded = self._collapse(term, st, handler, local_inside, local_region)
+                    if folded is None:
+                        break
+                    term, more = folded
+                    absorbed.extend(more)
+                    local_region.update(more)
+                    local_inside.update(more)
+                if term.kind == "goto":
+                    nxt = self.cfg.blocks.get(term.targets[0])
+                    if nxt is not None and nxt.id not in self.owner \
+                            and nxt.id not in local_region \
+                            and self._mergeable(nxt, handler, list(local_inside)):
+                        absorbed.append(nxt.id)
+                        local_region.add(nxt.id)
+                        local_inside.add(nxt.id)
+                        b = nxt
+                        continue
+                    return _Outcome("goto", st, list(term.targets), None, absorbed)
+                if term.kind == "branch":
+                    return _Outcome("branch", st, list(term.targets), term.test, absorbed,
+                                    term.src)
+                return None
+        except (Speculation, DecompilationError):
+            return None
+        finally:
+            ex.speculative, ex.spec_floor, ex.state, ex.ins, ex.spec_counts = saved
+
+    def _collapse(self, term: Term, state: State, handler: Handler | None,
+                  inside: set[int], region: set[int]) -> tuple[Term, list[int]] | None:
+        """Fold the branch ``term`` into an expression or a compound condition."""
+        then_t, else_t = term.targets
+        test = term.test
+        assert test is not None
+        if then_t == else_t:
+            return None
+        # the edges of this very branch are not folded yet
+        joined = inside
+        inside = inside - {term.src}
+        then_o = self._explore(then_t, state, handler, region, inside)
+        if then_o is None or then_o.state.stmts:
+            return None
+        else_o = self._explore(else_t, state, handler, region | set(then_o.absorbed), inside)
+        if else_o is None or else_o.state.stmts:
+            return None
+        kept = bool(state.stack) and state.stack[-1] is test
+        # a value: both sides meet at one block with one more value (or the kept test)
+        if then_o.kind == "goto" and else_o.kind == "goto" \
+                and then_o.targets[0] == else_o.targets[0]:
+            join = then_o.targets[0]
+            merged = _merge_values(test, then_o.state.stack, else_o.state.stack)
+            if merged is not None and self._join_closed(join, joined, then_o, else_o,
+                                                        then_t, else_t):
+                state.stack[:] = merged
+                return Term("goto", [join], line=term.line), then_o.absorbed + else_o.absorbed
+            return None
+        if not kept:
+            folded = self._threaded_kept(term, test, state, then_o, else_o, handler, region)
+            if folded is not None:
+                return folded
+        # a condition: one side tests again and shares a target with the other side
+        if then_o.kind == "branch" and else_o.kind == "goto" and not then_o.absorbed == []:
+            t2, e2 = then_o.targets
+            other = else_o.targets[0]
+            if not else_o.absorbed and _same_stack(then_o.state.stack, state.stack, test,
+                                                   then_o.test):
+                if other == e2:
+                    new = _boolop(ast.And, test, then_o.test)
+                    return self._compound(new, t2, e2, state, then_o, kept, term)
+                if other == t2 and not kept:
+                    new = _boolop(ast.Or, _negate(test), then_o.test)
+                    return self._compound(new, t2, e2, state, then_o, kept, term)
+        if else_o.kind == "branch" and then_o.kind == "goto" and else_o.absorbed:
+            t2, e2 = else_o.targets
+            other = then_o.targets[0]
+            if not then_o.absorbed and _same_stack(else_o.state.stack, state.stack, test,
+                                                   else_o.test):
+                if other == t2:
+                    new = _boolop(ast.Or, test, else_o.test)
+                    return self._compound(new, t2, e2, state, else_o, kept, term)
+                if other == e2 and not kept:
+                    new = _boolop(ast.And, _negate(test), else_o.test)
+                    return self._compound(new, t2, e2, state, else_o, kept, term)
+        if then_o.kind == "branch" and else_o.kind == "branch" and not kept \
+                and then_o.absorbed and else_o.absorbed \
+                and _same_stack(then_o.state.stack, state.stack, None, None) \
+                and _same_stack(else_o.state.stack, state.stack, None, None):
+            assert then_o.test is not None and else_o.test is not None
+            if then_o.targets == else_o.targets:
+                new = stamp(ast.IfExp(test=test, body=then_o.test, orelse=else_o.test))
+                return (Term("branch", list(then_o.targets), test=new, line=term.line),
+                        then_o.absorbed + else_o.absorbed)
+            if then_o.targets == else_o.targets[::-1]:
+                new = stamp(ast.IfExp(test=test, body=then_o.test,
+                                      orelse=_negate(else_o.test)))
+                return (Term("branch", list(then_o.targets), test=new, line=term.line),
+                        then_o.absorbed + else_o.absorbed)
+        return None
+
+    def _threaded_kept(self, term: Term, test: ast.expr, state: State, then_o: _Outcome,
+                       else_o: _Outcome, handler: Handler | None,
+                       region: set[int]) -> tuple[Term, list[int]] | None:
+        """``a and b or c``: a test whose short-circuit target is also where the next
+        (kept) test goes after popping its value."""
+        for side, other, negated in ((then_o, else_o, False), (else_o, then_o, True)):
+            if side.kind != "branch" or not side.absorbed or other.kind != "goto" \
+                    or other.absorbed:
+                continue
+            t2 = side.test
+            stack2 = side.state.stack
+            if t2 is None or not stack2 or stack2[-1] is not t2 \
+                    or len(stack2) != len(state.stack) + 1 \
+                    or not _same_stack(stack2[:-1], state.stack, None, None):
+                continue
+            t_target, e_target = side.targets
+            x = other.targets[0]
+            probe = self._explore(e_target, State(list(stack2)), handler,
+                                  region | set(side.absorbed), set())
+            if probe is None or probe.kind != "goto" or probe.targets != [x] \
+                    or probe.state.stmts or probe.absorbed != [e_target] \
+                    or not _same_stack(probe.state.stack, state.stack, None, None):
+                continue
+            combined = _boolop(ast.And, _negate(test) if negated else test, t2)
+            shared = Shared(combined)
+            shared._seq = getattr(combined, "_seq", None)  # type: ignore[attr-defined]
+            state.stack.append(shared)
+            return (Term("branch", [t_target, e_target], test=shared, line=term.line,
+                         src=side.src), list(side.absorbed))
+        return None
+
+    def _compound(self, new: ast.expr, t2: int, e2: int, state: State, side: _Outcome,
+                  kept: bool, term: Term) -> tuple[Term, list[int]]:
+        if kept:
+            shared = Shared(new)
+            shared._seq = getattr(new, "_seq", None)  # type: ignore[attr-defined]
+            state.stack[-1] = shared
+            new = shared
+        return (Term("branch", [t2, e2], test=new, line=term.line, src=side.src),
+                list(side.absorbed))
+
+    def _join_closed(self, join: int, region: set[int], then_o: _Outcome, else_o: _Outcome,
+                     then_t: int, else_t: int) -> bool:
+        """All entries into ``join`` come from the two folded branches."""
+        jb = self.cfg.blocks.get(join)
+        if jb is None or jb.handles:
+            return False
+        inside = set(region) | set(then_o.absorbed) | set(else_o.absorbed)
+        return all(p in inside for p in jb.preds)
+
+
+def _current_seq() -> int:
+    probe = stamp(ast.Constant(None))
+    return probe._seq  # type: ignore[attr-defined]
+
+
+def _is_terminator(op: str) -> bool:
+    return op in ("JUMP", "POP_JUMP_IF_TRUE", "POP_JUMP_IF_FALSE", "POP_JUMP_IF_NONE",
+                  "POP_JUMP_IF_NOT_NONE", "JUMP_IF_NOT_EXC_MATCH", "FOR_ITER", "RETURN_VALUE",
+                  "RAISE_VARARGS", "RERAISE", "SEND")
+
+
+def _same_value(a: ast.expr, b: ast.expr) -> bool:
+    if a is b:
+        return True
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, ast.Constant):
+        return type(a.value) is type(b.value) and a.value == b.value  # type: ignore[attr-defined]
+    if isinstance(a, ast.Name):
+        return a.id == b.id and getattr(a, "kind", "") == getattr(b, "kind", "") \
+            and getattr(a, "kind", "") in ("fast", "temp")  # type: ignore[attr-defined]
+    if isinstance(a, Slot):
+        return a.index == b.index  # type: ignore[attr-defined]
+    if isinstance(a, Special):
+        return a.kind == b.kind and a.value is b.value  # type: ignore[attr-defined]
+    return False
+
+
+def _same_stack(side: list[ast.expr], base: list[ast.expr], test: ast.expr | None,
+                side_test: ast.expr | None) -> bool:
+    """Did a branch leave the stack as it found it (a kept test may be replaced)?"""
+    if len(side) != len(base):
+        return False
+    for i, (x, y) in enumerate(zip(side, base, strict=True)):
+        if i == len(base) - 1 and test is not None and y is test:
+            if x is side_test:
+                continue
+            return False
+        if not _same_value(x, y):
+            return False
+    return True
+
+
+def _merge_values(test: ast.expr, then_stack: list[ast.expr],
+                  else_stack: list[ast.expr]) -> list[ast.expr] | None:
+    if len(then_stack) != len(else_stack) or not then_stack:
+        return None
+    for x, y in zip(then_stack[:-1], else_stack[:-1], strict=True):
+        if not _same_value(x, y):
+            return None
+    vt, vf = then_stack[-1], else_stack[-1]
+    if vt is test:
+        value = _boolop(ast.Or, test, vf)
+    elif vf is test:
+        value = _boolop(ast.And, test, vt)
+    else:
+        value = stamp(ast.IfExp(test=test, body=vt, orelse=vf))
+    return [*then_stack[:-1], value]
+
+
+def _boolop(op: type[ast.boolop], left: ast.expr, right: ast.expr) -> ast.expr:
+    values: list[ast.expr] = []
+    for side in (left, right):
+        # a kept test (COPY 1 + jump) is referenced only by the test and the kept copy,
+        # and the merge consumes both: its value can stand in place
+        inner = side.value if isinstance(side, Shared) and side.name is None \
+            and getattr(side, "refs", 2) == 2 else side
+        if isinstance(inner, ast.BoolOp) and isinstance(inner.op, op) \
+                and not getattr(inner, "parenthesized", False):
+            values.extend(inner.values)
+        else:
+            values.append(inner)
+    return stamp(ast.BoolOp(op=op(), values=values))
+
+
+def _negate(node: ast.expr) -> ast.expr:
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        return node.operand
+    return stamp(ast.UnaryOp(op=ast.Not(), operand=node))
+
+
+def _reverse_postorder(cfg: CFG) -> list[int]:
+    seen: set[int] = set()
+    order: list[int] = []
+    stack: list[tuple[int, int]] = [(cfg.entry, 0)]
+    seen.add(cfg.entry)
+    while stack:
+        bid, i = stack.pop()
+        block = cfg.blocks[bid]
+        succs = list(block.succs)
+        if block.handler_block is not None:
+            succs.append(block.handler_block)
+        if i < len(succs):
+            stack.append((bid, i + 1))
+            s = succs[i]
+            if s not in seen and s in cfg.blocks:
+                seen.add(s)
+                stack.append((s, 0))
+        else:
+            order.append(bid)
+    order.reverse()
+    return order
