@@ -354,7 +354,7 @@ def read(code: CodeType) -> Bytecode:
                 emit("SWAP", ins, d, d)
             continue
         if name == "KW_NAMES":
-            kw_names = ins.argval
+            kw_names = code.co_consts[ins.arg]  # 3.11's dis leaves argval unknown
             continue
         if name in ("CALL", "CALL_METHOD"):
             if kw_names is not None:

@@ -148,6 +148,8 @@ class Speculation(Exception):
 class Machine:
     """Stack primitives, statement emission and evaluation-order bookkeeping."""
 
+    following: list[Instr] = []
+    skip: int = 0
     ctx: Context
     state: State
     ins: Instr | None
@@ -184,8 +186,13 @@ class Machine:
         """Execute ``instrs`` (no terminators among them) on ``state``."""
         self.state = state
         table = self._table
-        for ins in instrs:
+        self.skip = 0
+        for i, ins in enumerate(instrs):
+            if self.skip:
+                self.skip -= 1
+                continue
             self.ins = ins
+            self.following = instrs[i + 1:i + 8]
             handler = table.get(ins.op)
             if handler is None:
                 self.fail("no translation for instruction")
@@ -491,11 +498,54 @@ class Stores(Machine):
     """Instructions that bind or unbind: each emits a statement."""
 
     def store_var(self, ins: Instr) -> None:
+        if self.multi_store(ins):
+            return
         value = self.pop()
         kind = _STORE_KIND[ins.op]
         target = ast.Name(id=ins.argval, ctx=ast.Store())
         target.kind = kind  # type: ignore[attr-defined]
         self.store(target, value, (ins.argval,) if kind == "fast" else ())
+
+    def multi_store(self, ins: Instr) -> bool:
+        """``a, b = x, y``: values pushed one by one, then stored to names in a row."""
+        following = self.following
+        names: list[tuple[str, str]] = [(ins.argval, _STORE_KIND[ins.op])]
+        for nxt in following:
+            if nxt.op not in _STORE_KIND or len(names) >= len(self.state.stack):
+                break
+            names.append((nxt.argval, _STORE_KIND[nxt.op]))
+        k = len(names)
+        if k < 2 or len({n for n, _ in names}) != k:
+            return False
+        values = self.state.stack[-k:]
+        if all(v is values[0] for v in values):
+            # ``a = b = 0``: one value copied, stored in order
+            del self.state.stack[-k:]
+            targets = []
+            for ident, kind in names:
+                t = ast.Name(id=ident, ctx=ast.Store())
+                t.kind = kind  # type: ignore[attr-defined]
+                targets.append(t)
+            self.skip = k - 1
+            self.emit(ast.Assign(targets=targets, value=values[0]),
+                      tuple(n for n, kind in names if kind == "fast"))
+            return True
+        if any(isinstance(v, UnpackItem | Shared | ImportValue | ImportItem | Special
+                          | Null | MethodSelf) for v in values):
+            return False
+        if any(getattr(v, "targets", None) for v in values):
+            return False
+        del self.state.stack[-k:]
+        targets = []
+        for ident, kind in reversed(names):
+            t = ast.Name(id=ident, ctx=ast.Store())
+            t.kind = kind  # type: ignore[attr-defined]
+            targets.append(t)
+        self.skip = k - 1
+        writes = tuple(n for n, kind in names if kind == "fast")
+        self.emit(ast.Assign(targets=[ast.Tuple(elts=targets, ctx=ast.Store())],
+                             value=ast.Tuple(elts=values, ctx=ast.Load())), writes)
+        return True
 
     def store_attr(self, ins: Instr) -> None:
         obj = self.pop()

@@ -182,7 +182,7 @@ def is_stable(node: ast.expr) -> bool:
     if isinstance(node, Shared):
         return node.name is not None or is_stable(node.value)
     if isinstance(node, Special):
-        return node.kind not in ("enter",)
+        return True
     if isinstance(node, ast.Name):
         return getattr(node, "kind", "fast") in ("fast", "temp")
     if isinstance(node, ast.Tuple):

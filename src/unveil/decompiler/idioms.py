@@ -164,6 +164,8 @@ def tidy(stmts: list[ast.stmt], code: CodeType | None = None) -> list[ast.stmt]:
 
 
 def _tidy_block(stmts: list[ast.stmt], in_loop: bool, loop_body: bool = False) -> list[ast.stmt]:
+    if loop_body:
+        stmts = _trim_trailing_continue(stmts)
     out: list[ast.stmt] = []
     for s in stmts:
         out.extend(_tidy_stmt(s, in_loop))
@@ -262,6 +264,14 @@ def _trim_trailing_continue(stmts: list[ast.stmt]) -> list[ast.stmt]:
         last = stmts[-1]
         last.body = _trim_trailing_continue(last.body) or [ast.Pass()]
         last.orelse = _trim_trailing_continue(last.orelse)
+    elif stmts and isinstance(stmts[-1], ast.Try):
+        last = stmts[-1]
+        if not last.finalbody:
+            last.orelse = _trim_trailing_continue(last.orelse)
+            for h in last.handlers:
+                h.body = _trim_trailing_continue(h.body) or [ast.Pass()]
+            if not last.orelse:
+                last.body = _trim_trailing_continue(last.body) or [ast.Pass()]
     return stmts
 
 

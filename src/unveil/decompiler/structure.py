@@ -75,6 +75,8 @@ class Structurer:
         self.blocks: dict[int, IRBlock] = dict(graph.blocks)
         self.entry = graph.entry
         self._next_id = max(self.blocks) + 1 if self.blocks else 0
+        self._split: dict[int, int] = {}
+        self._dedup_loop_tests()
         self._index_preds()
         esuccs = self._esuccs
         self.idom = dominators(self.entry, esuccs)
@@ -84,10 +86,77 @@ class Structurer:
                 body_start = block.term.targets[0]
                 self.loops[bid] = {bid} | {n for n in self.idom
                                            if dominates(self.idom, body_start, n)}
+        for header, body in self.loops.items():
+            self._add_tails(header, body)
         self._postdoms: dict[frozenset[int], dict[int, int]] = {}
         self._protected: dict[int, frozenset[int]] = {}
         self._effective: dict[int, int | None] = {}
         self.visits: dict[int, int] = {}
+
+    # ------------------------------------------------------------ graph preparation
+
+    def _dedup_loop_tests(self) -> None:
+        """Undo the compiler's copy of a ``while`` test at the bottom of the loop.
+
+        A block that only tests, with the same test, targets and handler as the end of
+        another block, is the same code: its predecessors can jump to that test instead.
+        The test is split off its block so that it becomes the loop header.
+        """
+        from .render import preview
+
+        tests: dict[tuple[str, tuple[int, ...], int | None], int] = {}
+        for bid in sorted(self.blocks):
+            block = self.blocks[bid]
+            term = block.term
+            if term.kind != "branch" or block.exit or term.test is None:
+                continue
+            key = (preview(ast.Expr(value=term.test)), tuple(term.targets),
+                   block.handler_block)
+            first = tests.get(key)
+            if first is None:
+                tests[key] = bid
+                continue
+            if block.stmts or block.entry:
+                continue
+            head = self._split_test(first)
+            for other in self.blocks.values():
+                other.term.targets[:] = [head if t == bid else t for t in other.term.targets]
+            del self.blocks[bid]
+
+    def _split_test(self, bid: int) -> int:
+        """Give the test that ends block ``bid`` a block of its own; return its id."""
+        block = self.blocks[bid]
+        if not block.stmts and not block.entry:
+            return bid
+        if bid in self._split:
+            return self._split[bid]
+        test_block = IRBlock(-1, [], [], [], [], block.term, block.handler,
+                             block.handler_block, [], block.term.line)
+        new_id = self.add_block(test_block)
+        block.term = Term("goto", [new_id], line=block.term.line)
+        self._split[bid] = new_id
+        return new_id
+
+    def _add_tails(self, header: int, body: set[int]) -> None:
+        """Blocks entered only from a loop that end the function belong to its body
+        (not the exit of a loop's own test)."""
+        head = self.blocks[header]
+        tests = head.term.kind == "for" or (head.term.kind == "branch" and not head.stmts)
+        changed = True
+        while changed:
+            changed = False
+            for bid, block in self.blocks.items():
+                if bid in body or bid not in self.idom:
+                    continue
+                preds = self._epreds.get(bid, [])
+                if not preds or not all(p in body for p in preds):
+                    continue
+                if tests and header in preds:
+                    continue
+                succs = self._succs(bid)
+                if block.term.kind in ("return", "raise", "reraise") and not succs:
+                    body.add(bid)
+                    changed = True
 
     # ------------------------------------------------------------ graph helpers
 
