@@ -116,9 +116,10 @@ class Structurer:
             if first is None:
                 tests[key] = bid
                 continue
-            if block.stmts or block.entry:
-                continue
             head = self._split_test(first)
+            if block.stmts or block.entry:
+                block.term = Term("goto", [head], line=block.term.line)
+                continue
             for other in self.blocks.values():
                 other.term.targets[:] = [head if t == bid else t for t in other.term.targets]
             del self.blocks[bid]
@@ -142,6 +143,8 @@ class Structurer:
         (not the exit of a loop's own test)."""
         head = self.blocks[header]
         tests = head.term.kind == "for" or (head.term.kind == "branch" and not head.stmts)
+        depth = len(head.entry)
+        span = max(self.blocks[b].blocks[-1] if self.blocks[b].blocks else b for b in body)
         changed = True
         while changed:
             changed = False
@@ -154,6 +157,10 @@ class Structurer:
                 if tests and header in preds:
                     continue
                 succs = self._succs(bid)
+                # a tail after the loop, or entered with the iterator popped, is what a
+                # ``break`` jumps to; one inside the loop's code is a ``return`` in the body
+                if len(block.entry) < depth or (block.blocks and block.blocks[-1] > span):
+                    continue
                 if block.term.kind in ("return", "raise", "reraise") and not succs:
                     body.add(bid)
                     changed = True
