@@ -415,6 +415,10 @@ class Structurer:
         else:
             merge_follow = merge
             next_block = merge
+        if block.term.fall == else_t and then_t != else_t:
+            # the compiler lays the ``if`` body out right after the test
+            test = _negate(test)
+            then_t, else_t = else_t, then_t
         sub = replace(ctx, follow=merge_follow)
         then_body = self.branch(b, then_t, sub)
         else_body = self.branch(b, else_t, sub)
@@ -807,9 +811,19 @@ def _none_to_missing(node: ast.expr | None) -> ast.expr | None:
     return node
 
 
+_INVERSE_CMP = {ast.Is: ast.IsNot, ast.IsNot: ast.Is, ast.In: ast.NotIn, ast.NotIn: ast.In}
+
+
 def _negate(node: ast.expr) -> ast.expr:
+    """``not node``; ``is``/``in`` tests flip exactly (as the compiler folds them)."""
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
         return node.operand
+    if isinstance(node, ast.Compare) and len(node.ops) == 1 \
+            and type(node.ops[0]) in _INVERSE_CMP:
+        flipped = ast.Compare(left=node.left, ops=[_INVERSE_CMP[type(node.ops[0])]()],
+                              comparators=node.comparators)
+        flipped._seq = getattr(node, "_seq", None)  # type: ignore[attr-defined]
+        return flipped
     return ast.UnaryOp(op=ast.Not(), operand=node)
 
 

@@ -38,6 +38,7 @@ class Term:
     cause: ast.expr | None = None
     line: int | None = None
     src: int = -1  # the block whose last instruction made this terminator
+    fall: int = -1  # for a branch: the target laid out right after it (the ``if`` body)
 
 
 @dataclass(slots=True)
@@ -76,6 +77,7 @@ class _Outcome:
     test: ast.expr | None
     absorbed: list[int]
     src: int = -1
+    fall: int = -1
 
 
 _MAX_SPECULATION = 400
@@ -219,16 +221,17 @@ class Translator:
             value = ex.pop()
             fall, jump = b.end, last.target
             if op == "POP_JUMP_IF_FALSE":
-                return Term("branch", [fall, jump], test=value, line=line)
+                return Term("branch", [fall, jump], test=value, line=line, fall=fall)
             if op == "POP_JUMP_IF_TRUE":
-                return Term("branch", [jump, fall], test=value, line=line)
+                return Term("branch", [jump, fall], test=value, line=line, fall=fall)
             cmp = ast.IsNot() if op == "POP_JUMP_IF_NOT_NONE" else ast.Is()
             test = stamp(ast.Compare(left=value, ops=[cmp], comparators=[const(None)]))
-            return Term("branch", [jump, fall], test=test, line=line)
+            return Term("branch", [jump, fall], test=test, line=line, fall=fall)
         if op == "JUMP_IF_NOT_EXC_MATCH":
             types = ex.pop()
             exc = ex.pop()
-            return Term("branch", [b.end, last.target], test=ExcMatch(exc, types), line=line)
+            return Term("branch", [b.end, last.target], test=ExcMatch(exc, types), line=line,
+                        fall=b.end)
         if op == "FOR_ITER":
             return Term("for", [b.end, last.target], test=ex.top(), line=line)
         if op == "RETURN_VALUE":
@@ -296,7 +299,7 @@ class Translator:
                     return _Outcome("goto", st, list(term.targets), None, absorbed)
                 if term.kind == "branch":
                     return _Outcome("branch", st, list(term.targets), term.test, absorbed,
-                                    term.src)
+                                    term.src, term.fall)
                 return None
         except (Speculation, DecompilationError):
             return None
@@ -365,12 +368,14 @@ class Translator:
             assert then_o.test is not None and else_o.test is not None
             if then_o.targets == else_o.targets:
                 new = stamp(ast.IfExp(test=test, body=then_o.test, orelse=else_o.test))
-                return (Term("branch", list(then_o.targets), test=new, line=term.line),
+                return (Term("branch", list(then_o.targets), test=new, line=term.line,
+                             fall=then_o.fall),
                         then_o.absorbed + else_o.absorbed)
             if then_o.targets == else_o.targets[::-1]:
                 new = stamp(ast.IfExp(test=test, body=then_o.test,
                                       orelse=_negate(else_o.test)))
-                return (Term("branch", list(then_o.targets), test=new, line=term.line),
+                return (Term("branch", list(then_o.targets), test=new, line=term.line,
+                             fall=then_o.fall),
                         then_o.absorbed + else_o.absorbed)
         return None
 
@@ -402,7 +407,7 @@ class Translator:
             shared._seq = getattr(combined, "_seq", None)  # type: ignore[attr-defined]
             state.stack.append(shared)
             return (Term("branch", [t_target, e_target], test=shared, line=term.line,
-                         src=side.src), list(side.absorbed))
+                         src=side.src, fall=side.fall), list(side.absorbed))
         return None
 
     def _compound(self, new: ast.expr, t2: int, e2: int, state: State, side: _Outcome,
@@ -412,7 +417,8 @@ class Translator:
             shared._seq = getattr(new, "_seq", None)  # type: ignore[attr-defined]
             state.stack[-1] = shared
             new = shared
-        return (Term("branch", [t2, e2], test=new, line=term.line, src=side.src),
+        return (Term("branch", [t2, e2], test=new, line=term.line, src=side.src,
+                     fall=side.fall),
                 list(side.absorbed))
 
     def _join_closed(self, join: int, region: set[int], then_o: _Outcome, else_o: _Outcome,
