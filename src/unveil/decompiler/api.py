@@ -18,6 +18,7 @@ from .functions import (
     function_def,
     module_body,
 )
+from .emit import unparse
 from .render import Renderer
 
 CO_NEWLOCALS = 0x02
@@ -43,9 +44,9 @@ def code_of(obj: object) -> CodeType:
 def decompile(obj: object) -> str:
     """Source equivalent to ``obj`` (see :func:`unveil.decompile`)."""
     if inspect.isclass(obj):
-        return ast.unparse(ast.fix_missing_locations(class_statement(obj))) + "\n"
+        return unparse(class_statement(obj)) + "\n"
     node = decompile_node(obj)
-    return ast.unparse(ast.fix_missing_locations(node)) + "\n"
+    return unparse(node) + "\n"
 
 
 def decompile_node(obj: object, constants: Constants | None = None) -> ast.AST:
@@ -180,24 +181,28 @@ def recompile(code: CodeType, filename: str | None = None) -> CodeType:
     if not isinstance(code, CodeType):
         code = code_of(code)
     constants = Constants()
-    if code.co_name == "<module>":
-        tree: ast.AST = ast.Module(body=module_body_with(code, constants) or [ast.Pass()],
-                                   type_ignores=[])
-        wrapped = tree
+    kind = code_kind(code)
+    if kind == "module":
+        wrapped: ast.Module = ast.Module(body=module_body_with(code, constants) or [ast.Pass()],
+                                         type_ignores=[])
     else:
-        node = _definition_for(code, constants)
+        node = _definition_for(code, kind, constants)
         wrapped = _closure_wrapper(node, code)
-    source = ast.unparse(ast.fix_missing_locations(wrapped)) + "\n"
+        imports = [ast.Import(names=[ast.alias(name=n)]) for n in sorted(constants.imported)]
+        if imports:
+            wrapped.body[:0] = imports
+    source = unparse(wrapped) + "\n"
     fname = filename or f"<unveil {code.co_name}>"
     if filename:
         _write(filename, source)
     parsed = ast.parse(source, fname)
     markers = _mark_constants(parsed, constants)
-    compiled = compile(parsed, fname, "exec", dont_inherit=True)
-    if code.co_name == "<module>":
-        found = compiled
+    compiled = compile(parsed, fname, "exec", flags=code.co_flags & _FUTURE_FLAGS,
+                       dont_inherit=True)
+    if kind == "module":
+        found: CodeType | None = compiled
     else:
-        found = _find_code(compiled, code.co_name)
+        found = _find_code(compiled, code.co_name, kind)
         if found is None:
             raise DecompilationError("recompiled source lost the function",
                                      code_name=code.co_name)
@@ -209,14 +214,46 @@ def recompile(code: CodeType, filename: str | None = None) -> CodeType:
     return found.replace(**replace)
 
 
-def _definition_for(code: CodeType, constants: Constants) -> ast.stmt:
+_FUTURE_FLAGS = 0
+for _feature in ("annotations", "generator_stop", "barry_as_FLUFL"):
+    import __future__
+
+    _FUTURE_FLAGS |= getattr(__future__, _feature).compiler_flag
+
+
+def code_kind(code: CodeType) -> str:
+    """``module``, ``class``, ``lambda``, ``comprehension`` or ``function``."""
+    if code.co_name == "<module>":
+        return "module"
+    if code.co_name == "<lambda>":
+        return "lambda"
+    if code.co_name in COMPREHENSIONS:
+        return "comprehension"
+    if not code.co_flags & CO_NEWLOCALS:
+        return "class"
+    return "function"
+
+
+def _definition_for(code: CodeType, kind: str, constants: Constants) -> ast.stmt:
+    """A statement whose compilation holds a code object like ``code``."""
     dec = CodeDecompiler(code, constants)
-    if code.co_name == "<lambda>" or not code.co_name.isidentifier():
-        name = "_unveil_f"
-    else:
-        name = code.co_name
+    if kind == "class":
+        from .functions import class_body
+
+        return ast.ClassDef(name=code.co_name, bases=[], keywords=[],
+                            body=class_body(dec) or [ast.Pass()], decorator_list=[],
+                            type_params=[])
+    if kind == "lambda":
+        body = dec.statements()
+        args = build_arguments(code, None, dec.renderer())
+        if len(body) != 1 or not isinstance(body[0], ast.Return):
+            raise DecompilationError("lambda body is not one expression", code_name=code.co_name)
+        lam = ast.Lambda(args=args, body=body[0].value or ast.Constant(None))
+        return ast.Assign(targets=[ast.Name(id="_unveil_lambda", ctx=ast.Store())], value=lam)
+    if kind == "comprehension":
+        return comprehension_statement(code, constants)
+    name = code.co_name if code.co_name.isidentifier() else "_unveil_f"
     node = function_def(code, name, dec)
-    node.name = code.co_name if code.co_name.isidentifier() else name  # type: ignore
     node.decorator_list = []  # type: ignore[attr-defined]
     return node
 
@@ -228,9 +265,7 @@ def _closure_wrapper(node: ast.stmt, code: CodeType) -> ast.Module:
              for n in code.co_freevars]
     outer = ast.FunctionDef(name="__unveil_closure__", args=ast.arguments(
         posonlyargs=[], args=[], vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None,
-        defaults=[]), body=[*cells, node, ast.Return(value=ast.Name(
-            id=getattr(node, "name", "f"), ctx=ast.Load()))], decorator_list=[], returns=None,
-        type_params=[])
+        defaults=[]), body=[*cells, node], decorator_list=[], returns=None, type_params=[])
     return ast.Module(body=[outer], type_ignores=[])
 
 
@@ -285,12 +320,12 @@ def _restore_constants(code: CodeType, markers: dict[str, Any]) -> CodeType:
     return code.replace(co_consts=tuple(consts)) if changed else code
 
 
-def _find_code(code: CodeType, name: str) -> CodeType | None:
+def _find_code(code: CodeType, name: str, kind: str) -> CodeType | None:
     for c in code.co_consts:
         if isinstance(c, CodeType):
-            if c.co_name == name:
+            if c.co_name == name and code_kind(c) == kind:
                 return c
-            inner = _find_code(c, name)
+            inner = _find_code(c, name, kind)
             if inner is not None:
                 return inner
     return None

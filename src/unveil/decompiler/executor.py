@@ -125,6 +125,7 @@ class Context:
         self.make_comprehension = make_comprehension
         self.make_class = make_class
         self.qualname = getattr(code, "co_qualname", code.co_name)
+        self.imported: set[str] = set()
 
 
 class ClassBuild(Marker):
@@ -287,6 +288,9 @@ class Machine:
 
     def store(self, target: ast.expr, value: ast.expr, writes: tuple[str, ...] = ()) -> None:
         """``target = value``, recognising unpacking, chained assignment and walrus."""
+        if isinstance(target, ast.Name) and isinstance(value, ImportValue | ImportItem):
+            if self.store_import(target.id, value, writes):
+                return
         if isinstance(value, UnpackItem):
             self.store_unpacked(value, target, writes)
             return
@@ -307,6 +311,43 @@ class Machine:
             self.emit(ast.Assign(targets=[*targets, target], value=value), writes)
             return
         self.emit(ast.Assign(targets=[target], value=value), writes)
+
+    def store_import(self, ident: str, value: ast.expr, writes: tuple[str, ...]) -> bool:
+        """``import m``, ``import a.b as c``, ``from m import x as y`` from the stores."""
+        if isinstance(value, ImportValue):
+            if value.fromlist is not None or value.level:
+                return False
+            top = value.module.split(".")[0]
+            if ident == top:
+                alias = ast.alias(name=value.module)
+            elif "." not in value.module:
+                alias = ast.alias(name=value.module, asname=ident)
+            else:
+                return False
+            self.emit(ast.Import(names=[alias]), writes)
+            return True
+        assert isinstance(value, ImportItem)
+        source = value.source
+        if isinstance(source, ImportValue) and source.fromlist is not None:
+            if any(e is source for e in self.state.stack):
+                alias = ast.alias(name=value.attr, asname=None if ident == value.attr else ident)
+                source.aliases.append(alias)
+                if writes:
+                    source.writes = (*getattr(source, "writes", ()), *writes)  # type: ignore
+                return True
+            return False
+        # ``import a.b.c as d``: IMPORT_NAME a.b.c, then IMPORT_FROM b, c down the chain
+        path = [value.attr]
+        while isinstance(source, ImportItem):
+            path.append(source.attr)
+            source = source.source
+        if isinstance(source, ImportValue) and source.fromlist is None and not source.level:
+            dotted = source.module.split(".")
+            if dotted[1:] == list(reversed(path)):
+                self.emit(ast.Import(names=[ast.alias(name=source.module, asname=ident)]),
+                          writes)
+                return True
+        return False
 
     def materialize_shared_targets(self, shared: Shared) -> None:
         self.flush_below(shared)
@@ -356,6 +397,13 @@ class Machine:
         window.sort(key=lambda item: _first_seq(item[1]))
         for i, node in window:
             stack[i] = self.materialize(node)
+
+
+def _plain_import_chain(item: ImportItem) -> bool:
+    source: ast.expr = item
+    while isinstance(source, ImportItem):
+        source = source.source
+    return isinstance(source, ImportValue) and source.fromlist is None
 
 
 def _collect_seqs(node: ast.expr, seen: set[int]) -> list[int]:
@@ -610,6 +658,8 @@ class StackOps(Machine):
         if isinstance(value, ImportValue):
             self.finish_import(value)
             return
+        if isinstance(value, ImportItem) and _plain_import_chain(value):
+            return  # the intermediate module of ``import a.b.c as d``
         if isinstance(value, UnpackItem):
             self.store(ast.Name(id="_", ctx=ast.Store()), value)
             return
@@ -629,7 +679,7 @@ class StackOps(Machine):
                     keywords=[])))
             return
         self.emit(ast.ImportFrom(module=value.module or None, names=value.aliases,
-                                 level=value.level))
+                                 level=value.level), getattr(value, "writes", ()))
 
     def copy(self, ins: Instr) -> None:
         depth = ins.arg or 1
@@ -1029,6 +1079,12 @@ class Calls(Machine):
     def _finish_call_two_slots(self, args: list[ast.expr], kws: list[ast.keyword]) -> None:
         a, b = self.popn(2)
         func, self_arg = _callable_of(a, b)
+        if self_arg is None and not isinstance(b, MethodSelf) and isinstance(func, ast.Attribute) \
+                and isinstance(func.value, ast.Name) \
+                and getattr(func.value, "kind", "") == "global":
+            # 3.11+ calls ``module.f(...)`` without a method load only when ``module`` was
+            # imported at module level: recompiling must know that name is an import
+            self.ctx.imported.add(func.value.id)
         if self_arg is not None:
             args = [self_arg, *args]
         self.push(self.make_call(func, args, kws))
@@ -1154,6 +1210,8 @@ class Imports(Machine):
     def import_from(self, ins: Instr) -> None:
         source = self.top()
         self.push(ImportItem(source, ins.argval))
+
+    # ``import a.b as c`` keeps the chain below its item and pops it with SWAP; POP_TOP
 
     def import_star(self, ins: Instr) -> None:
         module = self.pop()

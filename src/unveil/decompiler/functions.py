@@ -39,6 +39,7 @@ class Constants:
     def __init__(self) -> None:
         self.values: dict[str, Any] = {}
         self._ids: dict[int, str] = {}
+        self.imported: set[str] = set()  # global names the code uses as imported modules
 
     def reference(self, value: Any) -> ast.expr:
         key = self._ids.get(id(value))
@@ -76,6 +77,7 @@ class CodeDecompiler:
         bc = bytecode.read(code)
         graph_cfg = cfg_mod.build(bc)
         ctx = Context(code, self.names, make_comprehension=self.make_comprehension)
+        ctx.imported = self.constants.imported
         ir = Translator(graph_cfg, ctx).run()
         try:
             raw = Structurer(ir).run()

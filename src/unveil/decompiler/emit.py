@@ -1,0 +1,52 @@
+"""Print plain ``ast`` as source: ``ast.unparse``, with tuples written as people write them.
+
+``ast.unparse`` parenthesises a tuple wherever it appears as a whole value
+(``return (a, b)``, ``x = (1, 2)``, ``for k, v in (pairs)``); the printer here leaves
+the parentheses out where the grammar does not need them. Everything else is the
+standard library's own unparser.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+try:  # 3.14 moved the unparser out of ``ast``
+    from _ast_unparse import Unparser as _Base  # type: ignore[import-not-found]
+    from _ast_unparse import _Precedence  # type: ignore[import-not-found]
+except ImportError:  # pragma: no cover - depends on the version
+    _Base = getattr(ast, "_Unparser", None)
+    _Precedence = getattr(ast, "_Precedence", None)
+
+
+def _bare_tuple(node: ast.expr | None) -> bool:
+    return isinstance(node, ast.Tuple) and bool(node.elts) and not any(
+        isinstance(e, ast.Starred) for e in node.elts)
+
+
+if _Base is not None and _Precedence is not None:
+    class _Printer(_Base):  # type: ignore[misc, valid-type]
+        def visit_Return(self, node: ast.Return) -> None:
+            if _bare_tuple(node.value):
+                self.set_precedence(_Precedence.TUPLE, node.value)
+            super().visit_Return(node)
+
+        def visit_Assign(self, node: ast.Assign) -> None:
+            if _bare_tuple(node.value):
+                self.set_precedence(_Precedence.TUPLE, node.value)
+            super().visit_Assign(node)
+
+        def visit_AugAssign(self, node: ast.AugAssign) -> None:
+            if _bare_tuple(node.value):
+                self.set_precedence(_Precedence.TUPLE, node.value)
+            super().visit_AugAssign(node)
+else:  # pragma: no cover
+    _Printer = None
+
+
+def unparse(node: Any) -> str:
+    """Source text of ``node``."""
+    ast.fix_missing_locations(node)
+    if _Printer is None:
+        return ast.unparse(node)
+    return _Printer().visit(node)  # type: ignore[no-any-return]
