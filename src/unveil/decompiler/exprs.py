@@ -224,6 +224,7 @@ class Names:
 
     def __init__(self, taken: set[str]) -> None:
         self.taken = set(taken)
+        self.generated: set[str] = set()
         self._counter = itertools.count()
 
     def fresh(self, stem: str = "_t") -> str:
@@ -231,6 +232,7 @@ class Names:
             candidate = f"{stem}{next(self._counter)}"
             if candidate not in self.taken:
                 self.taken.add(candidate)
+                self.generated.add(candidate)
                 return candidate
 
     def slot(self, index: int) -> str:

@@ -91,7 +91,7 @@ class CodeDecompiler:
         body = renderer.body(raw)
         from .idioms import tidy
 
-        return tidy(body, code)
+        return tidy(body, code, self.names.generated)
 
     def renderer(self) -> Renderer:
         return Renderer(self.names, make_lambda=self.make_lambda, make_def=self.make_def,

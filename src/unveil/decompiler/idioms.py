@@ -133,12 +133,16 @@ def _asserts(stmts: list[ast.stmt]) -> list[ast.stmt]:
     out: list[ast.stmt] = []
     for s in stmts:
         a = _assert_of(s)
-        out.append(a if a is not None else s)
+        if a is None:
+            out.append(s)
+        else:
+            out.append(a)
+            out.extend(_asserts(s.orelse))  # type: ignore[attr-defined]
     return out
 
 
 def _assert_of(s: ast.stmt) -> ast.stmt | None:
-    if not isinstance(s, ast.If) or s.orelse or len(s.body) != 1:
+    if not isinstance(s, ast.If) or len(s.body) != 1:
         return None
     r = s.body[0]
     if not isinstance(r, ast.Raise) or r.cause is not None or r.exc is None:
@@ -159,8 +163,37 @@ def _assert_of(s: ast.stmt) -> ast.stmt | None:
 # ---------------------------------------------------------------- after rendering
 
 
-def tidy(stmts: list[ast.stmt], code: CodeType | None = None) -> list[ast.stmt]:
-    return _tidy_block(stmts, in_loop=False)
+def tidy(stmts: list[ast.stmt], code: CodeType | None = None,
+         temps: set[str] | None = None) -> list[ast.stmt]:
+    body = _tidy_block(stmts, in_loop=False)
+    if temps:
+        _returns_into_try(body, temps)
+    return body
+
+
+def _returns_into_try(stmts: list[ast.stmt], temps: set[str]) -> None:
+    """``try: ...; _t = value`` then ``return _t``: the compiler leaves ``RETURN_VALUE``
+    out of the protected range, but the source had ``return value`` in the ``try``."""
+    i = 0
+    while i < len(stmts):
+        s = stmts[i]
+        for field in ("body", "orelse", "finalbody"):
+            inner = getattr(s, field, None)
+            if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt):
+                _returns_into_try(inner, temps)
+        for h in getattr(s, "handlers", []) or []:
+            _returns_into_try(h.body, temps)
+        if isinstance(s, ast.Try) and not s.orelse and not s.finalbody and s.body \
+                and i + 1 < len(stmts):
+            last = s.body[-1]
+            nxt = stmts[i + 1]
+            if isinstance(last, ast.Assign) and len(last.targets) == 1 \
+                    and isinstance(last.targets[0], ast.Name) and last.targets[0].id in temps \
+                    and isinstance(nxt, ast.Return) and isinstance(nxt.value, ast.Name) \
+                    and nxt.value.id == last.targets[0].id:
+                s.body[-1] = ast.Return(value=last.value)
+                del stmts[i + 1]
+        i += 1
 
 
 def _tidy_block(stmts: list[ast.stmt], in_loop: bool, loop_body: bool = False) -> list[ast.stmt]:

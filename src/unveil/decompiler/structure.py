@@ -76,6 +76,7 @@ class Structurer:
         self.entry = graph.entry
         self._next_id = max(self.blocks) + 1 if self.blocks else 0
         self._split: dict[int, int] = {}
+        self._rpo: dict[int, int] | None = None
         self._dedup_loop_tests()
         self._index_preds()
         esuccs = self._esuccs
@@ -410,6 +411,8 @@ class Structurer:
         assert test is not None
         merge = self.ipdom(b, ctx)
         if merge == EXIT or merge not in ctx.region:
+            merge = self.common_successor(b, then_t, else_t, ctx)
+        if merge == EXIT or merge not in ctx.region:
             merge_follow: int | None = ctx.follow
             next_block = None
         else:
@@ -433,6 +436,40 @@ class Structurer:
         if next_block is not None and next_block == ctx.follow:
             return None
         return next_block
+
+    def common_successor(self, b: int, then_t: int, else_t: int, ctx: Ctx) -> int:
+        """Where both branches meet when one of them may also leave (``return``...):
+        the first block, in flow order, that both reach inside the region."""
+        stops = {b, ctx.follow}
+        if ctx.loop is not None:
+            stops |= {ctx.loop.cont, ctx.loop.follow}
+
+        def reach(start: int) -> set[int]:
+            seen: set[int] = set()
+            todo = [start]
+            while todo:
+                n = todo.pop()
+                if n in seen or n in stops or n not in ctx.region:
+                    continue
+                seen.add(n)
+                todo.extend(self._succs(n))
+            return seen
+
+        common = reach(then_t) & reach(else_t)
+        if not common:
+            return EXIT
+        order = self._rpo_index()
+        best = min(common, key=lambda n: order.get(n, 1 << 30))
+        if not dominates(self.idom, b, best):
+            return EXIT
+        return best
+
+    def _rpo_index(self) -> dict[int, int]:
+        if self._rpo is None:
+            from .regions import reverse_postorder
+
+            self._rpo = {n: i for i, n in enumerate(reverse_postorder(self.entry, self._esuccs))}
+        return self._rpo
 
     def branch(self, src: int, dst: int, ctx: Ctx) -> list[ast.stmt]:
         out: list[ast.stmt] = []
