@@ -67,6 +67,7 @@ class ClauseInfo:
 
 
 _MAX_VISITS = 4
+_STRUCTURAL = {"prev_exc", "lasti", "exit", "exit_self", "prev_tb", "prev_value", "prev_type"}
 
 
 class Structurer:
@@ -277,14 +278,15 @@ class Structurer:
                     break
             if b not in ctx.region:
                 raise Unstructurable(f"block {b} outside its region")
+            eh = self.effective_handler(b)
+            if eh != ctx.handler:
+                # a try around a loop starts before the loop
+                b = self.try_stmt(b, eh, ctx, out)
+                first = False
+                continue
             if b in self.loops and not (first and at_header) \
                     and (loop is None or loop.header != b):
                 b = self.loop_stmt(b, ctx, out)
-                first = False
-                continue
-            eh = self.effective_handler(b)
-            if eh != ctx.handler:
-                b = self.try_stmt(b, eh, ctx, out)
                 first = False
                 continue
             block = self.visit(b)
@@ -353,6 +355,8 @@ class Structurer:
                 value = stack[k]
                 if isinstance(value, Slot) and value.index == slot.index:
                     continue
+                if isinstance(value, Special) and value.kind in _STRUCTURAL:
+                    continue  # consumed by the construct itself (handler, with, loop)
                 if self.is_for_iterator_edge(src, dst, k):
                     continue
                 pairs.append((slot, value))

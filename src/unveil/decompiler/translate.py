@@ -19,7 +19,7 @@ from ..bytecode import Handler
 from ..errors import DecompilationError
 from .cfg import CFG, Block
 from .executor import Context, ExcMatch, Executor, Speculation, State, stamp
-from .exprs import Shared, Slot, Special, const
+from .exprs import Cell, Shared, Slot, Special, const
 
 
 @dataclass(slots=True)
@@ -100,6 +100,7 @@ class Translator:
         cfg = self.cfg
         order = _reverse_postorder(cfg)
         pending_entry: dict[int, list[ast.expr]] = {cfg.entry: list(self.entry_stack)}
+        self.incoming: dict[int, list[list[ast.expr]]] = {}
         for bid in order:
             if bid in self.owner:
                 continue
@@ -111,8 +112,10 @@ class Translator:
                 tb = cfg.blocks.get(t)
                 if tb is None:
                     continue
+                stack = self._successor_stack(ir, t)
+                self.incoming.setdefault(t, []).append(stack)
                 if t not in pending_entry:
-                    pending_entry[t] = self._successor_stack(ir, t)
+                    pending_entry[t] = stack
         for ir in self.ir.values():
             if ir.handler is not None:
                 ir.handler_block = self.owner.get(ir.handler.target, ir.handler.target)
@@ -134,6 +137,14 @@ class Translator:
             h = self.cfg.blocks[block.handles[0]].handler
             assert h is not None
             stack: list[ast.expr] = [Slot(i) for i in range(h.depth)]
+            protected = [self.ir.get(self.owner.get(p, -1)) for p in block.handles]
+            if protected and all(p is not None for p in protected):
+                entries = [p.entry for p in protected if p is not None]
+                for k in range(h.depth):
+                    first = entries[0][k] if k < len(entries[0]) else None
+                    if isinstance(first, Special | Cell) and all(
+                            k < len(e) and e[k] is first for e in entries):
+                        stack[k] = first
             if h.legacy:
                 stack += [Special(k) for k in ("prev_tb", "prev_value", "prev_type",
                                                "exc_tb", "exc", "exc_type")]
@@ -149,7 +160,17 @@ class Translator:
                                      offset=self.bc.instrs[block.start].offset)
         if len(block.preds) == 1 and block.id != self.cfg.entry:
             return known
-        return [Slot(i) for i in range(len(known))]
+        entry: list[ast.expr] = [Slot(i) for i in range(len(known))]
+        incoming = self.incoming.get(block.id, [])
+        if len(incoming) == len(block.preds) and block.id != self.cfg.entry:
+            # a value every predecessor passes unchanged (a with's __exit__, a handler's
+            # saved exception) stays itself rather than becoming a variable
+            for k in range(len(entry)):
+                first = incoming[0][k] if k < len(incoming[0]) else None
+                if isinstance(first, Special | Cell) and all(
+                        k < len(st) and st[k] is first for st in incoming):
+                    entry[k] = first
+        return entry
 
     # ------------------------------------------------------------ superblocks
 
