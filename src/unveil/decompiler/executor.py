@@ -296,6 +296,9 @@ class Machine:
             return
         if isinstance(value, Special) and value.kind == "saved":
             return  # 3.12+ comprehension restoring its iteration variable
+        if isinstance(value, Cell) and isinstance(target, ast.Name) \
+                and target.id == "__classcell__":
+            return  # a class body hands its __class__ cell to type(): implicit in source
         if isinstance(value, Shared) and value.name is None:
             refs = sum(1 for e in self.state.stack if e is value)
             if refs:

@@ -104,7 +104,9 @@ class Renderer:
         if isinstance(s, ast.Expr):
             return _copy_pos(ast.Expr(value=self.expr(s.value)), s)
         if isinstance(s, ast.Return):
-            return ast.Return(value=None if s.value is None else self.expr(s.value))
+            if s.value is None or isinstance(s.value, Cell):  # a class body returns its cell
+                return ast.Return(value=None)
+            return ast.Return(value=self.expr(s.value))
         if isinstance(s, ast.Raise):
             return ast.Raise(exc=None if s.exc is None else self.expr(s.exc),
                              cause=None if s.cause is None else self.expr(s.cause))

@@ -323,9 +323,30 @@ class Structurer:
 
     # ------------------------------------------------------------ edges and exits
 
+    def through(self, dst: int) -> int:
+        """Follow blocks that only jump on (each ``break`` of a loop has its own jump)."""
+        seen = {dst}
+        while True:
+            block = self.blocks.get(dst)
+            if block is None or block.stmts or block.term.kind != "goto":
+                return dst
+            nxt = block.term.targets[0]
+            if nxt in seen or nxt not in self.blocks or self.slot_assignments(dst, nxt):
+                return dst
+            if self.effective_handler(dst) != self.effective_handler(nxt):
+                return dst
+            seen.add(nxt)
+            dst = nxt
+
     def edge(self, src: int, dst: int, ctx: Ctx, out: list[ast.stmt]) -> int | None:
         """Assign the target's entry slots, then say where the sequence continues."""
         out.extend(self.slot_assignments(src, dst))
+        loop = ctx.loop
+        if loop is not None and dst not in ctx.region:
+            beyond = self.through(dst)
+            if beyond in (loop.cont, loop.follow):
+                if not self.slot_assignments(src, dst):
+                    dst = beyond
         loop = ctx.loop
         if loop is not None:
             if dst == loop.cont:
@@ -507,7 +528,10 @@ class Structurer:
                     continue
                 if n == h and s == natural_exit:
                     continue
-                breaks.add(s)
+                breaks.add(self.through(s))
+        if natural_exit is not None and len(breaks) == 1 \
+                and self.through(natural_exit) in breaks:
+            natural_exit = self.through(natural_exit)
         if len(breaks) > 1:
             breaks = self._merge_break_targets(breaks)
         if len(breaks) > 1:
@@ -708,7 +732,26 @@ class Structurer:
         self.blocks[old] = new
         return old
 
+    def handler_region(self, h: int, ctx: Ctx) -> frozenset[int]:
+        """The enclosing region and the handler's own blocks (reached from ``h`` until the
+        flow comes back into the region)."""
+        extra: set[int] = set()
+        todo = [h]
+        stops = set(ctx.region)
+        if ctx.loop is not None:
+            stops |= {ctx.loop.cont}
+            if ctx.loop.follow is not None:
+                stops.add(ctx.loop.follow)
+        while todo:
+            n = todo.pop()
+            if n in extra or n in stops or n not in self.blocks:
+                continue
+            extra.add(n)
+            todo.extend(self._succs(n))
+        return ctx.region | frozenset(extra)
+
     def except_stmt(self, b: int, h: int, ctx: Ctx, out: list[ast.stmt]) -> int | None:
+        hregion = self.handler_region(h, ctx)
         region = self.protected(h) & ctx.region
         body_exit = self.body_exit(region, ctx)
         sub = replace(ctx, handler=h, region=region, follow=body_exit)
@@ -736,7 +779,7 @@ class Structurer:
                         skip = 1
                 info = ClauseInfo(cname)
                 cleanup = Cleanup(_clause_cleanup(cname), "clause")
-                csub = replace(ctx, clause=info, follow=None,
+                csub = replace(ctx, clause=info, follow=None, region=hregion,
                                cleanups=(*ctx.cleanups, cleanup))
                 cbody = self.seq_clause(match_t, csub, skip)
                 handlers.append(ast.ExceptHandler(type=types, name=cname,
@@ -749,7 +792,8 @@ class Structurer:
             # a bare ``except:`` clause: the rest of this handler
             info = ClauseInfo(None)
             cleanup = Cleanup(_clause_cleanup(None), "clause")
-            csub = replace(ctx, clause=info, follow=None, cleanups=(*ctx.cleanups, cleanup))
+            csub = replace(ctx, clause=info, follow=None, region=hregion,
+                           cleanups=(*ctx.cleanups, cleanup))
             self.visits[cur] -= 1
             cbody = self.seq_clause(cur, csub, 1 if hb.stmts and _is_marker(
                 hb.stmts[0], "push_exc_info") else 0)
@@ -764,6 +808,10 @@ class Structurer:
         if body_exit is not None:
             if merge is None:
                 after = body_exit
+                layout_else = self.else_by_layout(body_exit, h, ctx)
+                if layout_else is not None:
+                    orelse = self.seq(body_exit, replace(ctx, follow=layout_else[0]))
+                    after = layout_else[0]
             elif body_exit != merge:
                 orelse = self.seq(body_exit, replace(ctx, follow=merge))
         node = ast.Try(body=body or [ast.Pass()], handlers=handlers, orelse=orelse,
@@ -772,6 +820,40 @@ class Structurer:
         if after is not None and after == ctx.follow:
             return None
         return after
+
+    def position(self, bid: int) -> int:
+        block = self.blocks[bid]
+        return block.blocks[0] if block.blocks else bid
+
+    def else_by_layout(self, body_exit: int, h: int, ctx: Ctx) -> tuple[int | None] | None:
+        """When no except clause falls through, only the layout tells an ``else`` clause
+        from code after the statement: 3.10/3.11 put ``else`` between body and handler.
+        Returns ``(follow,)`` for an else clause ending at ``follow`` (None: it exits)."""
+        hpos = self.position(h)
+        if self.position(body_exit) > hpos:
+            return None
+        seen: set[int] = set()
+        todo = [body_exit]
+        after: set[int] = set()
+        while todo:
+            n = todo.pop()
+            if n in seen or n not in ctx.region or n == ctx.follow:
+                continue
+            seen.add(n)
+            if self.position(n) > hpos:
+                after.add(n)
+                continue
+            todo.extend(self._succs(n))
+        if len(after) == 1:
+            return (after.pop(),)
+        if after:
+            return None
+        # nothing after the handler: an else clause only if ordinary code is laid out
+        # after handlers at all (3.12+ moves handlers to the end of the function)
+        if any(self.position(n) > hpos and not self.chain(n) for n in ctx.region
+               if n not in self.protected(h)):
+            return (None,)
+        return None
 
     def seq_clause(self, start: int, ctx: Ctx, skip: int) -> list[ast.stmt]:
         return self.seq(start, ctx, skip_stmts=skip)
@@ -823,7 +905,7 @@ class Structurer:
 
     def finally_stmt(self, b: int, h: int, ctx: Ctx, out: list[ast.stmt]) -> int | None:
         hb = self.blocks[h]
-        fctx = replace(ctx, follow=None, clause=None)
+        fctx = replace(ctx, follow=None, clause=None, region=self.handler_region(h, ctx))
         skip = 1 if hb.stmts and _is_marker(hb.stmts[0], "push_exc_info") else 0
         final = self.seq(h, fctx, skip_stmts=skip)
         if not final or not _is_reraise(final[-1]):

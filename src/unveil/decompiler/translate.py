@@ -188,7 +188,8 @@ class Translator:
                 absorbed.extend(absorbed_more)
             if term.kind == "goto":
                 nxt = self.cfg.blocks.get(term.targets[0])
-                if nxt is not None and self._mergeable(nxt, b.handler, absorbed):
+                if nxt is not None and self._mergeable(nxt, b.handler, absorbed) \
+                        and (state.stack or not self._jumps_away(b, nxt)):
                     absorbed.append(nxt.id)
                     b = nxt
                     continue
@@ -199,6 +200,11 @@ class Translator:
         for a in absorbed:
             self.owner[a] = block.id
         return ir
+
+    def _jumps_away(self, b: Block, nxt: Block) -> bool:
+        """An explicit jump to code laid out elsewhere: kept as a block boundary, since
+        the layout tells the structurer where ``else`` clauses end."""
+        return nxt.start != b.end and self.bc.instrs[b.end - 1].op == "JUMP"
 
     def _mergeable(self, nxt: Block, handler: Handler | None, absorbed: list[int]) -> bool:
         if nxt.id == self.cfg.entry or nxt.handles or nxt.id in absorbed:
