@@ -78,8 +78,10 @@ def decompile_node(obj: object, constants: Constants | None = None) -> ast.AST:
 
 
 def module_body_with(code: CodeType, constants: Constants) -> list[ast.stmt]:
+    from .idioms import tidy_scope
+
     dec = CodeDecompiler(code, constants)
-    body = dec.statements()
+    body = tidy_scope(dec.statements(), bool(code.co_flags & 0x1000000))
     if body and isinstance(body[-1], ast.Return) and body[-1].value is None:
         body = body[:-1]
     return body

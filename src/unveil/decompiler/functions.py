@@ -27,6 +27,7 @@ CO_GENERATOR = 0x20
 CO_COROUTINE = 0x80
 CO_ASYNC_GENERATOR = 0x200
 CO_HAS_DOCSTRING = 0x4000000
+CO_FUTURE_ANNOTATIONS = 0x1000000
 VERSION = sys.version_info[:2]
 
 COMPREHENSIONS = {"<listcomp>": ast.ListComp, "<setcomp>": ast.SetComp,
@@ -282,7 +283,9 @@ def _is_plain_generator(code: CodeType) -> bool:
 
 
 def class_body(dec: CodeDecompiler) -> list[ast.stmt]:
-    body = dec.statements()
+    from .idioms import tidy_scope
+
+    body = tidy_scope(dec.statements(), bool(dec.code.co_flags & CO_FUTURE_ANNOTATIONS))
     out: list[ast.stmt] = []
     for i, s in enumerate(body):
         if i < 4 and isinstance(s, ast.Assign) and len(s.targets) == 1 \
@@ -305,8 +308,10 @@ def class_body(dec: CodeDecompiler) -> list[ast.stmt]:
 
 
 def module_body(code: CodeType) -> list[ast.stmt]:
+    from .idioms import tidy_scope
+
     dec = CodeDecompiler(code)
-    body = dec.statements()
+    body = tidy_scope(dec.statements(), bool(code.co_flags & CO_FUTURE_ANNOTATIONS))
     if body and isinstance(body[-1], ast.Return) and body[-1].value is None:
         body = body[:-1]
     return body

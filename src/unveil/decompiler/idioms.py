@@ -167,8 +167,116 @@ def tidy(stmts: list[ast.stmt], code: CodeType | None = None,
          temps: set[str] | None = None) -> list[ast.stmt]:
     body = _tidy_block(stmts, in_loop=False)
     if temps:
+        locals_: set[str] = set()
+        if code is not None:
+            locals_ = set(code.co_varnames) - set(code.co_cellvars)
+        _inline_temps(body, temps, locals_ | temps)
         _returns_into_try(body, temps)
     return body
+
+
+# ---------------------------------------------------------------- single-use temporaries
+
+
+def _inline_temps(body: list[ast.stmt], temps: set[str], stable: set[str]) -> None:
+    """``_t = value`` right before the one statement that uses ``_t`` first thing: the
+    value goes in place (the statement evaluates nothing with effects before it)."""
+    loads: dict[str, int] = {}
+    stores: dict[str, int] = {}
+    for node in ast.walk(ast.Module(body=body, type_ignores=[])):
+        if isinstance(node, ast.Name) and node.id in temps:
+            counter = loads if isinstance(node.ctx, ast.Load) else stores
+            counter[node.id] = counter.get(node.id, 0) + 1
+    _inline_in(body, temps, stable, loads, stores)
+
+
+def _inline_in(stmts: list[ast.stmt], temps: set[str], stable: set[str],
+               loads: dict[str, int], stores: dict[str, int]) -> None:
+    for s in stmts:
+        for field in ("body", "orelse", "finalbody"):
+            inner = getattr(s, field, None)
+            if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt):
+                _inline_in(inner, temps, stable, loads, stores)
+        for h in getattr(s, "handlers", []) or []:
+            _inline_in(h.body, temps, stable, loads, stores)
+    i = len(stmts) - 2
+    while i >= 0:
+        s, nxt = stmts[i], stmts[i + 1]
+        if isinstance(s, ast.Assign) and len(s.targets) == 1 \
+                and isinstance(s.targets[0], ast.Name) and s.targets[0].id in temps:
+            name = s.targets[0].id
+            if loads.get(name) == 1 and stores.get(name) == 1 \
+                    and _replace_first_use(nxt, name, s.value, stable):
+                del stmts[i]
+        i -= 1
+
+
+def _replace_first_use(stmt: ast.stmt, name: str, value: ast.expr, stable: set[str]) -> bool:
+    if isinstance(stmt, ast.While | ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
+                  | ast.Try):
+        return False
+    for parent, field, index, node in _evaluation_order(stmt):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            if node.id == name:
+                if index is None:
+                    setattr(parent, field, value)
+                else:
+                    getattr(parent, field)[index] = value
+                return True
+            if node.id in stable:
+                continue
+            return False
+        if isinstance(node, ast.Constant):
+            continue
+        return False
+    return False
+
+
+def _evaluation_order(stmt: ast.stmt) -> Any:
+    """(parent, field, index, leaf) for the leaves a statement evaluates, in order; an
+    operation with effects is yielded as itself once its operands are done."""
+    def expr(parent: ast.AST, field: str, index: int | None, node: ast.expr) -> Any:
+        if isinstance(node, ast.Name | ast.Constant):
+            yield parent, field, index, node
+            return
+        if isinstance(node, ast.Lambda | ast.ListComp | ast.SetComp | ast.DictComp
+                      | ast.GeneratorExp | ast.IfExp | ast.BoolOp | ast.NamedExpr):
+            if isinstance(node, ast.IfExp):
+                yield from expr(node, "test", None, node.test)
+            elif isinstance(node, ast.BoolOp):
+                yield from expr(node, "values", 0, node.values[0])
+            yield parent, field, index, node
+            return
+        for f in node._fields:
+            v = getattr(node, f, None)
+            if isinstance(v, ast.expr):
+                yield from expr(node, f, None, v)
+            elif isinstance(v, list):
+                for k, item in enumerate(v):
+                    if isinstance(item, ast.expr):
+                        yield from expr(node, f, k, item)
+                    elif isinstance(item, ast.keyword):
+                        yield from expr(item, "value", None, item.value)
+        yield parent, field, index, node
+
+    if isinstance(stmt, ast.Assign):
+        yield from expr(stmt, "value", None, stmt.value)
+        return
+    if isinstance(stmt, ast.Return | ast.Expr) and stmt.value is not None:
+        yield from expr(stmt, "value", None, stmt.value)
+        return
+    if isinstance(stmt, ast.If):
+        yield from expr(stmt, "test", None, stmt.test)
+        return
+    if isinstance(stmt, ast.For | ast.AsyncFor):
+        yield from expr(stmt, "iter", None, stmt.iter)
+        return
+    if isinstance(stmt, ast.With | ast.AsyncWith) and stmt.items:
+        yield from expr(stmt.items[0], "context_expr", None, stmt.items[0].context_expr)
+        return
+    if isinstance(stmt, ast.Raise) and stmt.exc is not None:
+        yield from expr(stmt, "exc", None, stmt.exc)
+        return
 
 
 def _returns_into_try(stmts: list[ast.stmt], temps: set[str]) -> None:
@@ -183,6 +291,15 @@ def _returns_into_try(stmts: list[ast.stmt], temps: set[str]) -> None:
                 _returns_into_try(inner, temps)
         for h in getattr(s, "handlers", []) or []:
             _returns_into_try(h.body, temps)
+        if isinstance(s, ast.Try) and not s.finalbody and s.body and len(s.orelse) == 1:
+            last = s.body[-1]
+            nxt = s.orelse[0]
+            if isinstance(last, ast.Assign) and len(last.targets) == 1 \
+                    and isinstance(last.targets[0], ast.Name) and last.targets[0].id in temps \
+                    and isinstance(nxt, ast.Return) and isinstance(nxt.value, ast.Name) \
+                    and nxt.value.id == last.targets[0].id:
+                s.body[-1] = ast.Return(value=last.value)
+                s.orelse = []
         if isinstance(s, ast.Try) and not s.orelse and not s.finalbody and s.body \
                 and i + 1 < len(stmts):
             last = s.body[-1]
@@ -316,3 +433,59 @@ def _negate(node: ast.expr) -> ast.expr:
 
 def _unused(x: Any) -> None:
     return None
+
+
+# ---------------------------------------------------------------- module and class bodies
+
+
+def tidy_scope(stmts: list[ast.stmt], future_annotations: bool = False) -> list[ast.stmt]:
+    """Module and class bodies: the docstring and annotated assignments."""
+    out: list[ast.stmt] = []
+    for i, s in enumerate(stmts):
+        if i == 0 and isinstance(s, ast.Assign) and _is_name(s.targets, "__doc__") \
+                and isinstance(s.value, ast.Constant) and isinstance(s.value.value, str):
+            out.append(ast.Expr(value=s.value))
+            continue
+        ann = _annotation_store(s)
+        if ann is not None:
+            name, annotation = ann
+            annotation = _annotation_expr(annotation, future_annotations)
+            prev = out[-1] if out else None
+            if isinstance(prev, ast.Assign) and len(prev.targets) == 1 \
+                    and isinstance(prev.targets[0], ast.Name) and prev.targets[0].id == name:
+                out[-1] = ast.AnnAssign(target=ast.Name(id=name, ctx=ast.Store()),
+                                        annotation=annotation, value=prev.value, simple=1)
+            else:
+                out.append(ast.AnnAssign(target=ast.Name(id=name, ctx=ast.Store()),
+                                         annotation=annotation, value=None, simple=1))
+            continue
+        out.append(s)
+    return out
+
+
+def _is_name(targets: list[ast.expr], ident: str) -> bool:
+    return len(targets) == 1 and isinstance(targets[0], ast.Name) and targets[0].id == ident
+
+
+def _annotation_store(s: ast.stmt) -> tuple[str, ast.expr] | None:
+    """``__annotations__['x'] = ann`` (what ``x: ann`` compiles to in a module or class)."""
+    if not isinstance(s, ast.Assign) or len(s.targets) != 1:
+        return None
+    t = s.targets[0]
+    if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) \
+            and t.value.id == "__annotations__" and isinstance(t.slice, ast.Constant) \
+            and isinstance(t.slice.value, str) and t.slice.value.isidentifier():
+        return t.slice.value, s.value
+    return None
+
+
+def _annotation_expr(node: ast.expr, future: bool) -> ast.expr:
+    """Under ``from __future__ import annotations`` annotations are strings of source."""
+    if future and isinstance(node, ast.Constant) and isinstance(node.value, str):
+        try:
+            parsed = ast.parse(node.value, mode="eval").body
+        except SyntaxError:
+            return node
+        if ast.unparse(parsed) == node.value:
+            return parsed
+    return node

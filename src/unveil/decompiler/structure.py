@@ -58,6 +58,7 @@ class Ctx:
     cleanups: tuple[Cleanup, ...] = ()
     loop_cleanups: int = 0  # cleanups that were active when the innermost loop began
     clause: ClauseInfo | None = None
+    tails: frozenset[int] = frozenset()  # exit tails of the enclosing constructs
 
 
 @dataclass(slots=True)
@@ -279,7 +280,7 @@ class Structurer:
             if b not in ctx.region:
                 raise Unstructurable(f"block {b} outside its region")
             eh = self.effective_handler(b)
-            if eh != ctx.handler:
+            if eh != ctx.handler and b not in ctx.tails:
                 # a try around a loop starts before the loop
                 b = self.try_stmt(b, eh, ctx, out)
                 first = False
@@ -662,8 +663,13 @@ class Structurer:
             return "finally"
         return "except"
 
-    def body_exit(self, region: frozenset[int], ctx: Ctx) -> int | None:
+    def body_exit(self, region: frozenset[int], ctx: Ctx,
+                  cleanup: list[ast.stmt] | None = None) -> tuple[int | None, frozenset[int]]:
+        """The block a construct's body continues to normally, and its exit tails: blocks
+        outside the protected range that only finish a ``return``/``break``/``continue``
+        (after the construct's clean-up copy)."""
         exits: set[int] = set()
+        tails: set[int] = set()
         loop = ctx.loop
         for n in region:
             for s in self._succs(n):
@@ -671,15 +677,34 @@ class Structurer:
                     continue
                 if loop is not None and s in (loop.cont, loop.follow):
                     continue
-                exits.add(s)
+                if self.exit_tail(s, cleanup or [], ctx):
+                    tails.add(s)
+                else:
+                    exits.add(s)
         if not exits:
-            return None
+            return None, frozenset(tails)
         if len(exits) > 1:
             real = {e for e in exits if not self._is_tail(e)}
             if len(real) == 1:
-                return real.pop()
+                return real.pop(), frozenset(tails | (exits - real))
             raise Unstructurable("try body with several exits")
-        return exits.pop()
+        return exits.pop(), frozenset(tails)
+
+    def exit_tail(self, bid: int, cleanup: list[ast.stmt], ctx: Ctx) -> bool:
+        block = self.blocks.get(bid)
+        if block is None:
+            return False
+        rest = _strip_prefix(block.stmts, cleanup)
+        if cleanup and rest is block.stmts:
+            return False
+        if rest:
+            return False
+        term = block.term
+        if term.kind in ("return", "raise"):
+            return True
+        if term.kind == "goto" and ctx.loop is not None:
+            return self.through(term.targets[0]) in (ctx.loop.cont, ctx.loop.follow)
+        return False
 
     def with_stmt(self, b: int, h: int, ctx: Ctx, out: list[ast.stmt]) -> int | None:
         if not out or not _is_marker(out[-1], "with"):
@@ -689,7 +714,8 @@ class Structurer:
         mgr = marker.value
         is_async = marker.flag
         region = self.protected(h) & ctx.region
-        follow = self.body_exit(region, ctx)
+        exit_call = _exit_call_for(mgr, is_async)
+        follow, tails = self.body_exit(region, ctx, [exit_call])
         block = self.blocks[b]
         target: ast.expr | None = None
         skip = 0
@@ -700,10 +726,9 @@ class Structurer:
                 skip = 1
                 if isinstance(first, ast.Assign):
                     target = first.targets[0]
-        exit_call = _exit_call_for(mgr, is_async)
         cleanup = Cleanup([exit_call], "with")
-        sub = replace(ctx, handler=h, region=region, follow=follow,
-                      cleanups=(*ctx.cleanups, cleanup))
+        sub = replace(ctx, handler=h, region=region | tails, follow=follow,
+                      cleanups=(*ctx.cleanups, cleanup), tails=ctx.tails | tails)
         body = self.seq(b, sub, skip_stmts=skip)
         item = ast.withitem(context_expr=mgr, optional_vars=target)
         cls = ast.AsyncWith if is_async else ast.With
@@ -753,8 +778,9 @@ class Structurer:
     def except_stmt(self, b: int, h: int, ctx: Ctx, out: list[ast.stmt]) -> int | None:
         hregion = self.handler_region(h, ctx)
         region = self.protected(h) & ctx.region
-        body_exit = self.body_exit(region, ctx)
-        sub = replace(ctx, handler=h, region=region, follow=body_exit)
+        body_exit, tails = self.body_exit(region, ctx)
+        sub = replace(ctx, handler=h, region=region | tails, follow=body_exit,
+                      tails=ctx.tails | tails)
         body = self.seq(b, sub)
         handlers: list[ast.ExceptHandler] = []
         exits: list[tuple[int, int]] = []
@@ -835,15 +861,20 @@ class Structurer:
         seen: set[int] = set()
         todo = [body_exit]
         after: set[int] = set()
+        code_before = False
         while todo:
             n = todo.pop()
-            if n in seen or n not in ctx.region or n == ctx.follow:
+            if n in seen:
                 continue
-            seen.add(n)
-            if self.position(n) > hpos:
+            if n not in ctx.region or n == ctx.follow or self.position(n) > hpos:
                 after.add(n)
                 continue
+            seen.add(n)
+            block = self.blocks[n]
+            code_before |= bool(block.stmts) or block.term.kind != "goto"
             todo.extend(self._succs(n))
+        if not code_before:
+            return None
         if len(after) == 1:
             return (after.pop(),)
         if after:
@@ -912,10 +943,10 @@ class Structurer:
             raise Unstructurable("finally handler does not re-raise")
         final = final[:-1]
         region = self.protected(h) & ctx.region
-        body_exit = self.body_exit(region, ctx)
+        body_exit, tails = self.body_exit(region, ctx, final)
         cleanup = Cleanup(final, "finally")
-        sub = replace(ctx, handler=h, region=region, follow=body_exit,
-                      cleanups=(*ctx.cleanups, cleanup))
+        sub = replace(ctx, handler=h, region=region | tails, follow=body_exit,
+                      cleanups=(*ctx.cleanups, cleanup), tails=ctx.tails | tails)
         body = self.seq(b, sub)
         node = ast.Try(body=body or [ast.Pass()], handlers=[], orelse=[],
                        finalbody=final or [ast.Pass()])
