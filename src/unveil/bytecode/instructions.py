@@ -128,14 +128,14 @@ _COUNTED = {
     "SET_UPDATE", "DICT_UPDATE", "DICT_MERGE", "UNPACK_SEQUENCE", "UNPACK_EX", "COPY", "SWAP",
     "RAISE_VARARGS", "RERAISE", "CALL_FUNCTION", "CALL_FUNCTION_KW", "CALL_KW",
     "MATCH_CLASS", "FORMAT_VALUE", "CONVERT_VALUE", "GET_AWAITABLE", "IS_OP", "CONTAINS_OP",
-    "BUILD_INTERPOLATION", "YIELD_VALUE", "WITH_EXCEPT_START",
+    "BUILD_INTERPOLATION", "YIELD_VALUE",
 }
 _NOARG = {
     "POP_TOP", "RETURN_VALUE", "UNARY_NOT", "UNARY_NEGATIVE", "UNARY_INVERT",
     "UNARY_POSITIVE", "GET_ITER", "GET_YIELD_FROM_ITER", "GET_AITER", "GET_ANEXT",
     "BINARY_SUBSCR", "STORE_SUBSCR", "DELETE_SUBSCR", "BINARY_SLICE", "STORE_SLICE",
     "LOAD_BUILD_CLASS", "LOAD_LOCALS", "SETUP_ANNOTATIONS", "IMPORT_STAR", "PRINT_EXPR",
-    "PUSH_EXC_INFO", "POP_EXCEPT", "CHECK_EXC_MATCH", "CHECK_EG_MATCH", "PREP_RERAISE_STAR",
+    "PUSH_EXC_INFO", "CHECK_EXC_MATCH", "CHECK_EG_MATCH", "PREP_RERAISE_STAR",
     "END_ASYNC_FOR", "YIELD_FROM", "END_SEND", "CLEANUP_THROW", "MATCH_MAPPING",
     "MATCH_SEQUENCE", "MATCH_KEYS", "GET_LEN", "COPY_DICT_WITHOUT_KEYS", "LIST_TO_TUPLE",
     "ASYNC_GEN_WRAP", "FORMAT_SIMPLE", "FORMAT_WITH_SPEC", "BUILD_TEMPLATE", "PUSH_NULL",
@@ -397,6 +397,18 @@ def read(code: CodeType) -> Bytecode:
                     k += 1
             # 3.10 pushes the qualified name last; arg bit 0x100 says so
             emit("MAKE_FUNCTION", ins, flags | (0x100 if VERSION < (3, 11) else 0), flags)
+            continue
+        if name == "WITH_EXCEPT_START":
+            # arg: how deep the exit callable sits (3.14 keeps its self just above it);
+            # argval: how deep the exception value sits
+            depth = 7 if VERSION < (3, 11) else 5 if VERSION >= (3, 14) else 4
+            emit("WITH_EXCEPT_START", ins, depth, 2 if VERSION < (3, 11) else 1)
+            continue
+        if name == "POP_EXCEPT":
+            emit("POP_EXCEPT", ins, 3 if VERSION < (3, 11) else 1, None)
+            continue
+        if name == "RERAISE" and VERSION < (3, 11):
+            emit("RERAISE", ins, ins.arg, 3)  # 3.10 re-raises the (tb, value, type) triple
             continue
         if name == "SET_FUNCTION_ATTRIBUTE":
             emit("SET_FUNCTION_ATTRIBUTE", ins, ins.arg, ins.arg)

@@ -74,6 +74,7 @@ def decompile_node(obj: object, constants: Constants | None = None) -> ast.AST:
     node = function_def(code, name if name.isidentifier() else "_f", dec)
     if isinstance(func, FunctionType):
         _apply_function_defaults(node.args, func, dec.renderer(), constants)  # type: ignore
+        node.returns = getattr(node.args, "returns", None)  # type: ignore[attr-defined]
     return ast.Module(body=[node], type_ignores=[])
 
 
@@ -106,21 +107,100 @@ def _apply_function_defaults(args: ast.arguments, func: FunctionType, r: Rendere
     kw = func.__kwdefaults__ or {}
     args.kw_defaults = [value(kw[a.arg]) if a.arg in kw else None  # type: ignore[misc]
                         for a in args.kwonlyargs]
+    annotations = getattr(func, "__annotations__", None) or {}
+    future = bool(func.__code__.co_flags & 0x1000000)
+
+    def annotation(v: Any) -> ast.expr:
+        if isinstance(v, str) and future:
+            from .idioms import _annotation_expr
+
+            return _annotation_expr(ast.Constant(v), True)
+        return value(v)
+
+    every = [*args.posonlyargs, *args.args, *args.kwonlyargs]
+    if args.vararg is not None:
+        every.append(args.vararg)
+    if args.kwarg is not None:
+        every.append(args.kwarg)
+    for a in every:
+        if a.arg in annotations:
+            a.annotation = annotation(annotations[a.arg])
+    if "return" in annotations:
+        args.returns = annotation(annotations["return"])  # type: ignore[attr-defined]
 
 
-def _value_expr(v: Any, globals_: dict[str, Any], r: Renderer) -> ast.expr:
+def _value_expr(v: Any, globals_: dict[str, Any], r: Renderer, depth: int = 0) -> ast.expr:
+    """Source for a live value: a literal, a display of literals, or a name bound to it."""
     if isinstance(v, str | bytes | int | float | complex | bool | type(None)) or v is Ellipsis:
         return r.literal(v)
-    if isinstance(v, tuple) and all(isinstance(x, str | bytes | int | float | bool |
-                                               type(None)) for x in v):
-        return r.literal(v)
+    if depth < 4 and type(v) in (tuple, list, set, dict):
+        if type(v) is dict:
+            return ast.Dict(keys=[_value_expr(k, globals_, r, depth + 1) for k in v],
+                            values=[_value_expr(x, globals_, r, depth + 1)
+                                    for x in v.values()])
+        elts = [_value_expr(x, globals_, r, depth + 1) for x in v]
+        if type(v) is set:
+            if not elts:
+                return ast.Call(func=ast.Name(id="set", ctx=ast.Load()), args=[], keywords=[])
+            return ast.Set(elts=elts)
+        cls = ast.Tuple if type(v) is tuple else ast.List
+        return cls(elts=elts, ctx=ast.Load())
     for k, g in globals_.items():
         if g is v and k.isidentifier():
             return ast.Name(id=k, ctx=ast.Load())
     for k, g in vars(builtins).items():
         if g is v:
             return ast.Name(id=k, ctx=ast.Load())
+    spelled = _spelled_by_repr(v, globals_)
+    if spelled is not None:
+        return spelled
     return r.literal(v)
+
+
+_SAFE_NODES = (ast.Expression, ast.Name, ast.Load, ast.Attribute, ast.Subscript, ast.Tuple,
+               ast.List, ast.Constant, ast.BinOp, ast.BitOr)
+
+
+def _spelled_by_repr(v: Any, globals_: dict[str, Any]) -> ast.expr | None:
+    """Typing constructs (``typing.Optional[list]``...) print as the expression that
+    makes them: use it when it evaluates, without calls, to an equal value."""
+    if type(v).__module__ not in ("typing", "types", "collections.abc"):
+        return None
+    text = repr(v)
+    try:
+        tree = ast.parse(text, mode="eval")
+    except SyntaxError:
+        return None
+    if not all(isinstance(n, _SAFE_NODES) for n in ast.walk(tree)):
+        return None
+    scope = dict(globals_)
+    if "typing" not in scope:
+        import typing
+
+        scope["typing"] = typing
+    try:
+        value = eval(compile(tree, "<annotation>", "eval"), scope)  # noqa: S307
+    except Exception:
+        return None
+    if value != v:
+        return None
+    return _prefer_global_names(tree.body, globals_)
+
+
+def _prefer_global_names(node: ast.expr, globals_: dict[str, Any]) -> ast.expr:
+    """``typing.Optional`` becomes ``Optional`` when the module imported it by that name."""
+    import typing
+
+    class Shorten(ast.NodeTransformer):
+        def visit_Attribute(self, n: ast.Attribute) -> ast.AST:
+            if isinstance(n.value, ast.Name) and n.value.id == "typing":
+                target = getattr(typing, n.attr, None)
+                for k, g in globals_.items():
+                    if g is target and target is not None and k.isidentifier():
+                        return ast.Name(id=k, ctx=ast.Load())
+            return self.generic_visit(n)
+
+    return Shorten().visit(node)  # type: ignore[no-any-return]
 
 
 def class_statement(cls: type) -> ast.stmt:
@@ -159,6 +239,8 @@ def class_statement(cls: type) -> ast.stmt:
                             ctx=ast.Load())]
                     body.append(node)
             continue
+        if isinstance(value, types.MemberDescriptorType | types.GetSetDescriptorType):
+            continue  # made by __slots__
         if isinstance(inner, FunctionType):
             node = decompile_node(inner, constants).body[0]  # type: ignore[attr-defined]
             node.name = key

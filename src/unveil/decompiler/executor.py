@@ -958,7 +958,7 @@ class Displays(Machine):
         value = self.pop()
         if isinstance(value, Special) and value.kind == "convert":
             assert isinstance(value.value, ast.FormattedValue)
-            self.push(stamp(value.value))
+            self.push(stamp(ast.JoinedStr(values=[value.value])))
         else:
             self.push(_formatted(value, -1, None))
 
@@ -1011,6 +1011,8 @@ def _frozenset_items(value: frozenset[Any]) -> list[Any]:
 
 
 def _formatted(value: ast.expr, conversion: int, spec: ast.expr | None) -> ast.expr:
+    """``f"{value!conv:spec}"``: a formatted value is only valid inside an f-string, so it
+    comes wrapped in one (``BUILD_STRING`` flattens the parts)."""
     fmt: ast.expr | None = None
     if spec is not None:
         if isinstance(spec, ast.JoinedStr):
@@ -1019,7 +1021,8 @@ def _formatted(value: ast.expr, conversion: int, spec: ast.expr | None) -> ast.e
             fmt = ast.JoinedStr(values=[spec if isinstance(spec, ast.Constant | ast.FormattedValue)
                                         else ast.FormattedValue(value=spec, conversion=-1,
                                                                 format_spec=None)])
-    return stamp(ast.FormattedValue(value=value, conversion=conversion, format_spec=fmt))
+    part = ast.FormattedValue(value=value, conversion=conversion, format_spec=fmt)
+    return stamp(ast.JoinedStr(values=[part]))
 
 
 def _append_call(target: ast.expr, method: str, value: ast.expr) -> ast.Call:
@@ -1240,10 +1243,10 @@ class Exceptions(Machine):
         exc = self.pop()
         self.push(Special("prev_exc"))
         self.push(exc)
-        self.state.stmts.append(ExcMarker("push_exc_info"))
+        self.state.stmts.append(ExcMarker("push_exc_info", exc))
 
     def pop_except(self, ins: Instr) -> None:
-        self.pop()
+        self.popn(ins.arg or 1)
         self.emit(ExcMarker("pop_except"))
 
     def check_exc_match(self, ins: Instr) -> None:
@@ -1264,16 +1267,25 @@ class Exceptions(Machine):
         self.push(Special("reraise_star", ast.Tuple(elts=[a, b], ctx=ast.Load())))
 
     def with_except_start(self, ins: Instr) -> None:
-        exc = self.top()
-        self.push(Special("with_exit_result", exc))
+        depth = ins.arg or 4
+        exc = self.top(ins.argval or 1)
+        exit_fn = self.top(depth)
+        result = Special("with_exit_result", exc)
+        result.exit = exit_fn  # type: ignore[attr-defined]
+        result.exit_self = self.top(depth - 1) if depth == 5 else None  # type: ignore
+        self.push(result)
 
     def before_with(self, ins: Instr) -> None:
         mgr = self.pop()
-        self.emit(ExcMarker("with", mgr, ins.op == "BEFORE_ASYNC_WITH"))
-        self.push(Special("exit", mgr))
+        marker = ExcMarker("with", mgr, ins.op == "BEFORE_ASYNC_WITH")
+        self.emit(marker)
+        specials = [Special("exit", mgr)]
         if (ins.arg or 1) == 2:
-            self.push(Special("exit_self", mgr))
-        self.push(Special("enter", mgr))
+            specials.append(Special("exit_self", mgr))
+        specials.append(Special("enter", mgr))
+        marker.specials = specials  # type: ignore[attr-defined]
+        for sp in specials:
+            self.push(sp)
 
     def load_assertion_error(self, ins: Instr) -> None:
         self.push(name("AssertionError", "global"))
@@ -1328,7 +1340,11 @@ class Generators(Machine):
         if isinstance(receiver, Iterator) and receiver.kind == "yield_from":
             self.push(stamp(ast.YieldFrom(value=receiver.value)))
         elif isinstance(receiver, Special) and receiver.kind == "awaitable":
-            self.push(stamp(ast.Await(value=receiver.value)))
+            inner = receiver.value
+            if getattr(inner, "async_comprehension", False):
+                self.push(inner)  # an async comprehension is awaited by its call site
+            else:
+                self.push(stamp(ast.Await(value=inner)))
         elif isinstance(receiver, Special) and receiver.kind == "anext":
             self.push(stamp(Special("anext_value", receiver.value)))
         else:

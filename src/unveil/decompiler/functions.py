@@ -45,7 +45,7 @@ class Constants:
     def reference(self, value: Any) -> ast.expr:
         key = self._ids.get(id(value))
         if key is None:
-            key = f"__unveil_const_{len(self.values)}"
+            key = f"_unveil_const_{len(self.values)}"
             self._ids[id(value)] = key
             self.values[key] = value
         return ast.Name(id=key, ctx=ast.Load())
@@ -69,6 +69,7 @@ class CodeDecompiler:
         self.constants = constants or Constants()
         self.names = names or Names(all_names(code))
         self.qualname = getattr(code, "co_qualname", code.co_name)
+        self.fallback_reason: str | None = None
 
     # ------------------------------------------------------------ pipeline
 
@@ -80,19 +81,28 @@ class CodeDecompiler:
         ctx = Context(code, self.names, make_comprehension=self.make_comprehension)
         ctx.imported = self.constants.imported
         ir = Translator(graph_cfg, ctx).run()
-        try:
-            raw = Structurer(ir).run()
-        except Unstructurable as exc:
-            raise DecompilationError(f"control flow not structured yet: {exc}",
-                                     code_name=self.qualname) from None
         from .idioms import tidy_raw
 
-        raw = tidy_raw(raw)
-        renderer = self.renderer()
-        body = renderer.body(raw)
+        try:
+            raw = Structurer(ir).run()
+            raw = tidy_raw(raw)
+            body = self.renderer().body(raw)
+        except (Unstructurable, DecompilationError) as exc:
+            self.fallback_reason = str(exc)
+            body = self.state_machine(graph_cfg, ctx)
         from .idioms import tidy
 
         return tidy(body, code, self.names.generated)
+
+    def state_machine(self, graph_cfg: cfg_mod.CFG, ctx: Context) -> list[ast.stmt]:
+        """The control flow as a loop over a state variable (always correct)."""
+        from .fallback import lower
+
+        ir = Translator(graph_cfg, ctx).run()
+        raw, special_names, _ = lower(ir, self.names)
+        renderer = self.renderer()
+        renderer.special_names = special_names
+        return renderer.body(raw)
 
     def renderer(self) -> Renderer:
         return Renderer(self.names, make_lambda=self.make_lambda, make_def=self.make_def,
@@ -110,7 +120,10 @@ class CodeDecompiler:
 
         if isinstance(iterable, Iterator):
             iterable = iterable.value
-        return comprehension_from_code(self.child(func.code), iterable)
+        node = comprehension_from_code(self.child(func.code), iterable)
+        if func.code.co_flags & CO_COROUTINE and func.code.co_name != "<genexpr>":
+            node.async_comprehension = True  # type: ignore[attr-defined]
+        return node
 
     def make_lambda(self, func: Func) -> ast.expr:
         child = self.child(func.code)
@@ -138,10 +151,11 @@ class CodeDecompiler:
 
     def arguments(self, func: Func | None) -> ast.arguments:
         return build_arguments(self.code if func is None else func.code, func,
-                               self.renderer())
+                               self.renderer(), bool(self.code.co_flags & CO_FUTURE_ANNOTATIONS))
 
 
-def build_arguments(code: CodeType, func: Func | None, r: Renderer) -> ast.arguments:
+def build_arguments(code: CodeType, func: Func | None, r: Renderer,
+                    future_annotations: bool = False) -> ast.arguments:
     names = code.co_varnames
     npos = code.co_argcount
     nposonly = code.co_posonlyargcount
@@ -161,6 +175,10 @@ def build_arguments(code: CodeType, func: Func | None, r: Renderer) -> ast.argum
     kw_defaults: dict[str, ast.expr] = {}
     if func is not None:
         annotations = _annotations(func.annotations, r)
+        if future_annotations:
+            from .idioms import _annotation_expr
+
+            annotations = {k: _annotation_expr(v, True) for k, v in annotations.items()}
         if func.defaults is not None:
             defaults = _tuple_items(func.defaults, r)
         if func.kwdefaults is not None:

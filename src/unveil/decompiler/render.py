@@ -45,7 +45,7 @@ class Renderer:
                  make_def: Callable[[Func, str, list[ast.expr]], ast.stmt] | None = None,
                  make_class: Callable[[ClassBuild, str, list[ast.expr]], ast.stmt] | None = None,
                  constant: Callable[[Any], ast.expr] | None = None,
-                 code_name: str = "?") -> None:
+                 code_name: str = "?", special_names: dict[int, str] | None = None) -> None:
         self.names = names
         self.slot_prefix = slot_prefix
         self.make_lambda = make_lambda
@@ -53,6 +53,7 @@ class Renderer:
         self.make_class = make_class
         self.constant = constant
         self.code_name = code_name
+        self.special_names = special_names  # the state-machine fallback names them all
         self.counts: dict[int, int] = {}
         self.seen: set[int] = set()
         self.hoisted: list[ast.stmt] = []
@@ -353,9 +354,32 @@ class Renderer:
     def r_Special(self, node: Special) -> ast.expr:
         if node.kind == "stopiteration_error":
             return self.expr(node.value)  # type: ignore[arg-type]
+        names = self.special_names
+        if names is not None:
+            if id(node) in names:
+                return ast.Name(id=names[id(node)], ctx=ast.Load())
+            if node.kind in ("prev_exc", "lasti", "prev_tb", "prev_value", "prev_type"):
+                return ast.Constant(None)  # bookkeeping only the interpreter reads
+            if node.kind == "with_exit_result":
+                exc = self.expr(node.value)  # type: ignore[arg-type]
+                args: list[ast.expr] = [
+                    ast.Call(func=ast.Name(id="type", ctx=ast.Load()), args=[exc], keywords=[]),
+                    exc, ast.Attribute(value=exc, attr="__traceback__", ctx=ast.Load())]
+                self_arg = getattr(node, "exit_self", None)
+                if self_arg is not None:
+                    args.insert(0, self.expr(self_arg))
+                return ast.Call(func=self.expr(node.exit), args=args,  # type: ignore
+                                keywords=[])
+            if node.kind == "anext_value":
+                return ast.Await(value=ast.Call(func=ast.Name(id="anext", ctx=ast.Load()),
+                                                args=[self.expr(node.value)],  # type: ignore
+                                                keywords=[]))
         raise self.fail(f"interpreter value '{node.kind}' left in the output")
 
     def r_ExcMatch(self, node: ExcMatch) -> ast.expr:
+        if self.special_names is not None and not node.star:
+            return ast.Call(func=ast.Name(id="isinstance", ctx=ast.Load()),
+                            args=[self.expr(node.exc), self.expr(node.types)], keywords=[])
         raise self.fail("exception test outside an except clause")
 
     def r_UnpackItem(self, node: UnpackItem) -> ast.expr:

@@ -269,7 +269,9 @@ class Translator:
             value = ex.pop() if n >= 1 else None
             return Term("raise", value=value, cause=cause, line=line)
         if op == "RERAISE":
-            value = ex.pop()
+            items = ex.popn(last.argval or 1)
+            # 3.10 re-raises a (traceback, value, type) triple: keep the value
+            value = items[-2] if len(items) == 3 else items[-1]
             return Term("reraise", value=value, line=line)
         if op == "SEND":
             ex.fail("unsupported SEND loop")

@@ -1,0 +1,260 @@
+"""The structurer's safety net: any control-flow graph as a state machine.
+
+When control flow has no structured form the structurer recognises (bytecode no
+compiler produced, or a construct it does not know), the blocks become the arms of
+one loop that dispatches on a state variable::
+
+    _state = 0
+    while True:
+        if _state == 0:
+            ...
+            _state = 4
+            continue
+        ...
+
+Stack values that cross blocks live in ``_s<k>`` variables, values the interpreter
+pushes for itself (an exception, a context manager's ``__exit__``, a loop's next item)
+in variables of their own. A block protected by an exception handler runs inside
+``try``/``except BaseException`` that records the exception and moves to the handler.
+This is exactly the bytecode's behaviour, except that code in a handler does not see
+the exception as "being handled" (``sys.exc_info()``, implicit exception context).
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+from ..errors import DecompilationError
+from .executor import ExcMarker
+from .exprs import Names, Slot, Special
+from .translate import IRBlock, IRGraph
+
+STATE = "_state"
+
+
+class Lowering:
+    """Lower an IR graph to statements (custom nodes kept; render afterwards)."""
+
+    def __init__(self, graph: IRGraph, names: Names) -> None:
+        self.g = graph
+        self.names = names
+        self.state = names.fresh("_state")
+        self.handled = names.fresh("_handled")
+        self.special_names: dict[int, str] = {}
+
+    def special(self, node: Special) -> str:
+        name = self.special_names.get(id(node))
+        if name is None:
+            name = self.names.fresh("_v")
+            self.special_names[id(node)] = name
+        return name
+
+    def run(self) -> list[ast.stmt]:
+        blocks = self.g.ordered()
+        arms: list[tuple[int, list[ast.stmt]]] = []
+        for block in blocks:
+            arms.append((block.id, self.block(block)))
+        chain: list[ast.stmt] = []
+        for bid, body in reversed(arms):
+            test = ast.Compare(left=self.var(self.state), ops=[ast.Eq()],
+                               comparators=[ast.Constant(bid)])
+            chain = [ast.If(test=test, body=body, orelse=chain)]
+        fail = ast.Raise(exc=ast.Call(func=ast.Name(id="RuntimeError", ctx=ast.Load()),
+                                      args=[ast.Constant("unveil: bad state")], keywords=[]),
+                         cause=None)
+        if chain:
+            last = chain[0]
+            while isinstance(last, ast.If) and last.orelse:
+                last = last.orelse[0]  # type: ignore[assignment]
+            last.orelse = [fail]  # type: ignore[attr-defined]
+        return [
+            ast.Assign(targets=[self.store(self.state)], value=ast.Constant(self.g.entry)),
+            ast.Assign(targets=[self.store(self.handled)], value=ast.List(elts=[],
+                                                                         ctx=ast.Load())),
+            ast.While(test=ast.Constant(True), body=chain or [ast.Pass()], orelse=[]),
+        ]
+
+    # ------------------------------------------------------------ helpers
+
+    @staticmethod
+    def var(name: str) -> ast.Name:
+        return ast.Name(id=name, ctx=ast.Load())
+
+    @staticmethod
+    def store(name: str) -> ast.Name:
+        return ast.Name(id=name, ctx=ast.Store())
+
+    def goto(self, src: IRBlock, dst: int) -> list[ast.stmt]:
+        out = self.slots(src.exit, dst, src)
+        out.append(ast.Assign(targets=[self.store(self.state)], value=ast.Constant(dst)))
+        out.append(ast.Continue())
+        return out
+
+    def slots(self, stack: list[ast.expr], dst: int, src: IRBlock | None) -> list[ast.stmt]:
+        target = self.g.blocks.get(dst)
+        if target is None:
+            raise DecompilationError("jump to a missing block")
+        if src is not None and src.term.kind == "for" and dst == src.term.targets[1]:
+            stack = stack[:-1]
+        pairs: list[tuple[ast.expr, ast.expr]] = []
+        for k, entry in enumerate(target.entry):
+            if k >= len(stack):
+                break
+            value = stack[k]
+            if value is entry:
+                continue
+            if isinstance(entry, Slot):
+                if isinstance(value, Slot) and value.index == entry.index:
+                    continue
+                pairs.append((self.slot_store(entry.index), value))
+            elif isinstance(entry, Special):
+                pairs.append((self.store(self.special(entry)), value))
+        if not pairs:
+            return []
+        if len(pairs) == 1:
+            return [ast.Assign(targets=[pairs[0][0]], value=pairs[0][1])]
+        return [ast.Assign(targets=[ast.Tuple(elts=[p[0] for p in pairs], ctx=ast.Store())],
+                           value=ast.Tuple(elts=[p[1] for p in pairs], ctx=ast.Load()))]
+
+    @staticmethod
+    def slot_store(k: int) -> ast.Name:
+        node = ast.Name(id=f"_s{k}", ctx=ast.Store())
+        node.slot = k  # type: ignore[attr-defined]
+        return node
+
+    # ------------------------------------------------------------ blocks
+
+    def block(self, block: IRBlock) -> list[ast.stmt]:
+        body: list[ast.stmt] = []
+        for s in block.stmts:
+            body.extend(self.stmt(s))
+        body.extend(self.terminator(block))
+        if block.handler_block is None:
+            return body
+        return [self.protect(body, block)]
+
+    def stmt(self, s: ast.stmt) -> list[ast.stmt]:
+        if isinstance(s, ExcMarker):
+            if s.kind == "with":
+                return self.with_setup(s)
+            if s.kind == "push_exc_info":
+                assert s.value is not None
+                return [ast.Expr(value=ast.Call(func=ast.Attribute(
+                    value=self.var(self.handled), attr="append", ctx=ast.Load()),
+                    args=[s.value], keywords=[]))]
+            if s.kind == "pop_except":
+                return [ast.Expr(value=ast.Call(func=ast.Attribute(
+                    value=self.var(self.handled), attr="pop", ctx=ast.Load()), args=[],
+                    keywords=[]))]
+            if s.kind == "setup_annotations":
+                return []
+            raise DecompilationError(f"cannot lower {s.kind}")
+        return [s]
+
+    def with_setup(self, marker: ExcMarker) -> list[ast.stmt]:
+        specials: list[Special] = getattr(marker, "specials", [])
+        mgr = self.names.fresh("_mgr")
+        kind = "a" if marker.flag else ""
+        out: list[ast.stmt] = [ast.Assign(targets=[self.store(mgr)], value=marker.value)]
+        typ = ast.Call(func=ast.Name(id="type", ctx=ast.Load()), args=[self.var(mgr)],
+                       keywords=[])
+        for sp in specials:
+            if sp.kind == "exit":
+                exit_fn: ast.expr = ast.Attribute(value=typ, attr=f"__{kind}exit__",
+                                                  ctx=ast.Load())
+                if not any(x.kind == "exit_self" for x in specials):
+                    exit_fn = ast.Call(func=ast.Attribute(value=exit_fn, attr="__get__",
+                                                          ctx=ast.Load()),
+                                       args=[self.var(mgr)], keywords=[])
+                out.append(ast.Assign(targets=[self.store(self.special(sp))], value=exit_fn))
+            elif sp.kind == "exit_self":
+                out.append(ast.Assign(targets=[self.store(self.special(sp))],
+                                      value=self.var(mgr)))
+            elif sp.kind == "enter":
+                enter = ast.Call(func=ast.Attribute(value=typ, attr=f"__{kind}enter__",
+                                                    ctx=ast.Load()),
+                                 args=[self.var(mgr)], keywords=[])
+                out.append(ast.Assign(targets=[self.store(self.special(sp))], value=enter))
+        return out
+
+    def terminator(self, block: IRBlock) -> list[ast.stmt]:
+        term = block.term
+        kind = term.kind
+        if kind == "goto":
+            return self.goto(block, term.targets[0])
+        if kind == "branch":
+            assert term.test is not None
+            then_t, else_t = term.targets
+            return [ast.If(test=term.test, body=self.goto(block, then_t),
+                           orelse=self.goto(block, else_t))]
+        if kind == "for":
+            assert term.test is not None
+            body_t, exit_t = term.targets
+            item = self.names.fresh("_item")
+            body_block = self.g.blocks[body_t]
+            on_exit = self.goto(block, exit_t)
+            fetch = ast.Try(
+                body=[ast.Assign(targets=[self.store(item)], value=ast.Call(
+                    func=ast.Name(id="next", ctx=ast.Load()), args=[term.test], keywords=[]))],
+                handlers=[ast.ExceptHandler(type=ast.Name(id="StopIteration", ctx=ast.Load()),
+                                            name=None, body=on_exit)],
+                orelse=[], finalbody=[])
+            nxt = body_block.entry[-1] if body_block.entry else None
+            out: list[ast.stmt] = [fetch]
+            if isinstance(nxt, Special):
+                out.append(ast.Assign(targets=[self.store(self.special(nxt))],
+                                      value=self.var(item)))
+            out.extend(self.goto(block, body_t))
+            return out
+        if kind == "return":
+            return [ast.Return(value=term.value)]
+        if kind == "raise":
+            if term.value is None:
+                return [ast.Raise(exc=ast.Subscript(value=self.var(self.handled),
+                                                    slice=ast.Constant(-1), ctx=ast.Load()),
+                                  cause=None)]
+            return [ast.Raise(exc=term.value, cause=term.cause)]
+        if kind == "reraise":
+            return [ast.Raise(exc=term.value, cause=None)]
+        raise DecompilationError(f"cannot lower terminator {kind}")
+
+    def protect(self, body: list[ast.stmt], block: IRBlock) -> ast.stmt:
+        handler = self.g.blocks.get(block.handler_block)  # type: ignore[arg-type]
+        if handler is None:
+            raise DecompilationError("handler block missing")
+        caught = self.names.fresh("_e")
+        on_raise: list[ast.stmt] = []
+        depth = len(handler.entry) - (6 if block.handler is not None and block.handler.legacy
+                                      else 1 + bool(block.handler and block.handler.lasti))
+        stack = list(block.entry[:depth])
+        on_raise.extend(self.slots(stack, handler.id, None))
+        exc_values: dict[str, ast.expr] = {
+            "exc": self.var(caught),
+            "exc_type": ast.Call(func=ast.Name(id="type", ctx=ast.Load()),
+                                 args=[self.var(caught)], keywords=[]),
+            "exc_tb": ast.Attribute(value=self.var(caught), attr="__traceback__",
+                                    ctx=ast.Load()),
+        }
+        for entry in handler.entry[depth:]:
+            if isinstance(entry, Special):
+                value = exc_values.get(entry.kind, ast.Constant(None))
+                on_raise.append(ast.Assign(targets=[self.store(self.special(entry))],
+                                           value=value))
+        if block.handler is not None and block.handler.legacy:
+            # 3.10 handlers have no PUSH_EXC_INFO: entering one makes it the handled one
+            on_raise.append(ast.Expr(value=ast.Call(func=ast.Attribute(
+                value=self.var(self.handled), attr="append", ctx=ast.Load()),
+                args=[self.var(caught)], keywords=[])))
+        on_raise.append(ast.Assign(targets=[self.store(self.state)],
+                                   value=ast.Constant(handler.id)))
+        on_raise.append(ast.Continue())
+        return ast.Try(body=body, handlers=[ast.ExceptHandler(
+            type=ast.Name(id="BaseException", ctx=ast.Load()), name=caught, body=on_raise)],
+            orelse=[], finalbody=[])
+
+
+def lower(graph: IRGraph, names: Names) -> tuple[list[ast.stmt], dict[int, str], Any]:
+    low = Lowering(graph, names)
+    body = low.run()
+    return body, low.special_names, low
