@@ -1165,6 +1165,34 @@ def _star_kwargs(kwargs: ast.expr | None) -> list[ast.keyword]:
     return [ast.keyword(arg=None, value=kwargs)]
 
 
+@_family({"COMPREHENSION": "comprehension"})
+class Inlined(Machine):
+    """3.12+ inlined comprehensions, folded into one pseudo-instruction beforehand."""
+
+    def comprehension(self, ins: Instr) -> None:
+        iterable = self.pop()
+        if isinstance(iterable, Iterator):
+            iterable = iterable.value
+        else:
+            iterable = ast.Call(func=name("iter", "global"), args=[iterable], keywords=[])
+        expr = _with_outer_iterable(ins.argval, iterable)
+        saved = ins.arg or 0
+        for _ in range(saved):
+            self.push(Special("saved"))
+        self.push(stamp(expr))
+
+
+def _with_outer_iterable(node: ast.expr, iterable: ast.expr) -> ast.expr:
+    import copy
+
+    new = copy.copy(node)
+    gens = list(new.generators)  # type: ignore[attr-defined]
+    gens[0] = copy.copy(gens[0])
+    gens[0].iter = iterable
+    new.generators = gens  # type: ignore[attr-defined]
+    return new
+
+
 @_family({"MAKE_FUNCTION": "make_function", "SET_FUNCTION_ATTRIBUTE": "set_function_attribute"})
 class Functions(Machine):
     """Function objects: the code constant, defaults, annotations and closure cells."""
@@ -1409,8 +1437,8 @@ class Matching(Machine):
                                                                ctx=ast.Load()))))
 
 
-_FAMILIES = (Loads, Stores, StackOps, Operators, Displays, Calls, Functions, Imports, Exceptions,
-             Generators, Matching)
+_FAMILIES = (Loads, Stores, StackOps, Operators, Displays, Calls, Inlined, Functions, Imports,
+             Exceptions, Generators, Matching)
 
 
 class Executor(*_FAMILIES):  # type: ignore[misc]

@@ -76,11 +76,20 @@ class CodeDecompiler:
     def statements(self) -> list[ast.stmt]:
         """The body as plain ``ast`` statements."""
         code = self.code
-        bc = bytecode.read(code)
+        return self.region_statements(bytecode.read(code), [])
+
+    def region_statements(self, bc: bytecode.Bytecode,
+                          entry: list[ast.expr]) -> list[ast.stmt]:
+        """Statements of ``bc`` (all of a code object, or a region of it) run from
+        ``entry`` as the initial stack."""
+        from .inline_comprehensions import fold
+
+        code = self.code
+        bc = fold(bc, self)
         graph_cfg = cfg_mod.build(bc)
         ctx = Context(code, self.names, make_comprehension=self.make_comprehension)
         ctx.imported = self.constants.imported
-        ir = Translator(graph_cfg, ctx).run()
+        ir = Translator(graph_cfg, ctx, entry).run()
         from .idioms import tidy_raw
 
         try:
@@ -89,16 +98,17 @@ class CodeDecompiler:
             body = self.renderer().body(raw)
         except (Unstructurable, DecompilationError) as exc:
             self.fallback_reason = str(exc)
-            body = self.state_machine(graph_cfg, ctx)
+            body = self.state_machine(graph_cfg, ctx, entry)
         from .idioms import tidy
 
         return tidy(body, code, self.names.generated)
 
-    def state_machine(self, graph_cfg: cfg_mod.CFG, ctx: Context) -> list[ast.stmt]:
+    def state_machine(self, graph_cfg: cfg_mod.CFG, ctx: Context,
+                      entry: list[ast.expr] | None = None) -> list[ast.stmt]:
         """The control flow as a loop over a state variable (always correct)."""
         from .fallback import lower
 
-        ir = Translator(graph_cfg, ctx).run()
+        ir = Translator(graph_cfg, ctx, entry).run()
         raw, special_names, _ = lower(ir, self.names)
         renderer = self.renderer()
         renderer.special_names = special_names

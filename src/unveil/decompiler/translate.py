@@ -158,6 +158,8 @@ class Translator:
             raise DecompilationError("cannot tell the stack depth at a jump target",
                                      code_name=self.ctx.qualname,
                                      offset=self.bc.instrs[block.start].offset)
+        if block.id == self.cfg.entry and not block.preds:
+            return known
         if len(block.preds) == 1 and block.id != self.cfg.entry:
             return known
         entry: list[ast.expr] = [Slot(i) for i in range(len(known))]

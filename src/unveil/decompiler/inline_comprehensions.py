@@ -1,0 +1,117 @@
+"""3.12+ comprehensions, which the compiler inlines into the function that uses them.
+
+PEP 709 compiles ``[e for x in it]`` in place::
+
+    <it>; GET_ITER
+    LOAD_FAST_AND_CLEAR x ...     # save the names the comprehension binds
+    SWAP n; BUILD_LIST 0; SWAP 2
+    FOR_ITER ... LIST_APPEND ... JUMP_BACKWARD
+    <restore the saved names around the result>
+
+Before the enclosing code is translated, each such region is decompiled on its own (as
+if it were the body of the separate comprehension function of earlier versions) and
+replaced by one ``COMPREHENSION`` instruction: it pops the iterator and pushes the saved
+values and the comprehension expression, so that the restores that follow it read as
+the no-ops they are.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from ..bytecode import Bytecode, Instr
+from ..errors import DecompilationError
+
+if TYPE_CHECKING:
+    from .functions import CodeDecompiler
+
+_KINDS = {"BUILD_LIST": "list", "BUILD_SET": "set", "BUILD_MAP": "dict"}
+
+
+def fold(bc: Bytecode, dec: CodeDecompiler) -> Bytecode:
+    """``bc`` with every inlined comprehension replaced by a ``COMPREHENSION``."""
+    instrs = bc.instrs
+    if not any(i.op == "LOAD_FAST_AND_CLEAR" for i in instrs):
+        return bc
+    out: list[Instr] = []
+    handlers = []
+    index_map: dict[int, int] = {}
+    i = 0
+    n = len(instrs)
+    while i < n:
+        region = _region(instrs, i)
+        if region is None:
+            index_map[i] = len(out)
+            out.append(replace(instrs[i]))
+            handlers.append(bc.handlers[i])
+            i += 1
+            continue
+        start, build, loop_exit, saved = region
+        expr = _decompile_region(bc, build, loop_exit, dec)
+        for k in range(start, loop_exit):
+            index_map[k] = len(out)
+        ins = instrs[start]
+        out.append(Instr("COMPREHENSION", saved, expr, -1, ins.offset, ins.line))
+        handlers.append(bc.handlers[start])
+        i = loop_exit
+    index_map[n] = len(out)
+    for ins in out:
+        if ins.target >= 0:
+            if ins.target not in index_map:
+                raise DecompilationError("jump into an inlined comprehension",
+                                         code_name=dec.qualname, offset=ins.offset)
+            ins.target = index_map[ins.target]
+    new_handlers = []
+    for h in handlers:
+        if h is not None and h.target in index_map:
+            h = replace(h, target=index_map[h.target])
+        elif h is not None:
+            h = None
+        new_handlers.append(h)
+    return Bytecode(bc.code, out, new_handlers)
+
+
+def _region(instrs: list[Instr], i: int) -> tuple[int, int, int, int] | None:
+    """(start, BUILD_* index, loop exit, number of saved names) of a region at ``i``."""
+    if instrs[i].op != "LOAD_FAST_AND_CLEAR":
+        return None
+    k = i
+    while k < len(instrs) and instrs[k].op == "LOAD_FAST_AND_CLEAR":
+        k += 1
+    saved = k - i
+    if k + 3 >= len(instrs):
+        return None
+    swap, build, swap2, loop = instrs[k], instrs[k + 1], instrs[k + 2], instrs[k + 3]
+    if swap.op != "SWAP" or swap.arg != saved + 1 or build.op not in _KINDS \
+            or build.arg != 0 or swap2.op != "SWAP" or swap2.arg != 2 or loop.op != "FOR_ITER":
+        return None
+    loop_exit = loop.target
+    if loop_exit <= k + 3:
+        return None
+    return i, k + 1, loop_exit, saved
+
+
+def _decompile_region(bc: Bytecode, build: int, loop_exit: int,
+                      dec: CodeDecompiler) -> ast.expr:
+    """The comprehension expression of instructions ``build:loop_exit``."""
+    from .comprehensions import comprehension_from_body
+
+    sub: list[Instr] = []
+    for ins in bc.instrs[build:loop_exit]:
+        copy = replace(ins)
+        if copy.target >= 0:
+            if not build <= copy.target <= loop_exit:
+                raise DecompilationError("comprehension jumps out of itself",
+                                         code_name=dec.qualname, offset=ins.offset)
+            copy.target -= build
+        sub.append(copy)
+    last = bc.instrs[loop_exit - 1]
+    sub.append(Instr("RETURN_VALUE", None, None, -1, last.offset, last.line))
+    sub_bc = Bytecode(bc.code, sub, [None] * len(sub))
+    kind = _KINDS[bc.instrs[build].op]
+    stmts = dec.region_statements(sub_bc, [ast.Name(id=".0", ctx=ast.Load())])
+    node = comprehension_from_body(stmts, kind, ast.Name(id=".0", ctx=ast.Load()), ".0",
+                                   dec.qualname)
+    return node
