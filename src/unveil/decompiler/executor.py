@@ -492,7 +492,7 @@ class Loads(Machine):
         self.push(MethodSelf(meth))
 
     def load_super_attr(self, ins: Instr) -> None:
-        self_arg, cls, sup = self.popn(3)
+        sup, cls, self_arg = self.popn(3)
         flags = ins.arg or 0
         if flags & 2:
             args = [cls, self_arg]

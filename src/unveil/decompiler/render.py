@@ -105,8 +105,9 @@ class Renderer:
         if isinstance(s, ast.Expr):
             return _copy_pos(ast.Expr(value=self.expr(s.value)), s)
         if isinstance(s, ast.Return):
-            if s.value is None or isinstance(s.value, Cell):  # a class body returns its cell
-                return ast.Return(value=None)
+            if s.value is None or isinstance(s.value, Cell) or (
+                    isinstance(s.value, ast.Constant) and s.value.value is None):
+                return ast.Return(value=None)  # a class body returns its cell
             return ast.Return(value=self.expr(s.value))
         if isinstance(s, ast.Raise):
             return ast.Raise(exc=None if s.exc is None else self.expr(s.exc),
@@ -378,7 +379,13 @@ class Renderer:
 
     def r_ExcMatch(self, node: ExcMatch) -> ast.expr:
         if self.special_names is not None and not node.star:
-            return ast.Call(func=ast.Name(id="isinstance", ctx=ast.Load()),
+            # 3.10 tests the exception's type, 3.11+ the exception itself
+            exc = node.exc
+            while isinstance(exc, Shared) and exc.name is None:
+                exc = exc.value
+            check = "issubclass" if isinstance(exc, Special) and exc.kind == "exc_type" \
+                else "isinstance"
+            return ast.Call(func=ast.Name(id=check, ctx=ast.Load()),
                             args=[self.expr(node.exc), self.expr(node.types)], keywords=[])
         raise self.fail("exception test outside an except clause")
 

@@ -664,7 +664,9 @@ class Structurer:
         return "except"
 
     def body_exit(self, region: frozenset[int], ctx: Ctx,
-                  cleanup: list[ast.stmt] | None = None) -> tuple[int | None, frozenset[int]]:
+                  cleanup: list[ast.stmt] | None = None,
+                  continuation: tuple[str, ...] | None = None
+                  ) -> tuple[int | None, frozenset[int]]:
         """The block a construct's body continues to normally, and its exit tails: blocks
         outside the protected range that only finish a ``return``/``break``/``continue``
         (after the construct's clean-up copy)."""
@@ -677,20 +679,65 @@ class Structurer:
                     continue
                 if loop is not None and s in (loop.cont, loop.follow):
                     continue
-                if self.exit_tail(s, cleanup or [], ctx):
+                if self.exit_tail(s, cleanup or [], ctx, continuation):
                     tails.add(s)
                 else:
                     exits.add(s)
         if not exits:
             return None, frozenset(tails)
         if len(exits) > 1:
-            real = {e for e in exits if not self._is_tail(e)}
-            if len(real) == 1:
-                return real.pop(), frozenset(tails | (exits - real))
+            merged = self.merge_copies(exits)
+            if merged is not None:
+                return merged, frozenset(tails)
+            # the normal exit comes last in the layout; earlier ones finish a return
+            normal = max(exits, key=self.position)
+            others = exits - {normal}
+            if all(self.exit_tail(e, cleanup or [], ctx, ("", "")) for e in others):
+                return normal, frozenset(tails | others)
             raise Unstructurable("try body with several exits")
         return exits.pop(), frozenset(tails)
 
-    def exit_tail(self, bid: int, cleanup: list[ast.stmt], ctx: Ctx) -> bool:
+    def merge_copies(self, ids: set[int]) -> int | None:
+        """Blocks that are copies of one another (the compiler duplicates short exits)
+        become one: every jump to a copy goes to the first."""
+        from .render import preview
+
+        def key(bid: int) -> tuple[object, ...]:
+            block = self.blocks[bid]
+            if any(not isinstance(e, Slot | Special) for e in block.entry):
+                return ("unique", bid)
+            return (tuple(preview(s) for s in block.stmts), _term_key(block),
+                    len(block.entry), block.handler_block,
+                    tuple(type(e).__name__ for e in block.entry))
+
+        keys = {key(b) for b in ids}
+        if len(keys) != 1 or any(self.blocks[b].term.kind not in ("return", "raise")
+                                 for b in ids):
+            return None
+        keep = min(ids)
+        for other in ids - {keep}:
+            for block in self.blocks.values():
+                block.term.targets[:] = [keep if t == other else t for t in block.term.targets]
+            del self.blocks[other]
+            for body in self.loops.values():
+                body.discard(other)
+        self._index_preds()
+        self.idom = dominators(self.entry, self._esuccs)
+        self._postdoms.clear()
+        self._rpo = None
+        self._effective.clear()
+        self._protected.clear()
+        return keep
+
+    def exit_tail(self, bid: int, cleanup: list[ast.stmt], ctx: Ctx,
+                  continuation: tuple[str, ...] | None = None) -> bool:
+        """Does block ``bid`` only finish a ``return``/``break``/``continue`` of the body
+        (rather than continue after the construct)?
+
+        A return whose value the body computed (it arrives on the stack) is one; a return
+        that computes its own value is code after the construct, unless ``continuation``
+        (what the construct does after its body, e.g. when a ``with`` suppresses an
+        exception) says otherwise."""
         block = self.blocks.get(bid)
         if block is None:
             return False
@@ -700,11 +747,37 @@ class Structurer:
         if rest:
             return False
         term = block.term
-        if term.kind in ("return", "raise"):
-            return True
         if term.kind == "goto" and ctx.loop is not None:
             return self.through(term.targets[0]) in (ctx.loop.cont, ctx.loop.follow)
-        return False
+        if term.kind != "return":
+            return False
+        if continuation is not None:
+            return _term_key(block) != continuation
+        value = term.value
+        return value is not None and any(value is e for e in block.entry)
+
+    def suppress_continuation(self, h: int) -> tuple[str, ...] | None:
+        """What a ``with`` does after its ``__exit__`` suppressed an exception."""
+        block = self.blocks.get(h)
+        if block is None or block.term.kind != "branch":
+            return None
+        target = self.blocks.get(block.term.targets[0])
+        seen = 0
+        while target is not None and seen < 4:
+            seen += 1
+            stmts = [s for s in target.stmts if not _is_marker(s, "pop_except")]
+            if stmts:
+                return None
+            if target.term.kind == "goto":
+                nxt = self.through(target.term.targets[0])
+                follow = self.blocks.get(nxt)
+                if follow is not None and not follow.stmts or follow is not None and all(
+                        _is_marker(x, "pop_except") for x in follow.stmts):
+                    target = follow
+                    continue
+                return ("goto", str(nxt))
+            return _term_key(target)
+        return None
 
     def with_stmt(self, b: int, h: int, ctx: Ctx, out: list[ast.stmt]) -> int | None:
         if not out or not _is_marker(out[-1], "with"):
@@ -715,7 +788,7 @@ class Structurer:
         is_async = marker.flag
         region = self.protected(h) & ctx.region
         exit_call = _exit_call_for(mgr, is_async)
-        follow, tails = self.body_exit(region, ctx, [exit_call])
+        follow, tails = self.body_exit(region, ctx, [exit_call], self.suppress_continuation(h))
         block = self.blocks[b]
         target: ast.expr | None = None
         skip = 0
@@ -957,6 +1030,17 @@ class Structurer:
 
 
 # ---------------------------------------------------------------- statement helpers
+
+
+def _term_key(block: IRBlock) -> tuple[str, ...]:
+    """What a block ends with, comparable across copies the compiler made."""
+    from .render import preview
+
+    term = block.term
+    if term.kind == "goto":
+        return ("goto", str(term.targets[0]))
+    value = "" if term.value is None else preview(ast.Expr(value=term.value))
+    return (term.kind, value)
 
 
 def _none_to_missing(node: ast.expr | None) -> ast.expr | None:
