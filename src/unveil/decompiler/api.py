@@ -10,15 +10,14 @@ from types import CodeType, FunctionType
 from typing import Any
 
 from ..errors import BadInputError, DecompilationError
+from .emit import unparse
 from .functions import (
     COMPREHENSIONS,
     CodeDecompiler,
     Constants,
     build_arguments,
     function_def,
-    module_body,
 )
-from .emit import unparse
 from .render import Renderer
 
 CO_NEWLOCALS = 0x02

@@ -32,7 +32,6 @@ from .exprs import (
     Names,
     Null,
     Shared,
-    Slot,
     Special,
     UnpackItem,
     const,
