@@ -62,7 +62,9 @@ def simulate_block_stack(code: CodeType, instrs: list[dis.Instruction]) -> list[
     by_offset = {ins.offset: k for k, ins in enumerate(instrs)}
     # state per instruction index: (depth, block stack as tuple of (kind, target, level))
     state: dict[int, tuple[int, tuple[tuple[str, int, int], ...]]] = {}
-    work = [(0, 0, ())]
+    # a generator starts with the value it was first sent, which GEN_START pops
+    start_depth = 1 if instrs and instrs[0].opname == "GEN_START" else 0
+    work = [(0, start_depth, ())]
     handlers: dict[int, tuple[int, int]] = {}
     while work:
         k, depth, blocks = work.pop()

@@ -136,7 +136,7 @@ _NOARG = {
     "BINARY_SUBSCR", "STORE_SUBSCR", "DELETE_SUBSCR", "BINARY_SLICE", "STORE_SLICE",
     "LOAD_BUILD_CLASS", "LOAD_LOCALS", "SETUP_ANNOTATIONS", "IMPORT_STAR", "PRINT_EXPR",
     "PUSH_EXC_INFO", "CHECK_EXC_MATCH", "CHECK_EG_MATCH", "PREP_RERAISE_STAR",
-    "END_ASYNC_FOR", "YIELD_FROM", "END_SEND", "CLEANUP_THROW", "MATCH_MAPPING",
+    "YIELD_FROM", "END_SEND", "CLEANUP_THROW", "MATCH_MAPPING",
     "MATCH_SEQUENCE", "MATCH_KEYS", "GET_LEN", "COPY_DICT_WITHOUT_KEYS", "LIST_TO_TUPLE",
     "ASYNC_GEN_WRAP", "FORMAT_SIMPLE", "FORMAT_WITH_SPEC", "BUILD_TEMPLATE", "PUSH_NULL",
     "BEFORE_ASYNC_WITH", "BEFORE_WITH", "TO_BOOL", "EXIT_INIT_CHECK", "LOAD_ASSERTION_ERROR",
@@ -403,6 +403,17 @@ def read(code: CodeType) -> Bytecode:
             # argval: how deep the exception value sits
             depth = 7 if VERSION < (3, 11) else 5 if VERSION >= (3, 14) else 4
             emit("WITH_EXCEPT_START", ins, depth, 2 if VERSION < (3, 11) else 1)
+            continue
+        if name in ("MATCH_CLASS", "MATCH_KEYS") and VERSION < (3, 11):
+            # 3.10 also pushes whether it matched: ``result is not None``
+            emit(name, ins, ins.arg, ins.arg)
+            emit("COPY", ins, 1, 1)
+            emit("LOAD_CONST", ins, argval=None)
+            emit("IS_OP", ins, 1, 1)
+            continue
+        if name == "END_ASYNC_FOR":
+            # ends an ``async for``: pops the exception (3.10: its triple) and the iterator
+            emit("END_ASYNC_FOR", ins, 3 if VERSION < (3, 11) else 1, None)
             continue
         if name == "POP_EXCEPT":
             emit("POP_EXCEPT", ins, 3 if VERSION < (3, 11) else 1, None)

@@ -14,6 +14,7 @@ from ..bytecode import Bytecode, Handler, Instr
 CONDITIONAL = {"POP_JUMP_IF_TRUE", "POP_JUMP_IF_FALSE", "POP_JUMP_IF_NONE",
                "POP_JUMP_IF_NOT_NONE", "JUMP_IF_NOT_EXC_MATCH", "FOR_ITER", "SEND"}
 TERMINAL = {"RETURN_VALUE", "RAISE_VARARGS", "RERAISE"}
+# END_ASYNC_FOR either re-raises or goes on with the next instruction: it ends its block
 
 
 @dataclass(slots=True)
@@ -55,7 +56,7 @@ def build(bc: Bytecode, start: int = 0, end: int | None = None) -> CFG:
             if start <= ins.target < end:
                 leaders.add(ins.target)
             leaders.add(i + 1)
-        elif ins.op in TERMINAL:
+        elif ins.op in TERMINAL or ins.op == "END_ASYNC_FOR":
             leaders.add(i + 1)
         if i > start and bc.handlers[i] != bc.handlers[i - 1]:
             leaders.add(i)

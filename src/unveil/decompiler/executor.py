@@ -141,6 +141,11 @@ class ClassBuild(Marker):
         self.keywords = keywords
 
 
+_UNPACK_CONSUMERS = {"STORE_FAST", "STORE_NAME", "STORE_GLOBAL", "STORE_DEREF", "STORE_ATTR",
+                     "STORE_SUBSCR", "STORE_SLICE", "POP_TOP", "UNPACK_SEQUENCE", "UNPACK_EX",
+                     "SWAP", "COPY"}
+
+
 class Speculation(Exception):
     """Raised while exploring a branch speculatively when it would have an effect."""
 
@@ -214,7 +219,41 @@ class Machine:
     def pop(self) -> ast.expr:
         if not self.state.stack:
             self.fail("stack underflow")
-        return self.state.stack.pop()
+        value = self.state.stack.pop()
+        if isinstance(value, UnpackItem) and self.ins is not None \
+                and self.ins.op not in _UNPACK_CONSUMERS:
+            value = self.force_unpack(value)
+        return value
+
+    def force_unpack(self, item: UnpackItem) -> ast.expr:
+        """An unpacked item used as a value, not stored: unpack into temporaries now."""
+        unpack: Unpack = item.unpack
+        temps = getattr(unpack, "temps", None)
+        if temps is None:
+            self.check_speculation()
+            if unpack.parent is not None:
+                parent, index = unpack.parent
+                holder = UnpackItem(parent, index)
+                unpack.value = self.force_unpack(holder)
+                unpack.parent = None
+            temps = []
+            for i, t in enumerate(unpack.targets):
+                if t is None:
+                    tmp = self.ctx.names.fresh()
+                    unpack.targets[i] = ast.Name(id=tmp, ctx=ast.Store())
+                    temps.append(name(tmp, "temp"))
+                else:
+                    temps.append(None)
+            unpack.temps = temps  # type: ignore[attr-defined]
+            self.state.stmts.append(ast.Assign(targets=[unpack.target()], value=unpack.value))
+            stack = self.state.stack
+            for k, entry in enumerate(stack):
+                if isinstance(entry, UnpackItem) and entry.unpack is unpack:
+                    stack[k] = temps[entry.index]
+        value = temps[item.index]
+        if value is None:
+            self.fail("unpacked item used twice")
+        return value
 
     def popn(self, n: int) -> list[ast.expr]:
         if n == 0:
@@ -229,7 +268,10 @@ class Machine:
     def top(self, depth: int = 1) -> ast.expr:
         if len(self.state.stack) < depth:
             self.fail("stack underflow")
-        return self.state.stack[-depth]
+        value = self.state.stack[-depth]
+        if isinstance(value, UnpackItem):
+            value = self.force_unpack(value)  # read in place: used as a value
+        return value
 
     # ------------------------------------------------------------ statements
 
@@ -280,7 +322,9 @@ class Machine:
     def materialize_all(self) -> None:
         stack = self.state.stack
         for i, node in enumerate(stack):
-            if self.needs_temp(node, ()):
+            if isinstance(stack[i], UnpackItem):
+                stack[i] = self.force_unpack(stack[i])  # type: ignore[arg-type]
+            elif self.needs_temp(node, ()):
                 stack[i] = self.materialize(node)
 
     # ------------------------------------------------------------ stores
@@ -366,6 +410,9 @@ class Machine:
     def store_unpacked(self, item: UnpackItem, target: ast.expr,
                        writes: tuple[str, ...]) -> None:
         unpack: Unpack = item.unpack
+        if getattr(unpack, "temps", None) is not None:
+            self.emit(ast.Assign(targets=[target], value=self.force_unpack(item)), writes)
+            return
         unpack.targets[item.index] = target
         while all(t is not None for t in unpack.targets):
             if unpack.parent is None:
@@ -1284,9 +1331,13 @@ class Exceptions(Machine):
     def check_eg_match(self, ins: Instr) -> None:
         types = self.pop()
         exc = self.pop()
-        match = ExcMatch(exc, types, star=True)
-        self.push(Special("eg_rest", match))
-        self.push(Special("eg_match", match))
+        split = Shared(stamp(Special("eg_split", ast.Tuple(elts=[exc, types], ctx=ast.Load()))))
+        split.refs = 2  # type: ignore[attr-defined]
+        rest = stamp(ast.Subscript(value=split, slice=const(0), ctx=ast.Load()))
+        match = stamp(ast.Subscript(value=split, slice=const(1), ctx=ast.Load()))
+        match.eg_match = ExcMatch(exc, types, star=True)  # type: ignore[attr-defined]
+        self.push(rest)
+        self.push(match)
 
     def prep_reraise_star(self, ins: Instr) -> None:
         b = self.pop()
@@ -1348,7 +1399,7 @@ class ExcMarker(ast.stmt):
 @_family({
     "YIELD_VALUE": "yield_value", "YIELD_FROM": "yield_from", "GET_AWAITABLE": "get_awaitable",
     "GET_AITER": "get_aiter", "GET_ANEXT": "get_anext", "END_SEND": "end_send",
-    "ASYNC_GEN_WRAP": "async_gen_wrap", "END_ASYNC_FOR": "end_async_for",
+    "ASYNC_GEN_WRAP": "async_gen_wrap",
 })
 class Generators(Machine):
     """yield, yield from and await."""
@@ -1393,9 +1444,6 @@ class Generators(Machine):
 
     def async_gen_wrap(self, ins: Instr) -> None:
         self.push(Special("async_gen_wrap", self.pop()))
-
-    def end_async_for(self, ins: Instr) -> None:
-        self.fail("unexpected END_ASYNC_FOR")
 
 
 def _is_none(node: ast.expr) -> bool:

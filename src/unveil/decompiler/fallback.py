@@ -217,6 +217,13 @@ class Lowering:
             return [ast.Raise(exc=term.value, cause=term.cause)]
         if kind == "reraise":
             return [ast.Raise(exc=term.value, cause=None)]
+        if kind == "end_async_for":
+            assert term.value is not None
+            stop = ast.Call(func=ast.Name(id="isinstance", ctx=ast.Load()),
+                            args=[term.value, ast.Name(id="StopAsyncIteration", ctx=ast.Load())],
+                            keywords=[])
+            return [ast.If(test=stop, body=self.goto(block, term.targets[0]),
+                           orelse=[ast.Raise(exc=term.value, cause=None)])]
         raise DecompilationError(f"cannot lower terminator {kind}")
 
     def protect(self, body: list[ast.stmt], block: IRBlock) -> ast.stmt:

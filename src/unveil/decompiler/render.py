@@ -355,6 +355,13 @@ class Renderer:
     def r_Special(self, node: Special) -> ast.expr:
         if node.kind == "stopiteration_error":
             return self.expr(node.value)  # type: ignore[arg-type]
+        helper = _RUNTIME_HELPERS.get(node.kind)
+        if helper is not None:
+            args = node.value.elts if isinstance(node.value, ast.Tuple) else [node.value]
+            args = [self.expr(a) for a in args]  # type: ignore[union-attr]
+            if node.kind == "match_class":
+                args.insert(2, ast.Constant(getattr(node, "count", 0)))
+            return ast.Call(func=_runtime(helper), args=args, keywords=[])
         names = self.special_names
         if names is not None:
             if id(node) in names:
@@ -415,6 +422,23 @@ _INPLACE_NAMES = {
     ast.RShift: "irshift", ast.BitAnd: "iand", ast.BitOr: "ior", ast.BitXor: "ixor",
     ast.MatMult: "imatmul",
 }
+
+
+_RUNTIME_HELPERS = {
+    "match_sequence": "match_sequence", "match_mapping": "match_mapping",
+    "match_keys": "match_keys", "match_class": "match_class",
+    "dict_without_keys": "dict_without_keys", "reraise_star": "prep_reraise_star",
+    "eg_split": "exception_group_split",
+}
+
+
+def _runtime(helper: str) -> ast.expr:
+    """``unveil.runtime.<helper>``, imported where it is used."""
+    module = ast.Call(func=ast.Name(id="__import__", ctx=ast.Load()),
+                      args=[ast.Constant("unveil.runtime")],
+                      keywords=[ast.keyword(arg="fromlist", value=ast.Tuple(
+                          elts=[ast.Constant(helper)], ctx=ast.Load()))])
+    return ast.Attribute(value=module, attr=helper, ctx=ast.Load())
 
 
 def _sorted(values: frozenset[Any]) -> list[Any]:

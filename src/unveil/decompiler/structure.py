@@ -394,10 +394,15 @@ class Structurer:
         return [ast.Assign(targets=[_slot_store(s)], value=v) for s, v in pairs]
 
     def is_for_iterator_edge(self, src: int, dst: int, k: int) -> bool:
+        """The iterator a ``for``/``async for`` header receives from before the loop (the
+        loop statement itself evaluates it)."""
         block = self.blocks[dst]
-        if block.term.kind != "for" or k != len(block.entry) - 1:
+        if k != len(block.entry) - 1 or dst not in self.loops or src in self.loops[dst]:
             return False
-        return dst in self.loops and src not in self.loops[dst]
+        if block.term.kind == "for":
+            return True
+        h = self.effective_handler(dst)
+        return h is not None and self.blocks[h].term.kind == "end_async_for"
 
     def exit_stmt(self, out: list[ast.stmt], stmt: ast.stmt, ctx: Ctx,
                   cleanup: bool = True) -> None:
@@ -636,6 +641,8 @@ class Structurer:
             raise Unstructurable("handler mismatch")
         h = chain[outer_index - 1]
         kind = self.handler_kind(h)
+        if kind == "async_for":
+            return self.async_for_stmt(b, h, ctx, out)
         if kind == "with":
             return self.with_stmt(b, h, ctx, out)
         if kind == "except":
@@ -644,10 +651,60 @@ class Structurer:
             return self.finally_stmt(b, h, ctx, out)
         raise Unstructurable(f"unrecognised exception handler ({kind})")
 
+    def async_for_stmt(self, b: int, h: int, ctx: Ctx, out: list[ast.stmt]) -> int | None:
+        """``async for``: a loop whose header awaits ``__anext__`` under a handler that
+        ends the loop on ``StopAsyncIteration``."""
+        if b not in self.loops:
+            raise Unstructurable("async for without a loop")
+        body = self.loops[b]
+        header = self.blocks[b]
+        if header.stmts or header.term.kind != "goto":
+            raise Unstructurable("async for header with statements")
+        body_start = header.term.targets[0]
+        natural_exit = self.through(self.blocks[h].term.targets[0])
+        breaks: set[int] = set()
+        for n in body:
+            for s in self._succs(n):
+                if s not in body:
+                    breaks.add(self.through(s))
+        if len(breaks) > 1:
+            raise Unstructurable("async for with several exits")
+        follow = natural_exit
+        else_start: int | None = None
+        if breaks:
+            (f,) = breaks
+            if f != natural_exit:
+                follow, else_start = f, natural_exit
+        iterable, _ = self.for_iterable(b, body, out)
+        self.visit(b)
+        self.visit(h)
+        loop = Loop(b, body, follow, b)
+        sub = replace(ctx, loop=loop, follow=b, region=frozenset(body),
+                      loop_cleanups=len(ctx.cleanups))
+        first = self.blocks.get(body_start)
+        target: ast.expr = ast.Name(id="_", ctx=ast.Store())
+        skip = 0
+        if first is not None and first.stmts and isinstance(first.stmts[0], ast.Assign) \
+                and isinstance(first.stmts[0].value, Special) \
+                and first.stmts[0].value.kind == "anext_value":
+            target = first.stmts[0].targets[0]
+            skip = 1
+        stmts = self.seq_from_edge(b, body_start, sub, skip)
+        node = ast.AsyncFor(target=target, iter=iterable, body=stmts or [ast.Pass()],
+                            orelse=[])
+        if else_start is not None:
+            node.orelse = self.seq(else_start, replace(ctx, follow=follow))
+        out.append(node)
+        if follow is not None and follow == ctx.follow:
+            return None
+        return follow
+
     def handler_kind(self, h: int) -> str:
         block = self.blocks[h]
         stmts = [s for s in block.stmts if not _is_marker(s, "push_exc_info")]
         term = block.term
+        if term.kind == "end_async_for" and not stmts:
+            return "async_for"
         if term.kind == "branch" and not stmts:
             test = term.test
             from .exprs import ExcMatch

@@ -275,6 +275,11 @@ class Translator:
             # 3.10 re-raises a (traceback, value, type) triple: keep the value
             value = items[-2] if len(items) == 3 else items[-1]
             return Term("reraise", value=value, line=line)
+        if op == "END_ASYNC_FOR":
+            items = ex.popn(last.arg or 1)
+            value = items[-2] if len(items) == 3 else items[-1]
+            ex.pop()  # the async iterator
+            return Term("end_async_for", [b.end], value=value, line=line)
         if op == "SEND":
             ex.fail("unsupported SEND loop")
         return Term("goto", [b.end], line=line)
@@ -470,7 +475,7 @@ def _current_seq() -> int:
 def _is_terminator(op: str) -> bool:
     return op in ("JUMP", "POP_JUMP_IF_TRUE", "POP_JUMP_IF_FALSE", "POP_JUMP_IF_NONE",
                   "POP_JUMP_IF_NOT_NONE", "JUMP_IF_NOT_EXC_MATCH", "FOR_ITER", "RETURN_VALUE",
-                  "RAISE_VARARGS", "RERAISE", "SEND")
+                  "RAISE_VARARGS", "RERAISE", "SEND", "END_ASYNC_FOR")
 
 
 def _same_value(a: ast.expr, b: ast.expr) -> bool:
