@@ -78,10 +78,12 @@ def decompile_node(obj: object, constants: Constants | None = None) -> ast.AST:
 
 
 def module_body_with(code: CodeType, constants: Constants) -> list[ast.stmt]:
+    from .annotations import apply_to_scope
     from .idioms import tidy_scope
 
     dec = CodeDecompiler(code, constants)
-    body = tidy_scope(dec.statements(), bool(code.co_flags & 0x1000000))
+    body = apply_to_scope(dec.statements(), dec)
+    body = tidy_scope(body, bool(code.co_flags & 0x1000000))
     if body and isinstance(body[-1], ast.Return) and body[-1].value is None:
         body = body[:-1]
     return body

@@ -340,8 +340,12 @@ class Machine:
         if isinstance(value, Special) and value.kind == "saved":
             return  # 3.12+ comprehension restoring its iteration variable
         if isinstance(value, Cell) and isinstance(target, ast.Name) \
-                and target.id == "__classcell__":
-            return  # a class body hands its __class__ cell to type(): implicit in source
+                and target.id in ("__classcell__", "__classdictcell__"):
+            return  # a class body hands its cells to type(): implicit in source
+        if isinstance(target, ast.Name) and target.id in ("__annotate__", "__annotate_func__") \
+                and isinstance(value, Func) and value.code.co_name == "__annotate__":
+            self.emit(ExcMarker("annotate", value))  # 3.14: read back by the scope
+            return
         if isinstance(value, Shared) and value.name is None:
             refs = sum(1 for e in self.state.stack if e is value)
             if refs:

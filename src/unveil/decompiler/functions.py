@@ -161,11 +161,13 @@ class CodeDecompiler:
 
     def arguments(self, func: Func | None) -> ast.arguments:
         return build_arguments(self.code if func is None else func.code, func,
-                               self.renderer(), bool(self.code.co_flags & CO_FUTURE_ANNOTATIONS))
+                               self.renderer(), bool(self.code.co_flags & CO_FUTURE_ANNOTATIONS),
+                               self)
 
 
 def build_arguments(code: CodeType, func: Func | None, r: Renderer,
-                    future_annotations: bool = False) -> ast.arguments:
+                    future_annotations: bool = False,
+                    parent: CodeDecompiler | None = None) -> ast.arguments:
     names = code.co_varnames
     npos = code.co_argcount
     nposonly = code.co_posonlyargcount
@@ -185,6 +187,10 @@ def build_arguments(code: CodeType, func: Func | None, r: Renderer,
     kw_defaults: dict[str, ast.expr] = {}
     if func is not None:
         annotations = _annotations(func.annotations, r)
+        if func.annotate is not None and isinstance(func.annotate, Func) and parent is not None:
+            from .annotations import items_of
+
+            annotations = {name: ann for name, ann, _ in items_of(func.annotate, parent)}
         if future_annotations:
             from .idioms import _annotation_expr
 
@@ -311,9 +317,14 @@ def _is_plain_generator(code: CodeType) -> bool:
 
 
 def class_body(dec: CodeDecompiler) -> list[ast.stmt]:
+    from .annotations import apply_to_scope
     from .idioms import tidy_scope
 
-    body = tidy_scope(dec.statements(), bool(dec.code.co_flags & CO_FUTURE_ANNOTATIONS))
+    body = dec.statements()
+    while body and isinstance(body[-1], ast.Return):
+        body = body[:-1]
+    body = apply_to_scope(body, dec)
+    body = tidy_scope(body, bool(dec.code.co_flags & CO_FUTURE_ANNOTATIONS))
     out: list[ast.stmt] = []
     for i, s in enumerate(body):
         if i < 4 and isinstance(s, ast.Assign) and len(s.targets) == 1 \
@@ -322,7 +333,7 @@ def class_body(dec: CodeDecompiler) -> list[ast.stmt]:
             continue
         if isinstance(s, ast.Assign) and len(s.targets) == 1 \
                 and isinstance(s.targets[0], ast.Name) \
-                and s.targets[0].id == "__static_attributes__":
+                and s.targets[0].id in ("__static_attributes__", "__classdict__"):
             continue
         if isinstance(s, ast.Assign) and len(s.targets) == 1 \
                 and isinstance(s.targets[0], ast.Name) and s.targets[0].id == "__doc__" \
@@ -336,10 +347,12 @@ def class_body(dec: CodeDecompiler) -> list[ast.stmt]:
 
 
 def module_body(code: CodeType) -> list[ast.stmt]:
+    from .annotations import apply_to_scope
     from .idioms import tidy_scope
 
     dec = CodeDecompiler(code)
-    body = tidy_scope(dec.statements(), bool(code.co_flags & CO_FUTURE_ANNOTATIONS))
+    body = apply_to_scope(dec.statements(), dec)
+    body = tidy_scope(body, bool(code.co_flags & CO_FUTURE_ANNOTATIONS))
     if body and isinstance(body[-1], ast.Return) and body[-1].value is None:
         body = body[:-1]
     return body

@@ -152,7 +152,8 @@ def _assert_of(s: ast.stmt) -> ast.stmt | None:
     if isinstance(exc, ast.Call) and len(exc.args) == 1 and not exc.keywords:
         msg = exc.args[0]
         exc = exc.func
-    if not (isinstance(exc, ast.Name) and getattr(exc, "common", False)):
+    if not (isinstance(exc, ast.Name) and getattr(exc, "common", False)
+            and exc.id == "AssertionError"):
         return None
     test = s.test
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):

@@ -90,6 +90,8 @@ class Renderer:
         if isinstance(s, ExcMarker):
             if s.kind == "setup_annotations":
                 return None
+            if s.kind == "annotate":
+                return s  # the module or class body reads it back
             raise self.fail(f"unmatched {s.kind.replace('_', ' ')}")
         if isinstance(s, ast.Assign):
             if len(s.targets) == 1 and isinstance(s.targets[0], ast.Name):

@@ -1,0 +1,161 @@
+"""Annotations on 3.14, where the compiler moves them into ``__annotate__`` functions.
+
+PEP 649 compiles ``def f(a: int) -> str`` to a function with an ``__annotate__``
+function attached that returns ``{'a': int, 'return': str}``, and a module or class
+body's ``x: int = 1`` to ``x = 1`` plus an entry in the scope's ``__annotate__``; in a
+module each annotated statement also records ``__conditional_annotations__.add(i)``.
+This module reads the annotate functions back and puts the annotations where the
+source had them.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .exprs import Func
+    from .functions import CodeDecompiler
+
+Item = tuple[str, ast.expr, int | None]  # name, annotation, conditional index
+
+
+def items_of(func: Func, parent: CodeDecompiler) -> list[Item]:
+    """The annotations an ``__annotate__`` function returns, in order."""
+    body = parent.child(func.code).statements()
+    items: list[Item] = []
+    acc: str | None = None
+    for stmt in _flatten(body):
+        cond: int | None = getattr(stmt, "condition", None)
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+            target = stmt.targets[0]
+            if isinstance(target, ast.Name) and isinstance(stmt.value, ast.Dict):
+                acc = target.id
+                items.extend(_dict_items(stmt.value, None))
+            elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) \
+                    and isinstance(target.slice, ast.Constant) \
+                    and isinstance(target.slice.value, str):
+                items.append((target.slice.value, stmt.value, cond))
+        elif isinstance(stmt, ast.Return) and isinstance(stmt.value, ast.Dict):
+            items.extend(_dict_items(stmt.value, None))
+    return items
+
+
+def _dict_items(node: ast.Dict, cond: int | None) -> list[Item]:
+    out: list[Item] = []
+    for k, v in zip(node.keys, node.values, strict=True):
+        if isinstance(k, ast.Constant) and isinstance(k.value, str):
+            out.append((k.value, v, cond))
+    return out
+
+
+def _flatten(stmts: list[ast.stmt]) -> list[ast.stmt]:
+    """Statements of an annotate body; ``if i in __conditional_annotations__:`` arms are
+    opened with their index recorded; the ``format`` check is skipped."""
+    out: list[ast.stmt] = []
+    for s in stmts:
+        if isinstance(s, ast.If):
+            index = _conditional_index(s.test)
+            if index is not None:
+                for inner in s.body:
+                    inner.condition = index  # type: ignore[attr-defined]
+                    out.append(inner)
+                continue
+            if _is_format_check(s):
+                continue
+        out.append(s)
+    return out
+
+
+def _conditional_index(test: ast.expr) -> int | None:
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 \
+            and isinstance(test.ops[0], ast.In) and isinstance(test.left, ast.Constant) \
+            and isinstance(test.left.value, int) \
+            and isinstance(test.comparators[0], ast.Name) \
+            and test.comparators[0].id == "__conditional_annotations__":
+        return test.left.value
+    return None
+
+
+def _is_format_check(s: ast.If) -> bool:
+    return len(s.body) == 1 and isinstance(s.body[0], ast.Raise)
+
+
+def apply_to_scope(stmts: list[ast.stmt], parent: CodeDecompiler) -> list[ast.stmt]:
+    """Module or class body: annotated assignments back in place."""
+    from .executor import ExcMarker
+
+    items: list[Item] = []
+    for s in stmts:
+        if isinstance(s, ExcMarker) and s.kind == "annotate":
+            items = items_of(s.value, parent)  # type: ignore[arg-type]
+    if not any(isinstance(s, ExcMarker) and s.kind == "annotate" for s in stmts):
+        return stmts
+    by_index = {i: (name, ann) for name, ann, i in items if i is not None}
+    unconditional = [(name, ann) for name, ann, i in items if i is None]
+    out: list[ast.stmt] = []
+    for s in stmts:
+        if isinstance(s, ExcMarker) and s.kind == "annotate":
+            continue
+        if _is_conditional_set(s):
+            continue
+        index = _recorded_index(s)
+        if index is not None:
+            if out and _reads_conditional_set(out[-1]):
+                out.pop()
+            name_ann = by_index.get(index)
+            if name_ann is not None:
+                _annotate(out, *name_ann)
+            continue
+        out.append(s)
+    # class bodies have no markers: annotate the next assignment of each name, in order
+    last = -1
+    for name, ann in unconditional:
+        for k in range(last + 1, len(out)):
+            s = out[k]
+            if isinstance(s, ast.Assign) and len(s.targets) == 1 \
+                    and isinstance(s.targets[0], ast.Name) and s.targets[0].id == name:
+                out[k] = ast.AnnAssign(target=ast.Name(id=name, ctx=ast.Store()),
+                                       annotation=ann, value=s.value, simple=1)
+                last = k
+                break
+        else:
+            last += 1
+            out.insert(last, ast.AnnAssign(target=ast.Name(id=name, ctx=ast.Store()),
+                                           annotation=ann, value=None, simple=1))
+    return out
+
+
+def _annotate(out: list[ast.stmt], name: str, ann: ast.expr) -> None:
+    prev = out[-1] if out else None
+    if isinstance(prev, ast.Assign) and len(prev.targets) == 1 \
+            and isinstance(prev.targets[0], ast.Name) and prev.targets[0].id == name:
+        out[-1] = ast.AnnAssign(target=ast.Name(id=name, ctx=ast.Store()), annotation=ann,
+                                value=prev.value, simple=1)
+    else:
+        out.append(ast.AnnAssign(target=ast.Name(id=name, ctx=ast.Store()), annotation=ann,
+                                 value=None, simple=1))
+
+
+def _is_conditional_set(s: ast.stmt) -> bool:
+    return isinstance(s, ast.Assign) and len(s.targets) == 1 \
+        and isinstance(s.targets[0], ast.Name) \
+        and s.targets[0].id == "__conditional_annotations__"
+
+
+def _reads_conditional_set(s: ast.stmt) -> bool:
+    return isinstance(s, ast.Assign) and isinstance(s.value, ast.Name) \
+        and s.value.id == "__conditional_annotations__"
+
+
+def _recorded_index(s: ast.stmt) -> int | None:
+    """``__conditional_annotations__.add(i)`` (possibly through a temporary)."""
+    if not isinstance(s, ast.Expr) or not isinstance(s.value, ast.Call):
+        return None
+    call = s.value
+    if not (isinstance(call.func, ast.Attribute) and call.func.attr == "add"
+            and len(call.args) == 1 and isinstance(call.args[0], ast.Constant)):
+        return None
+    if isinstance(call.func.value, ast.Name):
+        return call.args[0].value  # type: ignore[no-any-return]
+    return None
