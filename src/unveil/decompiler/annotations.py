@@ -24,13 +24,11 @@ def items_of(func: Func, parent: CodeDecompiler) -> list[Item]:
     """The annotations an ``__annotate__`` function returns, in order."""
     body = parent.child(func.code).statements()
     items: list[Item] = []
-    acc: str | None = None
     for stmt in _flatten(body):
         cond: int | None = getattr(stmt, "condition", None)
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
             target = stmt.targets[0]
             if isinstance(target, ast.Name) and isinstance(stmt.value, ast.Dict):
-                acc = target.id
                 items.extend(_dict_items(stmt.value, None))
             elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) \
                     and isinstance(target.slice, ast.Constant) \
