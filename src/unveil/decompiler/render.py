@@ -188,8 +188,8 @@ class Renderer:
         if isinstance(node, ast.Attribute):
             return ast.Attribute(value=self.expr(node.value), attr=node.attr, ctx=node.ctx)
         if isinstance(node, ast.Subscript):
-            return ast.Subscript(value=self.expr(node.value), slice=self.expr(node.slice),
-                                 ctx=node.ctx)
+            return ast.Subscript(value=self.expr(node.value),
+                                 slice=self.subscript_slice(node.slice), ctx=node.ctx)
         if isinstance(node, ast.Tuple | ast.List):
             return type(node)(elts=[self.target(e) for e in node.elts], ctx=node.ctx)
         if isinstance(node, ast.Starred):
@@ -239,7 +239,24 @@ class Renderer:
     def r_Constant(self, node: ast.Constant) -> ast.expr:
         return self.literal(node.value)
 
+    def subscript_slice(self, node: ast.expr) -> ast.expr:
+        """3.14 folds constant slices: ``x[1:]`` loads ``slice(1, None, None)``."""
+        if isinstance(node, ast.Constant) and isinstance(node.value, slice):
+            sl = node.value
+            return ast.Slice(lower=None if sl.start is None else self.literal(sl.start),
+                             upper=None if sl.stop is None else self.literal(sl.stop),
+                             step=None if sl.step is None else self.literal(sl.step))
+        return self.expr(node)
+
+    def r_Subscript(self, node: ast.Subscript) -> ast.expr:
+        return ast.Subscript(value=self.expr(node.value), slice=self.subscript_slice(node.slice),
+                             ctx=ast.Load())
+
     def literal(self, value: Any, in_set: bool = False) -> ast.expr:
+        if isinstance(value, slice):
+            return ast.Call(func=ast.Name(id="slice", ctx=ast.Load()),
+                            args=[self.literal(value.start), self.literal(value.stop),
+                                  self.literal(value.step)], keywords=[])
         if isinstance(value, float):
             return float_constant(value)
         if isinstance(value, complex):
