@@ -17,6 +17,7 @@ from .functions import (
     Constants,
     build_arguments,
     function_def,
+    lambda_body,
 )
 from .render import Renderer
 
@@ -59,13 +60,12 @@ def decompile_node(obj: object, constants: Constants | None = None) -> ast.AST:
                           type_ignores=[])
     if name == "<lambda>":
         dec = CodeDecompiler(code, constants)
-        body = dec.statements()
+        value = lambda_body(dec.statements())
         args = build_arguments(code, None, dec.renderer())
         if isinstance(func, FunctionType):
             _apply_function_defaults(args, func, dec.renderer(), constants)
-        if len(body) == 1 and isinstance(body[0], ast.Return):
-            return ast.Expression(body=ast.Lambda(args=args, body=body[0].value
-                                                  or ast.Constant(None)))
+        if value is not None:
+            return ast.Expression(body=ast.Lambda(args=args, body=value))
         raise DecompilationError("lambda body is not one expression", code_name=name)
     if name in COMPREHENSIONS:
         return ast.Module(body=[comprehension_statement(code, constants)], type_ignores=[])
@@ -329,11 +329,11 @@ def _definition_for(code: CodeType, kind: str, constants: Constants) -> ast.stmt
                             body=class_body(dec) or [ast.Pass()], decorator_list=[],
                             type_params=[])
     if kind == "lambda":
-        body = dec.statements()
+        value = lambda_body(dec.statements())
         args = build_arguments(code, None, dec.renderer())
-        if len(body) != 1 or not isinstance(body[0], ast.Return):
+        if value is None:
             raise DecompilationError("lambda body is not one expression", code_name=code.co_name)
-        lam = ast.Lambda(args=args, body=body[0].value or ast.Constant(None))
+        lam = ast.Lambda(args=args, body=value)
         return ast.Assign(targets=[ast.Name(id="_unveil_lambda", ctx=ast.Store())], value=lam)
     if kind == "comprehension":
         return comprehension_statement(code, constants)

@@ -141,6 +141,7 @@ class ClassBuild(Marker):
         self.keywords = keywords
 
 
+_NAME_STORES = {"STORE_FAST", "STORE_NAME", "STORE_GLOBAL", "STORE_DEREF"}
 _UNPACK_CONSUMERS = {"STORE_FAST", "STORE_NAME", "STORE_GLOBAL", "STORE_DEREF", "STORE_ATTR",
                      "STORE_SUBSCR", "STORE_SLICE", "POP_TOP", "UNPACK_SEQUENCE", "UNPACK_EX",
                      "SWAP", "COPY"}
@@ -741,9 +742,11 @@ class StackOps(Machine):
             self.bump(value, "refs", 2)
             self.push(value)
             return
-        if is_stable(value):
+        if is_stable(value) and (isinstance(value, Marker) or not (
+                depth == 1 and self.following and self.following[0].op in _NAME_STORES)):
             self.push(value)
             return
+        # a copy stored to a name right away is ``a = b = v`` or ``(a := v)``
         shared = Shared(value)
         shared._seq = getattr(value, "_seq", None)  # type: ignore[attr-defined]
         stack = self.state.stack

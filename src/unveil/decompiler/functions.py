@@ -137,14 +137,11 @@ class CodeDecompiler:
 
     def make_lambda(self, func: Func) -> ast.expr:
         child = self.child(func.code)
-        body = child.statements()
-        args = self.arguments(func)
-        if len(body) == 1 and isinstance(body[0], ast.Return):
-            value = body[0].value or ast.Constant(None)
-            return ast.Lambda(args=args, body=value)
-        if not body:
-            return ast.Lambda(args=args, body=ast.Constant(None))
-        raise DecompilationError("lambda body is not one expression", code_name=child.qualname)
+        value = lambda_body(child.statements())
+        if value is None:
+            raise DecompilationError("lambda body is not one expression",
+                                     code_name=child.qualname)
+        return ast.Lambda(args=self.arguments(func), body=value)
 
     def make_def(self, func: Func, name: str, decorators: list[ast.expr]) -> ast.stmt:
         return function_def(func.code, name, self, func, decorators)
@@ -163,6 +160,22 @@ class CodeDecompiler:
         return build_arguments(self.code if func is None else func.code, func,
                                self.renderer(), bool(self.code.co_flags & CO_FUTURE_ANNOTATIONS),
                                self)
+
+
+def lambda_body(stmts: list[ast.stmt]) -> ast.expr | None:
+    """The expression of a lambda body: ``return e``, or returns in if/else branches (the
+    compiler turns ``c and x or y``-like conditional expressions into branches)."""
+    if not stmts:
+        return ast.Constant(None)
+    first = stmts[0]
+    if isinstance(first, ast.Return) and len(stmts) == 1:
+        return first.value or ast.Constant(None)
+    if isinstance(first, ast.If):
+        body = lambda_body(first.body)
+        rest = lambda_body(first.orelse + stmts[1:]) if (first.orelse or stmts[1:]) else None
+        if body is not None and rest is not None:
+            return ast.IfExp(test=first.test, body=body, orelse=rest)
+    return None
 
 
 def build_arguments(code: CodeType, func: Func | None, r: Renderer,
