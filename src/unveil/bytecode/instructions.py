@@ -191,6 +191,17 @@ def read(code: CodeType) -> Bytecode:
     raw = [i for i in dis.get_instructions(code) if i.opname not in ("CACHE", "EXTENDED_ARG")]
     lines = _line_table(code)
     cells = set(code.co_cellvars) | set(code.co_freevars)
+    nvars = len(code.co_varnames)
+    nparams = code.co_argcount + code.co_kwonlyargcount + bool(code.co_flags & 0x04) \
+        + bool(code.co_flags & 0x08)
+
+    def is_cell(ins: dis.Instruction) -> bool:
+        """Does this fast load read a cell? A slot past the plain locals is a cell, and so is
+        a parameter that is also a cell; 3.12+ comprehension variables that shadow a cell
+        of the same name are plain locals."""
+        if VERSION < (3, 11) or ins.argval not in cells or ins.arg is None:
+            return False
+        return ins.arg >= nvars or ins.arg < nparams
     out: list[Instr] = []
     first_index: dict[int, int] = {}  # original offset -> first normalised index (or next)
     pending_jumps: list[tuple[int, int]] = []  # (normalised index, target byte offset)
@@ -222,15 +233,14 @@ def read(code: CodeType) -> Bytecode:
                 k += 1
             continue
         if name in _PLAIN:
-            if name == "LOAD_FAST" and VERSION >= (3, 11) and ins.argval in cells:
+            if name == "LOAD_FAST" and is_cell(ins):
                 # a fast load of a cell variable loads the cell (3.13's LOAD_CLOSURE)
                 emit("LOAD_CLOSURE", ins, argval=ins.argval)
             else:
                 emit(name, ins, ins.arg, ins.argval)
             continue
         if name in ("LOAD_FAST_CHECK", "LOAD_FAST_BORROW"):
-            emit("LOAD_CLOSURE" if ins.argval in cells else "LOAD_FAST", ins, ins.arg,
-                 ins.argval)
+            emit("LOAD_CLOSURE" if is_cell(ins) else "LOAD_FAST", ins, ins.arg, ins.argval)
             continue
         if name in ("LOAD_FAST_LOAD_FAST", "LOAD_FAST_BORROW_LOAD_FAST_BORROW"):
             a, b = ins.argval

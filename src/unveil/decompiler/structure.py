@@ -731,6 +731,8 @@ class Structurer:
         tails: set[int] = set()
         loop = ctx.loop
         for n in region:
+            if n not in self.blocks:
+                continue  # merged into a copy
             for s in self._succs(n):
                 if s in region:
                     continue
@@ -1012,7 +1014,7 @@ class Structurer:
         # nothing after the handler: an else clause only if ordinary code is laid out
         # after handlers at all (3.12+ moves handlers to the end of the function)
         if any(self.position(n) > hpos and not self.chain(n) for n in ctx.region
-               if n not in self.protected(h)):
+               if n in self.blocks and n not in self.protected(h)):
             return (None,)
         return None
 
