@@ -18,6 +18,7 @@ from .functions import (
     build_arguments,
     function_def,
     lambda_body,
+    module_body,
 )
 from .render import Renderer
 
@@ -56,7 +57,7 @@ def decompile_node(obj: object, constants: Constants | None = None) -> ast.AST:
     name = code.co_name
     if name == "<module>" or not code.co_flags & CO_NEWLOCALS and not isinstance(
             func, FunctionType):
-        return ast.Module(body=module_body_with(code, constants) or [ast.Pass()],
+        return ast.Module(body=module_body(code, constants) or [ast.Pass()],
                           type_ignores=[])
     if name == "<lambda>":
         dec = CodeDecompiler(code, constants)
@@ -75,18 +76,6 @@ def decompile_node(obj: object, constants: Constants | None = None) -> ast.AST:
         _apply_function_defaults(node.args, func, dec.renderer(), constants)  # type: ignore
         node.returns = getattr(node.args, "returns", None)  # type: ignore[attr-defined]
     return ast.Module(body=[node], type_ignores=[])
-
-
-def module_body_with(code: CodeType, constants: Constants) -> list[ast.stmt]:
-    from .annotations import apply_to_scope
-    from .idioms import tidy_scope
-
-    dec = CodeDecompiler(code, constants)
-    body = apply_to_scope(dec.statements(), dec)
-    body = tidy_scope(body, bool(code.co_flags & 0x1000000))
-    if body and isinstance(body[-1], ast.Return) and body[-1].value is None:
-        body = body[:-1]
-    return body
 
 
 def comprehension_statement(code: CodeType, constants: Constants) -> ast.stmt:
@@ -268,7 +257,7 @@ def recompile(code: CodeType, filename: str | None = None) -> CodeType:
     constants = Constants()
     kind = code_kind(code)
     if kind == "module":
-        wrapped: ast.Module = ast.Module(body=module_body_with(code, constants) or [ast.Pass()],
+        wrapped: ast.Module = ast.Module(body=module_body(code, constants) or [ast.Pass()],
                                          type_ignores=[])
     else:
         node = _definition_for(code, kind, constants)

@@ -329,13 +329,69 @@ def _is_plain_generator(code: CodeType) -> bool:
     return False
 
 
+def without_scope_returns(body: list[ast.stmt]) -> list[ast.stmt]:
+    """Module and class bodies cannot ``return``: drop the returns that end the body,
+    give the rest of the body to the branch of an ``if`` that does not return, and
+    turn returns inside a final state-machine loop into ``break`` (the loop is the
+    body's last statement, so leaving it ends the body)."""
+    body = _without_returns(body)
+    if body and isinstance(body[-1], ast.While):
+        _returns_to_break(body[-1].body)
+    return body
+
+
+def _without_returns(stmts: list[ast.stmt]) -> list[ast.stmt]:
+    for i, s in enumerate(stmts):
+        if isinstance(s, ast.Return):
+            return stmts[:i]
+        if isinstance(s, ast.If) and _has_return(s):
+            rest = stmts[i + 1:]
+            body = s.body if _terminates(s.body) else s.body + rest
+            orelse = s.orelse if _terminates(s.orelse) else s.orelse + rest
+            node = ast.If(test=s.test, body=_without_returns(body) or [ast.Pass()],
+                          orelse=_without_returns(orelse))
+            return stmts[:i] + [ast.copy_location(node, s)]
+    return stmts
+
+
+def _has_return(node: ast.stmt) -> bool:
+    stack: list[ast.AST] = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, ast.Return):
+            return True
+        if not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef,
+                              ast.Lambda, ast.expr)):
+            stack.extend(ast.iter_child_nodes(n))
+    return False
+
+
+def _terminates(stmts: list[ast.stmt]) -> bool:
+    if not stmts:
+        return False
+    last = stmts[-1]
+    if isinstance(last, (ast.Return, ast.Raise)):
+        return True
+    return isinstance(last, ast.If) and _terminates(last.body) and _terminates(last.orelse)
+
+
+def _returns_to_break(stmts: list[ast.stmt]) -> None:
+    for i, s in enumerate(stmts):
+        if isinstance(s, ast.Return):
+            stmts[i] = ast.copy_location(ast.Break(), s)
+        elif isinstance(s, (ast.If, ast.With, ast.AsyncWith)):
+            for block in (s.body, getattr(s, "orelse", [])):
+                _returns_to_break(block)
+        elif isinstance(s, (ast.Try, getattr(ast, "TryStar", ast.Try))):
+            for block in (s.body, s.orelse, s.finalbody, *(h.body for h in s.handlers)):
+                _returns_to_break(block)
+
+
 def class_body(dec: CodeDecompiler) -> list[ast.stmt]:
     from .annotations import apply_to_scope
     from .idioms import tidy_scope
 
-    body = dec.statements()
-    while body and isinstance(body[-1], ast.Return):
-        body = body[:-1]
+    body = without_scope_returns(dec.statements())
     body = apply_to_scope(body, dec)
     body = tidy_scope(body, bool(dec.code.co_flags & CO_FUTURE_ANNOTATIONS))
     out: list[ast.stmt] = []
@@ -359,13 +415,11 @@ def class_body(dec: CodeDecompiler) -> list[ast.stmt]:
     return out
 
 
-def module_body(code: CodeType) -> list[ast.stmt]:
+def module_body(code: CodeType, constants: Constants | None = None) -> list[ast.stmt]:
+    """The statements of a module's code object."""
     from .annotations import apply_to_scope
     from .idioms import tidy_scope
 
-    dec = CodeDecompiler(code)
-    body = apply_to_scope(dec.statements(), dec)
-    body = tidy_scope(body, bool(code.co_flags & CO_FUTURE_ANNOTATIONS))
-    if body and isinstance(body[-1], ast.Return) and body[-1].value is None:
-        body = body[:-1]
-    return body
+    dec = CodeDecompiler(code, constants)
+    body = apply_to_scope(without_scope_returns(dec.statements()), dec)
+    return tidy_scope(body, bool(code.co_flags & CO_FUTURE_ANNOTATIONS))
