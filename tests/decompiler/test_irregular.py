@@ -66,6 +66,7 @@ class Irregular:
     source: bool = True  # also execute the decompiled text (needs literal constants only)
     # more checks, given the original function and the one made from unveil.recompile
     extra: Callable[[types.FunctionType, types.FunctionType], None] | None = None
+    closure: tuple[types.CellType, ...] | None = None  # for code with free variables
 
 
 BUILDERS: dict[str, Callable[[], Irregular]] = {}
@@ -142,7 +143,7 @@ def _outcome(func: types.FunctionType, entry: Any) -> tuple[Any, list[Any]]:
 
 
 def _make_function(spec: Irregular, code: types.CodeType) -> types.FunctionType:
-    return types.FunctionType(code, spec.namespace, code.co_name)
+    return types.FunctionType(code, spec.namespace, code.co_name, None, spec.closure)
 
 
 def _decompiled_text(code: types.CodeType, title: str) -> str:
@@ -1107,6 +1108,78 @@ def tuple_constant_holding_objects() -> Irregular:
         [(MIXED_TUPLE, 1), (MIXED_TUPLE, [2]), (MIXED_TUPLE, {3}), (MIXED_TUPLE, "s"), Raises(IndexError)],
         source=False,
         extra=identities,
+    )
+
+
+# --------------------------------------------------------------------------------------
+# Cells.
+# --------------------------------------------------------------------------------------
+
+
+def _poke(cells: tuple[types.CellType, ...], value: Any) -> int:
+    cells[0].cell_contents = value
+    return len(cells)
+
+
+@case()
+def closure_tuple_as_value() -> Irregular:
+    """``LOAD_CLOSURE x; BUILD_TUPLE 1`` handed to a function as a value (Dynamo does this
+    to build resume functions with closures): the callee writes through the cell and the
+    code reads the new value with ``LOAD_DEREF``."""
+    code = asm(
+        [
+            ("NULL_PREFIX",),
+            ("LOAD_GLOBAL", "poke"),
+            ("NULL_SUFFIX",),
+            ("LOAD_CLOSURE", "x"),
+            ("BUILD_TUPLE", 1),
+            ("LOAD_FAST", "v"),
+            ("CALL", 2),
+            ("LOAD_DEREF", "x"),
+            ("BUILD_TUPLE", 2),
+            ("RETURN_VALUE",),
+        ],
+        name="closure_tuple_as_value",
+        argnames=("x", "v"),
+        cellvars=("x",),
+    )
+    return Irregular(code, namespace(poke=_poke), [(1, 2), ("a", None)], [(1, 2), (1, None)])
+
+
+@case()
+def unused_free_variable() -> Irregular:
+    """A free variable the code never reads (Dynamo's resume functions have them): the
+    recompiled code must keep it, or it no longer fits the function's closure."""
+    code = asm(
+        [("LOAD_FAST", "a"), ("LOAD_CONST", 1), ("BINARY_OP", "+"), ("RETURN_VALUE",)],
+        name="unused_free_variable",
+        argnames=("a",),
+        freevars=("y",),
+    )
+    return Irregular(
+        code, namespace(), [1, "s"], [2, Raises(TypeError)], closure=(types.CellType(10),)
+    )
+
+
+@case()
+def free_variable_swapped_through_stack() -> Irregular:
+    """The old value of a free variable stays on the stack while the variable is set to
+    the argument, then is returned: the cell is changed for the caller."""
+    code = asm(
+        [
+            ("LOAD_DEREF", "y"),
+            ("LOAD_FAST", "a"),
+            ("STORE_DEREF", "y"),
+            ("LOAD_DEREF", "y"),
+            ("BUILD_TUPLE", 2),
+            ("RETURN_VALUE",),
+        ],
+        name="free_variable_swapped_through_stack",
+        argnames=("a",),
+        freevars=("y",),
+    )
+    return Irregular(
+        code, namespace(), [1, [2]], [(10, 1), (10, [2])], closure=(types.CellType(10),)
     )
 
 

@@ -21,7 +21,7 @@ import ast
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from ..bytecode import Bytecode, Instr
+from ..bytecode import Bytecode, Handler, Instr
 from ..errors import DecompilationError
 
 if TYPE_CHECKING:
@@ -41,7 +41,7 @@ def fold(bc: Bytecode, dec: CodeDecompiler) -> Bytecode:
     i = 0
     n = len(instrs)
     while i < n:
-        region = _region(instrs, i)
+        region = _region(bc, i)
         if region is None:
             index_map[i] = len(out)
             out.append(replace(instrs[i]))
@@ -73,8 +73,9 @@ def fold(bc: Bytecode, dec: CodeDecompiler) -> Bytecode:
     return Bytecode(bc.code, out, new_handlers)
 
 
-def _region(instrs: list[Instr], i: int) -> tuple[int, int, int, int] | None:
+def _region(bc: Bytecode, i: int) -> tuple[int, int, int, int] | None:
     """(start, BUILD_* index, loop exit, number of saved names) of a region at ``i``."""
+    instrs = bc.instrs
     if instrs[i].op != "LOAD_FAST_AND_CLEAR":
         return None
     k = i
@@ -85,9 +86,17 @@ def _region(instrs: list[Instr], i: int) -> tuple[int, int, int, int] | None:
         return None
     swap, build, swap2, loop = instrs[k], instrs[k + 1], instrs[k + 2], instrs[k + 3]
     if swap.op != "SWAP" or swap.arg != saved + 1 or build.op not in _KINDS \
-            or build.arg != 0 or swap2.op != "SWAP" or swap2.arg != 2 or loop.op != "FOR_ITER":
+            or build.arg != 0 or swap2.op != "SWAP" or swap2.arg != 2:
         return None
-    loop_exit = loop.target
+    if loop.op == "FOR_ITER":
+        loop_exit = loop.target
+    elif loop.op == "GET_ANEXT" and bc.handlers[k + 3] is not None:
+        # async: the loop ends at the END_ASYNC_FOR that handles StopAsyncIteration
+        loop_exit = bc.handlers[k + 3].target + 1  # type: ignore[union-attr]
+        if instrs[loop_exit - 1].op != "END_ASYNC_FOR":
+            return None
+    else:
+        return None
     if loop_exit <= k + 3:
         return None
     return i, k + 1, loop_exit, saved
@@ -99,7 +108,13 @@ def _decompile_region(bc: Bytecode, build: int, loop_exit: int,
     from .comprehensions import comprehension_from_body
 
     sub: list[Instr] = []
-    for ins in bc.instrs[build:loop_exit]:
+    handlers: list[Handler | None] = []
+    # An async loop keeps its StopAsyncIteration handler. Handler depths count the
+    # enclosing stack and the saved names; inside the region only the result and the
+    # iterator are on the stack at the loop head.
+    head = bc.handlers[build + 2] if bc.instrs[build + 2].op == "GET_ANEXT" else None
+    shift = head.depth - 2 if head is not None else 0
+    for index, ins in enumerate(bc.instrs[build:loop_exit], build):
         copy = replace(ins)
         if copy.target >= 0:
             if not build <= copy.target <= loop_exit:
@@ -107,9 +122,15 @@ def _decompile_region(bc: Bytecode, build: int, loop_exit: int,
                                          code_name=dec.qualname, offset=ins.offset)
             copy.target -= build
         sub.append(copy)
+        h = bc.handlers[index]
+        if head is not None and h is not None and build <= h.target < loop_exit:
+            handlers.append(replace(h, target=h.target - build, depth=h.depth - shift))
+        else:
+            handlers.append(None)
     last = bc.instrs[loop_exit - 1]
     sub.append(Instr("RETURN_VALUE", None, None, -1, last.offset, last.line))
-    sub_bc = Bytecode(bc.code, sub, [None] * len(sub))
+    handlers.append(None)
+    sub_bc = Bytecode(bc.code, sub, handlers)
     kind = _KINDS[bc.instrs[build].op]
     stmts = dec.region_statements(sub_bc, [ast.Name(id=".0", ctx=ast.Load())])
     node = comprehension_from_body(stmts, kind, ast.Name(id=".0", ctx=ast.Load()), ".0",

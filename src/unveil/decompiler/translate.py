@@ -278,6 +278,8 @@ class Translator:
         if op == "END_ASYNC_FOR":
             items = ex.popn(last.arg or 1)
             value = items[-2] if len(items) == 3 else items[-1]
+            if len(items) == 3:
+                ex.popn(3)  # 3.10: the exception state saved by the handler
             ex.pop()  # the async iterator
             return Term("end_async_for", [b.end], value=value, line=line)
         if op == "SEND":

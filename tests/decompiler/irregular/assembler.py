@@ -26,6 +26,9 @@ names the position of the next instruction. Operands are symbolic:
 * ``LOAD_FAST``/``STORE_FAST``/``DELETE_FAST name``: a local name (locals that are not
   parameters are created as needed; on 3.12+ ``LOAD_FAST`` of a non-parameter becomes
   ``LOAD_FAST_CHECK``, as a compiler does for possibly unbound locals);
+* ``LOAD_DEREF``/``STORE_DEREF``/``LOAD_CLOSURE name``: a cell or free variable (given
+  to :func:`asm` as ``cellvars``/``freevars``; ``MAKE_CELL``/``COPY_FREE_VARS`` come with
+  the prologue on 3.11+, ``LOAD_CLOSURE`` is ``LOAD_FAST`` on 3.13+);
 * ``LOAD_GLOBAL name [push_null]``, ``LOAD_ATTR``/``STORE_ATTR``/``LOAD_NAME``... ``name``:
   a name (the flag bits of 3.11+ are encoded here);
 * jumps: a label. The direction-neutral names ``JUMP``, ``POP_JUMP_IF_FALSE``,
@@ -122,6 +125,7 @@ _INVERSE = {
 }
 _LOCAL_OPS = {"LOAD_FAST", "STORE_FAST", "DELETE_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_AND_CLEAR"}
 _NAME_OPS = {dis.opname[o] for o in dis.hasname}
+_DEREF_OPS = {dis.opname[o] for o in dis.hasfree} | {"LOAD_CLOSURE"}
 
 
 def instructions_of(code: types.CodeType) -> list[tuple[str, int | None]]:
@@ -339,7 +343,11 @@ def _skeleton(
     varkw: str | None,
     local_names: Iterable[str],
     generator: bool,
+    cellvars: Sequence[str] = (),
+    freevars: Sequence[str] = (),
 ) -> types.CodeType:
+    """A compiled function with these parameters, locals, cells, free variables and
+    flags (its body is thrown away)."""
     params = list(argnames)
     if varargs:
         params.append("*" + varargs)
@@ -348,15 +356,39 @@ def _skeleton(
     params += kwonly
     if varkw:
         params.append("**" + varkw)
-    body = [f"    {n} = None" for n in local_names]
+    body = [f"{n} = None" for n in local_names]
+    if cellvars:
+        body.append(f"lambda: ({', '.join(cellvars)},)")
+    if freevars:
+        body.append(f"({', '.join(freevars)},)")
     if generator:
-        body.append("    yield")
-    source = f"def {name}({', '.join(params)}):\n" + ("\n".join(body) or "    pass") + "\n"
-    module = compile(source, "<asm>", "exec", dont_inherit=True)
+        body.append("yield")
+    lines = [f"def {name}({', '.join(params)}):"] + ["    " + b for b in body or ["pass"]]
+    if freevars:
+        lines = (
+            ["def __asm_outer():"]
+            + [f"    {n} = None" for n in freevars]
+            + ["    " + line for line in lines]
+        )
+    module = compile("\n".join(lines) + "\n", "<asm>", "exec", dont_inherit=True)
     code = next(c for c in module.co_consts if isinstance(c, types.CodeType))
-    if code.co_cellvars or code.co_freevars:
-        raise AssemblyError("cells are not supported")
+    if freevars:
+        code = next(c for c in code.co_consts if isinstance(c, types.CodeType))
+    if set(code.co_cellvars) != set(cellvars) or set(code.co_freevars) != set(freevars):
+        raise AssemblyError(f"cells {code.co_cellvars} and free variables {code.co_freevars}")
     return code
+
+
+def _deref_names(code: types.CodeType) -> list[str]:
+    """Names in the order of the arguments of LOAD_DEREF and friends."""
+    if PY < (3, 11):
+        return [*code.co_cellvars, *code.co_freevars]
+    out = []
+    while True:
+        try:
+            out.append(code._varname_from_oparg(len(out)))  # type: ignore[attr-defined]
+        except IndexError:
+            return out
 
 
 def _prologue(skeleton: types.CodeType) -> list[_Ins]:
@@ -387,10 +419,17 @@ def asm(
     consts: Sequence[Any] = (),
     handlers: Sequence[tuple[str, str, str, int, bool]] = (),
     generator: bool = False,
+    cellvars: Sequence[str] = (),
+    freevars: Sequence[str] = (),
     filename: str = "<asm>",
     firstlineno: int = 1,
 ) -> types.CodeType:
-    """Assemble ``instructions`` (see the module docstring) into a function code object."""
+    """Assemble ``instructions`` (see the module docstring) into a function code object.
+
+    ``cellvars`` (parameters or locals) and ``freevars`` name the cells, used with
+    ``LOAD_DEREF``, ``STORE_DEREF``, ``LOAD_CLOSURE``... by name; the function object
+    needs a closure of ``len(freevars)`` cells.
+    """
     if handlers and PY < (3, 11):
         raise AssemblyError("exception tables exist from 3.11 on")
     params = [*argnames, *kwonly] + [n for n in (varargs, varkw) if n]
@@ -399,8 +438,12 @@ def asm(
         if isinstance(item, tuple) and item[0] in _LOCAL_OPS and item[1] not in params:
             if item[1] not in local_names:
                 local_names.append(item[1])
-    skeleton = _skeleton(name, argnames, kwonly, varargs, varkw, local_names, generator)
+    local_names += [n for n in cellvars if n not in params and n not in local_names]
+    skeleton = _skeleton(
+        name, argnames, kwonly, varargs, varkw, local_names, generator, cellvars, freevars
+    )
     varnames = list(skeleton.co_varnames)
+    deref_names = _deref_names(skeleton)
 
     prologue = _prologue(skeleton)
     items: list[_Ins | str] = list(prologue)
@@ -443,6 +486,12 @@ def asm(
             item.num = varnames.index(item.arg)
             if op == "LOAD_FAST" and PY >= (3, 12) and item.arg not in params:
                 item.op = "LOAD_FAST_CHECK"
+        elif op in _DEREF_OPS and isinstance(item.arg, str):
+            if item.arg not in deref_names:
+                raise AssemblyError(f"no cell or free variable {item.arg!r}")
+            item.num = deref_names.index(item.arg)
+            if _OPMAP[op] > 255:  # 3.13+: LOAD_CLOSURE is a pseudo instruction
+                item.op = "LOAD_FAST"
         elif op in _NAME_OPS and isinstance(item.arg, str):
             index = name_index(item.arg)
             if op == "LOAD_GLOBAL" and PY >= (3, 11):
