@@ -125,7 +125,16 @@ _INVERSE = {
 }
 _LOCAL_OPS = {"LOAD_FAST", "STORE_FAST", "DELETE_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_AND_CLEAR"}
 _NAME_OPS = {dis.opname[o] for o in dis.hasname}
-_DEREF_OPS = {dis.opname[o] for o in dis.hasfree} | {"LOAD_CLOSURE"}
+# Not dis.hasfree: 3.14 lists LOAD_DEREF and LOAD_CLOSURE under haslocal.
+_DEREF_OPS = {
+    "LOAD_DEREF",
+    "STORE_DEREF",
+    "DELETE_DEREF",
+    "LOAD_CLOSURE",
+    "MAKE_CELL",
+    "LOAD_CLASSDEREF",
+    "LOAD_FROM_DICT_OR_DEREF",
+} & set(_OPMAP)
 
 
 def instructions_of(code: types.CodeType) -> list[tuple[str, int | None]]:
