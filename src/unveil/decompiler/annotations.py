@@ -59,7 +59,7 @@ def _flatten(stmts: list[ast.stmt]) -> list[ast.stmt]:
                     inner.condition = index  # type: ignore[attr-defined]
                     out.append(inner)
                 continue
-            if _is_format_check(s):
+            if is_format_check(s):
                 continue
         out.append(s)
     return out
@@ -75,7 +75,8 @@ def _conditional_index(test: ast.expr) -> int | None:
     return None
 
 
-def _is_format_check(s: ast.If) -> bool:
+def is_format_check(s: ast.If) -> bool:
+    """``if format > 2: raise NotImplementedError`` at the top of a 3.14 lazy function."""
     return len(s.body) == 1 and isinstance(s.body[0], ast.Raise)
 
 
@@ -87,8 +88,8 @@ def apply_to_scope(stmts: list[ast.stmt], parent: CodeDecompiler) -> list[ast.st
     for s in stmts:
         if isinstance(s, ExcMarker) and s.kind == "annotate":
             items = items_of(s.value, parent)  # type: ignore[arg-type]
-    if not any(isinstance(s, ExcMarker) and s.kind == "annotate" for s in stmts):
-        return stmts
+    # (with ``from __future__ import annotations`` there is no annotate function, but
+    # 3.14 still keeps ``__conditional_annotations__``: the compiler adds it back)
     by_index = {i: (name, ann) for name, ann, i in items if i is not None}
     unconditional = [(name, ann) for name, ann, i in items if i is None]
     out: list[ast.stmt] = []

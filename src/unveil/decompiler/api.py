@@ -73,9 +73,59 @@ def decompile_node(obj: object, constants: Constants | None = None) -> ast.AST:
     dec = CodeDecompiler(code, constants)
     node = function_def(code, name if name.isidentifier() else "_f", dec)
     if isinstance(func, FunctionType):
-        _apply_function_defaults(node.args, func, dec.renderer(), constants)  # type: ignore
+        scope = _type_param_scope(func)
+        _apply_function_defaults(node.args, func, dec.renderer(), constants, scope)  # type: ignore
         node.returns = getattr(node.args, "returns", None)  # type: ignore[attr-defined]
+        if scope is not func.__globals__:
+            node.type_params = _type_params(func, scope, dec.renderer())  # type: ignore
+        if _needs_typing_import(node, func.__globals__):
+            return ast.Module(body=[ast.Import(names=[ast.alias(name="typing")]), node],
+                              type_ignores=[])
     return ast.Module(body=[node], type_ignores=[])
+
+
+def _needs_typing_import(node: ast.AST, globals_: dict[str, Any]) -> bool:
+    """Annotations spelled ``typing.X`` by :func:`_spelled_by_repr` need the module."""
+    import typing
+
+    if globals_.get("typing") is typing:
+        return False
+    heads = [a.annotation for a in ast.walk(node) if isinstance(a, ast.arg) and a.annotation]
+    heads.append(getattr(node, "returns", None))
+    return any(isinstance(n, ast.Name) and n.id == "typing"
+               for h in heads if h is not None for n in ast.walk(h))
+
+
+def _type_param_scope(func: FunctionType) -> dict[str, Any]:
+    """The function's globals, with its PEP 695 type parameters (if any) in front."""
+    params = getattr(func, "__type_params__", ())
+    if not params:
+        return func.__globals__
+    scope = {p.__name__: p for p in params}
+    scope.update((k, v) for k, v in func.__globals__.items() if k not in scope)
+    return scope
+
+
+def _type_params(func: FunctionType, scope: dict[str, Any], r: Renderer) -> list[ast.AST]:
+    """``ast`` type parameters for a live generic function's ``__type_params__``."""
+    out: list[ast.AST] = []
+    for p in func.__type_params__:
+        kind = type(p).__name__
+        fields: dict[str, Any] = {"name": p.__name__}
+        if kind == "TypeVar":
+            if p.__constraints__:
+                fields["bound"] = _value_expr(p.__constraints__, scope, r)
+            elif p.__bound__ is not None:
+                fields["bound"] = _value_expr(p.__bound__, scope, r)
+        if getattr(p, "has_default", lambda: False)():
+            default = _value_expr(p.__default__, scope, r)
+            if kind == "TypeVarTuple":
+                default = ast.Starred(value=_value_expr(p.__default__.__args__[0], scope, r)
+                                      if getattr(p.__default__, "__args__", None) else default,
+                                      ctx=ast.Load())
+            fields["default_value"] = default
+        out.append(getattr(ast, kind)(**fields))
+    return out
 
 
 def comprehension_statement(code: CodeType, constants: Constants) -> ast.stmt:
@@ -87,10 +137,12 @@ def comprehension_statement(code: CodeType, constants: Constants) -> ast.stmt:
 
 
 def _apply_function_defaults(args: ast.arguments, func: FunctionType, r: Renderer,
-                             constants: Constants) -> None:
+                             constants: Constants, scope: dict[str, Any] | None = None) -> None:
     """Defaults and annotations of a live function, as names where the values are named."""
+    names = func.__globals__ if scope is None else scope
+
     def value(v: Any) -> ast.expr:
-        return _value_expr(v, func.__globals__, r)
+        return _value_expr(v, names, r)
 
     defaults = func.__defaults__ or ()
     args.defaults = [value(v) for v in defaults]

@@ -22,6 +22,7 @@ from typing import Any
 
 from ..bytecode import Instr
 from ..errors import DecompilationError
+from . import generics
 from .exprs import (
     Cell,
     ExcMatch,
@@ -123,6 +124,7 @@ class Context:
         self.make_function = make_function
         self.make_comprehension = make_comprehension
         self.make_class = make_class
+        self.make_generic: Callable[[Func, list[ast.expr]], ast.expr] | None = None
         self.qualname = getattr(code, "co_qualname", code.co_name)
         self.imported: set[str] = set()
 
@@ -438,6 +440,8 @@ class Machine:
         for node in stack[:start]:
             _collect_seqs(node, seen)
         for node in stack[start:]:
+            if is_stable(node):
+                continue  # evaluated whenever, it gives the same value and effects
             seqs = _collect_seqs(node, seen)
             if seqs:
                 if min(seqs) < last:
@@ -1153,23 +1157,29 @@ class Calls(Machine):
         if isinstance(func, Special) and func.kind == "build_class":
             if len(args) < 2 or not isinstance(args[0], Func) \
                     or not isinstance(args[1], ast.Constant):
-                self.fail("unrecognised class creation")
+                self.fail(f"unrecognised class creation {args}")
             cb = ClassBuild(args[0], args[1].value, args[2:], keywords)  # type: ignore[arg-type]
             return stamp(cb)
         if isinstance(func, Func) and self.ctx.make_comprehension is not None \
                 and func.code.co_name in ("<listcomp>", "<setcomp>", "<dictcomp>",
                                           "<genexpr>") and len(args) == 1 and not keywords:
             return stamp(self.ctx.make_comprehension(func, args[0]))
+        if isinstance(func, Func) and self.ctx.make_generic is not None \
+                and func.code.co_name.startswith(generics.PREFIX) and not keywords:
+            return stamp(self.ctx.make_generic(func, args))
         return stamp(ast.Call(func=func, args=args, keywords=keywords))
 
     def call_intrinsic_1(self, ins: Instr) -> None:
         value = self.pop()
-        self.push(stamp(Special(str(ins.argval), value)))
+        marker = generics.intrinsic(str(ins.argval), [value])
+        self.push(stamp(marker if marker is not None else Special(str(ins.argval), value)))
 
     def call_intrinsic_2(self, ins: Instr) -> None:
         b = self.pop()
         a = self.pop()
-        self.push(stamp(Special(str(ins.argval), ast.Tuple(elts=[a, b], ctx=ast.Load()))))
+        marker = generics.intrinsic(str(ins.argval), [a, b])
+        self.push(stamp(marker if marker is not None else
+                        Special(str(ins.argval), ast.Tuple(elts=[a, b], ctx=ast.Load()))))
 
 
 def _callable_of(a: ast.expr, b: ast.expr) -> tuple[ast.expr, ast.expr | None]:

@@ -126,6 +126,7 @@ class Func(Marker):
         self.annotations = annotations
         self.closure = closure
         self.annotate: ast.expr | None = None
+        self.type_params: list[Any] | None = None  # PEP 695, see generics.py
         self.rendered: ast.expr | None = None  # set by the function builder
 
 
@@ -181,14 +182,16 @@ def is_stable(node: ast.expr) -> bool:
         return True
     if isinstance(node, Shared):
         return node.name is not None or is_stable(node.value)
-    if isinstance(node, Special):
+    if isinstance(node, Special) or getattr(node, "stable", False):
         return True
     if isinstance(node, ast.Name):
         return getattr(node, "kind", "fast") in ("fast", "temp")
     if isinstance(node, ast.Tuple):
         return all(is_stable(e) for e in node.elts)
     if isinstance(node, Func):
-        return False
+        # making a function has no effect beyond evaluating its parts
+        parts = (node.defaults, node.kwdefaults, node.annotations, node.annotate, node.closure)
+        return all(p is None or is_stable(p) for p in parts)
     return False
 
 

@@ -89,6 +89,7 @@ class CodeDecompiler:
         graph_cfg = cfg_mod.build(bc)
         ctx = Context(code, self.names, make_comprehension=self.make_comprehension)
         ctx.imported = self.constants.imported
+        ctx.make_generic = self.make_generic
         ir = Translator(graph_cfg, ctx, entry).run()
         from .idioms import tidy_raw
 
@@ -116,7 +117,7 @@ class CodeDecompiler:
 
     def renderer(self) -> Renderer:
         return Renderer(self.names, make_lambda=self.make_lambda, make_def=self.make_def,
-                        make_class=self.make_class, constant=self.constants.reference,
+                        make_class=self.make_class, make_alias=self.make_alias, constant=self.constants.reference,
                         code_name=self.qualname)
 
     def child(self, code: CodeType) -> CodeDecompiler:
@@ -147,14 +148,27 @@ class CodeDecompiler:
         return function_def(func.code, name, self, func, decorators)
 
     def make_class(self, cb: ClassBuild, name: str, decorators: list[ast.expr]) -> ast.stmt:
+        from .generics import type_param_nodes
+
         r = self.renderer()
         child = self.child(cb.func.code)
         body = class_body(child)
+        params = getattr(cb, "type_params", None)
         return ast.ClassDef(name=name, bases=[r.expr(b) for b in cb.bases],
                             keywords=[ast.keyword(arg=k.arg, value=r.expr(k.value))
                                       for k in cb.keywords],
                             body=body or [ast.Pass()], decorator_list=decorators,
-                            type_params=[])
+                            type_params=type_param_nodes(self, params) if params else [])
+
+    def make_generic(self, func: Func, args: list[ast.expr]) -> ast.expr:
+        from .generics import generic_value
+
+        return generic_value(self, func, args)
+
+    def make_alias(self, target: ast.Name, alias: Any) -> ast.stmt:
+        from .generics import alias_statement
+
+        return alias_statement(self, target, alias)
 
     def arguments(self, func: Func | None) -> ast.arguments:
         return build_arguments(self.code if func is None else func.code, func,
@@ -320,8 +334,13 @@ def function_def(code: CodeType, name: str, parent: CodeDecompiler | None = None
     is_async = bool(code.co_flags & (CO_COROUTINE | CO_ASYNC_GENERATOR)) and \
         not _is_plain_generator(code)
     cls = ast.AsyncFunctionDef if is_async else ast.FunctionDef
+    params: list[ast.AST] = []
+    if func is not None and func.type_params and parent is not None:
+        from .generics import type_param_nodes
+
+        params = type_param_nodes(parent, func.type_params)
     node = cls(name=name, args=args, body=body or [ast.Pass()],
-               decorator_list=decorators or [], returns=returns, type_params=[])
+               decorator_list=decorators or [], returns=returns, type_params=params)
     return node
 
 
@@ -402,7 +421,9 @@ def class_body(dec: CodeDecompiler) -> list[ast.stmt]:
             continue
         if isinstance(s, ast.Assign) and len(s.targets) == 1 \
                 and isinstance(s.targets[0], ast.Name) \
-                and s.targets[0].id in ("__static_attributes__", "__classdict__"):
+                and s.targets[0].id in ("__static_attributes__", "__classdict__",
+                                        "__type_params__") \
+                and (s.targets[0].id != "__type_params__" or _is_name(s.value, ".type_params")):
             continue
         if isinstance(s, ast.Assign) and len(s.targets) == 1 \
                 and isinstance(s.targets[0], ast.Name) and s.targets[0].id == "__doc__" \
@@ -423,3 +444,7 @@ def module_body(code: CodeType, constants: Constants | None = None) -> list[ast.
     dec = CodeDecompiler(code, constants)
     body = apply_to_scope(without_scope_returns(dec.statements()), dec)
     return tidy_scope(body, bool(code.co_flags & CO_FUTURE_ANNOTATIONS))
+
+
+def _is_name(node: ast.expr, ident: str) -> bool:
+    return isinstance(node, ast.Name) and node.id == ident

@@ -33,6 +33,7 @@ from .exprs import (
     UnpackItem,
     float_constant,
 )
+from .generics import TypeAliasValue
 
 _LITERAL_TYPES = (str, bytes, int, float, complex, bool, type(None), type(Ellipsis))
 
@@ -44,6 +45,7 @@ class Renderer:
                  make_lambda: Callable[[Func], ast.expr] | None = None,
                  make_def: Callable[[Func, str, list[ast.expr]], ast.stmt] | None = None,
                  make_class: Callable[[ClassBuild, str, list[ast.expr]], ast.stmt] | None = None,
+                 make_alias: Callable[[ast.Name, Any], ast.stmt] | None = None,
                  constant: Callable[[Any], ast.expr] | None = None,
                  code_name: str = "?", special_names: dict[int, str] | None = None) -> None:
         self.names = names
@@ -51,6 +53,7 @@ class Renderer:
         self.make_lambda = make_lambda
         self.make_def = make_def
         self.make_class = make_class
+        self.make_alias = make_alias
         self.constant = constant
         self.code_name = code_name
         self.special_names = special_names  # the state-machine fallback names them all
@@ -179,6 +182,9 @@ class Renderer:
         if isinstance(inner, ClassBuild) and self.make_class is not None \
                 and inner.cname == target.id:
             return self.make_class(inner, target.id, [self.expr(d) for d in decorators])
+        if isinstance(inner, TypeAliasValue) and not decorators and inner.aname == target.id \
+                and self.make_alias is not None:
+            return self.make_alias(target, inner)
         return None
 
     def target(self, node: ast.expr) -> ast.expr:
