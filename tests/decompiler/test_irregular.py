@@ -405,14 +405,7 @@ def copied_list_extended_in_branch() -> Irregular:
     )
 
 
-@case(
-    pytest.mark.xfail(
-        strict=True,
-        reason="decompiler bug: LIST_EXTEND/DICT_UPDATE into a list/dict kept on the stack "
-        "become list.extend/dict.update: other TypeError messages ('int' object is not "
-        "iterable), and dict.update([('k', 1)]) succeeds where DICT_UPDATE raises",
-    )
-)
+@case()
 def shared_list_and_dict_merges() -> Irregular:
     """``LIST_EXTEND`` and ``DICT_UPDATE`` into a list and a dict that are also kept on
     the stack: they are not ``list.extend``/``dict.update`` (``DICT_UPDATE`` takes only
@@ -541,14 +534,7 @@ def delete_and_slice_shared_list() -> Irregular:
     )
 
 
-@case(
-    pytest.mark.xfail(
-        strict=True,
-        reason="decompiler bug: gives '_t0 = _t1[0:1]' before '_t1 = [x]' (UnboundLocalError) "
-        "and '_t1[0:1].extend(extra)', which extends a new slice instead of the one kept on "
-        "the stack; Dynamo's graph-break epilogues are made of this",
-    )
-)
+@case()
 def slice_of_copied_list_extended_below() -> Irregular:
     """Dynamo's graph-break epilogue in small: a one-item list is COPY'd, a slice of it
     taken, SWAP'd under it, and ``LIST_EXTEND 2`` extends the slice (not the list)."""
@@ -833,14 +819,7 @@ def method_call_split_across_branch() -> Irregular:
     )
 
 
-@case(
-    pytest.mark.xfail(
-        PY >= (3, 11),
-        strict=True,
-        reason="decompiler bug (3.11+): DecompilationError 'NULL left in the output' when "
-        "the NULL and callable of CALL_FUNCTION_EX live across a branch",
-    )
-)
+@case()
 def call_function_ex_list_extended_in_branches() -> Irregular:
     """What Dynamo does before calling a resume function: an argument list on the stack,
     extended differently in two branches, then ``CALL_FUNCTION_EX``."""
@@ -879,14 +858,7 @@ def call_function_ex_list_extended_in_branches() -> Irregular:
     )
 
 
-@case(
-    pytest.mark.xfail(
-        PY >= (3, 11),
-        strict=True,
-        reason="decompiler bug (3.11+): DecompilationError 'NULL left in the output' when "
-        "the NULL and callable of CALL_FUNCTION_EX live across a branch",
-    )
-)
+@case()
 def call_function_ex_with_kwargs_built_in_branches() -> Irregular:
     """A list and a dict on the stack under a branch: one branch extends the list under
     the dict (SWAP) and merges a mapping argument, the other builds a one-key dict and
@@ -1081,13 +1053,7 @@ def non_literal_constants() -> Irregular:
     )
 
 
-@case(
-    pytest.mark.xfail(
-        strict=True,
-        reason="decompiler bug: a frozenset constant is written as a set display {1, 2}; "
-        "the recompiled code returns a set",
-    )
-)
+@case()
 def frozenset_constant_as_value() -> Irregular:
     """A ``frozenset`` in ``co_consts`` (compilers put one there only for ``x in {...}``)
     returned as a value and used as an operand of ``|``."""
@@ -1114,14 +1080,7 @@ def frozenset_constant_as_value() -> Irregular:
 MIXED_TUPLE = (1, [2], {3}, "s")
 
 
-@case(
-    pytest.mark.xfail(
-        strict=True,
-        reason="decompiler bug: the compiler folds (1, _unveil_const_0, ...) into one tuple "
-        "constant, so the constant markers inside it are never restored: the recompiled "
-        "code returns '\\x00unveil-const:_unveil_const_0' for the list",
-    )
-)
+@case()
 def tuple_constant_holding_objects() -> Irregular:
     """A tuple constant whose items include a list and a set (objects without a literal
     form inside a tuple that has one), returned and indexed."""
@@ -1162,13 +1121,7 @@ def _poke(cells: tuple[types.CellType, ...], value: Any) -> int:
     return len(cells)
 
 
-@case(
-    pytest.mark.xfail(
-        strict=True,
-        reason="decompiler bug: DecompilationError 'closure cell left in the output' for "
-        "LOAD_CLOSURE used as a value (it could be written (lambda: x).__closure__[0])",
-    )
-)
+@case()
 def closure_tuple_as_value() -> Irregular:
     """``LOAD_CLOSURE x; BUILD_TUPLE 1`` handed to a function as a value (Dynamo does this
     to build resume functions with closures): the callee writes through the cell and the
@@ -1193,13 +1146,7 @@ def closure_tuple_as_value() -> Irregular:
     return Irregular(code, namespace(poke=_poke), [(1, 2), ("a", None)], [(1, 2), (1, None)])
 
 
-@case(
-    pytest.mark.xfail(
-        strict=True,
-        reason="decompiler bug: unveil.recompile raises DecompilationError 'recompiled code "
-        "differs in co_freevars: ('y',) != ()' when the code never reads a free variable",
-    )
-)
+@case()
 def unused_free_variable() -> Irregular:
     """A free variable the code never reads (Dynamo's resume functions have them): the
     recompiled code must keep it, or it no longer fits the function's closure."""
@@ -1344,14 +1291,7 @@ def irreducible_with_stack_value() -> Irregular:
     return Irregular(code, namespace(), _IRREDUCIBLE_CASES, _IRREDUCIBLE_EXPECT)
 
 
-@case(
-    pytest.mark.xfail(
-        strict=True,
-        reason="decompiler bug: in the state machine FOR_ITER's item goes to its own "
-        "variable (_item2 = next(_s0)) while the loop body, also entered by a jump with a "
-        "value pushed by hand, reads the stack slot _s1: wrong items",
-    )
-)
+@case()
 def jump_into_for_loop_body() -> Irregular:
     """A ``for`` loop entered in the middle of its body with a first item pushed by
     hand; the body breaks out (dropping the iterator) or goes back to ``FOR_ITER``."""
@@ -1596,14 +1536,7 @@ def _resume(b: Any, a: Any) -> Any:
     return (a, b, "resumed")
 
 
-@case(
-    pytest.mark.xfail(
-        strict=True,
-        reason="decompiler bug: UNPACK_SEQUENCE whose first item is stored (STORE_FAST tmp) "
-        "and second kept on the stack is written after a later statement that reads tmp: "
-        "UnboundLocalError",
-    )
-)
+@case()
 def dynamo_like_graph_break() -> Irregular:
     """The shape of a Dynamo graph break: call a compiled graph (a function constant),
     unpack its outputs, keep one on the stack across a logged "print", then call a

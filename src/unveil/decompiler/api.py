@@ -431,19 +431,22 @@ def _mark_constants(tree: ast.AST, constants: Constants) -> dict[str, Any]:
 def _restore_constants(code: CodeType, markers: dict[str, Any]) -> CodeType:
     if not markers:
         return code
-    consts = []
-    changed = False
-    for c in code.co_consts:
-        if isinstance(c, str) and c in markers:
-            consts.append(markers[c])
-            changed = True
-        elif isinstance(c, CodeType):
-            new = _restore_constants(c, markers)
-            changed |= new is not c
-            consts.append(new)
-        else:
-            consts.append(c)
-    return code.replace(co_consts=tuple(consts)) if changed else code
+    consts = tuple(_restored(c, markers) for c in code.co_consts)
+    changed = any(a is not b for a, b in zip(consts, code.co_consts, strict=True))
+    return code.replace(co_consts=consts) if changed else code
+
+
+def _restored(c: Any, markers: dict[str, Any]) -> Any:
+    """``c`` with marker strings swapped back, also inside tuples the compiler folded."""
+    if isinstance(c, str):
+        return markers.get(c, c)
+    if isinstance(c, CodeType):
+        return _restore_constants(c, markers)
+    if isinstance(c, tuple | frozenset):
+        items = [_restored(x, markers) for x in c]
+        if any(a is not b for a, b in zip(items, c, strict=True)):
+            return type(c)(items)
+    return c
 
 
 def _find_code(code: CodeType, name: str, kind: str) -> CodeType | None:

@@ -248,7 +248,7 @@ class Machine:
                 else:
                     temps.append(None)
             unpack.temps = temps  # type: ignore[attr-defined]
-            self.state.stmts.append(ast.Assign(targets=[unpack.target()], value=unpack.value))
+            self.append(ast.Assign(targets=[unpack.target()], value=unpack.value))
             stack = self.state.stack
             for k, entry in enumerate(stack):
                 if isinstance(entry, UnpackItem) and entry.unpack is unpack:
@@ -282,13 +282,28 @@ class Machine:
         """Append ``stmt`` after assigning pending unstable values to temporaries."""
         self.check_speculation()
         self.flush(writes)
+        self.append(stmt)
+
+    def append(self, stmt: ast.stmt) -> None:
+        """Add ``stmt``, noting the shared values it evaluates (see :meth:`materialize`)."""
+        todo: list[Any] = [stmt]
+        while todo:
+            n = todo.pop()
+            if isinstance(n, Shared):
+                if n.name is None:
+                    n.embedded = True  # type: ignore[attr-defined]
+                continue
+            todo.extend(ast.iter_child_nodes(n))
         self.state.stmts.append(stmt)
 
     def flush(self, writes: tuple[str, ...] = ()) -> None:
         """Assign to temporaries the stack values a statement must not overtake."""
         stack = self.state.stack
         for i, node in enumerate(stack):
-            if self.needs_temp(node, writes):
+            if isinstance(node, UnpackItem):
+                # the unpacking (and its stores so far) happened before the statement
+                stack[i] = self.force_unpack(node)
+            elif self.needs_temp(node, writes):
                 stack[i] = self.materialize(node)
 
     def needs_temp(self, node: ast.expr, writes: tuple[str, ...]) -> bool:
@@ -310,16 +325,21 @@ class Machine:
         """Emit ``_tN = node`` and return what now stands for the value."""
         self.check_speculation()
         if isinstance(node, Shared):
-            if node.name is None:
+            if node.name is None and getattr(node, "embedded", False) \
+                    and not getattr(node, "targets", None):
+                # an earlier statement evaluates it: bind the name there, with a walrus
+                node.name = self.ctx.names.fresh()
+                node.bind_first = True  # type: ignore[attr-defined]
+            elif node.name is None:
                 tmp = self.ctx.names.fresh()
                 targets = list(getattr(node, "targets", None) or [])
                 node.targets = []  # type: ignore[attr-defined]
-                self.state.stmts.append(
+                self.append(
                     ast.Assign(targets=[*targets, ast.Name(tmp, ast.Store())], value=node.value))
                 node.name = tmp
             return node
         tmp = self.ctx.names.fresh()
-        self.state.stmts.append(ast.Assign(targets=[ast.Name(tmp, ast.Store())], value=node))
+        self.append(ast.Assign(targets=[ast.Name(tmp, ast.Store())], value=node))
         return name(tmp, "temp")
 
     def materialize_all(self) -> None:
@@ -826,10 +846,10 @@ class Operators(Machine):
         right = self.pop()
         left = self.pop()
         op = ast.NotIn() if ins.arg else ast.In()
-        self.push(stamp(ast.Compare(left=left, ops=[op], comparators=[right])))
+        self.push(stamp(ast.Compare(left=left, ops=[op], comparators=[_as_display(right)])))
 
     def get_iter(self, ins: Instr) -> None:
-        self.push(stamp(Iterator(self.pop())))
+        self.push(stamp(Iterator(_as_display(self.pop()))))
 
     def get_yield_from_iter(self, ins: Instr) -> None:
         self.push(stamp(Iterator(self.pop(), "yield_from")))
@@ -913,6 +933,10 @@ class Displays(Machine):
     def _container(self, depth: int) -> ast.expr:
         container = self.top(depth)
         self.check_speculation(container)
+        if not isinstance(container, ast.List | ast.Set | ast.Dict):
+            # mutated by a statement and still on the stack: give it a name first
+            self.flush()
+            container = self.top(depth)
         return container
 
     def list_append(self, ins: Instr) -> None:
@@ -953,6 +977,10 @@ class Displays(Machine):
             else:
                 target.elts.append(ast.Starred(value=value, ctx=ast.Load()))
         else:
+            # ``[*value]`` raises what LIST_EXTEND raises for a non-iterable
+            if not isinstance(value, ast.List | ast.Tuple | ast.Constant):
+                value = ast.List(elts=[ast.Starred(value=value, ctx=ast.Load())],
+                                 ctx=ast.Load())
             self.emit(ast.Expr(value=_append_call(target, "extend", value)))
 
     def set_update(self, ins: Instr) -> None:
@@ -973,6 +1001,9 @@ class Displays(Machine):
             target.keys.append(None)  # type: ignore[arg-type]
             target.values.append(value)
         else:
+            # ``{**value}``: DICT_UPDATE takes mappings only, not pairs like dict.update
+            if not isinstance(value, ast.Dict):
+                value = ast.Dict(keys=[None], values=[value])  # type: ignore[list-item]
             self.emit(ast.Expr(value=_append_call(target, "update", value)))
 
     def list_to_tuple(self, ins: Instr) -> None:
@@ -980,7 +1011,9 @@ class Displays(Machine):
         if isinstance(value, ast.List):
             self.push(stamp(ast.Tuple(elts=value.elts, ctx=ast.Load())))
         else:
-            self.push(stamp(ast.Call(func=name("tuple", "global"), args=[value], keywords=[])))
+            call = ast.Call(func=name("tuple", "global"), args=[value], keywords=[])
+            call.list_to_tuple = True  # type: ignore[attr-defined]
+            self.push(stamp(call))
 
     def unpack_sequence(self, ins: Instr) -> None:
         self._unpack(ins.arg or 0, None)
@@ -1080,6 +1113,15 @@ def _formatted(value: ast.expr, conversion: int, spec: ast.expr | None) -> ast.e
                                                                 format_spec=None)])
     part = ast.FormattedValue(value=value, conversion=conversion, format_spec=fmt)
     return stamp(ast.JoinedStr(values=[part]))
+
+
+def _as_display(node: ast.expr) -> ast.expr:
+    """A frozenset constant where a set display means the same (``in``, ``for``): the
+    compiler folds ``x in {1, 2}`` to one; anywhere else it is ``frozenset({1, 2})``."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, frozenset):
+        node = stamp(ast.Constant(node.value))
+        node.display = True  # type: ignore[attr-defined]
+    return node
 
 
 def _append_call(target: ast.expr, method: str, value: ast.expr) -> ast.Call:
@@ -1208,6 +1250,8 @@ def _star_args(args: ast.expr) -> list[ast.expr]:
         return list(args.elts)
     if isinstance(args, ast.Constant) and isinstance(args.value, tuple):
         return [const(v) for v in args.value]
+    if getattr(args, "list_to_tuple", False):
+        args = args.args[0]  # type: ignore[attr-defined]  # ``*tuple(xs)`` is ``*xs``
     return [ast.Starred(value=args, ctx=ast.Load())]
 
 

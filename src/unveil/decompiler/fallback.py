@@ -205,6 +205,9 @@ class Lowering:
             if isinstance(nxt, Special):
                 out.append(ast.Assign(targets=[self.store(self.special(nxt))],
                                       value=self.var(item)))
+            elif isinstance(nxt, Slot):  # the body is also reached from elsewhere
+                out.append(ast.Assign(targets=[self.slot_store(nxt.index)],
+                                      value=self.var(item)))
             out.extend(self.goto(block, body_t))
             return out
         if kind == "return":

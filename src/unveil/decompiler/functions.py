@@ -314,6 +314,16 @@ def declarations(code: CodeType) -> list[ast.stmt]:
     return out
 
 
+def unused_free_variables(code: CodeType, body: list[ast.stmt]) -> list[str]:
+    """Free variables the body never names (hand-made bytecode, or reads only in code
+    that cannot run): ``nonlocal`` keeps them free without any code."""
+    named = {n.id for s in body for n in ast.walk(s) if isinstance(n, ast.Name)}
+    named.update(x for s in body for n in ast.walk(s) if isinstance(n, ast.Nonlocal)
+                 for x in n.names)
+    return [f for f in code.co_freevars
+            if f not in named and f.isidentifier() and not f.startswith("__class")]
+
+
 def function_def(code: CodeType, name: str, parent: CodeDecompiler | None = None,
                  func: Func | None = None, decorators: list[ast.expr] | None = None) -> ast.stmt:
     dec = parent.child(code) if parent is not None else CodeDecompiler(code)
@@ -325,6 +335,9 @@ def function_def(code: CodeType, name: str, parent: CodeDecompiler | None = None
     if doc is not None:
         head.append(ast.Expr(value=ast.Constant(doc)))
     head.extend(declarations(code))
+    unused = unused_free_variables(code, body)
+    if unused:
+        head.append(ast.Nonlocal(names=unused))
     body = head + body
     if parent is not None and func is not None:
         args = parent.arguments(func)

@@ -243,7 +243,11 @@ class Renderer:
         return ast.Name(id=node.id, ctx=ast.Load())
 
     def r_Constant(self, node: ast.Constant) -> ast.expr:
-        return self.literal(node.value)
+        value = node.value
+        if isinstance(value, frozenset) and value and not getattr(node, "display", False):
+            return ast.Call(func=ast.Name(id="frozenset", ctx=ast.Load()),
+                            args=[self.literal(value)], keywords=[])
+        return self.literal(value)
 
     def subscript_slice(self, node: ast.expr) -> ast.expr:
         """3.14 folds constant slices: ``x[1:]`` loads ``slice(1, None, None)``."""
@@ -259,24 +263,25 @@ class Renderer:
                              ctx=ast.Load())
 
     def literal(self, value: Any, in_set: bool = False) -> ast.expr:
-        if isinstance(value, slice):
+        kind = type(value)  # exact types: a subclass (torch.Size, an IntEnum) is no literal
+        if kind is slice:
             return ast.Call(func=ast.Name(id="slice", ctx=ast.Load()),
                             args=[self.literal(value.start), self.literal(value.stop),
                                   self.literal(value.step)], keywords=[])
-        if isinstance(value, float):
+        if kind is float:
             return float_constant(value)
-        if isinstance(value, complex):
+        if kind is complex:
             if math.isnan(value.real) or math.isnan(value.imag) or value.real != 0 \
                     or math.isinf(value.imag) or math.copysign(1.0, value.real) < 0:
                 return ast.Call(func=ast.Name(id="complex", ctx=ast.Load()),
                                 args=[float_constant(value.real), float_constant(value.imag)],
                                 keywords=[])
             return ast.Constant(value)
-        if isinstance(value, _LITERAL_TYPES):
+        if kind in _LITERAL_TYPES:
             return ast.Constant(value)
-        if isinstance(value, tuple):
+        if kind is tuple:
             return ast.Tuple(elts=[self.literal(v) for v in value], ctx=ast.Load())
-        if isinstance(value, frozenset):
+        if kind is frozenset:
             elts = [self.literal(v) for v in _sorted(value)]
             if not elts:
                 return ast.Call(func=ast.Name(id="frozenset", ctx=ast.Load()), args=[],
@@ -291,6 +296,10 @@ class Renderer:
 
     def r_Shared(self, node: Shared) -> ast.expr:
         if node.name is not None:
+            if getattr(node, "bind_first", False) and id(node) not in self.seen:
+                self.seen.add(id(node))  # named after a statement had evaluated it
+                return ast.NamedExpr(target=ast.Name(id=node.name, ctx=ast.Store()),
+                                     value=self.expr(node.value))
             return ast.Name(id=node.name, ctx=ast.Load())
         targets = getattr(node, "targets", None)
         count = self.counts.get(id(node), 1)
@@ -431,7 +440,14 @@ class Renderer:
         raise self.fail("method self left in the output")
 
     def r_Cell(self, node: Cell) -> ast.expr:
-        raise self.fail("closure cell left in the output")
+        # the cell object itself, as a value: ``(lambda: x).__closure__[0]``
+        probe = ast.Lambda(args=ast.arguments(posonlyargs=[], args=[], vararg=None,
+                                              kwonlyargs=[], kw_defaults=[], kwarg=None,
+                                              defaults=[]),
+                           body=ast.Name(id=node.name, ctx=ast.Load()))
+        return ast.Subscript(value=ast.Attribute(value=probe, attr="__closure__",
+                                                 ctx=ast.Load()),
+                             slice=ast.Constant(0), ctx=ast.Load())
 
     def r_ImportValue(self, node: ImportValue) -> ast.expr:
         return ast.Call(func=ast.Name(id="__import__", ctx=ast.Load()),

@@ -19,7 +19,7 @@ from ..bytecode import Handler
 from ..errors import DecompilationError
 from .cfg import CFG, Block
 from .executor import Context, ExcMatch, Executor, Speculation, State, stamp
-from .exprs import Cell, Shared, Slot, Special, const
+from .exprs import Cell, MethodSelf, Null, Shared, Slot, Special, const
 
 
 @dataclass(slots=True)
@@ -166,12 +166,15 @@ class Translator:
         incoming = self.incoming.get(block.id, [])
         if len(incoming) == len(block.preds) and block.id != self.cfg.entry:
             # a value every predecessor passes unchanged (a with's __exit__, a handler's
-            # saved exception) stays itself rather than becoming a variable
+            # saved exception, a call's NULL) stays itself rather than becoming a variable
             for k in range(len(entry)):
                 first = incoming[0][k] if k < len(incoming[0]) else None
-                if isinstance(first, Special | Cell) and all(
+                if isinstance(first, Special | Cell | Null | MethodSelf) and all(
                         k < len(st) and st[k] is first for st in incoming):
                     entry[k] = first
+                elif _is_temp(first) and all(k < len(st) and _is_temp(st[k])
+                                             and st[k].id == first.id for st in incoming):
+                    entry[k] = first  # the same temporary on every path
         return entry
 
     # ------------------------------------------------------------ superblocks
@@ -472,6 +475,10 @@ class Translator:
 def _current_seq() -> int:
     probe = stamp(ast.Constant(None))
     return probe._seq  # type: ignore[attr-defined]
+
+
+def _is_temp(node: ast.expr | None) -> bool:
+    return isinstance(node, ast.Name) and getattr(node, "kind", "") == "temp"
 
 
 def _is_terminator(op: str) -> bool:
