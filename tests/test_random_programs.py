@@ -48,26 +48,64 @@ def require_decompiler() -> None:
         pass
 
 
-def test_random_programs_round_trip() -> None:
+#: Known gaps: (text in the message, message prefix) -> why. A failure matching one is
+#: reported by ``test_random_programs_known_gaps`` (a strict xfail) instead.
+KNOWN_GAPS = {
+    ("in <generic parameters of ", "DecompilationError: unrecognised "):
+        "a generic class whose keyword arguments hold a conditional expression (** a if c "
+        "else b): the compiler copies the class creation into both arms and the copies are "
+        "not merged back yet",
+}
+
+
+def _known_gap(r: object) -> str | None:
+    for (name, message), why in KNOWN_GAPS.items():
+        text = f"{r.message}"  # type: ignore[attr-defined]
+        if name in text and text.startswith(message):
+            return why
+    return None
+
+
+@pytest.fixture(scope="module")
+def outcome() -> object:
     require_decompiler()
     bench = load_benchmark()
-    outcome = bench.run(list(SEEDS), jobs=2, timeout=10.0, node_limit=200, depth_limit=5)
-    summary = outcome.summary()
-    assert summary["programs"] >= len(SEEDS) * 0.9, summary["skipped"]
-    failing = outcome.failing_programs()
+    return bench.run(list(SEEDS), jobs=2, timeout=10.0, node_limit=200, depth_limit=5)
+
+
+def _report(outcome: object, failures: list[tuple[int, object]]) -> str:
+    summary = outcome.summary()  # type: ignore[attr-defined]
     lines = [
-        f"{summary['decompilation_errors']} functions raised DecompilationError, "
-        f"{summary['crashes']} crashed ({summary['failures_by_reason']}) in "
-        f"{len(failing)} of {summary['programs']} programs; the first ones "
-        "(benchmarks/random_programs.py --seed S --count 1 --node-limit 200 "
+        f"{len(failures)} failing functions in {len({s for s, _ in failures})} of "
+        f"{summary['programs']} programs ({summary['failures_by_reason']} in all); the first "
+        "ones (benchmarks/random_programs.py --seed S --count 1 --node-limit 200 "
         "--depth-limit 5 --save-regressions minimizes one):"
     ]
-    for program in failing[:8]:
-        r = program.failures()[0]
-        lines.append(f"  seed {program.seed}: {r.qualname} line {r.line}: {r.reason}: "
-                     f"{r.message}")
-    if failing:
-        pytest.fail("\n".join(lines), pytrace=False)
+    for seed, r in failures[:8]:
+        lines.append(f"  seed {seed}: {r.qualname} line {r.line}: {r.reason}: "  # type: ignore
+                     f"{r.message}")  # type: ignore[attr-defined]
+    return "\n".join(lines)
+
+
+def _failures(outcome: object, known: bool) -> list[tuple[int, object]]:
+    return [(p.seed, r) for p in outcome.failing_programs()  # type: ignore[attr-defined]
+            for r in p.failures() if (_known_gap(r) is not None) == known]
+
+
+def test_random_programs_round_trip(outcome: object) -> None:
+    summary = outcome.summary()  # type: ignore[attr-defined]
+    assert summary["programs"] >= len(SEEDS) * 0.9, summary["skipped"]
+    failures = _failures(outcome, known=False)
+    if failures:
+        pytest.fail(_report(outcome, failures), pytrace=False)
+
+
+@pytest.mark.xfail(sys.version_info >= (3, 12), strict=True,
+                   reason="; ".join(KNOWN_GAPS.values()))
+def test_random_programs_known_gaps(outcome: object) -> None:
+    failures = _failures(outcome, known=True)
+    if failures:
+        pytest.fail(_report(outcome, failures), pytrace=False)
 
 
 def test_generation_is_reproducible() -> None:

@@ -10,6 +10,7 @@ from types import CodeType, FunctionType
 from typing import Any
 
 from ..errors import BadInputError, DecompilationError
+from . import generics
 from .emit import unparse
 from .functions import (
     COMPREHENSIONS,
@@ -55,10 +56,11 @@ def decompile_node(obj: object, constants: Constants | None = None) -> ast.AST:
     func = obj.__func__ if inspect.ismethod(obj) else obj
     constants = constants or Constants()
     name = code.co_name
-    if name == "<module>" or not code.co_flags & CO_NEWLOCALS and not isinstance(
-            func, FunctionType):
+    if name == "<module>":
         return ast.Module(body=module_body(code, constants) or [ast.Pass()],
                           type_ignores=[])
+    if code_kind(code) == "class" and not isinstance(func, FunctionType):
+        return ast.Module(body=[_definition_for(code, "class", constants)], type_ignores=[])
     if name == "<lambda>":
         dec = CodeDecompiler(code, constants)
         value = lambda_body(dec.statements())
@@ -68,6 +70,8 @@ def decompile_node(obj: object, constants: Constants | None = None) -> ast.AST:
         if value is not None:
             return ast.Expression(body=ast.Lambda(args=args, body=value))
         raise DecompilationError("lambda body is not one expression", code_name=name)
+    if code_kind(code) == "generic":
+        return ast.Module(body=[_definition_for(code, "generic", constants)], type_ignores=[])
     if name in COMPREHENSIONS:
         return ast.Module(body=[comprehension_statement(code, constants)], type_ignores=[])
     dec = CodeDecompiler(code, constants)
@@ -348,13 +352,16 @@ for _feature in ("annotations", "generator_stop", "barry_as_FLUFL"):
 
 
 def code_kind(code: CodeType) -> str:
-    """``module``, ``class``, ``lambda``, ``comprehension`` or ``function``."""
+    """``module``, ``class``, ``lambda``, ``comprehension``, ``generic`` (a PEP 695
+    type parameter scope) or ``function``."""
     if code.co_name == "<module>":
         return "module"
     if code.co_name == "<lambda>":
         return "lambda"
     if code.co_name in COMPREHENSIONS:
         return "comprehension"
+    if code.co_name.startswith(generics.PREFIX):
+        return "generic"
     if not code.co_flags & CO_NEWLOCALS:
         return "class"
     return "function"
@@ -363,12 +370,19 @@ def code_kind(code: CodeType) -> str:
 def _definition_for(code: CodeType, kind: str, constants: Constants) -> ast.stmt:
     """A statement whose compilation holds a code object like ``code``."""
     dec = CodeDecompiler(code, constants)
+    if kind == "generic":
+        return generics.hidden_scope_statement(dec, code)
     if kind == "class":
         from .functions import class_body
 
+        params: list[ast.AST] = []
+        if ".type_params" in code.co_freevars:
+            # a generic class's body: its other free variables behave as type parameters
+            params = [ast.TypeVar(name=n, bound=None) for n in code.co_freevars  # type: ignore
+                      if n.isidentifier()] or [ast.TypeVar(name="_T", bound=None)]  # type: ignore
         return ast.ClassDef(name=code.co_name, bases=[], keywords=[],
                             body=class_body(dec) or [ast.Pass()], decorator_list=[],
-                            type_params=[])
+                            type_params=params)
     if kind == "lambda":
         value = lambda_body(dec.statements())
         args = build_arguments(code, None, dec.renderer())
@@ -378,6 +392,12 @@ def _definition_for(code: CodeType, kind: str, constants: Constants) -> ast.stmt
         return ast.Assign(targets=[ast.Name(id="_unveil_lambda", ctx=ast.Store())], value=lam)
     if kind == "comprehension":
         return comprehension_statement(code, constants)
+    if "__classdict__" in code.co_freevars and code.co_name.isidentifier():
+        # a lazily evaluated annotation scope in a class body (a type alias's value, a
+        # type parameter's bound or default): an alias compiles to the same function
+        value = generics.lazy_value(dec, code)
+        return ast.TypeAlias(name=ast.Name(id=code.co_name, ctx=ast.Store()),  # type: ignore
+                             type_params=[], value=value)
     name = code.co_name if code.co_name.isidentifier() else "_unveil_f"
     node = function_def(code, name, dec)
     node.decorator_list = []  # type: ignore[attr-defined]
@@ -385,13 +405,27 @@ def _definition_for(code: CodeType, kind: str, constants: Constants) -> ast.stmt
 
 
 def _closure_wrapper(node: ast.stmt, code: CodeType) -> ast.Module:
-    if not code.co_freevars:
+    bound = {p.name for p in getattr(node, "type_params", None) or ()}  # type: ignore
+    free = [n for n in code.co_freevars if n not in bound and n != ".type_params"]
+    if "__classdict__" in free:
+        # code inside a class body that sees the class namespace (3.12+ annotation and
+        # type parameter scopes)
+        free.remove("__classdict__")
+        node = ast.ClassDef(name="__unveil_class__", bases=[], keywords=[], body=[node],
+                            decorator_list=[], type_params=[])
+    if not free:
         return ast.Module(body=[node], type_ignores=[])
-    cells = [ast.Assign(targets=[ast.Name(id=n, ctx=ast.Store())], value=ast.Constant(None))
-             for n in code.co_freevars]
+    head: list[ast.stmt] = []
+    own = getattr(node, "name", None)
+    if own in code.co_names and own not in free:
+        # the code reads its own name as a global: the definition must not make it a
+        # local of the wrapper (a closure variable for the code)
+        head.append(ast.Global(names=[own]))
+    head += [ast.Assign(targets=[ast.Name(id=n, ctx=ast.Store())], value=ast.Constant(None))
+             for n in free]
     outer = ast.FunctionDef(name="__unveil_closure__", args=ast.arguments(
         posonlyargs=[], args=[], vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None,
-        defaults=[]), body=[*cells, node], decorator_list=[], returns=None, type_params=[])
+        defaults=[]), body=[*head, node], decorator_list=[], returns=None, type_params=[])
     return ast.Module(body=[outer], type_ignores=[])
 
 

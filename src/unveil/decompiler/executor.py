@@ -143,6 +143,11 @@ class ClassBuild(Marker):
         self.keywords = keywords
 
 
+#: Instructions that only move values or push ones that evaluate nothing: the order
+#: check after a ``SWAP`` waits until they are done.
+_SHUFFLES = {"SWAP", "COPY", "LOAD_CONST", "MAKE_FUNCTION", "SET_FUNCTION_ATTRIBUTE",
+             "PUSH_NULL", "NOP"}
+
 _NAME_STORES = {"STORE_FAST", "STORE_NAME", "STORE_GLOBAL", "STORE_DEREF"}
 _UNPACK_CONSUMERS = {"STORE_FAST", "STORE_NAME", "STORE_GLOBAL", "STORE_DEREF", "STORE_ATTR",
                      "STORE_SUBSCR", "STORE_SLICE", "POP_TOP", "UNPACK_SEQUENCE", "UNPACK_EX",
@@ -158,6 +163,8 @@ class Machine:
 
     following: list[Instr] = []
     skip: int = 0
+    order_from: int | None = None  # a SWAP's order check still to do
+    previous: Instr | None = None  # the instruction before the current one, in its block
     ctx: Context
     state: State
     ins: Instr | None
@@ -195,6 +202,7 @@ class Machine:
         self.state = state
         table = self._table
         self.skip = 0
+        self.order_from = None
         for i, ins in enumerate(instrs):
             if self.skip:
                 self.skip -= 1
@@ -204,7 +212,19 @@ class Machine:
             handler = table.get(ins.op)
             if handler is None:
                 self.fail("no translation for instruction")
+            if self.order_from is not None and ins.op not in _SHUFFLES:
+                self.settle_order()
+            self.previous = instrs[i - 1] if i else None
             handler(ins)
+        if self.order_from is not None:
+            self.settle_order()
+
+    def settle_order(self) -> None:
+        """Check the evaluation order after the stack shuffles just done (a second
+        ``SWAP`` often undoes the first, as around a generic function's defaults)."""
+        start, self.order_from = self.order_from, None
+        if start is not None:
+            self.check_order(min(start, len(self.state.stack)))
 
     def fail(self, message: str) -> None:
         ins = self.ins
@@ -743,9 +763,17 @@ class StackOps(Machine):
             return
         if is_stable(value) or isinstance(value, Marker) and not isinstance(
                 value, Func | ClassBuild | ExcMatch | Iterator | ImportItem):
-            if not (isinstance(value, Special) and value.kind in ("enter", "awaited")):
+            if not (isinstance(value, Special) and value.kind in ("enter", "awaited")) \
+                    and not self.local_statement(value):
                 return
         self.emit(ast.Expr(value=value))
+
+    def local_statement(self, value: ast.expr) -> bool:
+        """``x`` alone as a statement (``LOAD_FAST x; POP_TOP``): it stays, as it raises
+        UnboundLocalError when ``x`` is unbound."""
+        prev = self.previous
+        return isinstance(value, ast.Name) and getattr(value, "kind", "") == "fast" \
+            and prev is not None and prev.op.startswith("LOAD_FAST") and prev.argval == value.id
 
     def finish_import(self, value: ImportValue) -> None:
         if value.fromlist is None or not value.aliases:
@@ -783,7 +811,8 @@ class StackOps(Machine):
         if len(stack) < depth:
             self.fail("stack underflow")
         stack[-1], stack[-depth] = stack[-depth], stack[-1]
-        self.check_order(len(stack) - depth)
+        start = len(stack) - depth
+        self.order_from = start if self.order_from is None else min(self.order_from, start)
 
 
 _UNARY = {"UNARY_NOT": ast.Not, "UNARY_NEGATIVE": ast.USub, "UNARY_INVERT": ast.Invert,

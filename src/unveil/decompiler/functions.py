@@ -316,7 +316,7 @@ def declarations(code: CodeType) -> list[ast.stmt]:
 
 def unused_free_variables(code: CodeType, body: list[ast.stmt]) -> list[str]:
     """Free variables the body never names (hand-made bytecode, or reads only in code
-    that cannot run): ``nonlocal`` keeps them free without any code."""
+    that cannot run), which a dead reference keeps free."""
     named = {n.id for s in body for n in ast.walk(s) if isinstance(n, ast.Name)}
     named.update(x for s in body for n in ast.walk(s) if isinstance(n, ast.Nonlocal)
                  for x in n.names)
@@ -337,7 +337,11 @@ def function_def(code: CodeType, name: str, parent: CodeDecompiler | None = None
     head.extend(declarations(code))
     unused = unused_free_variables(code, body)
     if unused:
-        head.append(ast.Nonlocal(names=unused))
+        # ``if False: x`` compiles to nothing but makes ``x`` free (``nonlocal x`` is not
+        # allowed for a type parameter)
+        head.append(ast.If(test=ast.Constant(False),
+                           body=[ast.Expr(value=ast.Name(id=n, ctx=ast.Load())) for n in unused],
+                           orelse=[]))
     body = head + body
     if parent is not None and func is not None:
         args = parent.arguments(func)
@@ -383,6 +387,17 @@ def _without_returns(stmts: list[ast.stmt]) -> list[ast.stmt]:
             node = ast.If(test=s.test, body=_without_returns(body) or [ast.Pass()],
                           orelse=_without_returns(orelse))
             return stmts[:i] + [ast.copy_location(node, s)]
+        if i == len(stmts) - 1 and _has_return(s):
+            # the last statement: a return at the end of one of its blocks ends the body
+            # as falling off the end does
+            if isinstance(s, ast.With | ast.AsyncWith):
+                s.body = _without_returns(s.body) or [ast.Pass()]
+            elif isinstance(s, ast.Try | getattr(ast, "TryStar", ast.Try)):
+                if not s.orelse:
+                    s.body = _without_returns(s.body) or [ast.Pass()]
+                s.orelse = _without_returns(s.orelse)
+                for h in s.handlers:
+                    h.body = _without_returns(h.body) or [ast.Pass()]
     return stmts
 
 

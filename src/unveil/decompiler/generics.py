@@ -112,17 +112,30 @@ def generic_value(dec: CodeDecompiler, func: Func, args: list[ast.expr]) -> ast.
     """What a call of the hidden ``<generic parameters of ...>`` function builds."""
     from . import cfg as cfg_mod
     from .executor import ClassBuild, Context
+    from .idioms import tidy_raw
+    from .inline_comprehensions import fold
+    from .structure import Structurer, Unstructurable
     from .translate import Translator
 
     code = func.code
     child = dec.child(code)
     ctx = Context(code, child.names, make_comprehension=child.make_comprehension)
     ctx.make_generic = child.make_generic
-    ir = Translator(cfg_mod.build(bytecode.read(code)), ctx, []).run()
-    blocks = ir.ordered()
-    if len(blocks) != 1 or blocks[0].term.kind != "return" or blocks[0].term.value is None:
+    ir = Translator(cfg_mod.build(fold(bytecode.read(code), child)), ctx, []).run()
+    try:
+        stmts = tidy_raw(Structurer(ir).run())
+    except Unstructurable as exc:
+        raise DecompilationError(f"type parameter scope: {exc}",
+                                 code_name=child.qualname) from None
+    if stmts and isinstance(stmts[-1], ast.If):
+        merged = _merged_return(stmts[-1])
+        if merged is not None:
+            stmts[-1] = merged
+    # straight-line code: the parameters, then what it builds and returns
+    if not stmts or not isinstance(stmts[-1], ast.Return) or stmts[-1].value is None \
+            or not all(isinstance(s, ast.Assign) for s in stmts[:-1]):
         raise DecompilationError("unrecognised type parameter scope", code_name=child.qualname)
-    value = _unshare(blocks[0].term.value)
+    value = _unshare(stmts[-1].value)
     bound_args = dict(zip(code.co_varnames[:code.co_argcount], args, strict=False))
     if isinstance(value, Func) and getattr(value, "type_params", None) is not None:
         value = _clone(value)
@@ -134,7 +147,7 @@ def generic_value(dec: CodeDecompiler, func: Func, args: list[ast.expr]) -> ast.
     if isinstance(value, ClassBuild):
         params = None
         assigned: dict[str, ast.expr] = {}
-        for s in blocks[0].stmts:
+        for s in stmts[:-1]:
             if isinstance(s, ast.Assign) and len(s.targets) == 1 \
                     and isinstance(s.targets[0], ast.Name):
                 assigned[s.targets[0].id] = _unshare(s.value)
@@ -153,6 +166,52 @@ def generic_value(dec: CodeDecompiler, func: Func, args: list[ast.expr]) -> ast.
         new.type_params = params  # type: ignore[attr-defined]
         return new
     raise DecompilationError("unrecognised type parameter scope", code_name=child.qualname)
+
+
+def _merged_return(node: ast.If) -> ast.Return | None:
+    """``if c: return X(a) else: return X(b)`` as ``return X(a if c else b)``: the
+    compiler copies the end of a scope into both arms of a conditional expression."""
+    values = []
+    for arm in (node.body, node.orelse):
+        if len(arm) == 1 and isinstance(arm[0], ast.If):
+            inner = _merged_return(arm[0])
+            arm = [inner] if inner is not None else arm
+        if len(arm) != 1 or not isinstance(arm[0], ast.Return) or arm[0].value is None:
+            return None
+        values.append(arm[0].value)
+    return ast.Return(value=_merged(node.test, values[0], values[1]))
+
+
+def _merged(test: ast.expr, a: Any, b: Any) -> Any:
+    """One tree for ``a`` and ``b``, with ``b_part if test else a_part`` where they differ."""
+    from .render import preview
+
+    if a is b:
+        return a
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        return [_merged(test, x, y) for x, y in zip(a, b, strict=True)]
+    if type(a) is type(b) and isinstance(a, ast.AST) and not isinstance(a, ast.expr_context):
+        if isinstance(a, ast.expr | ast.keyword) and _text(a) == _text(b):
+            return a
+        if not isinstance(a, ast.expr) or type(a) not in (ast.Name, ast.Constant):
+            new = _clone(a)
+            for f in a._fields:
+                setattr(new, f, _merged(test, getattr(a, f, None), getattr(b, f, None)))
+            return new
+    if isinstance(a, ast.expr) and isinstance(b, ast.expr):
+        return ast.IfExp(test=test, body=a, orelse=b)
+    if a == b:
+        return a
+    raise DecompilationError(f"cannot merge the copies of a scope's end ({preview(a)})")
+
+
+def _text(node: Any) -> str | None:
+    from .render import preview
+
+    try:
+        return preview(ast.Expr(value=node.value if isinstance(node, ast.keyword) else node))
+    except Exception:  # noqa: BLE001 - markers without a preview
+        return None
 
 
 def type_param_nodes(dec: CodeDecompiler, params: list[TypeParam]) -> list[Any]:
@@ -206,6 +265,11 @@ def _lazy(dec: CodeDecompiler, func: Func, starred: bool = False) -> ast.expr:
     return ast.Starred(value=value, ctx=ast.Load()) if starred else value
 
 
+def lazy_value(dec: CodeDecompiler, code: Any) -> ast.expr:
+    """The expression a lazily evaluated scope (bound, default, alias value) returns."""
+    return _lazy(dec, Func(code, None, None, None, None))
+
+
 def _argument(node: ast.expr | None, bound: dict[str, ast.expr]) -> ast.expr | None:
     if isinstance(node, ast.Name) and node.id in bound:
         return bound[node.id]
@@ -238,5 +302,28 @@ def _is_str(node: ast.expr) -> bool:
     return isinstance(node, ast.Constant) and isinstance(node.value, str)
 
 
-def _is_name(node: ast.expr, ident: str) -> bool:
-    return isinstance(node, ast.Name) and node.id == ident
+def _is_name(node: ast.expr | None, *idents: str) -> bool:
+    return isinstance(node, ast.Name) and node.id in idents
+
+
+def hidden_scope_statement(dec: CodeDecompiler, code: Any) -> ast.stmt:
+    """The definition a ``<generic parameters of NAME>`` code object belongs to, for
+    decompiling that code object on its own. Its arguments (the defaults) come from the
+    caller, so the definition gets ``...`` as stand-in defaults: the hidden scope
+    compiles the same whatever they are."""
+    target = code.co_name[len(PREFIX):-1]
+    params = code.co_varnames[:code.co_argcount]
+    args: list[ast.expr] = [ast.Name(id=p, ctx=ast.Load()) for p in params]
+    value = generic_value(dec, Func(code, None, None, None, None), args)
+    if isinstance(value, Func):
+        inner = value.code
+        if _is_name(value.defaults, *params):
+            value.defaults = ast.Tuple(elts=[ast.Constant(...)], ctx=ast.Load())
+        if _is_name(value.kwdefaults, *params) and inner.co_kwonlyargcount:
+            first = inner.co_varnames[inner.co_argcount]
+            value.kwdefaults = ast.Dict(keys=[ast.Constant(first)], values=[ast.Constant(...)])
+    name = ast.Name(id=target, ctx=ast.Store())
+    stmt = dec.renderer().definition(name, value)
+    if stmt is None:
+        raise DecompilationError("unrecognised type parameter scope", code_name=code.co_name)
+    return stmt

@@ -714,8 +714,8 @@ class Structurer:
                 return "with"
             if isinstance(test, ExcMatch) and test.star:
                 return "except_star"
-        if block.exit and _is_exc(block.exit[-1]):
-            return "finally"
+        if any(_is_exc(x) for x in block.exit):
+            return "finally"  # the exception stays on the stack (under a with's values)
         if term.kind == "reraise" and _is_exc(term.value):
             return "finally"
         return "except"
@@ -875,7 +875,16 @@ class Structurer:
         block = self.blocks[follow]
         stripped = _strip_prefix(block.stmts, strip)
         if stripped is block.stmts and strip:
-            raise Unstructurable("construct exit without its clean-up copy")
+            if not any(isinstance(s, _COMPOUND) for s in strip):
+                raise Unstructurable("construct exit without its clean-up copy")
+            # a clean-up with blocks of its own (a ``with`` in ``finally``): structure
+            # what follows and take the copy off its front
+            rest_stmts = self.seq(follow, ctx)
+            if len(rest_stmts) < len(strip) or not all(
+                    _matches(s, p) for s, p in zip(rest_stmts, strip, strict=False)):
+                raise Unstructurable("construct exit without its clean-up copy")
+            out.extend(rest_stmts[len(strip):])
+            return None
         rest = IRBlock(-1, list(block.blocks), list(block.entry), list(stripped),
                        list(block.exit), block.term, block.handler, block.handler_block,
                        list(block.preds), block.line)
@@ -1268,6 +1277,10 @@ def _is_exit_call(stmt: ast.stmt, mgr: ast.expr | None, is_async: bool) -> bool:
         return False
     func = value.func
     return isinstance(func, Special) and func.kind == "exit" and func.value is mgr
+
+
+_COMPOUND = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try,
+             ast.Match)
 
 
 def _strip_prefix(stmts: list[ast.stmt], pattern: list[ast.stmt]) -> list[ast.stmt]:
