@@ -460,6 +460,7 @@ class Machine:
         if getattr(unpack, "temps", None) is not None:
             self.emit(ast.Assign(targets=[target], value=self.force_unpack(item)), writes)
             return
+        self.check_speculation()  # the pending unpacking is shared with other paths
         unpack.targets[item.index] = target
         while all(t is not None for t in unpack.targets):
             if unpack.parent is None:
