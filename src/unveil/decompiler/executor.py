@@ -334,7 +334,9 @@ class Machine:
         if isinstance(node, Shared):
             if node.name is not None:
                 return False
-            return not is_stable(node.value) or bool(getattr(node, "targets", None))
+            # (a display referred to twice must be one object: it needs its name)
+            return not is_stable(node.value) or bool(getattr(node, "targets", None)) \
+                or isinstance(node.value, ast.List | ast.Set | ast.Dict)
         if isinstance(node, ast.Name):
             if getattr(node, "kind", "fast") in ("fast",):
                 return node.id in writes
@@ -363,11 +365,12 @@ class Machine:
         return name(tmp, "temp")
 
     def materialize_all(self) -> None:
+        """Name what a block leaves on the stack (a display too: successors mutate it)."""
         stack = self.state.stack
         for i, node in enumerate(stack):
             if isinstance(stack[i], UnpackItem):
                 stack[i] = self.force_unpack(stack[i])  # type: ignore[arg-type]
-            elif self.needs_temp(node, ()):
+            elif self.needs_temp(node, ()) or isinstance(node, ast.List | ast.Set | ast.Dict):
                 stack[i] = self.materialize(node)
 
     # ------------------------------------------------------------ stores
@@ -795,7 +798,8 @@ class StackOps(Machine):
             self.bump(value, "refs", 2)
             self.push(value)
             return
-        if is_stable(value) and (isinstance(value, Marker) or not (
+        if is_stable(value) and not isinstance(value, ast.List | ast.Set | ast.Dict) and (
+                isinstance(value, Marker) or not (
                 depth == 1 and self.following and self.following[0].op in _NAME_STORES)):
             self.push(value)
             return

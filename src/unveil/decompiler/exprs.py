@@ -186,8 +186,13 @@ def is_stable(node: ast.expr) -> bool:
         return True
     if isinstance(node, ast.Name):
         return getattr(node, "kind", "fast") in ("fast", "temp")
-    if isinstance(node, ast.Tuple):
+    if isinstance(node, ast.Tuple | ast.List | ast.Set):
+        # a display made later is a new, equal object: nothing else holds this one yet
+        # (a value used twice is ``Shared``)
         return all(is_stable(e) for e in node.elts)
+    if isinstance(node, ast.Dict):
+        return all(k is not None and is_stable(k) for k in node.keys) and \
+            all(is_stable(v) for v in node.values)
     if isinstance(node, Func):
         # making a function has no effect beyond evaluating its parts
         parts = (node.defaults, node.kwdefaults, node.annotations, node.annotate, node.closure)

@@ -10,6 +10,7 @@ Every rewrite keeps evaluation order and effects exactly.
 from __future__ import annotations
 
 import ast
+import re
 from types import CodeType
 from typing import Any
 
@@ -167,13 +168,63 @@ def _assert_of(s: ast.stmt) -> ast.stmt | None:
 def tidy(stmts: list[ast.stmt], code: CodeType | None = None,
          temps: set[str] | None = None) -> list[ast.stmt]:
     body = _tidy_block(stmts, in_loop=False)
+    slots = _conditional_values(body, set(code.co_varnames) if code is not None else set())
+    if slots:
+        temps = (temps or set()) | slots
     if temps:
         locals_: set[str] = set()
         if code is not None:
             locals_ = set(code.co_varnames) - set(code.co_cellvars)
-        _inline_temps(body, temps, locals_ | temps)
+        slot_names = {n.id for s in body for n in ast.walk(s)
+                      if isinstance(n, ast.Name) and re.fullmatch(r"_s\d+", n.id)}
+        _inline_temps(body, temps, locals_ | temps | (slot_names - set(locals_)))
         _returns_into_try(body, temps)
     return body
+
+
+# ---------------------------------------------------------------- conditional values
+
+
+def _conditional_values(stmts: list[ast.stmt], locals_: set[str]) -> set[str]:
+    """``if c: _s = a`` / ``else: _s = b`` (a conditional expression whose test the
+    translator could not fold) back to ``_s = a if c else b``; returns the stack-slot
+    variables so assigned once, for temporary inlining."""
+    done: set[str] = set()
+    for i, s in enumerate(stmts):
+        for field in ("body", "orelse", "finalbody"):
+            inner = getattr(s, field, None)
+            if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt):
+                done |= _conditional_values(inner, locals_)
+        for h in getattr(s, "handlers", None) or ():
+            done |= _conditional_values(h.body, locals_)
+        if isinstance(s, ast.If):
+            value = _as_conditional(s, locals_)
+            if value is not None:
+                stmts[i] = ast.Assign(targets=[ast.Name(id=value[0], ctx=ast.Store())],
+                                      value=value[1])
+                done.add(value[0])
+    return done
+
+
+def _as_conditional(s: ast.If, locals_: set[str]) -> tuple[str, ast.expr] | None:
+    arms: list[tuple[str, ast.expr] | None] = []
+    for arm in (s.body, s.orelse):
+        if len(arm) != 1:
+            return None
+        inner = arm[0]
+        if isinstance(inner, ast.If):
+            arms.append(_as_conditional(inner, locals_))
+        elif isinstance(inner, ast.Assign) and len(inner.targets) == 1 \
+                and isinstance(inner.targets[0], ast.Name) \
+                and re.fullmatch(r"_s\d+", inner.targets[0].id) \
+                and inner.targets[0].id not in locals_:
+            arms.append((inner.targets[0].id, inner.value))
+        else:
+            return None
+    a, b = arms
+    if a is None or b is None or a[0] != b[0]:
+        return None
+    return a[0], ast.IfExp(test=s.test, body=a[1], orelse=b[1])
 
 
 # ---------------------------------------------------------------- single-use temporaries
@@ -238,6 +289,15 @@ def _evaluation_order(stmt: ast.stmt) -> Any:
     operation with effects is yielded as itself once its operands are done."""
     def expr(parent: ast.AST, field: str, index: int | None, node: ast.expr) -> Any:
         if isinstance(node, ast.Name | ast.Constant):
+            yield parent, field, index, node
+            return
+        if isinstance(node, ast.Call) and getattr(node, "container_op", None) \
+                and isinstance(node.func, ast.Attribute):
+            # ``LIST_APPEND`` and friends: the container, the value, then the operation
+            # (no attribute is looked up)
+            yield from expr(node.func, "value", None, node.func.value)
+            for k, item in enumerate(node.args):
+                yield from expr(node, "args", k, item)
             yield parent, field, index, node
             return
         if isinstance(node, ast.Lambda | ast.ListComp | ast.SetComp | ast.DictComp

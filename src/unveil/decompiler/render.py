@@ -227,7 +227,7 @@ class Renderer:
                          self.comprehension(v) if isinstance(v, ast.comprehension) else v
                          for v in value]
             setattr(new, field, value)
-        for attr in ("lineno", "col_offset", "end_lineno", "end_col_offset"):
+        for attr in ("lineno", "col_offset", "end_lineno", "end_col_offset", "container_op"):
             if hasattr(node, attr):
                 setattr(new, attr, getattr(node, attr))
         return new

@@ -178,10 +178,13 @@ class Structurer:
                     self._epreds[s].append(bid)
 
     def _succs(self, bid: int) -> list[int]:
-        return [t for t in self.blocks[bid].term.targets if t in self.blocks]
+        block = self.blocks.get(bid)  # (None: merged away by merge_copies)
+        return [] if block is None else [t for t in block.term.targets if t in self.blocks]
 
     def _esuccs(self, bid: int) -> list[int]:
-        block = self.blocks[bid]
+        block = self.blocks.get(bid)
+        if block is None:
+            return []
         out = [t for t in block.term.targets if t in self.blocks]
         if block.handler_block is not None and block.handler_block in self.blocks:
             out.append(block.handler_block)
@@ -431,7 +434,7 @@ class Structurer:
                     out.append(-2 if s == header else s)
                 return out
 
-            table = postdominators(set(region), succs)
+            table = postdominators({b for b in region if b in self.blocks}, succs)
             self._postdoms[region] = table
         return table.get(bid, EXIT)
 
