@@ -149,3 +149,35 @@ def _leaves(exc: BaseException) -> list[BaseException]:
 def _is_part(exc: BaseException, original: BaseException) -> bool:
     ids = {id(x) for x in _leaves(original)}
     return all(id(x) in ids for x in _leaves(exc))
+
+
+def with_methods(mgr: Any, is_async: bool = False) -> tuple[Any, Any]:
+    """The context manager's (``__exit__``, ``__enter__``) looked up on its type, in the
+    interpreter's order and with its error (``BEFORE_WITH``, ``SETUP_WITH``, ``LOAD_SPECIAL``)."""
+    import sys
+
+    prefix = "a" if is_async else ""
+    names = (f"__{prefix}enter__", f"__{prefix}exit__")
+    if sys.version_info >= (3, 14):
+        names = names[::-1]
+    found = {}
+    cls = type(mgr)
+    for name in names:
+        for klass in cls.__mro__:
+            if name in vars(klass):
+                found[name] = vars(klass)[name]
+                break
+        else:
+            if sys.version_info < (3, 11):
+                raise AttributeError(name)
+            kind = "asynchronous context manager" if is_async else "context manager"
+            detail = f" (missed {name} method)" if sys.version_info >= (3, 14) else ""
+            raise TypeError(f"'{cls.__name__}' object does not support the {kind} "
+                            f"protocol{detail}")
+    return found[f"__{prefix}exit__"], found[f"__{prefix}enter__"]
+
+
+def bind(func: Any, obj: Any) -> Any:
+    """``func`` bound to ``obj`` as a special-method lookup binds it."""
+    get = getattr(type(func), "__get__", None)
+    return func if get is None else get(func, obj, type(obj))

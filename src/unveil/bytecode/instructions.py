@@ -385,7 +385,16 @@ def read(code: CodeType) -> Bytecode:
         if name == "CALL_INTRINSIC_1":
             desc = _INTR1[ins.arg]
             mapped = _INTRINSIC_1.get(desc)
-            if mapped:
+            if mapped in ("IMPORT_STAR", "PRINT_EXPR"):
+                # 3.12+: the intrinsic returns None, which a POP_TOP drops; the old
+                # instructions push nothing
+                emit(mapped, ins)
+                if k < n and raw[k].opname == "POP_TOP" and raw[k].offset not in jump_targets:
+                    first_index.setdefault(raw[k].offset, len(out) - 1)
+                    k += 1
+                else:
+                    emit("LOAD_CONST", ins, argval=None)  # the None result
+            elif mapped:
                 emit(mapped, ins)
             else:
                 emit("CALL_INTRINSIC_1", ins, ins.arg, desc)

@@ -71,7 +71,10 @@ def comprehension_from_body(stmts: list[ast.stmt], kind: str, iterable: ast.expr
         elif isinstance(node, ast.If):
             if node.orelse:
                 raise fail("condition with else")
-            generators[-1].ifs.append(node.test)
+            test = node.test
+            if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+                test = _not(test.operand)  # ``not a not in b`` is ``a in b``
+            generators[-1].ifs.append(test)
             inner = node.body
         else:
             element = _element(node, kind, acc)
@@ -115,13 +118,54 @@ def _element(node: ast.stmt, kind: str, acc: str | None) -> tuple[ast.expr, ...]
 
 
 def _continue_guards(body: list[ast.stmt]) -> list[ast.stmt]:
-    """``if not c: continue`` followed by the rest is ``if c: <rest>``."""
-    if len(body) >= 2 and isinstance(body[0], ast.If) and not body[0].orelse \
-            and len(body[0].body) == 1 and isinstance(body[0].body[0], ast.Continue):
-        test = body[0].test
-        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-            test = test.operand
-        else:
-            test = ast.UnaryOp(op=ast.Not(), operand=test)
-        return [ast.If(test=test, body=_continue_guards(body[1:]), orelse=[])]
+    """``if not c: continue`` followed by the rest is ``if c: <rest>``; so is any
+    ``if``/``else`` whose arms only ``continue`` or fall through (a conditional
+    expression as the filter: ``if (a if t else b)``)."""
+    if len(body) >= 2 and isinstance(body[0], ast.If):
+        test = _passes([body[0]])
+        if isinstance(test, ast.expr):
+            return [ast.If(test=test, body=_continue_guards(body[1:]), orelse=[])]
     return body
+
+
+def _passes(stmts: list[ast.stmt]) -> ast.expr | bool | None:
+    """When flow gets through ``stmts`` rather than ``continue``: an expression, always
+    (True), never (False), or None when ``stmts`` do more than that."""
+    if not stmts:
+        return True
+    if len(stmts) != 1:
+        return None
+    s = stmts[0]
+    if isinstance(s, ast.Continue):
+        return False
+    if not isinstance(s, ast.If):
+        return None
+    a, b = _passes(s.body), _passes(s.orelse)
+    if a is None or b is None or a is b:
+        return None  # (both True or both False: not a filter this form gives)
+    t = s.test
+    if a is True and b is False:
+        return t
+    if a is False and b is True:
+        return _not(t)
+    if b is False:
+        return ast.BoolOp(op=ast.And(), values=[t, a])  # type: ignore[list-item]
+    if a is False:
+        return ast.BoolOp(op=ast.And(), values=[_not(t), b])  # type: ignore[list-item]
+    if a is True:
+        return ast.BoolOp(op=ast.Or(), values=[t, b])  # type: ignore[list-item]
+    if b is True:
+        return ast.BoolOp(op=ast.Or(), values=[_not(t), a])  # type: ignore[list-item]
+    return ast.IfExp(test=t, body=a, orelse=b)  # type: ignore[arg-type]
+
+
+_FLIPPED = {ast.Is: ast.IsNot, ast.IsNot: ast.Is, ast.In: ast.NotIn, ast.NotIn: ast.In}
+
+
+def _not(test: ast.expr) -> ast.expr:
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return test.operand
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and type(test.ops[0]) in _FLIPPED:
+        return ast.Compare(left=test.left, ops=[_FLIPPED[type(test.ops[0])]()],
+                           comparators=test.comparators)
+    return ast.UnaryOp(op=ast.Not(), operand=test)

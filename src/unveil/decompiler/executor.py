@@ -1008,6 +1008,9 @@ class Displays(Machine):
         if isinstance(target, ast.List):
             if isinstance(value, ast.Constant) and isinstance(value.value, tuple):
                 target.elts.extend(const(v) for v in value.value)
+            elif isinstance(value, ast.List | ast.Tuple) \
+                    and not any(isinstance(e, ast.Starred) for e in value.elts):
+                target.elts.extend(value.elts)  # ``[*[a, b]]`` is ``[a, b]``
             else:
                 target.elts.append(ast.Starred(value=value, ctx=ast.Load()))
         else:

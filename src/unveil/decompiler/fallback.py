@@ -153,28 +153,34 @@ class Lowering:
         return [s]
 
     def with_setup(self, marker: ExcMarker) -> list[ast.stmt]:
+        """``_exit, _enter = with_methods(mgr)`` (the interpreter's look-up order and
+        errors), then the values the bytecode pushes: ``__exit__`` (bound, or unbound and
+        the manager on 3.14) and what ``__enter__`` returns."""
+        from .render import runtime_helper
+
         specials: list[Special] = getattr(marker, "specials", [])
         mgr = self.names.fresh("_mgr")
-        kind = "a" if marker.flag else ""
-        out: list[ast.stmt] = [ast.Assign(targets=[self.store(mgr)], value=marker.value)]
-        typ = ast.Call(func=ast.Name(id="type", ctx=ast.Load()), args=[self.var(mgr)],
-                       keywords=[])
+        exit_name, enter_name = self.names.fresh("_exit"), self.names.fresh("_enter")
+        lookup = ast.Call(func=runtime_helper("with_methods"),
+                          args=[self.var(mgr), ast.Constant(bool(marker.flag))], keywords=[])
+        out: list[ast.stmt] = [
+            ast.Assign(targets=[self.store(mgr)], value=marker.value),
+            ast.Assign(targets=[ast.Tuple(elts=[self.store(exit_name), self.store(enter_name)],
+                                          ctx=ast.Store())], value=lookup)]
+        unbound = any(x.kind == "exit_self" for x in specials)
         for sp in specials:
             if sp.kind == "exit":
-                exit_fn: ast.expr = ast.Attribute(value=typ, attr=f"__{kind}exit__",
-                                                  ctx=ast.Load())
-                if not any(x.kind == "exit_self" for x in specials):
-                    exit_fn = ast.Call(func=ast.Attribute(value=exit_fn, attr="__get__",
-                                                          ctx=ast.Load()),
-                                       args=[self.var(mgr)], keywords=[])
+                exit_fn: ast.expr = self.var(exit_name) if unbound else ast.Call(
+                    func=runtime_helper("bind"), args=[self.var(exit_name), self.var(mgr)],
+                    keywords=[])
                 out.append(ast.Assign(targets=[self.store(self.special(sp))], value=exit_fn))
             elif sp.kind == "exit_self":
                 out.append(ast.Assign(targets=[self.store(self.special(sp))],
                                       value=self.var(mgr)))
             elif sp.kind == "enter":
-                enter = ast.Call(func=ast.Attribute(value=typ, attr=f"__{kind}enter__",
-                                                    ctx=ast.Load()),
-                                 args=[self.var(mgr)], keywords=[])
+                bound = ast.Call(func=runtime_helper("bind"),
+                                 args=[self.var(enter_name), self.var(mgr)], keywords=[])
+                enter = ast.Call(func=bound, args=[], keywords=[])
                 out.append(ast.Assign(targets=[self.store(self.special(sp))], value=enter))
         return out
 

@@ -10,6 +10,7 @@ Every rewrite keeps evaluation order and effects exactly.
 from __future__ import annotations
 
 import ast
+import copy
 import re
 from types import CodeType
 from typing import Any
@@ -168,6 +169,8 @@ def _assert_of(s: ast.stmt) -> ast.stmt | None:
 def tidy(stmts: list[ast.stmt], code: CodeType | None = None,
          temps: set[str] | None = None) -> list[ast.stmt]:
     body = _tidy_block(stmts, in_loop=False)
+    fast = set(code.co_varnames) - set(code.co_cellvars) if code is not None else set()
+    _merge_return_copies(body, fast | (temps or set()))
     slots = _conditional_values(body, set(code.co_varnames) if code is not None else set())
     if slots:
         temps = (temps or set()) | slots
@@ -384,6 +387,96 @@ def _tidy_block(stmts: list[ast.stmt], in_loop: bool, loop_body: bool = False) -
         out = _trim_trailing_continue(out)
     _drop_duplicated_tails(out)
     return out
+
+
+def _merge_return_copies(stmts: list[ast.stmt], ready: set[str]) -> None:
+    """``if c: return f(_t, a)`` / ``return f(_t, b)``: the compiler copied the end of
+    ``return f(x, a if c else b)`` into both arms of the conditional expression. Merged
+    back when the values differ in exactly one proper part and everything evaluated
+    before that part is a constant or a name in ``ready`` (values the original computed
+    before the test: temporaries and locals)."""
+    for s in stmts:
+        for field in ("body", "orelse", "finalbody"):
+            inner = getattr(s, field, None)
+            if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt):
+                _merge_return_copies(inner, ready)
+        for h in getattr(s, "handlers", None) or ():
+            _merge_return_copies(h.body, ready)
+    if not stmts:
+        return
+    last = stmts[-1]
+    if isinstance(last, ast.If) and len(last.body) == 1 and len(last.orelse) == 1:
+        a, b, cut = last.body[0], last.orelse[0], 1
+    elif len(stmts) >= 2 and isinstance(stmts[-2], ast.If) and len(stmts[-2].body) == 1 \
+            and not stmts[-2].orelse:
+        last, a, b, cut = stmts[-2], stmts[-2].body[0], stmts[-1], 2
+    else:
+        return
+    if not (isinstance(a, ast.Return) and isinstance(b, ast.Return)
+            and a.value is not None and b.value is not None):
+        return
+    assigned = {n.id for n in ast.walk(last.test) if isinstance(n, ast.Name)
+                and isinstance(n.ctx, ast.Store)}
+    merged = _merge_one_difference(last.test, a.value, b.value, ready - assigned)
+    if merged is not None:
+        stmts[-cut:] = [ast.Return(value=merged)]
+
+
+#: Nodes whose own operation comes after all their operands (so a conditional
+#: expression among the operands is evaluated before it).
+_AFTER_OPERANDS = (ast.Call, ast.BinOp, ast.Subscript, ast.Tuple, ast.List, ast.Set,
+                   ast.Attribute, ast.UnaryOp, ast.Compare, ast.keyword, ast.JoinedStr,
+                   ast.FormattedValue)
+
+
+def _merge_one_difference(test: ast.expr, a: ast.AST, b: ast.AST,
+                          ready: set[str]) -> ast.AST | None:
+    """``a`` with ``a_part if test else b_part`` at the one place where ``a`` and ``b``
+    differ (not at the top), or None."""
+    if type(a) is not type(b) or not isinstance(a, _AFTER_OPERANDS):
+        return None
+    parts: list[tuple[str, int | None, ast.AST, ast.AST]] = []
+    for field in a._fields:
+        x, y = getattr(a, field, None), getattr(b, field, None)
+        if isinstance(x, list) and isinstance(y, list):
+            if len(x) != len(y):
+                return None
+            parts += [(field, k, p, q) for k, (p, q) in enumerate(zip(x, y, strict=True))]
+        elif isinstance(x, ast.AST) and isinstance(y, ast.AST):
+            parts.append((field, None, x, y))
+        elif x != y:
+            return None
+    spots = [i for i, (_, _, x, y) in enumerate(parts) if ast.dump(x) != ast.dump(y)]
+    if len(spots) != 1:
+        return None
+    spot = spots[0]
+    for _, _, x, _ in parts[:spot]:  # evaluated before the test in the original
+        if isinstance(x, ast.expr_context | ast.operator | ast.unaryop | ast.cmpop):
+            continue
+        if not (isinstance(x, ast.Constant)
+                or isinstance(x, ast.Name) and x.id in ready):
+            return None
+    field, k, x, y = parts[spot]
+    if isinstance(x, ast.keyword):
+        inner = _merge_one_difference(test, x.value, y.value, ready) \
+            if x.arg == y.arg else None  # type: ignore[attr-defined]
+        if x.arg != y.arg:  # type: ignore[attr-defined]
+            return None
+        part: ast.AST = ast.keyword(arg=x.arg, value=inner or ast.IfExp(
+            test=test, body=x.value, orelse=y.value))  # type: ignore[attr-defined]
+    elif isinstance(x, ast.expr) and not isinstance(x, ast.Starred):
+        part = _merge_one_difference(test, x, y, ready) or ast.IfExp(test=test, body=x,
+                                                                      orelse=y)
+    else:
+        return None
+    new = copy.copy(a)
+    if k is None:
+        setattr(new, field, part)
+    else:
+        items = list(getattr(a, field))
+        items[k] = part
+        setattr(new, field, items)
+    return new
 
 
 def _drop_duplicated_tails(stmts: list[ast.stmt]) -> None:

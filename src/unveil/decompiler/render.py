@@ -395,7 +395,7 @@ class Renderer:
             args = [self.expr(a) for a in args]  # type: ignore[union-attr]
             if node.kind == "match_class":
                 args.insert(2, ast.Constant(getattr(node, "count", 0)))
-            return ast.Call(func=_runtime(helper), args=args, keywords=[])
+            return ast.Call(func=runtime_helper(helper), args=args, keywords=[])
         names = self.special_names
         if names is not None:
             if id(node) in names:
@@ -473,7 +473,7 @@ _RUNTIME_HELPERS = {
 }
 
 
-def _runtime(helper: str) -> ast.expr:
+def runtime_helper(helper: str) -> ast.expr:
     """``unveil.runtime.<helper>``, imported where it is used."""
     module = ast.Call(func=ast.Name(id="__import__", ctx=ast.Load()),
                       args=[ast.Constant("unveil.runtime")],

@@ -820,16 +820,47 @@ class Structurer:
 
     def suppress_continuation(self, h: int) -> tuple[str, ...] | None:
         """What a ``with`` does after its ``__exit__`` suppressed an exception."""
+        return self._suppressed(h)[0]
+
+    def after_suppression(self, h: int, region: frozenset[int], ctx: Ctx) -> int | None:
+        """Where a ``with`` whose body always leaves goes on after ``__exit__`` suppressed
+        an exception: the code after the statement (None if there is none to write)."""
         block = self.blocks.get(h)
         if block is None or block.term.kind != "branch":
             return None
+        bid = block.term.targets[0]
+        for _ in range(4):
+            target = self.blocks.get(bid)
+            if target is None or bid in region:
+                return None
+            k = 0
+            while k < len(target.stmts) and _is_marker(target.stmts[k], "pop_except"):
+                k += 1
+            if k == len(target.stmts) and target.term.kind == "goto":
+                bid = self.through(target.term.targets[0])
+                continue
+            if bid == ctx.follow or ctx.loop is not None and bid in (ctx.loop.cont,
+                                                                    ctx.loop.follow):
+                return None
+            if bid not in ctx.region and not k:
+                return None
+            rest = IRBlock(-1, list(target.blocks), list(target.entry), target.stmts[k:],
+                           list(target.exit), target.term, target.handler,
+                           target.handler_block, list(target.preds), target.line)
+            return self.replace_block(bid, rest)
+        return None
+
+    def _suppressed(self, h: int) -> tuple[tuple[str, ...] | None, int | None]:
+        block = self.blocks.get(h)
+        if block is None or block.term.kind != "branch":
+            return None, None
         target = self.blocks.get(block.term.targets[0])
         seen = 0
         while target is not None and seen < 4:
             seen += 1
             stmts = [s for s in target.stmts if not _is_marker(s, "pop_except")]
             if stmts:
-                return None
+                return None, None
             if target.term.kind == "goto":
                 nxt = self.through(target.term.targets[0])
                 follow = self.blocks.get(nxt)
@@ -837,9 +868,9 @@ class Structurer:
                         _is_marker(x, "pop_except") for x in follow.stmts):
                     target = follow
                     continue
-                return ("goto", str(nxt))
-            return _term_key(target)
-        return None
+                return ("goto", str(nxt)), nxt
+            return _term_key(target), None
+        return None, None
 
     def with_stmt(self, b: int, h: int, ctx: Ctx, out: list[ast.stmt]) -> int | None:
         if not out or not _is_marker(out[-1], "with"):
@@ -869,7 +900,9 @@ class Structurer:
         cls = ast.AsyncWith if is_async else ast.With
         out.append(cls(items=[item], body=body or [ast.Pass()]))
         if follow is None:
-            return None
+            # the body always leaves (return/raise/break): what follows the statement
+            # runs only when ``__exit__`` suppresses an exception
+            return self.after_suppression(h, region, ctx)
         return self.continue_after(follow, [exit_call], ctx, out)
 
     def continue_after(self, follow: int, strip: list[ast.stmt], ctx: Ctx,

@@ -164,7 +164,12 @@ class Translator:
             return known
         entry: list[ast.expr] = [Slot(i) for i in range(len(known))]
         incoming = self.incoming.get(block.id, [])
-        if len(incoming) == len(block.preds) and block.id != self.cfg.entry:
+        complete = block.id != self.cfg.entry and (
+            len(incoming) == len(block.preds)
+            or all(p in self.owner for p in block.preds))  # edges folded into one block
+        if complete and len(incoming) == 1:
+            return known  # every edge comes from one superblock (a folded condition)
+        if complete:
             # a value every predecessor passes unchanged (a with's __exit__, a handler's
             # saved exception, a call's NULL) stays itself rather than becoming a variable
             for k in range(len(entry)):

@@ -1,0 +1,125 @@
+"""Control flow the compiler lays out in surprising ways (each found losing code or
+failing once): code after a ``with`` that always returns, a ``with`` inside
+``finally``, conditional expressions whose test is compound, filters that are
+conditional expressions, tails the compiler copies into both arms."""
+
+import contextlib
+
+from ._support import cases
+
+LOG: list = []
+
+
+class Quiet:
+    """Suppresses every exception when ``quiet``; logs enter and exit."""
+
+    def __init__(self, quiet):
+        self.quiet = quiet
+
+    def __enter__(self):
+        LOG.append("enter")
+        return self
+
+    def __exit__(self, *exc):
+        LOG.append(("exit", exc[0].__name__ if exc[0] else None))
+        return self.quiet
+
+
+class Holder:
+    def __init__(self, value=None):
+        if value is not None:
+            self.value = value
+
+
+@cases((True, Holder()), (True, Holder(5)), (False, Holder(5)), (False, Holder()))
+def after_with_that_returns(quiet, obj):
+    with Quiet(quiet):
+        return obj.value
+    LOG.append("after")
+    obj.value = "set"
+    return obj.value
+
+
+@cases((Holder(),), (Holder(3),))
+def after_suppress_that_returns(obj):
+    with contextlib.suppress(AttributeError):
+        return obj.value
+    obj.value = "default"
+    return obj.value
+
+
+class Cached(list):
+    """``super()`` after a ``with`` whose body returns (zipfile's FastLookup)."""
+
+    def names(self):
+        with contextlib.suppress(AttributeError):
+            return self.__names
+        self.__names = super().copy()
+        return self.__names
+
+
+@cases(([1, 2],),)
+def use_cached(items):
+    c = Cached(items)
+    first = c.names()
+    return first, c.names() is first
+
+
+@cases((1, True), (0, False), (0, True))
+def with_in_finally(x, quiet):
+    try:
+        LOG.append(10 // x)
+    except ZeroDivisionError:
+        LOG.append("div")
+    else:
+        LOG.append("else")
+    finally:
+        with Quiet(quiet) as q:
+            LOG.append(q.quiet)
+        LOG.append("final")
+    return len(LOG)
+
+
+@cases((1, 0), (1, 1), (2, 0))
+def compound_test_in_call(given, k):
+    return "%d %s" % (given, "was" if given == 1 and not k else "were")
+
+
+@cases((1, 2, None), (1, 2, 3), (None, 2, 3))
+def compound_test_in_keyword(a, b, c):
+    return dict(first=a, second=b if a is not None and c else -1)
+
+
+class Field:
+    def __init__(self, compare, hash_):
+        self.compare = compare
+        self.hash = hash_
+
+
+@cases(([Field(True, None), Field(False, None), Field(False, True), Field(True, False)],),)
+def conditional_filter(fields):
+    return [f.compare for f in fields if (f.compare if f.hash is None else f.hash)]
+
+
+@cases(([0, 1, 0x20202020, 7], True, True), ([0, 5], False, True))
+def nested_conditional_elements(words, foldnuls, foldspaces):
+    return [b"z" if foldnuls and not word else
+            b"y" if foldspaces and word == 0x20202020 else
+            str(word).encode()
+            for word in words]
+
+
+@cases(([1, 2, 3], {1, 3}), ([], set()))
+def not_in_filter(items, excluded):
+    return len([i for i in items if i not in excluded]), [i for i in items if not i in excluded]  # noqa: E713
+
+
+@cases((0,), (1,), (5,))
+def local_read_as_statement(n):
+    if n:
+        value = n
+    try:
+        value  # noqa: B018 - raises UnboundLocalError when n == 0
+    except UnboundLocalError:
+        return "unbound"
+    return value
