@@ -1419,7 +1419,11 @@ class Exceptions(Machine):
 
     def pop_except(self, ins: Instr) -> None:
         self.popn(ins.arg or 1)
-        self.emit(ExcMarker("pop_except"))
+        marker = ExcMarker("pop_except")
+        # values computed while the exception was still being handled (a ``return``
+        # value pushed after this belongs to code after the ``try`` statement)
+        marker.before = {id(x) for x in self.state.stack}  # type: ignore[attr-defined]
+        self.emit(marker)
 
     def check_exc_match(self, ins: Instr) -> None:
         types = self.pop()

@@ -1006,6 +1006,11 @@ class Structurer:
         if not handlers:
             raise Unstructurable("try without handlers")
         merge = self.clause_merge(exits)
+        if merge is not None and body_exit is not None and merge != body_exit \
+                and self.blocks[merge].term.kind == "return" \
+                and self.content_key(self.blocks[merge]) == \
+                self.content_key(self.blocks[body_exit]):
+            merge = body_exit  # the clauses end in a copy of the code after the statement
         orelse: list[ast.stmt] = []
         after = merge
         if body_exit is not None:
@@ -1076,6 +1081,10 @@ class Structurer:
             rest = rest[2:]
         term = block.term
         outer = replace(ctx, clause=None, cleanups=ctx.cleanups[:-1])
+        if not rest and term.kind == "return" and _computed_after(term.value, stmts[idx]):
+            # the compiler copied a ``return`` after the statement into the clause
+            info.exits.append((block.id, len(block.stmts)))
+            return
         if not rest:
             if term.kind == "return":
                 out.append(ast.Return(value=_none_to_missing(term.value)))
@@ -1096,6 +1105,7 @@ class Structurer:
 
     def clause_merge(self, exits: list[tuple[int, int]]) -> int | None:
         targets: set[int] = set()
+        copies: dict[tuple[object, ...], int] = {}
         for bid, consumed in exits:
             block = self.blocks[bid]
             if consumed == len(block.stmts) and block.term.kind == "goto":
@@ -1104,12 +1114,22 @@ class Structurer:
                 rest = IRBlock(-1, list(block.blocks), list(block.entry),
                                block.stmts[consumed:], list(block.exit), block.term,
                                block.handler, block.handler_block, [], block.line)
-                targets.add(self.add_block(rest))
+                key = self.content_key(rest)  # clauses ending in copies of one tail
+                if key not in copies:
+                    # the rest keeps the block's id (and so its place in regions)
+                    copies[key] = self.replace_block(bid, rest)
+                targets.add(copies[key])
         if not targets:
             return None
         if len(targets) > 1:
             raise Unstructurable("except clauses continue in different places")
         return targets.pop()
+
+    def content_key(self, block: IRBlock) -> tuple[object, ...]:
+        """What a short exit block does, comparable across the compiler's copies."""
+        from .render import preview
+
+        return (tuple(preview(s) for s in block.stmts), _term_key(block))
 
     def finally_stmt(self, b: int, h: int, ctx: Ctx, out: list[ast.stmt]) -> int | None:
         hb = self.blocks[h]
@@ -1179,6 +1199,13 @@ def _assign_slots(pairs: list[tuple[Slot, ast.expr]]) -> ast.stmt:
     return ast.Assign(targets=[ast.Tuple(elts=[_slot_store(s) for s, _ in pairs],
                                          ctx=ast.Store())],
                       value=ast.Tuple(elts=[v for _, v in pairs], ctx=ast.Load()))
+
+
+def _computed_after(value: ast.expr | None, marker: ast.stmt) -> bool:
+    """Was ``value`` computed after the ``POP_EXCEPT`` ``marker`` (not a constant)?"""
+    before = getattr(marker, "before", None)
+    return value is not None and before is not None and not isinstance(value, ast.Constant) \
+        and id(value) not in before
 
 
 def _is_marker(stmt: ast.stmt, kind: str) -> bool:
@@ -1338,9 +1365,22 @@ def _strip_suffix_before_exit(out: list[ast.stmt], pattern: list[ast.stmt],
     if n == 0:
         return
     if len(out) >= n and all(_matches(s, p) for s, p in zip(out[-n:], pattern, strict=True)):
+        if isinstance(exit_stmt, ast.Return) and _computed_later(exit_stmt.value, out[-n:]):
+            # not a ``return`` inside the construct: the construct was left first (a
+            # ``break`` out of a loop) and the compiler copied the code after it here
+            raise Unstructurable("return value computed after the clean-up")
         del out[-n:]
         return
     raise Unstructurable("exit without the clean-up copy of its construct")
+
+
+def _computed_later(value: ast.expr | None, stmts: list[ast.stmt]) -> bool:
+    seq = getattr(value, "_seq", None)
+    if seq is None:
+        return False
+    done = [getattr(n, "_seq", None) for s in stmts for n in ast.walk(s)]
+    return any(d is not None and d < seq for d in done) and \
+        max(d for d in done if d is not None) < seq
 
 
 def _strip_all(out: list[ast.stmt], ctx: Ctx) -> None:
