@@ -1007,7 +1007,7 @@ class Structurer:
             raise Unstructurable("try without handlers")
         merge = self.clause_merge(exits)
         if merge is not None and body_exit is not None and merge != body_exit \
-                and self.blocks[merge].term.kind == "return" \
+                and self.blocks[merge].term.kind in ("return", "raise", "reraise") \
                 and self.content_key(self.blocks[merge]) == \
                 self.content_key(self.blocks[body_exit]):
             merge = body_exit  # the clauses end in a copy of the code after the statement
@@ -1163,6 +1163,8 @@ def _term_key(block: IRBlock) -> tuple[str, ...]:
     term = block.term
     if term.kind == "goto":
         return ("goto", str(term.targets[0]))
+    if isinstance(term.value, Special):  # (each copy has its own, of one kind)
+        return (term.kind, f"<{term.value.kind}>")
     value = "" if term.value is None else preview(ast.Expr(value=term.value))
     return (term.kind, value)
 
