@@ -153,15 +153,15 @@ def _is_part(exc: BaseException, original: BaseException) -> bool:
 
 def with_methods(mgr: Any, is_async: bool = False) -> tuple[Any, Any]:
     """The context manager's (``__exit__``, ``__enter__``) looked up on its type, in the
-    interpreter's order and with its error (``BEFORE_WITH``, ``SETUP_WITH``, ``LOAD_SPECIAL``)."""
+    interpreter's order and with its error (``SETUP_WITH``, ``BEFORE_WITH``,
+    ``LOAD_SPECIAL``)."""
     import sys
 
     prefix = "a" if is_async else ""
-    names = (f"__{prefix}enter__", f"__{prefix}exit__")
-    if sys.version_info >= (3, 14):
-        names = names[::-1]
-    found = {}
+    enter_name, exit_name = f"__{prefix}enter__", f"__{prefix}exit__"
+    names = (exit_name, enter_name) if sys.version_info >= (3, 14) else (enter_name, exit_name)
     cls = type(mgr)
+    found = {}
     for name in names:
         for klass in cls.__mro__:
             if name in vars(klass):
@@ -171,10 +171,15 @@ def with_methods(mgr: Any, is_async: bool = False) -> tuple[Any, Any]:
             if sys.version_info < (3, 11):
                 raise AttributeError(name)
             kind = "asynchronous context manager" if is_async else "context manager"
-            detail = f" (missed {name} method)" if sys.version_info >= (3, 14) else ""
-            raise TypeError(f"'{cls.__name__}' object does not support the {kind} "
+            type_name = cls.__name__
+            detail = f" (missed {name} method)" if name == exit_name else ""
+            if sys.version_info >= (3, 14):
+                detail = f" (missed {name} method)"
+                if cls.__module__ != "builtins":
+                    type_name = f"{cls.__module__}.{cls.__qualname__}"
+            raise TypeError(f"'{type_name}' object does not support the {kind} "
                             f"protocol{detail}")
-    return found[f"__{prefix}exit__"], found[f"__{prefix}enter__"]
+    return found[exit_name], found[enter_name]
 
 
 def bind(func: Any, obj: Any) -> Any:
