@@ -11,6 +11,7 @@ import ast
 from typing import TYPE_CHECKING
 
 from ..errors import DecompilationError
+from .exprs import negate
 
 if TYPE_CHECKING:
     from .functions import CodeDecompiler
@@ -73,7 +74,7 @@ def comprehension_from_body(stmts: list[ast.stmt], kind: str, iterable: ast.expr
                 raise fail("condition with else")
             test = node.test
             if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-                test = _not(test.operand)  # ``not a not in b`` is ``a in b``
+                test = negate(test.operand)  # ``not a not in b`` is ``a in b``
             generators[-1].ifs.append(test)
             inner = node.body
         else:
@@ -147,25 +148,13 @@ def _passes(stmts: list[ast.stmt]) -> ast.expr | bool | None:
     if a is True and b is False:
         return t
     if a is False and b is True:
-        return _not(t)
+        return negate(t)
     if b is False:
         return ast.BoolOp(op=ast.And(), values=[t, a])  # type: ignore[list-item]
     if a is False:
-        return ast.BoolOp(op=ast.And(), values=[_not(t), b])  # type: ignore[list-item]
+        return ast.BoolOp(op=ast.And(), values=[negate(t), b])  # type: ignore[list-item]
     if a is True:
         return ast.BoolOp(op=ast.Or(), values=[t, b])  # type: ignore[list-item]
     if b is True:
-        return ast.BoolOp(op=ast.Or(), values=[_not(t), a])  # type: ignore[list-item]
+        return ast.BoolOp(op=ast.Or(), values=[negate(t), a])  # type: ignore[list-item]
     return ast.IfExp(test=t, body=a, orelse=b)  # type: ignore[arg-type]
-
-
-_FLIPPED = {ast.Is: ast.IsNot, ast.IsNot: ast.Is, ast.In: ast.NotIn, ast.NotIn: ast.In}
-
-
-def _not(test: ast.expr) -> ast.expr:
-    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        return test.operand
-    if isinstance(test, ast.Compare) and len(test.ops) == 1 and type(test.ops[0]) in _FLIPPED:
-        return ast.Compare(left=test.left, ops=[_FLIPPED[type(test.ops[0])]()],
-                           comparators=test.comparators)
-    return ast.UnaryOp(op=ast.Not(), operand=test)

@@ -15,13 +15,13 @@ import re
 from types import CodeType
 from typing import Any
 
-from .exprs import Shared
+from .exprs import Shared, negate
 
 # ---------------------------------------------------------------- before rendering
 
 
 def tidy_raw(stmts: list[ast.stmt]) -> list[ast.stmt]:
-    return [_raw_stmt(s) for s in _asserts(stmts)]
+    return _merge_return_copies([_raw_stmt(s) for s in _asserts(stmts)])
 
 
 def _raw_stmt(s: ast.stmt) -> ast.stmt:
@@ -169,8 +169,6 @@ def _assert_of(s: ast.stmt) -> ast.stmt | None:
 def tidy(stmts: list[ast.stmt], code: CodeType | None = None,
          temps: set[str] | None = None) -> list[ast.stmt]:
     body = _tidy_block(stmts, in_loop=False)
-    fast = set(code.co_varnames) - set(code.co_cellvars) if code is not None else set()
-    _merge_return_copies(body, fast | (temps or set()))
     slots = _conditional_values(body, set(code.co_varnames) if code is not None else set())
     if slots:
         temps = (temps or set()) | slots
@@ -389,21 +387,14 @@ def _tidy_block(stmts: list[ast.stmt], in_loop: bool, loop_body: bool = False) -
     return out
 
 
-def _merge_return_copies(stmts: list[ast.stmt], ready: set[str]) -> None:
-    """``if c: return f(_t, a)`` / ``return f(_t, b)``: the compiler copied the end of
-    ``return f(x, a if c else b)`` into both arms of the conditional expression. Merged
-    back when the values differ in exactly one proper part and everything evaluated
-    before that part is a constant or a name in ``ready`` (values the original computed
-    before the test: temporaries and locals)."""
-    for s in stmts:
-        for field in ("body", "orelse", "finalbody"):
-            inner = getattr(s, field, None)
-            if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt):
-                _merge_return_copies(inner, ready)
-        for h in getattr(s, "handlers", None) or ():
-            _merge_return_copies(h.body, ready)
+def _merge_return_copies(stmts: list[ast.stmt]) -> list[ast.stmt]:
+    """``if c: return f(x, a)`` / ``return f(x, b)`` where ``f`` and ``x`` are the very
+    values computed before the test (the same objects in both arms): the compiler copied
+    the end of ``return f(x, a if c else b)`` into both arms of the conditional
+    expression. Runs on raw statements, where object identity says what was computed
+    before the branch."""
     if not stmts:
-        return
+        return stmts
     last = stmts[-1]
     if isinstance(last, ast.If) and len(last.body) == 1 and len(last.orelse) == 1:
         a, b, cut = last.body[0], last.orelse[0], 1
@@ -411,64 +402,70 @@ def _merge_return_copies(stmts: list[ast.stmt], ready: set[str]) -> None:
             and not stmts[-2].orelse:
         last, a, b, cut = stmts[-2], stmts[-2].body[0], stmts[-1], 2
     else:
-        return
+        return stmts
     if not (isinstance(a, ast.Return) and isinstance(b, ast.Return)
             and a.value is not None and b.value is not None):
-        return
-    assigned = {n.id for n in ast.walk(last.test) if isinstance(n, ast.Name)
-                and isinstance(n.ctx, ast.Store)}
-    merged = _merge_one_difference(last.test, a.value, b.value, ready - assigned)
-    if merged is not None:
-        stmts[-cut:] = [ast.Return(value=merged)]
+        return stmts
+    merged = _merge_one_difference(last.test, a.value, b.value, False)
+    if merged is None:
+        return stmts
+    return stmts[:-cut] + [ast.Return(value=merged)]
 
 
 #: Nodes whose own operation comes after all their operands (so a conditional
 #: expression among the operands is evaluated before it).
 _AFTER_OPERANDS = (ast.Call, ast.BinOp, ast.Subscript, ast.Tuple, ast.List, ast.Set,
-                   ast.Attribute, ast.UnaryOp, ast.Compare, ast.keyword, ast.JoinedStr,
-                   ast.FormattedValue)
+                   ast.Attribute, ast.UnaryOp, ast.Compare, ast.JoinedStr, ast.FormattedValue)
 
 
 def _merge_one_difference(test: ast.expr, a: ast.AST, b: ast.AST,
-                          ready: set[str]) -> ast.AST | None:
-    """``a`` with ``a_part if test else b_part`` at the one place where ``a`` and ``b``
-    differ (not at the top), or None."""
+                          anchored: bool) -> ast.AST | None:
+    """``a`` with ``a_part if test else b_part`` where ``a`` and ``b`` differ, or None.
+    Everything evaluated before that place must be one object in both (computed before
+    the test), at least one such value must exist on the way (``anchored``), and what
+    comes after must read the same."""
     if type(a) is not type(b) or not isinstance(a, _AFTER_OPERANDS):
         return None
-    parts: list[tuple[str, int | None, ast.AST, ast.AST]] = []
+    parts: list[tuple[str, int | None, Any, Any]] = []
     for field in a._fields:
         x, y = getattr(a, field, None), getattr(b, field, None)
         if isinstance(x, list) and isinstance(y, list):
             if len(x) != len(y):
                 return None
-            parts += [(field, k, p, q) for k, (p, q) in enumerate(zip(x, y, strict=True))]
-        elif isinstance(x, ast.AST) and isinstance(y, ast.AST):
+            for k, (p, q) in enumerate(zip(x, y, strict=True)):
+                if isinstance(p, ast.keyword) and isinstance(q, ast.keyword) \
+                        and p.arg != q.arg:
+                    return None
+                parts.append((field, k, p, q))
+        elif isinstance(x, ast.expr) and isinstance(y, ast.expr):
             parts.append((field, None, x, y))
+        elif isinstance(x, ast.AST) and isinstance(y, ast.AST):
+            if type(x) is not type(y):  # an operator
+                return None
         elif x != y:
             return None
-    spots = [i for i, (_, _, x, y) in enumerate(parts) if ast.dump(x) != ast.dump(y)]
-    if len(spots) != 1:
+    spot = next((i for i, (_, _, x, y) in enumerate(parts) if x is not y), None)
+    if spot is None:
         return None
-    spot = spots[0]
-    for _, _, x, _ in parts[:spot]:  # evaluated before the test in the original
-        if isinstance(x, ast.expr_context | ast.operator | ast.unaryop | ast.cmpop):
-            continue
-        if not (isinstance(x, ast.Constant)
-                or isinstance(x, ast.Name) and x.id in ready):
+    anchored = anchored or spot > 0
+    for _, _, x, y in parts[spot + 1:]:
+        if x is not y and _text(x) != _text(y):
             return None
     field, k, x, y = parts[spot]
+    keyword = None
     if isinstance(x, ast.keyword):
-        inner = _merge_one_difference(test, x.value, y.value, ready) \
-            if x.arg == y.arg else None  # type: ignore[attr-defined]
-        if x.arg != y.arg:  # type: ignore[attr-defined]
-            return None
-        part: ast.AST = ast.keyword(arg=x.arg, value=inner or ast.IfExp(
-            test=test, body=x.value, orelse=y.value))  # type: ignore[attr-defined]
-    elif isinstance(x, ast.expr) and not isinstance(x, ast.Starred):
-        part = _merge_one_difference(test, x, y, ready) or ast.IfExp(test=test, body=x,
-                                                                      orelse=y)
-    else:
+        keyword, x, y = x.arg, x.value, y.value
+    if isinstance(x, ast.Slice | ast.Starred) or not isinstance(x, ast.expr):
         return None
+    if _text(x) == _text(y):
+        return None  # the same code computed in each arm: nothing to merge here
+    part: ast.AST | None = _merge_one_difference(test, x, y, anchored)
+    if part is None:
+        if not anchored:
+            return None
+        part = ast.IfExp(test=test, body=x, orelse=y)
+    if keyword is not None or isinstance(parts[spot][2], ast.keyword):
+        part = ast.keyword(arg=keyword, value=part)
     new = copy.copy(a)
     if k is None:
         setattr(new, field, part)
@@ -477,6 +474,15 @@ def _merge_one_difference(test: ast.expr, a: ast.AST, b: ast.AST,
         items[k] = part
         setattr(new, field, items)
     return new
+
+
+def _text(node: Any) -> str:
+    from .render import preview
+
+    try:
+        return preview(ast.Expr(value=node))
+    except Exception:  # noqa: BLE001 - markers without a preview
+        return f"<{id(node)}>"
 
 
 def _drop_duplicated_tails(stmts: list[ast.stmt]) -> None:
@@ -511,7 +517,7 @@ def _tidy_stmt(s: ast.stmt, in_loop: bool) -> list[ast.stmt]:
         s.body = _tidy_block(s.body, in_loop)
         s.orelse = _tidy_block(s.orelse, in_loop)
         if _is_pass_only(s.body) and s.orelse:
-            s.test = _negate(s.test)
+            s.test = negate(s.test)
             s.body, s.orelse = s.orelse, []
         if not s.body:
             s.body = [ast.Pass()]
@@ -577,12 +583,6 @@ def _trim_trailing_continue(stmts: list[ast.stmt]) -> list[ast.stmt]:
             if not last.orelse:
                 last.body = _trim_trailing_continue(last.body) or [ast.Pass()]
     return stmts
-
-
-def _negate(node: ast.expr) -> ast.expr:
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-        return node.operand
-    return ast.UnaryOp(op=ast.Not(), operand=node)
 
 
 def _unused(x: Any) -> None:

@@ -24,7 +24,7 @@ import ast
 from dataclasses import dataclass, field, replace
 
 from .executor import ExcMarker
-from .exprs import Shared, Slot, Special
+from .exprs import Shared, Slot, Special, negate
 from .regions import EXIT, dominates, dominators, natural_loops, postdominators
 from .translate import IRBlock, IRGraph, Term
 
@@ -454,13 +454,13 @@ class Structurer:
             next_block = merge
         if block.term.fall == else_t and then_t != else_t:
             # the compiler lays the ``if`` body out right after the test
-            test = _negate(test)
+            test = negate(test)
             then_t, else_t = else_t, then_t
         sub = replace(ctx, follow=merge_follow)
         then_body = self.branch(b, then_t, sub)
         else_body = self.branch(b, else_t, sub)
         if not then_body and else_body:
-            test = _negate(test)
+            test = negate(test)
             then_body, else_body = else_body, []
         if not then_body:
             then_body = [ast.Pass()]
@@ -582,7 +582,7 @@ class Structurer:
             test = term.test
             assert test is not None
             if kind == "while_not":
-                test = _negate(test)
+                test = negate(test)
             stmts = self.seq_from_edge(h, body_start, sub, 0)
             node = ast.While(test=test, body=stmts or [ast.Pass()], orelse=[])
         else:
@@ -1173,22 +1173,6 @@ def _none_to_missing(node: ast.expr | None) -> ast.expr | None:
     if isinstance(node, ast.Constant) and node.value is None:
         return None
     return node
-
-
-_INVERSE_CMP = {ast.Is: ast.IsNot, ast.IsNot: ast.Is, ast.In: ast.NotIn, ast.NotIn: ast.In}
-
-
-def _negate(node: ast.expr) -> ast.expr:
-    """``not node``; ``is``/``in`` tests flip exactly (as the compiler folds them)."""
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-        return node.operand
-    if isinstance(node, ast.Compare) and len(node.ops) == 1 \
-            and type(node.ops[0]) in _INVERSE_CMP:
-        flipped = ast.Compare(left=node.left, ops=[_INVERSE_CMP[type(node.ops[0])]()],
-                              comparators=node.comparators)
-        flipped._seq = getattr(node, "_seq", None)  # type: ignore[attr-defined]
-        return flipped
-    return ast.UnaryOp(op=ast.Not(), operand=node)
 
 
 def _slot_store(slot: Slot) -> ast.Name:

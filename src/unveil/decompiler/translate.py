@@ -19,7 +19,7 @@ from ..bytecode import Handler
 from ..errors import DecompilationError
 from .cfg import CFG, Block
 from .executor import Context, ExcMatch, Executor, Speculation, State, stamp
-from .exprs import Cell, MethodSelf, Null, Shared, Slot, Special, const
+from .exprs import Cell, MethodSelf, Null, Shared, Slot, Special, const, negate
 
 
 @dataclass(slots=True)
@@ -394,7 +394,7 @@ class Translator:
                     new = _boolop(ast.And, test, then_o.test)
                     return self._compound(new, t2, e2, state, then_o, kept, term)
                 if other == t2 and not kept:
-                    new = _boolop(ast.Or, _negate(test), then_o.test)
+                    new = _boolop(ast.Or, negate(test), then_o.test)
                     return self._compound(new, t2, e2, state, then_o, kept, term)
         if else_o.kind == "branch" and then_o.kind == "goto" and else_o.absorbed:
             t2, e2 = else_o.targets
@@ -405,7 +405,7 @@ class Translator:
                     new = _boolop(ast.Or, test, else_o.test)
                     return self._compound(new, t2, e2, state, else_o, kept, term)
                 if other == e2 and not kept:
-                    new = _boolop(ast.And, _negate(test), else_o.test)
+                    new = _boolop(ast.And, negate(test), else_o.test)
                     return self._compound(new, t2, e2, state, else_o, kept, term)
         if then_o.kind == "branch" and else_o.kind == "branch" and not kept \
                 and then_o.absorbed and else_o.absorbed \
@@ -419,7 +419,7 @@ class Translator:
                         then_o.absorbed + else_o.absorbed)
             if then_o.targets == else_o.targets[::-1]:
                 new = stamp(ast.IfExp(test=test, body=then_o.test,
-                                      orelse=_negate(else_o.test)))
+                                      orelse=negate(else_o.test)))
                 return (Term("branch", list(then_o.targets), test=new, line=term.line,
                              fall=then_o.fall),
                         then_o.absorbed + else_o.absorbed)
@@ -448,7 +448,7 @@ class Translator:
                     or probe.state.stmts or probe.absorbed != [e_target] \
                     or not _same_stack(probe.state.stack, state.stack, None, None):
                 continue
-            combined = _boolop(ast.And, _negate(test) if negated else test, t2)
+            combined = _boolop(ast.And, negate(test) if negated else test, t2)
             shared = Shared(combined)
             shared._seq = getattr(combined, "_seq", None)  # type: ignore[attr-defined]
             state.stack.append(shared)
@@ -554,12 +554,6 @@ def _boolop(op: type[ast.boolop], left: ast.expr, right: ast.expr) -> ast.expr:
         else:
             values.append(inner)
     return stamp(ast.BoolOp(op=op(), values=values))
-
-
-def _negate(node: ast.expr) -> ast.expr:
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-        return node.operand
-    return stamp(ast.UnaryOp(op=ast.Not(), operand=node))
 
 
 def _reverse_postorder(cfg: CFG) -> list[int]:

@@ -123,3 +123,20 @@ def local_read_as_statement(n):
     except UnboundLocalError:
         return "unbound"
     return value
+
+
+@cases((b"\r\nabc\r\n",), (b"\rab\n",), (b"x\n",), (b"",))
+def returns_differing_in_a_slice(line):
+    octets = len(line)
+    if line[-2:] == b"\r\n":
+        return line[:-2], octets
+    if line[:1] == b"\r":
+        return line[1:-1], octets
+    return line[:-1], octets
+
+
+@cases((None,), ("utf-8",), (3,))
+def negated_compound_test(encoding):
+    if encoding is not None and not isinstance(encoding, str):
+        raise TypeError("invalid encoding: %r" % encoding)
+    return encoding
