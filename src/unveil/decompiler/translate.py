@@ -19,7 +19,7 @@ from ..bytecode import Handler
 from ..errors import DecompilationError
 from .cfg import CFG, Block
 from .executor import Context, ExcMatch, Executor, Speculation, State, stamp
-from .exprs import Cell, MethodSelf, Null, Shared, Slot, Special, const, negate
+from .exprs import Cell, MethodSelf, Null, Shared, Slot, Special, const, is_stable, negate
 
 
 @dataclass(slots=True)
@@ -71,7 +71,7 @@ class IRGraph:
 
 @dataclass(slots=True)
 class _Outcome:
-    kind: str  # goto | branch
+    kind: str  # goto | branch | exit (a ``return <constant>`` and nothing else)
     state: State
     targets: list[int]
     test: ast.expr | None
@@ -346,6 +346,9 @@ class Translator:
                 if term.kind == "branch":
                     return _Outcome("branch", st, list(term.targets), term.test, absorbed,
                                     term.src, term.fall)
+                if term.kind == "return" and not st.stmts \
+                        and isinstance(term.value, ast.Constant):
+                    return _Outcome("exit", st, [], term.value, absorbed)
                 return None
         except (Speculation, DecompilationError):
             return None
@@ -384,6 +387,32 @@ class Translator:
             folded = self._threaded_kept(term, test, state, then_o, else_o, handler, region)
             if folded is not None:
                 return folded
+        # a side that only returns a constant goes where the other side's test sends it
+        # to a copy of that return (3.12+ copies small exits: ``a < b < c``'s clean-up)
+        copies: list[int] = []
+        if else_o.kind == "exit" and then_o.kind == "branch":
+            twin = self._exit_twin(then_o.targets, else_o.test)
+            if twin is not None:
+                copies = else_o.absorbed
+                else_o = _Outcome("goto", else_o.state, [twin], None, [])
+        if then_o.kind == "exit" and else_o.kind == "branch":
+            twin = self._exit_twin(else_o.targets, then_o.test)
+            if twin is not None:
+                copies = then_o.absorbed
+                then_o = _Outcome("goto", then_o.state, [twin], None, [])
+        folded = self._fold_condition(term, test, state, then_o, else_o, kept)
+        if folded is not None:
+            return folded[0], folded[1] + copies
+        return None
+
+    def _fold_condition(self, term: Term, test: ast.expr, state: State, then_o: _Outcome,
+                        else_o: _Outcome, kept: bool) -> tuple[Term, list[int]] | None:
+        """Both sides test again: one compound condition (``and``/``or``/``if-else``)."""
+        # ``a < b < c``: the middle value is kept for the second test and dropped on
+        # the way out
+        chained = self._chained(test, state, then_o, else_o, kept, term)
+        if chained is not None:
+            return chained
         # a condition: one side tests again and shares a target with the other side
         if then_o.kind == "branch" and else_o.kind == "goto" and not then_o.absorbed == []:
             t2, e2 = then_o.targets
@@ -467,6 +496,45 @@ class Translator:
                      fall=side.fall),
                 list(side.absorbed))
 
+    def _chained(self, test: ast.expr, state: State, then_o: _Outcome, else_o: _Outcome,
+                 kept: bool, term: Term) -> tuple[Term, list[int]] | None:
+        """``a < (s := b)`` true: test ``s < c``; false: drop ``s``. One ``and`` test."""
+        if kept or not state.stack or then_o.kind != "branch" or else_o.kind != "goto":
+            return None
+        middle = state.stack[-1]
+        below = state.stack[:-1]
+        if not (isinstance(middle, Shared) or is_stable(middle)) \
+                or not _mentions(test, middle) \
+                or not _mentions(then_o.test, middle) \
+                or not _same_stack(then_o.state.stack, below, None, None) \
+                or not _same_stack(else_o.state.stack, below, None, None):
+            return None
+        t2, e2 = then_o.targets
+        other = else_o.targets[0]
+        if other == e2:
+            new = _boolop(ast.And, test, then_o.test)
+        elif other == t2:
+            new = _boolop(ast.Or, negate(test), then_o.test)
+        else:
+            return None
+        del state.stack[-1]
+        folded, absorbed = self._compound(new, t2, e2, state, then_o, False, term)
+        return folded, absorbed + else_o.absorbed
+
+    def _exit_twin(self, targets: list[int], value: ast.expr | None) -> int | None:
+        """The one of ``targets`` that is just ``return value`` (a constant)."""
+        assert isinstance(value, ast.Constant)
+        for t in targets:
+            block = self.cfg.blocks.get(t)
+            if block is None or block.handles or len(block.preds) != 1:
+                continue
+            ops = [i for i in self.bc.instrs[block.start:block.end] if i.op != "NOP"]
+            if len(ops) == 2 and ops[0].op == "LOAD_CONST" and ops[1].op == "RETURN_VALUE" \
+                    and type(ops[0].argval) is type(value.value) \
+                    and ops[0].argval == value.value:
+                return t
+        return None
+
     def _join_closed(self, join: int, region: set[int], then_o: _Outcome, else_o: _Outcome,
                      then_t: int, else_t: int) -> bool:
         """All entries into ``join`` come from the two folded branches."""
@@ -480,6 +548,10 @@ class Translator:
 def _current_seq() -> int:
     probe = stamp(ast.Constant(None))
     return probe._seq  # type: ignore[attr-defined]
+
+
+def _mentions(node: ast.expr | None, target: ast.expr) -> bool:
+    return node is not None and any(n is target for n in ast.walk(node))
 
 
 def _is_temp(node: ast.expr | None) -> bool:

@@ -140,3 +140,14 @@ def negated_compound_test(encoding):
     if encoding is not None and not isinstance(encoding, str):
         raise TypeError("invalid encoding: %r" % encoding)
     return encoding
+
+
+@cases((5, [1, 2], 1), (0, [1, 2], 1), (5, [3], 3), (5, [9], 9))
+def chained_in_conditions(i, res, b):
+    out = []
+    if i > b not in res:
+        out.append("stable middle")
+    if i > res[0] not in res[1:]:
+        out.append("computed middle")
+    out.append([r for r in res if i > r * 2 >= b])
+    return out
