@@ -319,7 +319,8 @@ class Machine:
     def flush(self, writes: tuple[str, ...] = ()) -> None:
         """Assign to temporaries the stack values a statement must not overtake."""
         stack = self.state.stack
-        for i, node in enumerate(stack):
+        for i in _evaluation_order(stack):
+            node = stack[i]
             if isinstance(node, UnpackItem):
                 # the unpacking (and its stores so far) happened before the statement
                 stack[i] = self.force_unpack(node)
@@ -367,9 +368,10 @@ class Machine:
     def materialize_all(self) -> None:
         """Name what a block leaves on the stack (a display too: successors mutate it)."""
         stack = self.state.stack
-        for i, node in enumerate(stack):
-            if isinstance(stack[i], UnpackItem):
-                stack[i] = self.force_unpack(stack[i])  # type: ignore[arg-type]
+        for i in _evaluation_order(stack):
+            node = stack[i]
+            if isinstance(node, UnpackItem):
+                stack[i] = self.force_unpack(node)
             elif self.needs_temp(node, ()) or isinstance(node, ast.List | ast.Set | ast.Dict):
                 stack[i] = self.materialize(node)
 
@@ -483,9 +485,12 @@ class Machine:
         ok = True
         for node in stack[:start]:
             _collect_seqs(node, seen)
-        for node in stack[start:]:
+        window_nodes = stack[start:]
+        for k, node in enumerate(window_nodes):
             if is_stable(node):
                 continue  # evaluated whenever, it gives the same value and effects
+            if isinstance(node, Shared) and any(n is node for n in window_nodes[k + 1:]):
+                continue  # a copy above it is consumed, and so evaluated, first
             seqs = _collect_seqs(node, seen)
             if seqs:
                 if min(seqs) < last:
@@ -527,6 +532,12 @@ def _collect_seqs(node: ast.expr, seen: set[int]) -> list[int]:
             elif isinstance(child, list):
                 todo.extend(c for c in child if isinstance(c, ast.AST))
     return out
+
+
+def _evaluation_order(stack: list[ast.expr]) -> list[int]:
+    """Stack positions in the order their values were computed (the stack order, but
+    for values a shuffle moved)."""
+    return sorted(range(len(stack)), key=lambda i: (_first_seq(stack[i]), i))
 
 
 def _first_seq(node: ast.expr) -> int:

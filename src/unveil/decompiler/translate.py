@@ -510,16 +510,34 @@ class Translator:
                 or not _same_stack(else_o.state.stack, below, None, None):
             return None
         t2, e2 = then_o.targets
-        other = else_o.targets[0]
-        if other == e2:
+        other, hops = self._through_jumps(else_o.targets[0], set(else_o.absorbed))
+        if other == self._through_jumps(e2, set())[0]:
             new = _boolop(ast.And, test, then_o.test)
-        elif other == t2:
+        elif other == self._through_jumps(t2, set())[0]:
             new = _boolop(ast.Or, negate(test), then_o.test)
         else:
             return None
         del state.stack[-1]
         folded, absorbed = self._compound(new, t2, e2, state, then_o, False, term)
-        return folded, absorbed + else_o.absorbed
+        return folded, absorbed + else_o.absorbed + hops
+
+    def _through_jumps(self, bid: int, owned: set[int]) -> tuple[int, list[int]]:
+        """Where ``bid`` leads past blocks that only jump, and those of them that only
+        ``owned`` blocks (or each other) enter: folding the edge leaves them unused."""
+        hops: list[int] = []
+        seen = {bid}
+        while True:
+            block = self.cfg.blocks.get(bid)
+            if block is None or block.handles or len(block.succs) != 1:
+                return bid, hops
+            ops = [i.op for i in self.bc.instrs[block.start:block.end] if i.op != "NOP"]
+            nxt = block.succs[0]
+            if ops not in ([], ["JUMP"]) or nxt in seen:
+                return bid, hops
+            if bid not in self.owner and all(p in owned or p in hops for p in block.preds):
+                hops.append(bid)
+            seen.add(nxt)
+            bid = nxt
 
     def _exit_twin(self, targets: list[int], value: ast.expr | None) -> int | None:
         """The one of ``targets`` that is just ``return value`` (a constant)."""
