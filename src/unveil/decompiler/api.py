@@ -372,6 +372,10 @@ def _definition_for(code: CodeType, kind: str, constants: Constants) -> ast.stmt
     dec = CodeDecompiler(code, constants)
     if kind == "generic":
         return generics.hidden_scope_statement(dec, code)
+    if kind == "function" and code.co_name == "__annotate__":
+        owner = _annotated_owner(code, dec)
+        if owner is not None:
+            return owner
     if kind == "class":
         from .functions import class_body
 
@@ -392,7 +396,8 @@ def _definition_for(code: CodeType, kind: str, constants: Constants) -> ast.stmt
         return ast.Assign(targets=[ast.Name(id="_unveil_lambda", ctx=ast.Store())], value=lam)
     if kind == "comprehension":
         return comprehension_statement(code, constants)
-    if "__classdict__" in code.co_freevars and code.co_name.isidentifier():
+    if "__classdict__" in code.co_freevars and code.co_name.isidentifier() \
+            and code.co_varnames[:code.co_argcount] in ((), (".format",)):
         # a lazily evaluated annotation scope in a class body (a type alias's value, a
         # type parameter's bound or default): an alias compiles to the same function
         value = generics.lazy_value(dec, code)
@@ -404,7 +409,36 @@ def _definition_for(code: CodeType, kind: str, constants: Constants) -> ast.stmt
     return node
 
 
+CO_METHOD = 0x8000000  # 3.14: a function defined directly in a class body
+
+
+def _annotated_owner(code: CodeType, dec: CodeDecompiler) -> ast.stmt | None:
+    """3.14: a function whose annotations the ``__annotate__`` code object returns (the
+    compiler writes that code object; source cannot, but an annotated ``def`` makes it)."""
+    from .annotations import items_of
+    from .exprs import Func
+
+    if code.co_argcount != 1 or code.co_varnames[:1] != ("format",):
+        return None
+    try:
+        items = items_of(Func(code, None, None, None, None), dec)
+    except DecompilationError:
+        return None
+    names = [name for name, _, _ in items]
+    if any(cond is not None for _, _, cond in items) or len(set(names)) != len(names) \
+            or not all(n.isidentifier() for n in names):
+        return None
+    r = dec.renderer()
+    args = [ast.arg(arg=name, annotation=r.expr(ann)) for name, ann, _ in items
+            if name != "return"]
+    returns = next((r.expr(ann) for name, ann, _ in items if name == "return"), None)
+    return ast.FunctionDef(name="__unveil_annotated__", args=ast.arguments(
+        posonlyargs=[], args=args, vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None,
+        defaults=[]), body=[ast.Pass()], decorator_list=[], returns=returns, type_params=[])
+
+
 def _closure_wrapper(node: ast.stmt, code: CodeType) -> ast.Module:
+    own = getattr(node, "name", None)
     bound = {p.name for p in getattr(node, "type_params", None) or ()}  # type: ignore
     free = [n for n in code.co_freevars if n not in bound and n != ".type_params"]
     if "__classdict__" in free:
@@ -413,10 +447,13 @@ def _closure_wrapper(node: ast.stmt, code: CodeType) -> ast.Module:
         free.remove("__classdict__")
         node = ast.ClassDef(name="__unveil_class__", bases=[], keywords=[], body=[node],
                             decorator_list=[], type_params=[])
+    elif code.co_flags & CO_METHOD and isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+        # 3.14 marks functions defined in a class body
+        node = ast.ClassDef(name="__unveil_class__", bases=[], keywords=[], body=[node],
+                            decorator_list=[], type_params=[])
     if not free:
         return ast.Module(body=[node], type_ignores=[])
     head: list[ast.stmt] = []
-    own = getattr(node, "name", None)
     if own in code.co_names and own not in free:
         # the code reads its own name as a global: the definition must not make it a
         # local of the wrapper (a closure variable for the code)
