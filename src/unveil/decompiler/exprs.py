@@ -172,6 +172,12 @@ def unwrap(node: ast.expr) -> ast.expr:
     return node
 
 
+#: Special values that stand for a computation (a runtime helper call), not for a value the
+#: interpreter pushed: they must not be evaluated twice or late.
+COMPUTED_SPECIALS = frozenset({"match_keys", "match_class", "dict_without_keys",
+                               "reraise_star", "eg_split"})
+
+
 def is_stable(node: ast.expr) -> bool:
     """True when evaluating ``node`` later than it was pushed gives the same value and effects.
 
@@ -182,7 +188,11 @@ def is_stable(node: ast.expr) -> bool:
         return True
     if isinstance(node, Shared):
         return node.name is not None or is_stable(node.value)
-    if isinstance(node, Special) or getattr(node, "stable", False):
+    if isinstance(node, Special):
+        # (a value the interpreter computes with effects, such as a class pattern's
+        # attribute look-ups, is evaluated where it stands)
+        return node.kind not in COMPUTED_SPECIALS
+    if getattr(node, "stable", False):
         return True
     if isinstance(node, ast.Name):
         return getattr(node, "kind", "fast") in ("fast", "temp")

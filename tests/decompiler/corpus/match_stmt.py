@@ -296,3 +296,35 @@ def mapping_rest(d):
             return rest
         case {"k": 1}:
             return "only k"
+
+
+class Counted:
+    """Attribute reads are logged: a class pattern must read each once."""
+
+    __match_args__ = ("a", "b")
+
+    def __init__(self, a, b):
+        self._a, self._b = a, b
+
+    @property
+    def a(self):
+        LOG.append("read a")
+        return self._a
+
+    @property
+    def b(self):
+        LOG.append("read b")
+        return self._b
+
+
+@cases((Counted(0, 5),), (Counted(1, 2),), (Counted(0, 0),), ({"k": 1, "z": 2},), (3,))
+def class_pattern_reads_once(value):
+    match value:
+        case Counted(0, b) if b > 1:
+            return ("zero", b)
+        case Counted(a=1, b=b):
+            return ("one", b)
+        case {"k": k, **rest}:
+            return ("map", k, rest)
+        case _:
+            return None
