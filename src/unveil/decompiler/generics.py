@@ -127,10 +127,6 @@ def generic_value(dec: CodeDecompiler, func: Func, args: list[ast.expr]) -> ast.
     except Unstructurable as exc:
         raise DecompilationError(f"type parameter scope: {exc}",
                                  code_name=child.qualname) from None
-    if stmts and isinstance(stmts[-1], ast.If):
-        merged = _merged_return(stmts[-1])
-        if merged is not None:
-            stmts[-1] = merged
     # straight-line code: the parameters, then what it builds and returns
     if not stmts or not isinstance(stmts[-1], ast.Return) or stmts[-1].value is None \
             or not all(isinstance(s, ast.Assign) for s in stmts[:-1]):
@@ -166,52 +162,6 @@ def generic_value(dec: CodeDecompiler, func: Func, args: list[ast.expr]) -> ast.
         new.type_params = params  # type: ignore[attr-defined]
         return new
     raise DecompilationError("unrecognised type parameter scope", code_name=child.qualname)
-
-
-def _merged_return(node: ast.If) -> ast.Return | None:
-    """``if c: return X(a) else: return X(b)`` as ``return X(a if c else b)``: the
-    compiler copies the end of a scope into both arms of a conditional expression."""
-    values = []
-    for arm in (node.body, node.orelse):
-        if len(arm) == 1 and isinstance(arm[0], ast.If):
-            inner = _merged_return(arm[0])
-            arm = [inner] if inner is not None else arm
-        if len(arm) != 1 or not isinstance(arm[0], ast.Return) or arm[0].value is None:
-            return None
-        values.append(arm[0].value)
-    return ast.Return(value=_merged(node.test, values[0], values[1]))
-
-
-def _merged(test: ast.expr, a: Any, b: Any) -> Any:
-    """One tree for ``a`` and ``b``, with ``b_part if test else a_part`` where they differ."""
-    from .render import preview
-
-    if a is b:
-        return a
-    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
-        return [_merged(test, x, y) for x, y in zip(a, b, strict=True)]
-    if type(a) is type(b) and isinstance(a, ast.AST) and not isinstance(a, ast.expr_context):
-        if isinstance(a, ast.expr | ast.keyword) and _text(a) == _text(b):
-            return a
-        if not isinstance(a, ast.expr) or type(a) not in (ast.Name, ast.Constant):
-            new = _clone(a)
-            for f in a._fields:
-                setattr(new, f, _merged(test, getattr(a, f, None), getattr(b, f, None)))
-            return new
-    if isinstance(a, ast.expr) and isinstance(b, ast.expr):
-        return ast.IfExp(test=test, body=a, orelse=b)
-    if a == b:
-        return a
-    raise DecompilationError(f"cannot merge the copies of a scope's end ({preview(a)})")
-
-
-def _text(node: Any) -> str | None:
-    from .render import preview
-
-    try:
-        return preview(ast.Expr(value=node.value if isinstance(node, ast.keyword) else node))
-    except Exception:  # noqa: BLE001 - markers without a preview
-        return None
 
 
 def type_param_nodes(dec: CodeDecompiler, params: list[TypeParam]) -> list[Any]:

@@ -820,7 +820,26 @@ class Structurer:
 
     def suppress_continuation(self, h: int) -> tuple[str, ...] | None:
         """What a ``with`` does after its ``__exit__`` suppressed an exception."""
-        return self._suppressed(h)[0]
+        block = self.blocks.get(h)
+        if block is None or block.term.kind != "branch":
+            return None
+        target = self.blocks.get(block.term.targets[0])
+        seen = 0
+        while target is not None and seen < 4:
+            seen += 1
+            stmts = [s for s in target.stmts if not _is_marker(s, "pop_except")]
+            if stmts:
+                return None
+            if target.term.kind == "goto":
+                nxt = self.through(target.term.targets[0])
+                follow = self.blocks.get(nxt)
+                if follow is not None and not follow.stmts or follow is not None and all(
+                        _is_marker(x, "pop_except") for x in follow.stmts):
+                    target = follow
+                    continue
+                return ("goto", str(nxt))
+            return _term_key(target)
+        return None
 
     def after_suppression(self, h: int, region: frozenset[int], ctx: Ctx) -> int | None:
         """Where a ``with`` whose body always leaves goes on after ``__exit__`` suppressed
@@ -849,28 +868,6 @@ class Structurer:
                            target.handler_block, list(target.preds), target.line)
             return self.replace_block(bid, rest)
         return None
-
-    def _suppressed(self, h: int) -> tuple[tuple[str, ...] | None, int | None]:
-        block = self.blocks.get(h)
-        if block is None or block.term.kind != "branch":
-            return None, None
-        target = self.blocks.get(block.term.targets[0])
-        seen = 0
-        while target is not None and seen < 4:
-            seen += 1
-            stmts = [s for s in target.stmts if not _is_marker(s, "pop_except")]
-            if stmts:
-                return None, None
-            if target.term.kind == "goto":
-                nxt = self.through(target.term.targets[0])
-                follow = self.blocks.get(nxt)
-                if follow is not None and not follow.stmts or follow is not None and all(
-                        _is_marker(x, "pop_except") for x in follow.stmts):
-                    target = follow
-                    continue
-                return ("goto", str(nxt)), nxt
-            return _term_key(target), None
-        return None, None
 
     def with_stmt(self, b: int, h: int, ctx: Ctx, out: list[ast.stmt]) -> int | None:
         if not out or not _is_marker(out[-1], "with"):
