@@ -227,6 +227,14 @@ def read(code: CodeType) -> Bytecode:
         k += 1
         if name in _DROPPED:
             continue
+        if name == "COPY" and ins.arg == 1 and _inlined_builtin_call(raw, k):
+            # 3.14 runs ``any``/``all``/``tuple`` of a generator expression in line when
+            # the name is the builtin; the plain call that follows is the same program
+            target = raw[k + 2].argval
+            while k < n and raw[k].offset != target:
+                first_index.setdefault(raw[k].offset, len(out))
+                k += 1
+            continue
         if name == "RETURN_GENERATOR":
             if k < n and raw[k].opname == "POP_TOP":
                 first_index.setdefault(raw[k].offset, len(out))
@@ -602,3 +610,16 @@ def _handlers(code: CodeType, out: list[Instr], first_index: dict[int, int],
 def _is_generator_wrapper(out: list[Instr], target: int) -> bool:
     return (target + 1 < len(out) and out[target].op == "STOPITERATION_ERROR"
             and out[target + 1].op == "RERAISE")
+
+
+def _inlined_builtin_call(raw: list[dis.Instruction], k: int) -> bool:
+    """Is ``raw[k - 1]`` (a ``COPY 1``) the start of 3.14's in-line fast path for
+    ``any``/``all``/``tuple`` over a generator expression?"""
+    if k + 2 >= len(raw):
+        return False
+    const, is_op, jump = raw[k], raw[k + 1], raw[k + 2]
+    return const.opname == "LOAD_COMMON_CONSTANT" \
+        and _COMMON_CONSTANTS[const.arg] in ("any", "all", "tuple") \
+        and is_op.opname == "IS_OP" and is_op.arg == 0 \
+        and jump.opname == "POP_JUMP_IF_FALSE" and jump.argval > jump.offset
+

@@ -70,8 +70,11 @@ def decompile_node(obj: object, constants: Constants | None = None) -> ast.AST:
         if value is not None:
             return ast.Expression(body=ast.Lambda(args=args, body=value))
         raise DecompilationError("lambda body is not one expression", code_name=name)
-    if code_kind(code) == "generic":
-        return ast.Module(body=[_definition_for(code, "generic", constants)], type_ignores=[])
+    if code_kind(code) == "generic" or code.co_varnames[:code.co_argcount] == (".format",):
+        # a type-parameter scope, or a 3.14 lazily evaluated value: as the statement that
+        # makes it
+        kind = code_kind(code)
+        return ast.Module(body=[_definition_for(code, kind, constants)], type_ignores=[])
     if name in COMPREHENSIONS:
         return ast.Module(body=[comprehension_statement(code, constants)], type_ignores=[])
     dec = CodeDecompiler(code, constants)
@@ -396,8 +399,9 @@ def _definition_for(code: CodeType, kind: str, constants: Constants) -> ast.stmt
         return ast.Assign(targets=[ast.Name(id="_unveil_lambda", ctx=ast.Store())], value=lam)
     if kind == "comprehension":
         return comprehension_statement(code, constants)
-    if "__classdict__" in code.co_freevars and code.co_name.isidentifier() \
-            and code.co_varnames[:code.co_argcount] in ((), (".format",)):
+    params = code.co_varnames[:code.co_argcount]
+    if code.co_name.isidentifier() and (params == (".format",) or (
+            "__classdict__" in code.co_freevars and params == ())):
         # a lazily evaluated annotation scope in a class body (a type alias's value, a
         # type parameter's bound or default): an alias compiles to the same function
         value = generics.lazy_value(dec, code)
@@ -415,23 +419,34 @@ CO_METHOD = 0x8000000  # 3.14: a function defined directly in a class body
 def _annotated_owner(code: CodeType, dec: CodeDecompiler) -> ast.stmt | None:
     """3.14: a function whose annotations the ``__annotate__`` code object returns (the
     compiler writes that code object; source cannot, but an annotated ``def`` makes it)."""
-    from .annotations import items_of
-    from .exprs import Func
+    from .annotations import is_format_check
+    from .idioms import _annotation_expr
 
     if code.co_argcount != 1 or code.co_varnames[:1] != ("format",):
         return None
     try:
-        items = items_of(Func(code, None, None, None, None), dec)
+        body = dec.statements()
     except DecompilationError:
         return None
-    names = [name for name, _, _ in items]
-    if any(cond is not None for _, _, cond in items) or len(set(names)) != len(names) \
-            or not all(n.isidentifier() for n in names):
+    # exactly what the compiler writes: the format check, then one dict of annotations
+    if len(body) != 2 or not isinstance(body[0], ast.If) or not is_format_check(body[0]) \
+            or not isinstance(body[1], ast.Return) or not isinstance(body[1].value, ast.Dict):
         return None
-    r = dec.renderer()
-    args = [ast.arg(arg=name, annotation=r.expr(ann)) for name, ann, _ in items
-            if name != "return"]
-    returns = next((r.expr(ann) for name, ann, _ in items if name == "return"), None)
+    items = list(zip(body[1].value.keys, body[1].value.values, strict=True))
+    names = [k.value if isinstance(k, ast.Constant) else None for k, _ in items]
+    if not items or not all(isinstance(n, str) and n.isidentifier() for n in names) \
+            or len(set(names)) != len(names):
+        return None
+    stringified = bool(code.co_flags & 0x1000000)  # from __future__ import annotations
+
+    def annotation(value: ast.expr) -> ast.expr:
+        return _annotation_expr(value, True) if stringified else value
+
+    args = [ast.arg(arg=n, annotation=annotation(v)) for n, (_, v) in zip(names, items,
+                                                                          strict=True)
+            if n != "return"]
+    returns = next((annotation(v) for n, (_, v) in zip(names, items, strict=True)
+                    if n == "return"), None)
     return ast.FunctionDef(name="__unveil_annotated__", args=ast.arguments(
         posonlyargs=[], args=args, vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None,
         defaults=[]), body=[ast.Pass()], decorator_list=[], returns=returns, type_params=[])

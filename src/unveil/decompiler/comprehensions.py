@@ -134,8 +134,15 @@ def _passes(stmts: list[ast.stmt]) -> ast.expr | bool | None:
     (True), never (False), or None when ``stmts`` do more than that."""
     if not stmts:
         return True
-    if len(stmts) != 1:
-        return None
+    if len(stmts) > 1:  # one guard after the other: all of them pass
+        first, rest = _passes(stmts[:1]), _passes(stmts[1:])
+        if first is None or rest is None or rest is False:
+            return None
+        if first is False or rest is True:
+            return first
+        if first is True:
+            return rest
+        return ast.BoolOp(op=ast.And(), values=[first, rest])
     s = stmts[0]
     if isinstance(s, ast.Continue):
         return False

@@ -1,9 +1,10 @@
 """Print plain ``ast`` as source: ``ast.unparse``, with tuples written as people write them.
 
 ``ast.unparse`` parenthesises a tuple wherever it appears as a whole value
-(``return (a, b)``, ``x = (1, 2)``, ``for k, v in (pairs)``); the printer here leaves
-the parentheses out where the grammar does not need them. Everything else is the
-standard library's own unparser.
+(``return (a, b)``, ``x = (1, 2)``, ``for k, v in (pairs)``) and a generator expression
+that is a call's only argument (``f((x for x in y))``); the printer here leaves the
+parentheses out where the grammar does not need them. Everything else is the standard
+library's own unparser.
 """
 
 from __future__ import annotations
@@ -35,6 +36,20 @@ if _Base is not None and _Precedence is not None:
             if _bare_tuple(node.value):
                 self.set_precedence(_Precedence.TUPLE, node.value)
             super().visit_Assign(node)
+
+        def visit_Call(self, node: ast.Call) -> None:
+            if len(node.args) == 1 and not node.keywords \
+                    and isinstance(node.args[0], ast.GeneratorExp):
+                # ``f(x for x in y)``: the call's parentheses are the generator's
+                gen = node.args[0]
+                self.set_precedence(_Precedence.ATOM, node.func)
+                self.traverse(node.func)
+                with self.delimit("(", ")"):
+                    self.traverse(gen.elt)
+                    for comp in gen.generators:
+                        self.traverse(comp)
+                return
+            super().visit_Call(node)
 
         def visit_AugAssign(self, node: ast.AugAssign) -> None:
             if _bare_tuple(node.value):

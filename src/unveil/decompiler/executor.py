@@ -391,6 +391,7 @@ class Machine:
                 and target.id in ("__classcell__", "__classdictcell__"):
             return  # a class body hands its cells to type(): implicit in source
         if isinstance(target, ast.Name) and target.id in ("__annotate__", "__annotate_func__") \
+                and getattr(target, "kind", "") == "name" \
                 and isinstance(value, Func) and value.code.co_name == "__annotate__":
             self.emit(ExcMarker("annotate", value))  # 3.14: read back by the scope
             return

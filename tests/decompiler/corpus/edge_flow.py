@@ -151,3 +151,10 @@ def chained_in_conditions(i, res, b):
         out.append("computed middle")
     out.append([r for r in res if i > r * 2 >= b])
     return out
+
+
+@cases(([1, 2, 3],), ([],), ([0, 5],))
+def builtins_over_generators(items):
+    # 3.14 runs these in line when the names are the builtins
+    return (any(i > 2 for i in items), all(i for i in items),
+            tuple(i * 2 for i in items if i), sum(i for i in items))
