@@ -379,7 +379,7 @@ def without_scope_returns(body: list[ast.stmt]) -> list[ast.stmt]:
 def _without_returns(stmts: list[ast.stmt]) -> list[ast.stmt]:
     for i, s in enumerate(stmts):
         if isinstance(s, ast.Return):
-            return stmts[:i]
+            return _without_returns(stmts[:i])  # (what is now last may end in returns)
         if isinstance(s, ast.If) and _has_return(s):
             rest = stmts[i + 1:]
             body = s.body if _terminates(s.body) else s.body + rest
@@ -387,6 +387,16 @@ def _without_returns(stmts: list[ast.stmt]) -> list[ast.stmt]:
             node = ast.If(test=s.test, body=_without_returns(body) or [ast.Pass()],
                           orelse=_without_returns(orelse))
             return stmts[:i] + [ast.copy_location(node, s)]
+        if isinstance(s, ast.Try) and i < len(stmts) - 1 and s.handlers and not s.finalbody \
+                and _has_return(s) and all(_terminates(h.body) for h in s.handlers):
+            # the clauses end the body: what follows runs only after the body, as ``else``
+            s.orelse = s.orelse + stmts[i + 1:]
+            return _without_returns(stmts[:i + 1])
+        if isinstance(s, ast.For | ast.AsyncFor | ast.While) and s.orelse \
+                and _terminates(s.orelse) and not _breaks(s.body):
+            # the ``else`` always runs and ends the body: what follows cannot run
+            s.orelse = _without_returns(s.orelse)
+            return stmts[:i + 1]
         if i == len(stmts) - 1 and _has_return(s):
             # the last statement: a return at the end of one of its blocks ends the body
             # as falling off the end does
@@ -410,6 +420,23 @@ def _has_return(node: ast.stmt) -> bool:
         if not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef,
                               ast.Lambda, ast.expr)):
             stack.extend(ast.iter_child_nodes(n))
+    return False
+
+
+def _breaks(stmts: list[ast.stmt]) -> bool:
+    """Does a ``break`` in ``stmts`` leave the loop they are the body of?"""
+    todo: list[ast.AST] = list(stmts)
+    while todo:
+        n = todo.pop()
+        if isinstance(n, ast.Break):
+            return True
+        if isinstance(n, ast.For | ast.AsyncFor | ast.While):
+            todo.extend(n.orelse)  # a break in a nested loop's body leaves that loop
+        elif isinstance(n, ast.stmt) and not isinstance(n, ast.FunctionDef
+                                                         | ast.AsyncFunctionDef | ast.ClassDef):
+            todo.extend(c for c in ast.iter_child_nodes(n) if isinstance(c, ast.stmt))
+            for h in getattr(n, "handlers", None) or ():
+                todo.extend(h.body)
     return False
 
 

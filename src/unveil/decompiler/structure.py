@@ -537,7 +537,11 @@ class Structurer:
                     continue
                 if n == h and s == natural_exit:
                     continue
-                breaks.add(self.through(s))
+                target = self.through(s)
+                if self.blocks[target].term.kind in ("raise", "reraise") \
+                        and target != natural_exit:
+                    continue  # raising from the body, where the raise stands
+                breaks.add(target)
         if natural_exit is not None and len(breaks) == 1 \
                 and self.through(natural_exit) in breaks:
             natural_exit = self.through(natural_exit)

@@ -346,8 +346,7 @@ class Translator:
                 if term.kind == "branch":
                     return _Outcome("branch", st, list(term.targets), term.test, absorbed,
                                     term.src, term.fall)
-                if term.kind == "return" and not st.stmts \
-                        and isinstance(term.value, ast.Constant):
+                if term.kind == "return" and not st.stmts and term.value is not None:
                     return _Outcome("exit", st, [], term.value, absorbed)
                 return None
         except (Speculation, DecompilationError):
@@ -387,6 +386,14 @@ class Translator:
             folded = self._threaded_kept(term, test, state, then_o, else_o, handler, region)
             if folded is not None:
                 return folded
+        # both sides return a value: the compiler copied ``return`` into the arms of
+        # ``return a or b`` / ``return x if c else y``
+        if then_o.kind == "exit" and else_o.kind == "exit" and then_o.test is not None \
+                and else_o.test is not None and self._one_expression(term, then_o, else_o):
+            merged = _merge_values(test, [then_o.test], [else_o.test])
+            if merged is not None:
+                return (Term("return", [], value=merged[0], line=term.line),
+                        then_o.absorbed + else_o.absorbed)
         # a side that only returns a constant goes where the other side's test sends it
         # to a copy of that return (3.12+ copies small exits: ``a < b < c``'s clean-up)
         copies: list[int] = []
@@ -539,9 +546,23 @@ class Translator:
             seen.add(nxt)
             bid = nxt
 
+    def _one_expression(self, term: Term, *sides: _Outcome) -> bool:
+        """Were both returns written as one expression (a lambda's body, or all on the
+        line of the test), rather than as ``if c: return a`` and ``return b``?"""
+        if self.ctx.code.co_name == "<lambda>":
+            return True
+        lines = {term.line}
+        for side in sides:
+            for bid in side.absorbed:
+                block = self.cfg.blocks[bid]
+                lines.update(i.line for i in self.bc.instrs[block.start:block.end]
+                             if i.line is not None)
+        return len(lines) == 1
+
     def _exit_twin(self, targets: list[int], value: ast.expr | None) -> int | None:
         """The one of ``targets`` that is just ``return value`` (a constant)."""
-        assert isinstance(value, ast.Constant)
+        if not isinstance(value, ast.Constant):
+            return None
         for t in targets:
             block = self.cfg.blocks.get(t)
             if block is None or block.handles or len(block.preds) != 1:

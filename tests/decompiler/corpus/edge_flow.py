@@ -158,3 +158,24 @@ def builtins_over_generators(items):
     # 3.14 runs these in line when the names are the builtins
     return (any(i > 2 for i in items), all(i for i in items),
             tuple(i * 2 for i in items if i), sum(i for i in items))
+
+
+
+# Module-level code whose last statements end the module in a loop's ``else`` and in an
+# ``except`` clause's ``try``/``else`` (the compiler puts the module's ``return`` there).
+for _n in range(2):
+    try:
+        LOG.append(_n)
+    except ValueError:
+        pass
+try:
+    import _no_such_module_  # noqa: F401
+except ImportError:
+    try:
+        import math
+    except ImportError:
+        GOT = None
+    else:
+        GOT = math.pi
+else:
+    GOT = 0
