@@ -392,6 +392,10 @@ class Translator:
                 and else_o.test is not None and self._one_expression(term, then_o, else_o):
             merged = _merge_values(test, [then_o.test], [else_o.test])
             if merged is not None:
+                # values left under the returned one are dropped with the frame; those
+                # the merged value computes need no name of their own
+                state.stack[:] = [v for v in state.stack if not _mentions(merged[0], v) and not (
+                    isinstance(v, Shared) and _mentions(merged[0], v.value))]
                 return (Term("return", [], value=merged[0], line=term.line),
                         then_o.absorbed + else_o.absorbed)
         # a side that only returns a constant goes where the other side's test sends it

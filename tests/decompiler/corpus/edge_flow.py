@@ -179,3 +179,23 @@ except ImportError:
         GOT = math.pi
 else:
     GOT = 0
+
+
+class Loud:
+    """Comparisons are logged: a chained comparison compares each pair once."""
+
+    def __init__(self, v):
+        self.v = v
+
+    def __gt__(self, other):
+        LOG.append(("gt", self.v))
+        return self.v > other
+
+    def __lt__(self, other):
+        LOG.append(("lt", self.v))
+        return self.v < other
+
+
+@cases((5, [1, 2]), (0, [1, 2]), (5, [3]))
+def chained_value_returned(i, res):
+    return Loud(i) > res[0] not in res
