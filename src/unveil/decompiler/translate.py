@@ -105,6 +105,9 @@ class Translator:
             if bid in self.owner:
                 continue
             block = cfg.blocks[bid]
+            if bid not in pending_entry and not block.handles and block.preds \
+                    and all(p in self.owner for p in block.preds):
+                continue  # every way in was folded into a copy of it: unreachable now
             entry = self._entry_stack(block, pending_entry)
             ir = self._translate(block, entry)
             self.ir[ir.id] = ir
@@ -307,6 +310,9 @@ class Translator:
             return None
         if block.id == self.cfg.entry or block.handles or block.handler != handler \
                 or len(block.preds) != 1 or block.id in region or block.id in self.owner:
+            shared_exit = self._pure_exit(block, state, handler)
+            if shared_exit is not None:
+                return shared_exit
             return _Outcome("goto", state.fork(), [target], None, [])
         if self.budget <= 0:
             return None
@@ -371,6 +377,14 @@ class Translator:
         else_o = self._explore(else_t, state, handler, region | set(then_o.absorbed), inside)
         if else_o is None or else_o.state.stmts:
             return None
+        # one side reaches a shared exit directly, the other after some code: a value
+        # that meets at that block (not two exits)
+        if then_o.kind == "exit" and else_o.kind == "goto" and then_o.targets \
+                and then_o.targets == else_o.targets and not then_o.absorbed:
+            then_o = _Outcome("goto", state.fork(), list(then_o.targets), None, [])
+        if else_o.kind == "exit" and then_o.kind == "goto" and else_o.targets \
+                and else_o.targets == then_o.targets and not else_o.absorbed:
+            else_o = _Outcome("goto", state.fork(), list(else_o.targets), None, [])
         kept = bool(state.stack) and state.stack[-1] is test
         # a value: both sides meet at one block with one more value (or the kept test)
         if then_o.kind == "goto" and else_o.kind == "goto" \
@@ -549,6 +563,36 @@ class Translator:
                 hops.append(bid)
             seen.add(nxt)
             bid = nxt
+
+    def _pure_exit(self, block: Block, state: State, handler: Handler | None) -> _Outcome | None:
+        """A block several paths share that only drops stack values and returns one (the
+        clean-up at the end of ``return a < b < c``): what it returns on this path."""
+        if block.handles or block.handler != handler or block.id == self.cfg.entry:
+            return None
+        instrs = self.bc.instrs[block.start:block.end]
+        if not instrs or instrs[-1].op != "RETURN_VALUE" or any(
+                i.op not in ("SWAP", "POP_TOP", "COPY", "NOP", "RETURN_VALUE") for i in instrs):
+            return None
+        st = state.fork()
+        stack = st.stack
+        for i in instrs[:-1]:
+            if i.op == "SWAP":
+                if len(stack) < (i.arg or 2):
+                    return None
+                stack[-1], stack[-(i.arg or 2)] = stack[-(i.arg or 2)], stack[-1]
+            elif i.op == "COPY":
+                if len(stack) < (i.arg or 1):
+                    return None
+                stack.append(stack[-(i.arg or 1)])
+            elif i.op == "POP_TOP":
+                if not stack:
+                    return None
+                stack.pop()
+        if not stack:
+            return None
+        value = stack.pop()
+        # (targets: the shared block, which other paths still reach)
+        return _Outcome("exit", st, [block.id], value, [])
 
     def _one_expression(self, term: Term, *sides: _Outcome) -> bool:
         """Were both returns written as one expression (a lambda's body, or all on the
