@@ -1,0 +1,99 @@
+"""Undo the compiler's copies of a short tail into both arms of a one-line expression.
+
+CPython 3.12+ copies small blocks that end a function (``x = <value>; return x``) into
+every branch that jumps to them. For ``result = a < b < c`` or ``return f(x if c else
+y)`` the two arms of the conditional then end in identical instructions, and no join
+is left where the value could be merged back. Where both arms of a conditional jump
+differ only in code on the jump's own line (one expression), the second arm's copy of
+the shared end is kept and the first arm jumps to it: the join the source had.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ..bytecode import Bytecode, Instr
+
+_CONDITIONAL = {"POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE", "POP_JUMP_IF_NONE",
+                "POP_JUMP_IF_NOT_NONE"}
+_TERMINAL = {"RETURN_VALUE", "RAISE_VARARGS", "RERAISE"}
+_TAKES_ONE = {"STORE_FAST", "STORE_NAME", "STORE_GLOBAL", "STORE_DEREF", "RETURN_VALUE"}
+_FLOW = _CONDITIONAL | _TERMINAL | {"JUMP", "FOR_ITER", "SEND", "END_ASYNC_FOR",
+                                    "JUMP_IF_NOT_EXC_MATCH"}
+
+
+def merge_tails(bc: Bytecode) -> Bytecode:
+    """``bc`` with copied tails of one-line conditional expressions shared again."""
+    instrs = bc.instrs
+    if not any(i.op in _CONDITIONAL for i in instrs):
+        return bc
+    entries: dict[int, int] = {}
+    for i in instrs:
+        if i.target >= 0:
+            entries[i.target] = entries.get(i.target, 0) + 1
+    for h in bc.handlers:
+        if h is not None:
+            entries[h.target] = entries.get(h.target, 0) + 2  # never merged
+    new = list(instrs)
+    changed = False
+    for j, ins in enumerate(instrs):
+        if ins.op not in _CONDITIONAL or ins.line is None:
+            continue
+        first = _arm(bc, j + 1, entries, allow_entry=False)
+        second = _arm(bc, ins.target, entries, allow_entry=True)
+        if first is None or second is None:
+            continue
+        n = _common_suffix(instrs, first, second)
+        # the shared part starts where one value, the expression's, is consumed
+        while n and instrs[first[len(first) - n]].op not in _TAKES_ONE:
+            n -= 1
+        if n == 0 or (n == len(first) and n == len(second)) \
+                or bc.handlers[first[0]] != bc.handlers[second[0]]:
+            continue
+        if any(instrs[k].line not in (ins.line, None) for k in first[:len(first) - n]) \
+                or any(instrs[k].line not in (ins.line, None) for k in second[:len(second) - n]):
+            continue  # not one expression: an if statement whose arms end alike
+        keep = second[len(second) - n]
+        cut = first[len(first) - n]
+        new[cut] = Instr("JUMP", None, None, keep, instrs[cut].offset, instrs[cut].line)
+        for k in first[first.index(cut) + 1:]:
+            new[k] = replace(instrs[k], op="NOP", arg=None, argval=None, target=-1)
+        changed = True
+    return Bytecode(bc.code, new, list(bc.handlers)) if changed else bc
+
+
+def _arm(bc: Bytecode, start: int, entries: dict[int, int],
+         allow_entry: bool) -> list[int] | None:
+    """Indices from ``start`` to a terminal instruction, straight-line and entered only
+    at ``start`` (once), all under one exception handler; None otherwise."""
+    instrs = bc.instrs
+    if start >= len(instrs):
+        return None
+    if entries.get(start, 0) > (1 if allow_entry else 0):
+        return None
+    out: list[int] = []
+    k = start
+    while k < len(instrs):
+        if k != start and k in entries:
+            return None
+        if bc.handlers[k] != bc.handlers[start]:
+            return None
+        op = instrs[k].op
+        out.append(k)
+        if op in _TERMINAL:
+            return out
+        if op in _FLOW:
+            return None
+        k += 1
+    return None
+
+
+def _common_suffix(instrs: list[Instr], a: list[int], b: list[int]) -> int:
+    n = 0
+    while n < len(a) and n < len(b):
+        x, y = instrs[a[-1 - n]], instrs[b[-1 - n]]
+        if x.op != y.op or x.arg != y.arg or x.argval != y.argval \
+                or type(x.argval) is not type(y.argval):
+            break
+        n += 1
+    return n
