@@ -177,9 +177,10 @@ class Translator:
             # saved exception, a call's NULL) stays itself rather than becoming a variable
             for k in range(len(entry)):
                 first = incoming[0][k] if k < len(incoming[0]) else None
-                if isinstance(first, Special | Cell | Null | MethodSelf) and all(
+                if (isinstance(first, Special | Cell | Null | MethodSelf) or first is not None
+                        and is_stable(first) and not isinstance(first, Slot)) and all(
                         k < len(st) and st[k] is first for st in incoming):
-                    entry[k] = first
+                    entry[k] = first  # (a function or class name pushed before a branch)
                 elif _is_temp(first) and all(k < len(st) and _is_temp(st[k])
                                              and st[k].id == first.id for st in incoming):
                     entry[k] = first  # the same temporary on every path
