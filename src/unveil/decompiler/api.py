@@ -161,9 +161,9 @@ def _apply_function_defaults(args: ast.arguments, func: FunctionType, r: Rendere
 
     def annotation(v: Any) -> ast.expr:
         if isinstance(v, str) and future:
-            from .idioms import _annotation_expr
+            from .idioms import annotation_expr
 
-            return _annotation_expr(ast.Constant(v), True)
+            return annotation_expr(ast.Constant(v), True)
         return value(v)
 
     every = [*args.posonlyargs, *args.args, *args.kwonlyargs]
@@ -420,7 +420,7 @@ def _annotated_owner(code: CodeType, dec: CodeDecompiler) -> ast.stmt | None:
     """3.14: a function whose annotations the ``__annotate__`` code object returns (the
     compiler writes that code object; source cannot, but an annotated ``def`` makes it)."""
     from .annotations import is_format_check
-    from .idioms import _annotation_expr
+    from .idioms import annotation_expr
 
     if code.co_argcount != 1 or code.co_varnames[:1] != ("format",):
         return None
@@ -440,7 +440,7 @@ def _annotated_owner(code: CodeType, dec: CodeDecompiler) -> ast.stmt | None:
     stringified = bool(code.co_flags & 0x1000000)  # from __future__ import annotations
 
     def annotation(value: ast.expr) -> ast.expr:
-        return _annotation_expr(value, True) if stringified else value
+        return annotation_expr(value, True) if stringified else value
 
     args = [ast.arg(arg=n, annotation=annotation(v)) for n, (_, v) in zip(names, items,
                                                                           strict=True)

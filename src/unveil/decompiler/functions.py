@@ -220,9 +220,9 @@ def build_arguments(code: CodeType, func: Func | None, r: Renderer,
 
             annotations = {name: ann for name, ann, _ in items_of(func.annotate, parent)}
         if future_annotations:
-            from .idioms import _annotation_expr
+            from .idioms import annotation_expr
 
-            annotations = {k: _annotation_expr(v, True) for k, v in annotations.items()}
+            annotations = {k: annotation_expr(v, True) for k, v in annotations.items()}
         if func.defaults is not None:
             defaults = _tuple_items(func.defaults, r)
         if func.kwdefaults is not None:

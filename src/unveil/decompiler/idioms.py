@@ -603,7 +603,7 @@ def tidy_scope(stmts: list[ast.stmt], future_annotations: bool = False) -> list[
         ann = _annotation_store(s)
         if ann is not None:
             name, annotation = ann
-            annotation = _annotation_expr(annotation, future_annotations)
+            annotation = annotation_expr(annotation, future_annotations)
             prev = out[-1] if out else None
             if isinstance(prev, ast.Assign) and len(prev.targets) == 1 \
                     and isinstance(prev.targets[0], ast.Name) and prev.targets[0].id == name:
@@ -633,7 +633,7 @@ def _annotation_store(s: ast.stmt) -> tuple[str, ast.expr] | None:
     return None
 
 
-def _annotation_expr(node: ast.expr, future: bool) -> ast.expr:
+def annotation_expr(node: ast.expr, future: bool) -> ast.expr:
     """Under ``from __future__ import annotations`` annotations are strings of source."""
     if future and isinstance(node, ast.Constant) and isinstance(node.value, str):
         try:
