@@ -337,8 +337,10 @@ class Structurer:
             nxt = block.term.targets[0]
             if nxt in seen or nxt not in self.blocks or self.slot_assignments(dst, nxt):
                 return dst
-            if self.effective_handler(dst) != self.effective_handler(nxt):
-                return dst
+            h = self.effective_handler(dst)
+            if h != self.effective_handler(nxt) and not (
+                    h is not None and self.handler_kind(h) == "with"):
+                return dst  # (an empty jump out of a with body only leaves the with)
             seen.add(nxt)
             dst = nxt
 

@@ -93,10 +93,31 @@ class Translator:
         self.owner: dict[int, int] = {}  # cfg block -> IR block head
         self.ir: dict[int, IRBlock] = {}
         self.budget = _MAX_SPECULATION
+        # loop headers: values assumed to come back unchanged along the back edges
+        self.optimistic = True
+        self.assumed: list[tuple[int, int, ast.expr]] = []
 
     # ------------------------------------------------------------ driver
 
     def run(self) -> IRGraph:
+        graph = self._run()
+        if self.assumed and not self._assumptions_hold():
+            # a loop changed a value below the ones it works on (hand-made bytecode):
+            # translate again with variables at loop headers
+            self.optimistic = False
+            self.owner, self.ir, self.assumed = {}, {}, []
+            self.budget = _MAX_SPECULATION
+            graph = self._run()
+        return graph
+
+    def _assumptions_hold(self) -> bool:
+        for bid, k, value in self.assumed:
+            for st in self.incoming.get(bid, []):
+                if k >= len(st) or st[k] is not value:
+                    return False
+        return True
+
+    def _run(self) -> IRGraph:
         cfg = self.cfg
         order = _reverse_postorder(cfg)
         pending_entry: dict[int, list[ast.expr]] = {cfg.entry: list(self.entry_stack)}
@@ -172,6 +193,15 @@ class Translator:
             or all(p in self.owner for p in block.preds))  # edges folded into one block
         if complete and len(incoming) == 1:
             return known  # every edge comes from one superblock (a folded condition)
+        if not complete and incoming and self.optimistic:
+            # a loop header: an interpreter value under the loop's own (a with's
+            # __exit__, a handler's exception) comes back unchanged; checked at the end
+            for k in range(len(entry)):
+                first = incoming[0][k] if k < len(incoming[0]) else None
+                if isinstance(first, Special | Cell | Null) and all(
+                        k < len(st) and st[k] is first for st in incoming):
+                    entry[k] = first
+                    self.assumed.append((block.id, k, first))
         if complete:
             # a value every predecessor passes unchanged (a with's __exit__, a handler's
             # saved exception, a call's NULL) stays itself rather than becoming a variable

@@ -199,3 +199,16 @@ class Loud:
 @cases((5, [1, 2]), (0, [1, 2]), (5, [3]))
 def chained_value_returned(i, res):
     return Loud(i) > res[0] not in res
+
+
+@cases((["a", "#b", "c", "stop", "d"],), ([],), (["stop"],))
+def loop_with_break_inside_with(lines):
+    out = []
+    with Quiet(False):
+        for line in lines:
+            if line.startswith("#"):
+                continue
+            if line == "stop":
+                break
+            out.append(line)
+    return out
