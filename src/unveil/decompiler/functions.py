@@ -315,6 +315,14 @@ def declarations(code: CodeType) -> list[ast.stmt]:
     return out
 
 
+def _dead_reference(names: list[str]) -> ast.stmt:
+    """``if False: x``: compiles to nothing but makes ``x`` free (``nonlocal x`` is not
+    allowed for a type parameter, nor in a class body)."""
+    return ast.If(test=ast.Constant(False),
+                  body=[ast.Expr(value=ast.Name(id=n, ctx=ast.Load())) for n in names],
+                  orelse=[])
+
+
 def unused_free_variables(code: CodeType, body: list[ast.stmt]) -> list[str]:
     """Free variables the body never names (hand-made bytecode, or reads only in code
     that cannot run), which a dead reference keeps free."""
@@ -338,11 +346,7 @@ def function_def(code: CodeType, name: str, parent: CodeDecompiler | None = None
     head.extend(declarations(code))
     unused = unused_free_variables(code, body)
     if unused:
-        # ``if False: x`` compiles to nothing but makes ``x`` free (``nonlocal x`` is not
-        # allowed for a type parameter)
-        head.append(ast.If(test=ast.Constant(False),
-                           body=[ast.Expr(value=ast.Name(id=n, ctx=ast.Load())) for n in unused],
-                           orelse=[]))
+        head.append(_dead_reference(unused))
     body = head + body
     if parent is not None and func is not None:
         args = parent.arguments(func)
@@ -489,6 +493,9 @@ def class_body(dec: CodeDecompiler) -> list[ast.stmt]:
         out.append(s)
     while out and isinstance(out[-1], ast.Return):
         out.pop()
+    unused = unused_free_variables(dec.code, out)
+    if unused:  # (read only by code that cannot run, after a raise)
+        out.append(_dead_reference(unused))
     return out
 
 
