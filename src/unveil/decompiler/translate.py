@@ -410,11 +410,10 @@ class Translator:
             return None
         # one side reaches a shared exit directly, the other after some code: a value
         # that meets at that block (not two exits)
-        if then_o.kind == "exit" and else_o.kind == "goto" and then_o.targets \
-                and then_o.targets == else_o.targets and not then_o.absorbed:
+        # (a shared exit is only an exit when the other side ends in one too)
+        if then_o.kind == "exit" and then_o.targets and else_o.kind != "exit":
             then_o = _Outcome("goto", state.fork(), list(then_o.targets), None, [])
-        if else_o.kind == "exit" and then_o.kind == "goto" and else_o.targets \
-                and else_o.targets == then_o.targets and not else_o.absorbed:
+        if else_o.kind == "exit" and else_o.targets and then_o.kind != "exit":
             else_o = _Outcome("goto", state.fork(), list(else_o.targets), None, [])
         kept = bool(state.stack) and state.stack[-1] is test
         # a value: both sides meet at one block with one more value (or the kept test)

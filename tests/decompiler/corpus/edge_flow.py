@@ -212,3 +212,13 @@ def loop_with_break_inside_with(lines):
                 break
             out.append(line)
     return out
+
+
+@cases((0, "", 3), (1, 2, 3), (0, [], None), (None, 0, 0))
+def returned_or_chain(a, b, c):
+    return a or b or c
+
+
+@cases((0, 1, 2, 3), (1, 1, 1, 1), (3, 2, 1, 0), (2, 2, 5, 5))
+def returned_long_chain(a, b, c, d):
+    return a >= b is not c >= d is not a
