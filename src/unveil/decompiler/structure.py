@@ -533,6 +533,7 @@ class Structurer:
             elif e in body and t not in body:
                 body_start, natural_exit, kind = e, t, "while_not"
         breaks: set[int] = set()
+        ends: set[int] = set()  # raise/return tails left from the body: written in place
         for n in body:
             for s in self._succs(n):
                 if s in body:
@@ -540,9 +541,11 @@ class Structurer:
                 if n == h and s == natural_exit:
                     continue
                 target = self.through(s)
-                if self.blocks[target].term.kind in ("raise", "reraise") \
-                        and target != natural_exit:
-                    continue  # raising from the body, where the raise stands
+                if target != natural_exit and (
+                        self.blocks[target].term.kind in ("raise", "reraise")
+                        or self._is_tail(target) and len(self.preds(target)) == 1):
+                    ends.add(target)
+                    continue
                 breaks.add(target)
         if natural_exit is not None and len(breaks) == 1 \
                 and self.through(natural_exit) in breaks:
@@ -566,7 +569,7 @@ class Structurer:
                 and kind == "while_true":
             pass
         loop = Loop(h, body, follow, h)
-        region = frozenset(body)
+        region = frozenset(body | ends)
         sub = replace(ctx, loop=loop, follow=h if kind != "while_true" else None,
                       region=region, loop_cleanups=len(ctx.cleanups), clause=ctx.clause)
         node: ast.stmt
