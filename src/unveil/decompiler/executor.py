@@ -363,7 +363,9 @@ class Machine:
             return node
         tmp = self.ctx.names.fresh()
         self.append(ast.Assign(targets=[ast.Name(tmp, ast.Store())], value=node))
-        return name(tmp, "temp")
+        named = name(tmp, "temp")
+        named.origin = node  # type: ignore[attr-defined]  # (the display it holds)
+        return named
 
     def materialize_all(self) -> None:
         """Name what a block leaves on the stack (a display too: successors mutate it)."""

@@ -245,6 +245,12 @@ def build_arguments(code: CodeType, func: Func | None, r: Renderer,
 
 
 def _tuple_items(node: ast.expr, r: Renderer) -> list[ast.expr]:
+    origin = getattr(node, "origin", None)
+    if isinstance(node, ast.Name) and isinstance(origin, ast.Tuple) \
+            and not any(isinstance(e, ast.Starred) for e in origin.elts):
+        # defaults computed before a branch and named: each is an item of that tuple
+        return [ast.Subscript(value=ast.Name(id=node.id, ctx=ast.Load()), slice=ast.Constant(i),
+                              ctx=ast.Load()) for i in range(len(origin.elts))]
     if isinstance(node, ast.Tuple):
         return [r.expr(e) for e in node.elts]
     if isinstance(node, ast.Constant) and isinstance(node.value, tuple):
@@ -253,6 +259,13 @@ def _tuple_items(node: ast.expr, r: Renderer) -> list[ast.expr]:
 
 
 def _dict_items(node: ast.expr, r: Renderer) -> dict[str, ast.expr]:
+    origin = getattr(node, "origin", None)
+    if isinstance(node, ast.Name) and isinstance(origin, ast.Dict) \
+            and all(isinstance(k, ast.Constant) and isinstance(k.value, str)
+                    for k in origin.keys):
+        return {k.value: ast.Subscript(value=ast.Name(id=node.id, ctx=ast.Load()),  # type: ignore
+                                       slice=ast.Constant(k.value), ctx=ast.Load())
+                for k in origin.keys}
     if isinstance(node, ast.Dict):
         out = {}
         for k, v in zip(node.keys, node.values, strict=True):

@@ -222,3 +222,11 @@ def returned_or_chain(a, b, c):
 @cases((0, 1, 2, 3), (1, 1, 1, 1), (3, 2, 1, 0), (2, 2, 5, 5))
 def returned_long_chain(a, b, c, d):
     return a >= b is not c >= d is not a
+
+
+@cases((1, 2), (3, 1))
+def defaults_before_a_conditional_annotation(x, y):
+    def inner(a=[x, y], *, b={"k": y}) -> (x if x > y else y):
+        return a, b
+
+    return inner(), inner.__annotations__["return"], inner.__defaults__[0] is inner()[0]
