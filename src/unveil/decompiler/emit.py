@@ -51,12 +51,61 @@ if _Base is not None and _Precedence is not None:
                 return
             super().visit_Call(node)
 
+        def visit_JoinedStr(self, node: ast.JoinedStr) -> None:
+            # older unparsers get some backslash and quote mixes in f-strings wrong: check
+            # the text parses back to the same string, else spell the f-string out
+            if getattr(self, "_plain", False):
+                super().visit_JoinedStr(node)
+                return
+            printer = _Printer()
+            printer._plain = True
+            printer.traverse(node)
+            text = "".join(printer._source)
+            try:
+                same = ast.dump(ast.parse(text, mode="eval").body) == ast.dump(node)
+            except SyntaxError:
+                same = False
+            if same:
+                self.write(text)
+            else:
+                self.write("(")
+                self.traverse(_spelled_out(node))
+                self.write(")")
+
         def visit_AugAssign(self, node: ast.AugAssign) -> None:
             if _bare_tuple(node.value):
                 self.set_precedence(_Precedence.TUPLE, node.value)
             super().visit_AugAssign(node)
 else:  # pragma: no cover
     _Printer = None
+
+
+def _spelled_out(node: ast.JoinedStr) -> ast.expr:
+    """``'lit' + format(conv(value), spec) + ...``: what an f-string evaluates to."""
+    parts: list[ast.expr] = []
+    for v in node.values:
+        if isinstance(v, ast.FormattedValue):
+            value = v.value
+            conv = {115: "str", 114: "repr", 97: "ascii"}.get(v.conversion or -1)
+            if conv is not None:
+                value = ast.Call(func=ast.Name(id=conv, ctx=ast.Load()), args=[value],
+                                 keywords=[])
+            spec: ast.expr = ast.Constant("")
+            if v.format_spec is not None:
+                spec = _spelled_out(v.format_spec) if isinstance(v.format_spec, ast.JoinedStr) \
+                    else v.format_spec
+            parts.append(ast.Call(func=ast.Name(id="format", ctx=ast.Load()),
+                                  args=[value, spec], keywords=[]))
+        else:
+            parts.append(v)
+    if not parts:
+        return ast.Constant("")
+    out = parts[0]
+    if not isinstance(out, ast.Constant):
+        out = ast.BinOp(left=ast.Constant(""), op=ast.Add(), right=out)
+    for p in parts[1:]:
+        out = ast.BinOp(left=out, op=ast.Add(), right=p)
+    return out
 
 
 def unparse(node: Any) -> str:
