@@ -24,8 +24,14 @@ def items_of(func: Func, parent: CodeDecompiler) -> list[Item]:
     """The annotations an ``__annotate__`` function returns, in order."""
     body = parent.child(func.code).statements()
     items: list[Item] = []
-    for stmt in _flatten(body):
+    flat = _flatten(body)
+    for k, stmt in enumerate(flat):
         cond: int | None = getattr(stmt, "condition", None)
+        if isinstance(stmt, ast.If):
+            returned = _returned_dict(flat[k:])
+            if returned is not None:
+                items.extend(_dict_items(returned, None))
+            break
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
             target = stmt.targets[0]
             if isinstance(target, ast.Name) and isinstance(stmt.value, ast.Dict):
@@ -34,9 +40,46 @@ def items_of(func: Func, parent: CodeDecompiler) -> list[Item]:
                     and isinstance(target.slice, ast.Constant) \
                     and isinstance(target.slice.value, str):
                 items.append((target.slice.value, stmt.value, cond))
-        elif isinstance(stmt, ast.Return) and isinstance(stmt.value, ast.Dict):
-            items.extend(_dict_items(stmt.value, None))
+        elif isinstance(stmt, ast.Return) and stmt.value is not None:
+            returned = _dict_of(stmt.value)
+            if returned is not None:
+                items.extend(_dict_items(returned, None))
     return items
+
+
+def _returned_dict(stmts: list[ast.stmt]) -> ast.Dict | None:
+    """The dict returned by an annotate body that branches: for ``-> (a if c else b)``
+    the compiler returns a whole dict from each arm; the arms merge back into one dict
+    whose differing values are conditional expressions."""
+    if not stmts:
+        return None
+    first = stmts[0]
+    if isinstance(first, ast.Return):
+        return _dict_of(first.value) if first.value is not None else None
+    if not isinstance(first, ast.If):
+        return None
+    return _merge(first.test, _returned_dict(first.body),
+                  _returned_dict(first.orelse + stmts[1:]))
+
+
+def _dict_of(value: ast.expr) -> ast.Dict | None:
+    """``{'return': a} if c else {'return': b}`` read as ``{'return': a if c else b}``."""
+    if isinstance(value, ast.Dict):
+        return value
+    if isinstance(value, ast.IfExp):
+        return _merge(value.test, _dict_of(value.body), _dict_of(value.orelse))
+    return None
+
+
+def _merge(test: ast.expr, yes: ast.Dict | None, no: ast.Dict | None) -> ast.Dict | None:
+    if yes is None or no is None or len(yes.keys) != len(no.keys) \
+            or None in yes.keys or None in no.keys \
+            or any(ast.dump(a) != ast.dump(b)  # type: ignore[arg-type]
+                   for a, b in zip(yes.keys, no.keys, strict=True)):
+        return None
+    values = [a if ast.dump(a) == ast.dump(b) else ast.IfExp(test=test, body=a, orelse=b)
+              for a, b in zip(yes.values, no.values, strict=True)]
+    return ast.Dict(keys=yes.keys, values=values)
 
 
 def _dict_items(node: ast.Dict, cond: int | None) -> list[Item]:
