@@ -405,6 +405,13 @@ def _definition_for(code: CodeType, kind: str, constants: Constants) -> ast.stmt
         # a lazily evaluated annotation scope in a class body (a type alias's value, a
         # type parameter's bound or default): an alias compiles to the same function
         value = generics.lazy_value(dec, code)
+        if code.co_name in code.co_freevars:
+            # it reads a variable of its own name from outside: a type parameter's bound
+            # that names the parameter (``def f[T: T]()``); an alias would bind the name
+            return ast.FunctionDef(name="__unveil_generic__", args=ast.arguments(
+                posonlyargs=[], args=[], vararg=None, kwonlyargs=[], kw_defaults=[],
+                kwarg=None, defaults=[]), body=[ast.Pass()], decorator_list=[], returns=None,
+                type_params=[ast.TypeVar(name=code.co_name, bound=value)])  # type: ignore
         return ast.TypeAlias(name=ast.Name(id=code.co_name, ctx=ast.Store()),  # type: ignore
                              type_params=[], value=value)
     name = code.co_name if code.co_name.isidentifier() else "_unveil_f"

@@ -374,6 +374,12 @@ class Machine:
             node = stack[i]
             if isinstance(node, UnpackItem):
                 stack[i] = self.force_unpack(node)
+            elif isinstance(node, ast.Tuple) and any(_class_body(e) for e in node.elts):
+                # a class's arguments for ``__build_class__`` (the body cannot be named):
+                # name the bases instead
+                for k, e in enumerate(node.elts):
+                    if self.needs_temp(e, ()) or isinstance(e, ast.List | ast.Set | ast.Dict):
+                        node.elts[k] = self.materialize(e)
             elif self.needs_temp(node, ()) or isinstance(node, ast.List | ast.Set | ast.Dict):
                 stack[i] = self.materialize(node)
 
@@ -1273,6 +1279,11 @@ class Calls(Machine):
         marker = generics.intrinsic(str(ins.argval), [a, b])
         self.push(stamp(marker if marker is not None else
                         Special(str(ins.argval), ast.Tuple(elts=[a, b], ctx=ast.Load()))))
+
+
+def _class_body(node: ast.expr) -> bool:
+    """A class body's function, made for ``__build_class__``."""
+    return isinstance(node, Func) and not node.code.co_flags & 0x2  # CO_NEWLOCALS
 
 
 def _callable_of(a: ast.expr, b: ast.expr) -> tuple[ast.expr, ast.expr | None]:

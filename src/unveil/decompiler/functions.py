@@ -339,11 +339,80 @@ def _dead_reference(names: list[str]) -> ast.stmt:
 def unused_free_variables(code: CodeType, body: list[ast.stmt]) -> list[str]:
     """Free variables the body never names (hand-made bytecode, or reads only in code
     that cannot run), which a dead reference keeps free."""
-    named = {n.id for s in body for n in ast.walk(s) if isinstance(n, ast.Name)}
-    named.update(x for s in body for n in ast.walk(s) if isinstance(n, ast.Nonlocal)
-                 for x in n.names)
-    return [f for f in code.co_freevars
-            if f not in named and f.isidentifier() and not f.startswith("__class")]
+    candidates = [f for f in code.co_freevars if f.isidentifier() and not f.startswith("__class")]
+    own = _own_names(body)
+    missing = [f for f in candidates if f not in own]
+    if not missing:
+        return []
+    anywhere = {n.id for s in body for n in ast.walk(s) if isinstance(n, ast.Name)}
+    nested = [f for f in missing if f in anywhere]
+    if nested:  # named only inside nested scopes, which may bind the name themselves
+        free = _free_through_nested(code, body, nested)
+        missing = [f for f in missing if f not in free]
+    return missing
+
+
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+
+
+def _own_names(body: list[ast.stmt]) -> set[str]:
+    """Names read or written by the scope itself (and ``nonlocal`` ones), not by the
+    bodies of functions, classes and lambdas in it."""
+    out: set[str] = set()
+    todo: list[ast.AST] = list(body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.Name):
+            out.add(node.id)
+        elif isinstance(node, ast.Nonlocal):
+            out.update(node.names)
+        if isinstance(node, _SCOPES):
+            if getattr(node, "type_params", None):
+                continue  # everything after the decorators sees the type parameters
+            todo.extend(getattr(node, "decorator_list", ()))
+            if isinstance(node, ast.ClassDef):
+                todo.extend(node.bases)
+                todo.extend(node.keywords)
+            else:
+                todo.extend(d for d in (*node.args.defaults, *node.args.kw_defaults) if d)
+            continue
+        todo.extend(ast.iter_child_nodes(node))
+    return out
+
+
+def _free_through_nested(code: CodeType, body: list[ast.stmt], names: list[str]) -> set[str]:
+    """Which of ``names`` are free in the scope because a nested scope reads them (ask
+    ``symtable`` about the body set in a function that binds them)."""
+    import symtable
+
+    is_class = not code.co_flags & 0x2  # CO_NEWLOCALS
+    inner = ast.ClassDef(name="_unveil_scope", bases=[], keywords=[], body=body or [ast.Pass()],
+                         decorator_list=[], type_params=[]) if is_class else ast.AsyncFunctionDef(
+        name="_unveil_scope", args=ast.arguments(posonlyargs=[], args=[], vararg=None,
+                                                 kwonlyargs=[], kw_defaults=[], kwarg=None,
+                                                 defaults=[]),
+        body=body or [ast.Pass()], decorator_list=[], returns=None, type_params=[])
+    outer = ast.FunctionDef(name="_unveil_outer", args=ast.arguments(
+                                posonlyargs=[], args=[], vararg=None, kwonlyargs=[],
+                                kw_defaults=[], kwarg=None, defaults=[]),
+                            body=[ast.Assign(targets=[ast.Name(id=n, ctx=ast.Store())
+                                                      for n in names], value=ast.Constant(None)),
+                                  inner],
+                            decorator_list=[], returns=None, type_params=[])
+    try:
+        table = symtable.symtable(ast.unparse(ast.fix_missing_locations(outer)), "<unveil>",
+                                  "exec")
+        scope = table.get_children()[0].get_children()[0]
+    except (SyntaxError, IndexError, ValueError):
+        return set(names)  # cannot tell: keep the names as they are
+    free: set[str] = set()
+    for n in names:
+        try:
+            if scope.lookup(n).is_free():
+                free.add(n)
+        except KeyError:
+            pass
+    return free
 
 
 def function_def(code: CodeType, name: str, parent: CodeDecompiler | None = None,

@@ -115,13 +115,14 @@ def generic_value(dec: CodeDecompiler, func: Func, args: list[ast.expr]) -> ast.
     from .idioms import tidy_raw
     from .inline_comprehensions import fold
     from .structure import Structurer, Unstructurable
+    from .tails import merge_tails
     from .translate import Translator
 
     code = func.code
     child = dec.child(code)
     ctx = Context(code, child.names, make_comprehension=child.make_comprehension)
     ctx.make_generic = child.make_generic
-    ir = Translator(cfg_mod.build(fold(bytecode.read(code), child)), ctx, []).run()
+    ir = Translator(cfg_mod.build(merge_tails(fold(bytecode.read(code), child))), ctx, []).run()
     try:
         stmts = tidy_raw(Structurer(ir).run())
     except Unstructurable as exc:

@@ -343,6 +343,7 @@ class Renderer:
             raise self.fail("function object without a renderer")
         fname = self.names.fresh("_f")
         self.hoisted.append(self.make_def(node, fname, []))
+        self.hoisted.extend(_renamed(fname, node.code.co_name))
         return ast.Name(id=fname, ctx=ast.Load())
 
     def r_ClassBuild(self, node: ClassBuild) -> ast.expr:
@@ -351,6 +352,7 @@ class Renderer:
         cname = self.names.fresh("_C")
         stmt = self.make_class(node, cname, [])
         self.hoisted.append(stmt)
+        self.hoisted.extend(_renamed(cname, node.cname))
         return ast.Name(id=cname, ctx=ast.Load())
 
     def r_BinOp(self, node: ast.BinOp) -> ast.expr:
@@ -530,3 +532,20 @@ def preview(stmt: ast.stmt) -> str:
     if isinstance(rendered, list):
         return "\n".join(ast.dump(s) for s in rendered)
     return ast.dump(rendered)
+
+
+def _renamed(temp: str, name: str) -> list[ast.stmt]:
+    """A function or class defined under a temporary name gets its own name back:
+    ``_f0.__name__ = 'f'`` and the same for the last part of ``__qualname__``."""
+    if temp == name:
+        return []
+
+    def attr(a: str, ctx: ast.expr_context) -> ast.Attribute:
+        return ast.Attribute(value=ast.Name(id=temp, ctx=ast.Load()), attr=a, ctx=ctx)
+
+    qualname = ast.BinOp(left=ast.Call(func=ast.Attribute(value=attr("__qualname__", ast.Load()),
+                                                           attr="removesuffix", ctx=ast.Load()),
+                                       args=[ast.Constant(temp)], keywords=[]),
+                         op=ast.Add(), right=ast.Constant(name))
+    return [ast.Assign(targets=[attr("__name__", ast.Store())], value=ast.Constant(name)),
+            ast.Assign(targets=[attr("__qualname__", ast.Store())], value=qualname)]

@@ -10,6 +10,7 @@ the shared end is kept and the first arm jumps to it: the join the source had.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import replace
 
 from ..bytecode import Bytecode, Instr
@@ -43,10 +44,7 @@ def merge_tails(bc: Bytecode) -> Bytecode:
         second = _arm(bc, ins.target, entries, allow_entry=True)
         if first is None or second is None:
             continue
-        n = _common_suffix(instrs, first, second)
-        # the shared part starts where one value, the expression's, is consumed
-        while n and instrs[first[len(first) - n]].op not in _TAKES_ONE:
-            n -= 1
+        n = _value_split(instrs, first, second, _common_suffix(instrs, first, second))
         if n == 0 or (n == len(first) and n == len(second)) \
                 or bc.handlers[first[0]] != bc.handlers[second[0]]:
             continue
@@ -86,6 +84,65 @@ def _arm(bc: Bytecode, start: int, entries: dict[int, int],
             return None
         k += 1
     return None
+
+
+def _value_split(instrs: list[Instr], first: list[int], second: list[int], n: int) -> int:
+    """How much of the common suffix ``n`` to share: from where each arm has left one
+    value, the expression's, on the stack as it was at the jump (less what the
+    expression itself consumed, as a chained comparison does); else from where one
+    value is consumed."""
+    for k in range(min(n, len(first) - 1, len(second) - 1), 0, -1):
+        a = _prefix_effect(instrs, first[:len(first) - k])
+        b = _prefix_effect(instrs, second[:len(second) - k])
+        if a is not None and a == b and a[0] <= 1 and a[1] >= a[0] - 1:
+            return k
+    while n and instrs[first[len(first) - n]].op not in _TAKES_ONE:
+        n -= 1
+    return n
+
+
+#: (values popped, values pushed) of the instructions an expression's arm is made of.
+_EFFECTS: dict[str, tuple[int, int]] = {
+    **dict.fromkeys(("LOAD_CONST", "LOAD_FAST", "LOAD_NAME", "LOAD_GLOBAL", "LOAD_DEREF",
+                     "LOAD_CLOSURE", "PUSH_NULL"), (0, 1)),
+    **dict.fromkeys(("UNARY_NOT", "UNARY_NEGATIVE", "UNARY_INVERT", "UNARY_POSITIVE",
+                     "LOAD_ATTR", "GET_ITER", "FORMAT_SIMPLE", "LOAD_FROM_DICT_OR_GLOBALS",
+                     "LOAD_FROM_DICT_OR_DEREF"), (1, 1)),
+    **dict.fromkeys(("BINARY_OP", "COMPARE_OP", "CONTAINS_OP", "IS_OP", "BINARY_SUBSCR"),
+                    (2, 1)),
+    "POP_TOP": (1, 0),
+    "LOAD_METHOD": (1, 2),
+}
+
+
+def _effect(ins: Instr) -> tuple[int, int] | None:
+    n = ins.arg or 0
+    if ins.op in _EFFECTS:
+        return _EFFECTS[ins.op]
+    if ins.op == "SWAP":
+        return n, n
+    if ins.op == "COPY":
+        return n, n + 1
+    if ins.op in ("BUILD_TUPLE", "BUILD_LIST", "BUILD_SET", "BUILD_STRING", "BUILD_SLICE"):
+        return n, 1
+    if ins.op == "BUILD_MAP":
+        return 2 * n, 1
+    if ins.op == "CALL" and sys.version_info >= (3, 11):
+        return n + 2, 1
+    return None
+
+
+def _prefix_effect(instrs: list[Instr], arm: list[int]) -> tuple[int, int] | None:
+    """The net stack change of an arm's instructions and the lowest depth they reach
+    (relative to the jump), or None when an instruction is not a plain expression's."""
+    depth = low = 0
+    for k in arm:
+        e = _effect(instrs[k])
+        if e is None:
+            return None
+        low = min(low, depth - e[0])
+        depth += e[1] - e[0]
+    return depth, low
 
 
 def _common_suffix(instrs: list[Instr], a: list[int], b: list[int]) -> int:
