@@ -61,10 +61,7 @@ if _Base is not None and _Precedence is not None:
             printer._plain = True
             printer.traverse(node)
             text = "".join(printer._source)
-            try:
-                same = ast.dump(ast.parse(text, mode="eval").body) == ast.dump(node)
-            except SyntaxError:
-                same = False
+            same = _same_code(text, node)
             if same:
                 self.write(text)
             else:
@@ -78,6 +75,30 @@ if _Base is not None and _Precedence is not None:
             super().visit_AugAssign(node)
 else:  # pragma: no cover
     _Printer = None
+
+
+def _same_code(text: str, node: ast.expr) -> bool:
+    """Whether ``text`` compiles to what ``node`` compiles to (constant folding makes
+    ``-1`` and ``Constant(-1)`` alike, which comparing trees would not)."""
+    try:
+        expected = compile(ast.fix_missing_locations(ast.Expression(body=node)), "<f-string>",
+                           "eval", dont_inherit=True)
+    except (SyntaxError, ValueError, TypeError):  # e.g. ``await`` inside: compare trees
+        try:
+            return ast.dump(ast.parse(text, mode="eval").body) == ast.dump(node)
+        except SyntaxError:
+            return False
+    try:
+        parsed = compile(text, "<f-string>", "eval", dont_inherit=True)
+    except (SyntaxError, ValueError):
+        return False
+    return _code_key(parsed) == _code_key(expected)
+
+
+def _code_key(code: Any) -> tuple:
+    consts = tuple(_code_key(c) if hasattr(c, "co_code") else (type(c), c)
+                   for c in code.co_consts)
+    return code.co_code, consts, code.co_names, code.co_varnames, code.co_freevars
 
 
 def _spelled_out(node: ast.JoinedStr) -> ast.expr:
