@@ -48,24 +48,6 @@ def require_decompiler() -> None:
         pass
 
 
-#: Known gaps: (text in the message, message prefix) -> why. A failure matching one is
-#: reported by ``test_random_programs_known_gaps`` (a strict xfail) instead.
-KNOWN_GAPS = {
-    ("in <generic parameters of ", "DecompilationError: unrecognised "):
-        "a generic class whose keyword arguments hold a conditional expression (** a if c "
-        "else b): the compiler copies the class creation into both arms and the copies are "
-        "not merged back yet",
-}
-
-
-def _known_gap(r: object) -> str | None:
-    for (name, message), why in KNOWN_GAPS.items():
-        text = f"{r.message}"  # type: ignore[attr-defined]
-        if name in text and text.startswith(message):
-            return why
-    return None
-
-
 @pytest.fixture(scope="module")
 def outcome() -> object:
     require_decompiler()
@@ -87,23 +69,15 @@ def _report(outcome: object, failures: list[tuple[int, object]]) -> str:
     return "\n".join(lines)
 
 
-def _failures(outcome: object, known: bool) -> list[tuple[int, object]]:
+def _failures(outcome: object) -> list[tuple[int, object]]:
     return [(p.seed, r) for p in outcome.failing_programs()  # type: ignore[attr-defined]
-            for r in p.failures() if (_known_gap(r) is not None) == known]
+            for r in p.failures()]
 
 
 def test_random_programs_round_trip(outcome: object) -> None:
     summary = outcome.summary()  # type: ignore[attr-defined]
     assert summary["programs"] >= len(SEEDS) * 0.9, summary["skipped"]
-    failures = _failures(outcome, known=False)
-    if failures:
-        pytest.fail(_report(outcome, failures), pytrace=False)
-
-
-@pytest.mark.xfail(sys.version_info >= (3, 12), strict=True,
-                   reason="; ".join(KNOWN_GAPS.values()))
-def test_random_programs_known_gaps(outcome: object) -> None:
-    failures = _failures(outcome, known=True)
+    failures = _failures(outcome)
     if failures:
         pytest.fail(_report(outcome, failures), pytrace=False)
 

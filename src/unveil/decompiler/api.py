@@ -436,10 +436,11 @@ def _annotated_owner(code: CodeType, dec: CodeDecompiler) -> ast.stmt | None:
     except DecompilationError:
         return None
     # exactly what the compiler writes: the format check, then one dict of annotations
-    if len(body) != 2 or not isinstance(body[0], ast.If) or not is_format_check(body[0]) \
-            or not isinstance(body[1], ast.Return) or not isinstance(body[1].value, ast.Dict):
+    if len(body) < 2 or not isinstance(body[0], ast.If) or not is_format_check(body[0]):
         return None
-    items = list(zip(body[1].value.keys, body[1].value.values, strict=True))
+    items = _annotation_items(body[1:])
+    if items is None:
+        return None
     names = [k.value if isinstance(k, ast.Constant) else None for k, _ in items]
     if not items or not all(isinstance(n, str) and n.isidentifier() for n in names) \
             or len(set(names)) != len(names):
@@ -449,6 +450,13 @@ def _annotated_owner(code: CodeType, dec: CodeDecompiler) -> ast.stmt | None:
     def annotation(value: ast.expr) -> ast.expr:
         return annotation_expr(value, True) if stringified else value
 
+    if "__classdict__" in code.co_freevars:
+        # a class body's annotations (``x: int``), evaluated in the class namespace
+        return ast.ClassDef(name="__unveil_annotated__", bases=[], keywords=[], body=[
+            ast.AnnAssign(target=ast.Name(id=n, ctx=ast.Store()), annotation=annotation(v),
+                          value=None, simple=1)
+            for n, (_, v) in zip(names, items, strict=True)], decorator_list=[],
+            type_params=[])
     args = [ast.arg(arg=n, annotation=annotation(v)) for n, (_, v) in zip(names, items,
                                                                           strict=True)
             if n != "return"]
@@ -457,6 +465,31 @@ def _annotated_owner(code: CodeType, dec: CodeDecompiler) -> ast.stmt | None:
     return ast.FunctionDef(name="__unveil_annotated__", args=ast.arguments(
         posonlyargs=[], args=args, vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None,
         defaults=[]), body=[ast.Pass()], decorator_list=[], returns=returns, type_params=[])
+
+
+def _annotation_items(body: list[ast.stmt]) -> list[tuple[ast.expr | None, ast.expr]] | None:
+    """``return {k: v, ...}`` (a function's annotations), or a class's: ``d = {}``, then
+    ``d[k] = v`` for each, then ``return d``."""
+    last = body[-1]
+    if not isinstance(last, ast.Return):
+        return None
+    if len(body) == 1 and isinstance(last.value, ast.Dict):
+        return list(zip(last.value.keys, last.value.values, strict=True))
+    first = body[0]
+    if not (isinstance(last.value, ast.Name) and isinstance(first, ast.Assign)
+            and len(first.targets) == 1 and isinstance(first.targets[0], ast.Name)
+            and first.targets[0].id == last.value.id and isinstance(first.value, ast.Dict)
+            and not first.value.keys):
+        return None
+    items: list[tuple[ast.expr | None, ast.expr]] = []
+    for s in body[1:-1]:
+        if not (isinstance(s, ast.Assign) and len(s.targets) == 1
+                and isinstance(s.targets[0], ast.Subscript)
+                and isinstance(s.targets[0].value, ast.Name)
+                and s.targets[0].value.id == last.value.id):
+            return None
+        items.append((s.targets[0].slice, s.value))
+    return items
 
 
 def _closure_wrapper(node: ast.stmt, code: CodeType) -> ast.Module:

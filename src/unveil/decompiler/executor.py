@@ -1141,6 +1141,8 @@ class Displays(Machine):
         template_cls = getattr(ast, "TemplateStr", None)
         if template_cls is None:
             self.fail("t-strings need Python 3.14")
+        if isinstance(interps, ast.Constant) and interps.value == ():
+            interps = ast.Tuple(elts=[], ctx=ast.Load())  # ``t""``: no interpolations
         if not isinstance(strings, ast.Constant) or not isinstance(interps, ast.Tuple):
             self.fail("template without constant strings")
         values: list[ast.expr] = []

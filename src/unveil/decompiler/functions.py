@@ -83,10 +83,10 @@ class CodeDecompiler:
         """Statements of ``bc`` (all of a code object, or a region of it) run from
         ``entry`` as the initial stack."""
         from .inline_comprehensions import fold
-        from .tails import merge_tails
+        from .tails import merge_tails, split_clean_ups
 
         code = self.code
-        bc = merge_tails(fold(bc, self))
+        bc = split_clean_ups(merge_tails(fold(bc, self)))
         graph_cfg = cfg_mod.build(bc)
         ctx = Context(code, self.names, make_comprehension=self.make_comprehension)
         ctx.imported = self.constants.imported

@@ -115,14 +115,14 @@ def generic_value(dec: CodeDecompiler, func: Func, args: list[ast.expr]) -> ast.
     from .idioms import tidy_raw
     from .inline_comprehensions import fold
     from .structure import Structurer, Unstructurable
-    from .tails import merge_tails
+    from .tails import merge_tails, split_clean_ups
     from .translate import Translator
 
     code = func.code
     child = dec.child(code)
     ctx = Context(code, child.names, make_comprehension=child.make_comprehension)
     ctx.make_generic = child.make_generic
-    ir = Translator(cfg_mod.build(merge_tails(fold(bytecode.read(code), child))), ctx, []).run()
+    ir = Translator(cfg_mod.build(split_clean_ups(merge_tails(fold(bytecode.read(code), child)))), ctx, []).run()
     try:
         stmts = tidy_raw(Structurer(ir).run())
     except Unstructurable as exc:

@@ -29,9 +29,11 @@ def merge_tails(bc: Bytecode) -> Bytecode:
     if not any(i.op in _CONDITIONAL for i in instrs):
         return bc
     entries: dict[int, int] = {}
-    for i in instrs:
+    sources: dict[int, list[int]] = {}
+    for k, i in enumerate(instrs):
         if i.target >= 0:
             entries[i.target] = entries.get(i.target, 0) + 1
+            sources.setdefault(i.target, []).append(k)
     for h in bc.handlers:
         if h is not None:
             entries[h.target] = entries.get(h.target, 0) + 2  # never merged
@@ -40,8 +42,12 @@ def merge_tails(bc: Bytecode) -> Bytecode:
     for j, ins in enumerate(instrs):
         if ins.op not in _CONDITIONAL or ins.line is None:
             continue
+        # the jump's target may also be where earlier tests of the same expression go
+        # (``a < b < c < d`` leaves each comparison for one clean-up block)
+        same_line = all(instrs[k].line == ins.line for k in sources.get(ins.target, ()))
         first = _arm(bc, j + 1, entries, allow_entry=False)
-        second = _arm(bc, ins.target, entries, allow_entry=True)
+        second = _arm(bc, ins.target, entries, allow_entry=True,
+                      max_entries=len(sources.get(ins.target, ())) if same_line else 1)
         if first is None or second is None:
             continue
         n = _value_split(instrs, first, second, _common_suffix(instrs, first, second))
@@ -61,18 +67,19 @@ def merge_tails(bc: Bytecode) -> Bytecode:
 
 
 def _arm(bc: Bytecode, start: int, entries: dict[int, int],
-         allow_entry: bool) -> list[int] | None:
+         allow_entry: bool, max_entries: int = 1) -> list[int] | None:
     """Indices from ``start`` to a terminal instruction, straight-line and entered only
-    at ``start`` (once), all under one exception handler; None otherwise."""
+    at ``start`` (at most ``max_entries`` times), all under one exception handler; None
+    otherwise."""
     instrs = bc.instrs
     if start >= len(instrs):
         return None
-    if entries.get(start, 0) > (1 if allow_entry else 0):
+    if entries.get(start, 0) > (max(1, max_entries) if allow_entry else 0):
         return None
     out: list[int] = []
-    k = start
+    k = entered = start
     while k < len(instrs):
-        if k != start and k in entries:
+        if k != entered and k in entries:
             return None
         if bc.handlers[k] != bc.handlers[start]:
             return None
@@ -80,6 +87,9 @@ def _arm(bc: Bytecode, start: int, entries: dict[int, int],
         out.append(k)
         if op in _TERMINAL:
             return out
+        if op == "JUMP" and instrs[k].target > k and entries.get(instrs[k].target) == 1:
+            k = entered = instrs[k].target  # a jump to code entered only from here
+            continue
         if op in _FLOW:
             return None
         k += 1
@@ -112,6 +122,8 @@ _EFFECTS: dict[str, tuple[int, int]] = {
                     (2, 1)),
     "POP_TOP": (1, 0),
     "LOAD_METHOD": (1, 2),
+    "JUMP": (0, 0),
+    "NOP": (0, 0),
 }
 
 
@@ -154,3 +166,63 @@ def _common_suffix(instrs: list[Instr], a: list[int], b: list[int]) -> int:
             break
         n += 1
     return n
+
+
+_CLEAN_UP = {"SWAP", "COPY", "POP_TOP", "NOP"}
+
+
+def split_clean_ups(bc: Bytecode) -> Bytecode:
+    """Give each test of ``a < b < c < d`` its own clean-up block and join.
+
+    Every failed test of a chained comparison jumps to one block that drops the kept
+    middle value (``SWAP 2; POP_TOP``) before the join, and the last comparison jumps
+    over it to the join. Shared, that block belongs to no single test and the tests
+    cannot fold one by one into ``and``s. Here each inner test gets a copy of it and
+    a join of its own (a block that jumps on to the enclosing test's join), appended
+    after the last instruction: each then folds like a two-part chain.
+    """
+    instrs = bc.instrs
+    sources: dict[int, list[int]] = {}
+    for k, i in enumerate(instrs):
+        if i.target >= 0:
+            sources.setdefault(i.target, []).append(k)
+    if not instrs or not any(len(s) > 1 for s in sources.values()) \
+            or instrs[-1].op not in _TERMINAL | {"JUMP"}:
+        return bc
+    new = list(instrs)
+    handlers = list(bc.handlers)
+    for target, srcs in sorted(sources.items()):
+        if len(srcs) < 2 or not all(instrs[k].op in _CONDITIONAL and k < target for k in srcs) \
+                or len({instrs[k].line for k in srcs}) != 1:
+            continue
+        end = target
+        while end < len(instrs) and instrs[end].op in _CLEAN_UP \
+                and (end == target or end not in sources) \
+                and bc.handlers[end] == bc.handlers[target]:
+            end += 1
+        if end == target or end >= len(instrs) \
+                or not any(instrs[k].op in ("SWAP", "POP_TOP") for k in range(target, end)):
+            continue
+        over = target - 1  # the last comparison's jump over the clean-up to the join
+        while over > srcs[-1] and new[over].op == "NOP":
+            over -= 1
+        if new[over].op != "JUMP" or new[over].target != end:
+            continue
+        handler = bc.handlers[target]
+        joins: list[int] = []
+        for level in range(1, len(srcs)):
+            join = len(new)
+            new.append(Instr("JUMP", None, None, joins[-1] if joins else end,
+                             instrs[end - 1].offset, instrs[end - 1].line))
+            handlers.append(handler)
+            joins.append(join)
+            copy = len(new)
+            new.extend(replace(instrs[i]) for i in range(target, end))
+            new.append(Instr("JUMP", None, None, join, instrs[end - 1].offset,
+                             instrs[end - 1].line))
+            handlers.extend(handler for _ in range(target, end + 1))
+            new[srcs[level]] = replace(new[srcs[level]], target=copy)
+        new[over] = replace(new[over], target=joins[-1])
+    if len(new) == len(instrs):
+        return bc
+    return Bytecode(bc.code, new, handlers)

@@ -331,7 +331,7 @@ class Translator:
     # ------------------------------------------------------------ folding branches
 
     def _explore(self, target: int, state: State, handler: Handler | None,
-                 region: set[int], inside: set[int]) -> _Outcome | None:
+                 region: set[int], inside: set[int], src: int | None = None) -> _Outcome | None:
         """Run speculatively from ``target``; ``None`` when it has effects or is not simple.
 
         ``region`` are blocks not to enter again; ``inside`` are blocks whose edges into a
@@ -339,8 +339,12 @@ class Translator:
         block = self.cfg.blocks.get(target)
         if block is None:
             return None
+        # (a block entered from elsewhere too is explored when every other entry is
+        # an edge already folded into this expression: a chained test's clean-up)
         if block.id == self.cfg.entry or block.handles or block.handler != handler \
-                or len(block.preds) != 1 or block.id in region or block.id in self.owner:
+                or (len(block.preds) != 1 and (src is None or not all(
+                    p == src or p in inside for p in block.preds))) \
+                or block.id in region or block.id in self.owner:
             shared_exit = self._pure_exit(block, state, handler)
             if shared_exit is not None:
                 return shared_exit
@@ -402,10 +406,11 @@ class Translator:
         # the edges of this very branch are not folded yet
         joined = inside
         inside = inside - {term.src}
-        then_o = self._explore(then_t, state, handler, region, inside)
+        then_o = self._explore(then_t, state, handler, region, inside, term.src)
         if then_o is None or then_o.state.stmts:
             return None
-        else_o = self._explore(else_t, state, handler, region | set(then_o.absorbed), inside)
+        else_o = self._explore(else_t, state, handler, region | set(then_o.absorbed), inside,
+                               term.src)
         if else_o is None or else_o.state.stmts:
             return None
         # one side reaches a shared exit directly, the other after some code: a value

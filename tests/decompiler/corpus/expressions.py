@@ -188,3 +188,26 @@ def comparisons_with_nan(a, b):
 @cases((None,), ([],), ([0],), ("0",))
 def chained_truthiness(value):
     return value is not None and len(value) > 0 and value[0] or "default"
+
+
+@cases((1, 2, 3, 4), (4, 3, 2, 1), (1, 2, 2, 3), (1, 1, 1, 1))
+def long_chains_as_values(a, b, c, d):
+    # each failed test shares one clean-up block; the value sits over other values
+    pair = [a, a < b < c < d]
+    triple = (b, c, a <= b <= c <= d != a)
+    return pair, triple, str(a in [a, b] < [c, d] != 5)
+
+
+def _collect(*args, **kwargs):
+    return args, sorted(kwargs.items())
+
+
+@cases((1, 2, 3), (3, 2, 1), (2, 2, 2))
+def chains_in_call_arguments(a, b, c):
+    # 3.12+ copies the call and its return into each arm of the comparison
+    return _collect(a, b, a in (b, c) <= {1, 2, 3} < {1, 2, 3, 4}, key=a < b < c)
+
+
+@cases(({"k": 1}, None, True), ({}, {"j": 2}, False))
+def conditional_keyword_mapping(x, y, c):
+    return _collect(x, **x if c else y)

@@ -76,3 +76,31 @@ def fstring_with_comments_and_newlines(n):
         * 2
     }|{[x
         for x in range(n)]}"
+
+
+@cases((1, 2, 3), (3, 2, 1), (0, 0, 0))
+def generic_class_with_chained_base(a, b, c):
+    # the bases and keywords are computed inside the type parameter scope, where the
+    # compiler copies the class creation into both arms of each comparison
+    class Box[T](**({"k": 1} if a < b else {})):
+        def __init_subclass__(cls, **kw):
+            LOG.append(kw)
+
+    class Sub[T](Box, **({"k": a} if a in (b, c) <= {1, 2, 3} else {})):
+        pass
+
+    class Long[**P](Sub, flag=a < b < c < 4):
+        pass
+
+    return Box.__type_params__[0].__name__, Sub.__name__, Long.__qualname__, LOG[-2:]
+
+
+@cases((1,),)
+def bound_names_its_own_parameter(n):
+    class Holder:
+        # the bound's lazy scope reads the parameter itself (a free variable)
+        def method[T: (T, int)](self, x: T) -> T:
+            return x
+
+    (t,) = Holder.method.__type_params__
+    return Holder().method(n), t.__bound__[1].__name__, t.__bound__[0] is t

@@ -54,3 +54,24 @@ def except_without_parentheses(kind):
 def template_concatenation(n):
     t = t"a{n}" t"b{n + 1}"
     return t.strings, render(t)
+
+
+@cases((1,),)
+def empty_template(n):
+    # ``t""`` has no interpolations: the compiler loads an empty tuple constant
+    empty = t""
+    return type(empty).__name__, empty.strings, empty.interpolations, n
+
+
+@cases((1, 2), (3, 1))
+def lazy_annotations_that_branch(x, y):
+    # PEP 649: annotations live in __annotate__ functions; a conditional one returns a
+    # whole dict from each arm, a class body's builds its dict item by item
+    def inner(a: int = x, *, b: "str" = "k") -> (x if x > y else y):
+        return a, b
+
+    class Fields:
+        first: list[int]
+        second: x if x < y else y = 3
+
+    return (inner(), inner.__annotations__, Fields.__annotations__, Fields.second)
