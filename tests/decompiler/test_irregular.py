@@ -178,6 +178,46 @@ def _decompiled_text(code: types.CodeType, title: str) -> str:
     return text
 
 
+
+@case()
+def slot_names_clash_with_locals() -> Irregular:
+    """A value kept on the stack across a join needs a variable of its own (a stack
+    slot); the code already has locals named like slots (``_s0``, ``_s1``)."""
+    code = asm(
+        [
+            ("LOAD_FAST", "x"),
+            ("LOAD_FAST", "flag"),
+            ("POP_JUMP_IF_FALSE", "other"),
+            ("LOAD_CONST", 1),
+            ("STORE_FAST", "_s0"),
+            ("LOAD_CONST", "a"),
+            ("STORE_FAST", "_s1"),
+            ("LOAD_FAST", "_s1"),
+            ("JUMP", "join"),
+            "other",
+            ("LOAD_CONST", 2),
+            ("STORE_FAST", "_s0"),
+            ("LOAD_CONST", "b"),
+            ("STORE_FAST", "_s1"),
+            ("LOAD_CONST", "c"),
+            "join",
+            ("BUILD_TUPLE", 2),
+            ("LOAD_FAST", "_s0"),
+            ("LOAD_FAST", "_s1"),
+            ("BUILD_TUPLE", 3),
+            ("RETURN_VALUE",),
+        ],
+        name="slot_names_clash_with_locals",
+        argnames=("x", "flag"),
+    )
+    return Irregular(
+        code,
+        namespace(),
+        [(5, True), (5, False), ("q", 0)],
+        [((5, "a"), 1, "a"), ((5, "c"), 2, "b"), (("q", "c"), 2, "b")],
+    )
+
+
 def _params() -> list[Any]:
     return [pytest.param(name, marks=MARKS[name], id=name) for name in BUILDERS]
 
@@ -1619,4 +1659,5 @@ def test_assembler_encodings() -> None:
         handled = BUILDERS["handler_with_stack_value_from_two_ranges"]().code
         entries = dis._parse_exception_table(handled)  # type: ignore[attr-defined]
         assert sorted((e.depth, e.lasti) for e in entries) == [(1, False), (1, False), (2, True)]
+
 

@@ -244,6 +244,11 @@ class Names:
         self.taken = set(taken)
         self.generated: set[str] = set()
         self._counter = itertools.count()
+        # stack slots are ``_s0``, ``_s1``...: a prefix none of the code's names uses
+        self.slot_prefix = "_s"
+        while any(n.startswith(self.slot_prefix) and n[len(self.slot_prefix):].isdigit()
+                  for n in self.taken):
+            self.slot_prefix = "_" + self.slot_prefix
 
     def fresh(self, stem: str = "_t") -> str:
         while True:
@@ -253,11 +258,6 @@ class Names:
                 self.generated.add(candidate)
                 return candidate
 
-    def slot(self, index: int) -> str:
-        candidate = f"_s{index}"
-        while candidate in self.taken and not candidate.startswith("_s"):
-            candidate = "_" + candidate
-        return candidate
 
 
 _INVERSE_CMP = {ast.Is: ast.IsNot, ast.IsNot: ast.Is, ast.In: ast.NotIn, ast.NotIn: ast.In}

@@ -41,7 +41,7 @@ _LITERAL_TYPES = (str, bytes, int, float, complex, bool, type(None), type(Ellips
 class Renderer:
     """Render statements of one code object."""
 
-    def __init__(self, names: Names, slot_prefix: str = "_s",
+    def __init__(self, names: Names, slot_prefix: str | None = None,
                  make_lambda: Callable[[Func], ast.expr] | None = None,
                  make_def: Callable[[Func, str, list[ast.expr]], ast.stmt] | None = None,
                  make_class: Callable[[ClassBuild, str, list[ast.expr]], ast.stmt] | None = None,
@@ -49,7 +49,7 @@ class Renderer:
                  constant: Callable[[Any], ast.expr] | None = None,
                  code_name: str = "?", special_names: dict[int, str] | None = None) -> None:
         self.names = names
-        self.slot_prefix = slot_prefix
+        self.slot_prefix = names.slot_prefix if slot_prefix is None else slot_prefix
         self.make_lambda = make_lambda
         self.make_def = make_def
         self.make_class = make_class
