@@ -331,7 +331,8 @@ class Translator:
     # ------------------------------------------------------------ folding branches
 
     def _explore(self, target: int, state: State, handler: Handler | None,
-                 region: set[int], inside: set[int], src: int | None = None) -> _Outcome | None:
+                 region: set[int], inside: set[int], src: int | None = None,
+                 pending: frozenset[int] = frozenset()) -> _Outcome | None:
         """Run speculatively from ``target``; ``None`` when it has effects or is not simple.
 
         ``region`` are blocks not to enter again; ``inside`` are blocks whose edges into a
@@ -366,7 +367,8 @@ class Translator:
             while True:
                 term = self._run_block(b, st)
                 while term.kind == "branch":
-                    folded = self._collapse(term, st, handler, local_inside, local_region)
+                    folded = self._collapse(term, st, handler, local_inside, local_region,
+                                            pending)
                     if folded is None:
                         break
                     term, more = folded
@@ -396,8 +398,12 @@ class Translator:
             ex.speculative, ex.spec_floor, ex.state, ex.ins, ex.spec_counts = saved
 
     def _collapse(self, term: Term, state: State, handler: Handler | None,
-                  inside: set[int], region: set[int]) -> tuple[Term, list[int]] | None:
-        """Fold the branch ``term`` into an expression or a compound condition."""
+                  inside: set[int], region: set[int],
+                  pending: frozenset[int] = frozenset()) -> tuple[Term, list[int]] | None:
+        """Fold the branch ``term`` into an expression or a compound condition.
+
+        ``pending``: branches being folded around this one, whose edges into a join
+        count as folded here (``a and (b or c)``: the inner ``or`` meets ``a``'s edge)."""
         then_t, else_t = term.targets
         test = term.test
         assert test is not None
@@ -406,11 +412,12 @@ class Translator:
         # the edges of this very branch are not folded yet
         joined = inside
         inside = inside - {term.src}
-        then_o = self._explore(then_t, state, handler, region, inside, term.src)
+        outer = pending | {term.src} if term.src is not None else pending
+        then_o = self._explore(then_t, state, handler, region, inside, term.src, outer)
         if then_o is None or then_o.state.stmts:
             return None
         else_o = self._explore(else_t, state, handler, region | set(then_o.absorbed), inside,
-                               term.src)
+                               term.src, outer)
         if else_o is None or else_o.state.stmts:
             return None
         # one side reaches a shared exit directly, the other after some code: a value
@@ -426,7 +433,7 @@ class Translator:
                 and then_o.targets[0] == else_o.targets[0]:
             join = then_o.targets[0]
             merged = _merge_values(test, then_o.state.stack, else_o.state.stack)
-            if merged is not None and self._join_closed(join, joined, then_o, else_o,
+            if merged is not None and self._join_closed(join, joined | pending, then_o, else_o,
                                                         then_t, else_t):
                 state.stack[:] = merged
                 return Term("goto", [join], line=term.line), then_o.absorbed + else_o.absorbed

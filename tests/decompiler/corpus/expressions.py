@@ -211,3 +211,16 @@ def chains_in_call_arguments(a, b, c):
 @cases(({"k": 1}, None, True), ({}, {"j": 2}, False))
 def conditional_keyword_mapping(x, y, c):
     return _collect(x, **x if c else y)
+
+
+@cases((0, 1, 2, 3), (1, 0, 2, 0), (1, 1, 0, 0), ("", [], 0, None), (1, "", 0, 5))
+def mixed_boolean_values(a, b, c, d):
+    # an inner ``or``/``and`` whose short-circuit meets the outer one's at the same join
+    return [a and (b or c), a and (not b or c), a or (b and c) or d,
+            a and (b or (c and d)), (a or b) and (c or d)]
+
+
+@cases((["x", "y"], {"x": 1, "y": None}), (["x"], {}), ([], {}))
+def mixed_boolean_generator(attrs, values):
+    return all(a in values and (not callable(values.get(a)) or values[a] is not None)
+               for a in attrs)
