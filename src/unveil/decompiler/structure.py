@@ -344,6 +344,14 @@ class Structurer:
             seen.add(nxt)
             dst = nxt
 
+    def _hops(self, dst: int, end: int) -> list[int]:
+        """The blocks :meth:`through` passes from ``dst`` to ``end``, ``end`` included."""
+        out = [dst]
+        while dst != end:
+            dst = self.blocks[dst].term.targets[0]
+            out.append(dst)
+        return out
+
     def edge(self, src: int, dst: int, ctx: Ctx, out: list[ast.stmt]) -> int | None:
         """Assign the target's entry slots, then say where the sequence continues."""
         out.extend(self.slot_assignments(src, dst))
@@ -544,7 +552,7 @@ class Structurer:
                 if target != natural_exit and (
                         self.blocks[target].term.kind in ("raise", "reraise")
                         or self._is_tail(target) and len(self.preds(target)) == 1):
-                    ends.add(target)
+                    ends.update(self._hops(s, target))  # with the jumps that lead there
                     continue
                 breaks.add(target)
         if natural_exit is not None and len(breaks) == 1 \
