@@ -135,12 +135,21 @@ def _type_params(func: FunctionType, scope: dict[str, Any], r: Renderer) -> list
     return out
 
 
-def comprehension_statement(code: CodeType, constants: Constants) -> ast.stmt:
+def comprehension_statement(code: CodeType, constants: Constants,
+                            compilable: bool = False) -> ast.stmt:
+    """The comprehension as an expression statement; ``compilable``: inside an
+    ``async def`` when it holds ``async for`` or ``await`` (for compiling it back)."""
     from .comprehensions import comprehension_from_code
 
     expr = comprehension_from_code(CodeDecompiler(code, constants),
                                    ast.Name(id="_iter", ctx=ast.Load()))
-    return ast.Expr(value=expr)
+    stmt: ast.stmt = ast.Expr(value=expr)
+    if compilable and code.co_flags & 0x80 and code.co_name != "<genexpr>":  # CO_COROUTINE
+        # (or ``await``) inside: only an async function may hold it
+        stmt = ast.AsyncFunctionDef(name="__unveil_async__", args=ast.arguments(
+            posonlyargs=[], args=[], vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None,
+            defaults=[]), body=[stmt], decorator_list=[], returns=None, type_params=[])
+    return stmt
 
 
 def _apply_function_defaults(args: ast.arguments, func: FunctionType, r: Renderer,
@@ -398,7 +407,7 @@ def _definition_for(code: CodeType, kind: str, constants: Constants) -> ast.stmt
         lam = ast.Lambda(args=args, body=value)
         return ast.Assign(targets=[ast.Name(id="_unveil_lambda", ctx=ast.Store())], value=lam)
     if kind == "comprehension":
-        return comprehension_statement(code, constants)
+        return comprehension_statement(code, constants, compilable=True)
     params = code.co_varnames[:code.co_argcount]
     if code.co_name.isidentifier() and (params == (".format",) or (
             "__classdict__" in code.co_freevars and params == ())):
@@ -438,9 +447,10 @@ def _annotated_owner(code: CodeType, dec: CodeDecompiler) -> ast.stmt | None:
     # exactly what the compiler writes: the format check, then one dict of annotations
     if len(body) < 2 or not isinstance(body[0], ast.If) or not is_format_check(body[0]):
         return None
-    items = _annotation_items(body[1:])
-    if items is None:
+    found = _annotation_items(body[1:])
+    if found is None:
         return None
+    items, item_by_item = found
     names = [k.value if isinstance(k, ast.Constant) else None for k, _ in items]
     if not items or not all(isinstance(n, str) and n.isidentifier() for n in names) \
             or len(set(names)) != len(names):
@@ -450,7 +460,7 @@ def _annotated_owner(code: CodeType, dec: CodeDecompiler) -> ast.stmt | None:
     def annotation(value: ast.expr) -> ast.expr:
         return annotation_expr(value, True) if stringified else value
 
-    if "__classdict__" in code.co_freevars:
+    if item_by_item and "__classdict__" in code.co_freevars:
         # a class body's annotations (``x: int``), evaluated in the class namespace
         return ast.ClassDef(name="__unveil_annotated__", bases=[], keywords=[], body=[
             ast.AnnAssign(target=ast.Name(id=n, ctx=ast.Store()), annotation=annotation(v),
@@ -467,14 +477,15 @@ def _annotated_owner(code: CodeType, dec: CodeDecompiler) -> ast.stmt | None:
         defaults=[]), body=[ast.Pass()], decorator_list=[], returns=returns, type_params=[])
 
 
-def _annotation_items(body: list[ast.stmt]) -> list[tuple[ast.expr | None, ast.expr]] | None:
+def _annotation_items(body: list[ast.stmt]
+                      ) -> tuple[list[tuple[ast.expr | None, ast.expr]], bool] | None:
     """``return {k: v, ...}`` (a function's annotations), or a class's: ``d = {}``, then
-    ``d[k] = v`` for each, then ``return d``."""
+    ``d[k] = v`` for each, then ``return d`` (the flag says which)."""
     last = body[-1]
     if not isinstance(last, ast.Return):
         return None
     if len(body) == 1 and isinstance(last.value, ast.Dict):
-        return list(zip(last.value.keys, last.value.values, strict=True))
+        return list(zip(last.value.keys, last.value.values, strict=True)), False
     first = body[0]
     if not (isinstance(last.value, ast.Name) and isinstance(first, ast.Assign)
             and len(first.targets) == 1 and isinstance(first.targets[0], ast.Name)
@@ -489,7 +500,7 @@ def _annotation_items(body: list[ast.stmt]) -> list[tuple[ast.expr | None, ast.e
                 and s.targets[0].value.id == last.value.id):
             return None
         items.append((s.targets[0].slice, s.value))
-    return items
+    return items, True
 
 
 def _closure_wrapper(node: ast.stmt, code: CodeType) -> ast.Module:
