@@ -177,7 +177,7 @@ def tidy(stmts: list[ast.stmt], code: CodeType | None = None,
         if code is not None:
             locals_ = set(code.co_varnames) - set(code.co_cellvars)
         slot_names = {n.id for s in body for n in ast.walk(s)
-                      if isinstance(n, ast.Name) and re.fullmatch(r"_s\d+", n.id)}
+                      if isinstance(n, ast.Name) and re.fullmatch(r"_*_s\d+", n.id)}
         _inline_temps(body, temps, locals_ | temps | (slot_names - set(locals_)))
         _returns_into_try(body, temps)
     return body
@@ -217,7 +217,7 @@ def _as_conditional(s: ast.If, locals_: set[str]) -> tuple[str, ast.expr] | None
             arms.append(_as_conditional(inner, locals_))
         elif isinstance(inner, ast.Assign) and len(inner.targets) == 1 \
                 and isinstance(inner.targets[0], ast.Name) \
-                and re.fullmatch(r"_s\d+", inner.targets[0].id) \
+                and re.fullmatch(r"_*_s\d+", inner.targets[0].id) \
                 and inner.targets[0].id not in locals_:
             arms.append((inner.targets[0].id, inner.value))
         else:
@@ -362,8 +362,9 @@ def _returns_into_try(stmts: list[ast.stmt], temps: set[str]) -> None:
                     and nxt.value.id == last.targets[0].id:
                 s.body[-1] = ast.Return(value=last.value)
                 s.orelse = []
-        if isinstance(s, ast.Try) and not s.orelse and not s.finalbody and s.body \
-                and i + 1 < len(stmts):
+        if isinstance(s, ast.Try) and not s.orelse and s.body and i + 1 < len(stmts) \
+                and (not s.finalbody or not s.handlers and not _names_any(s.finalbody, temps)):
+            # (with ``finally``: ``return value`` evaluates it, runs the clean-up, returns)
             last = s.body[-1]
             nxt = stmts[i + 1]
             if isinstance(last, ast.Assign) and len(last.targets) == 1 \
@@ -373,6 +374,10 @@ def _returns_into_try(stmts: list[ast.stmt], temps: set[str]) -> None:
                 s.body[-1] = ast.Return(value=last.value)
                 del stmts[i + 1]
         i += 1
+
+
+def _names_any(stmts: list[ast.stmt], names: set[str]) -> bool:
+    return any(isinstance(n, ast.Name) and n.id in names for s in stmts for n in ast.walk(s))
 
 
 def _tidy_block(stmts: list[ast.stmt], in_loop: bool, loop_body: bool = False) -> list[ast.stmt]:

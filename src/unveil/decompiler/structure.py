@@ -929,7 +929,7 @@ class Structurer:
                 raise Unstructurable("construct exit without its clean-up copy")
             # a clean-up with blocks of its own (a ``with`` in ``finally``): structure
             # what follows and take the copy off its front
-            rest_stmts = self.seq(follow, ctx)
+            rest_stmts = _hoist_common_tail(self.seq(follow, ctx))
             if len(rest_stmts) < len(strip) or not all(
                     _matches(s, p) for s, p in zip(rest_stmts, strip, strict=False)):
                 raise Unstructurable("construct exit without its clean-up copy")
@@ -1149,10 +1149,10 @@ class Structurer:
         hb = self.blocks[h]
         fctx = replace(ctx, follow=None, clause=None, region=self.handler_region(h, ctx))
         skip = 1 if hb.stmts and _is_marker(hb.stmts[0], "push_exc_info") else 0
-        final = self.seq(h, fctx, skip_stmts=skip)
-        if not final or not _is_reraise(final[-1]):
+        stripped = _strip_reraise(self.seq(h, fctx, skip_stmts=skip))
+        if stripped is None:
             raise Unstructurable("finally handler does not re-raise")
-        final = final[:-1]
+        final = stripped
         region = self.protected(h) & ctx.region
         body_exit, tails = self.body_exit(region, ctx, final)
         cleanup = Cleanup(final, "finally")
@@ -1221,6 +1221,52 @@ def _find_marker(stmts: list[ast.stmt], kind: str) -> int | None:
 
 def _is_exc(node: ast.expr | None) -> bool:
     return isinstance(node, Special) and node.kind in ("exc", "exc_type")
+
+
+def _hoist_common_tail(stmts: list[ast.stmt]) -> list[ast.stmt]:
+    """``if c: A; T`` / ``else: T`` as ``if c: A`` then ``T`` (nested ifs too): the
+    compiler copies a short ending (``return x``) into both arms of an ``if`` that ends
+    a copied clean-up."""
+    if not stmts or not isinstance(stmts[-1], ast.If) or not stmts[-1].orelse:
+        return stmts
+    node = stmts[-1]
+    body = _hoist_common_tail(node.body)
+    orelse = _hoist_common_tail(node.orelse)
+    n = 0
+    while n < min(len(body), len(orelse)) and \
+            ast.dump(body[-1 - n]) == ast.dump(orelse[-1 - n]):
+        n += 1
+    if n == 0:
+        return stmts
+    return [*stmts[:-1], ast.If(test=node.test, body=body[:len(body) - n] or [ast.Pass()],
+                                orelse=orelse[:len(orelse) - n]), *body[len(body) - n:]]
+
+
+def _strip_reraise(stmts: list[ast.stmt]) -> list[ast.stmt] | None:
+    """A ``finally`` handler's statements without the re-raise that ends every path
+    (the compiler copies it into both arms of an ``if`` that ends the clause); None
+    when some path does not end in one."""
+    if not stmts:
+        return None
+    last = stmts[-1]
+    if _is_reraise(last):
+        head = stmts[:-1]
+        if head and isinstance(head[-1], ast.If):
+            # ``if c: ...; raise`` then ``raise``: both are the one re-raise at the end
+            body = _strip_reraise(head[-1].body)
+            orelse = _strip_reraise(head[-1].orelse) if head[-1].orelse else []
+            head = [*head[:-1], ast.If(test=head[-1].test,
+                                       body=(head[-1].body if body is None else body)
+                                       or [ast.Pass()],
+                                       orelse=head[-1].orelse if orelse is None else orelse)]
+        return head
+    if isinstance(last, ast.If) and last.orelse:
+        body = _strip_reraise(last.body)
+        orelse = _strip_reraise(last.orelse)
+        if body is None or orelse is None:
+            return None
+        return [*stmts[:-1], ast.If(test=last.test, body=body or [ast.Pass()], orelse=orelse)]
+    return None
 
 
 def _is_reraise(stmt: ast.stmt) -> bool:

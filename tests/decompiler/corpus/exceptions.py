@@ -454,3 +454,36 @@ def raise_in_function_call(n):
     except ValueError as e:
         LOG.append(e.args[0])
         raise
+
+
+def _maybe_fail(x):
+    LOG.append(("call", x))
+    if x == 3:
+        raise KeyError(x)
+    return x * 2
+
+
+@cases((1, True), (-1, True), (1, False), (3, True), (3, False))
+def finally_with_conditional_cleanup(a, b):
+    # the compiler copies the re-raise (and the return) into both arms of the ``if``
+    try:
+        return _maybe_fail(a)
+    finally:
+        if a > 0 and b:
+            LOG.append(("cleanup", a))
+
+
+@cases((0,), (2,), (3,))
+def finally_conditional_after_loop(n):
+    total = 0
+    try:
+        while True:
+            if total >= n:
+                break
+            total += _maybe_fail(1)
+        return total
+    finally:
+        if total > 1:
+            LOG.append(("many", total))
+        else:
+            LOG.append(("few", total))
