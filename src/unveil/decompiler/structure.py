@@ -80,6 +80,10 @@ class Structurer:
         self._split: dict[int, int] = {}
         self._rpo: dict[int, int] | None = None
         self._dedup_loop_tests()
+        self._protected: dict[int, frozenset[int]] = {}
+        self._effective: dict[int, int | None] = {}
+        self._index_preds()
+        self._absorb_holes()
         self._index_preds()
         esuccs = self._esuccs
         self.idom = dominators(self.entry, esuccs)
@@ -92,8 +96,6 @@ class Structurer:
         for header, body in self.loops.items():
             self._add_tails(header, body)
         self._postdoms: dict[frozenset[int], dict[int, int]] = {}
-        self._protected: dict[int, frozenset[int]] = {}
-        self._effective: dict[int, int | None] = {}
         self.visits: dict[int, int] = {}
 
     # ------------------------------------------------------------ graph preparation
@@ -247,6 +249,58 @@ class Structurer:
             got = frozenset(b for b in self.blocks if handler in self.chain(b))
             self._protected[handler] = got
         return got
+
+    def _absorb_holes(self) -> None:
+        """Blocks 3.12+ leaves out of a protected range inside it (see :meth:`_holes`)
+        are given to its handler: they cannot raise, and the body is one region again."""
+        handlers = sorted({b.handler_block for b in self.blocks.values()
+                           if b.handler_block is not None and b.handler_block in self.blocks})
+        for h in handlers:
+            region = {b for b in self.blocks if h in self.chain(b)}
+            holes = self._holes(region, h)
+            for bid in holes:
+                self.blocks[bid].handler_block = h
+            if holes:
+                self._effective.clear()
+
+    def _holes(self, region: set[int], handler: int) -> set[int]:
+        """3.12+ leaves instructions that cannot raise out of the protected ranges: a
+        test's jump, a loop's jump back, its exit's iterator pop. Blocks without
+        statements, entered only from the region (or each other), that go back into it
+        or end a ``for`` loop begun in it, are part of the body."""
+        if not region:
+            return set()
+        chain = self.chain(next(iter(region)))
+        outer = chain[chain.index(handler) + 1:]  # the handlers around the statement
+        depths = {self.blocks[b].handler.depth for b in region  # type: ignore[union-attr]
+                  if self.blocks[b].handler_block == handler and self.blocks[b].handler}
+        if len(depths) != 1:
+            return set()
+        (depth,) = depths
+
+        def keeps_stack(block: IRBlock) -> bool:
+            # the values the handler would find stay as they are
+            return len(block.entry) >= depth and len(block.exit) >= depth and all(
+                x is y for x, y in zip(block.entry[:depth], block.exit[:depth], strict=True))
+
+        holes = {bid for bid, block in self.blocks.items()
+                 if bid not in region and bid != handler and not block.stmts
+                 and self.chain(bid) == outer and keeps_stack(block)}
+        changed = True
+        while changed:
+            changed = False
+            inside = region | holes
+            for bid in list(holes):
+                preds = self.preds(bid)
+                succs = self._succs(bid)
+                loop_exit = len(preds) == 1 and preds[0] in inside \
+                    and self.blocks[preds[0]].term.kind == "for" \
+                    and self.blocks[preds[0]].term.targets[-1] == bid
+                if not preds or not all(p in inside for p in preds) or not (
+                        loop_exit or succs and all(x in inside for x in succs)):
+                    holes.discard(bid)
+                    changed = True
+        return holes
 
     # ------------------------------------------------------------ driving
 

@@ -218,3 +218,33 @@ def with_nullcontext(use):
     cm = Resource("real") if use else contextlib.nullcontext("null")
     with cm as value:
         return value
+
+
+class _Lock:
+    def __enter__(self):
+        LOG.append("enter")
+        return self
+
+    def __exit__(self, *exc):
+        LOG.append(("exit", exc[0]))
+        return False
+
+
+@cases(([1, 2, 3], 2), ([], 0), ([5, 0, 7], 1), ([1], "x"))
+def loop_with_breaks_inside_with(items, limit):
+    # 3.12+ leaves the loop's jump back and its tests' jumps out of the protected range
+    written = 0
+    with _Lock():
+        while written < len(items):
+            if items[written] == 0:
+                break
+            written += 1
+            if written >= limit:
+                break
+    with _Lock():
+        for x in items:
+            if x == 5:
+                break
+        else:
+            written += 100
+    return written
