@@ -337,8 +337,11 @@ class Structurer:
             if b not in ctx.region:
                 raise Unstructurable(f"block {b} outside its region")
             eh = self.effective_handler(b)
-            if eh != ctx.handler and b not in ctx.tails:
-                # a try around a loop starts before the loop
+            loop_first = b in self.loops and eh is not None and eh in self.loops[b] \
+                and not (first and at_header) and (loop is None or loop.header != b)
+            if eh != ctx.handler and b not in ctx.tails and not loop_first:
+                # a try around a loop starts before the loop (one whose handler is in the
+                # loop is inside it: ``while True: try: ...``)
                 b = self.try_stmt(b, eh, ctx, out)
                 first = False
                 continue
@@ -603,9 +606,10 @@ class Structurer:
                 if n == h and s == natural_exit:
                     continue
                 target = self.through(s)
-                if target != natural_exit and (
+                if target != natural_exit and self.chain(n) == self.chain(target) and (
                         self.blocks[target].term.kind in ("raise", "reraise")
                         or self._is_tail(target) and len(self.preds(target)) == 1):
+                    # (from inside a try in the loop it is a ``break``: the try ends first)
                     ends.update(self._hops(s, target))  # with the jumps that lead there
                     continue
                 breaks.add(target)
@@ -810,8 +814,9 @@ class Structurer:
             for s in self._succs(n):
                 if s in region:
                     continue
-                if loop is not None and s in (loop.cont, loop.follow):
-                    continue
+                if loop is not None and (s in (loop.cont, loop.follow)
+                                         or self.through(s) in (loop.cont, loop.follow)):
+                    continue  # a break or continue (through the jumps that make it)
                 if self.exit_tail(s, cleanup or [], ctx, continuation):
                     tails.add(s)
                 else:
@@ -963,7 +968,7 @@ class Structurer:
         cleanup = Cleanup([exit_call], "with")
         sub = replace(ctx, handler=h, region=region | tails, follow=follow,
                       cleanups=(*ctx.cleanups, cleanup), tails=ctx.tails | tails)
-        body = self.seq(b, sub, skip_stmts=skip)
+        body = self.seq(b, sub, skip_stmts=skip, at_header=_starts_loop(b, ctx))
         item = ast.withitem(context_expr=mgr, optional_vars=target)
         cls = ast.AsyncWith if is_async else ast.With
         out.append(cls(items=[item], body=body or [ast.Pass()]))
@@ -1026,7 +1031,7 @@ class Structurer:
         body_exit, tails = self.body_exit(region, ctx)
         sub = replace(ctx, handler=h, region=region | tails, follow=body_exit,
                       tails=ctx.tails | tails)
-        body = self.seq(b, sub)
+        body = self.seq(b, sub, at_header=_starts_loop(b, ctx))
         handlers: list[ast.ExceptHandler] = []
         exits: list[tuple[int, int]] = []
         cur: int | None = h
@@ -1212,7 +1217,7 @@ class Structurer:
         cleanup = Cleanup(final, "finally")
         sub = replace(ctx, handler=h, region=region | tails, follow=body_exit,
                       cleanups=(*ctx.cleanups, cleanup), tails=ctx.tails | tails)
-        body = self.seq(b, sub)
+        body = self.seq(b, sub, at_header=_starts_loop(b, ctx))
         node = ast.Try(body=body or [ast.Pass()], handlers=[], orelse=[],
                        finalbody=final or [ast.Pass()])
         out.append(node)
@@ -1275,6 +1280,12 @@ def _find_marker(stmts: list[ast.stmt], kind: str) -> int | None:
 
 def _is_exc(node: ast.expr | None) -> bool:
     return isinstance(node, Special) and node.kind in ("exc", "exc_type")
+
+
+def _starts_loop(b: int, ctx: Ctx) -> bool:
+    """A construct whose body begins at the head of the loop it is in (``while True:
+    try: ...``): its first block is not the loop's ``continue``."""
+    return ctx.loop is not None and ctx.loop.header == b
 
 
 def _hoist_common_tail(stmts: list[ast.stmt]) -> list[ast.stmt]:

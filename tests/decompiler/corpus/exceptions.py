@@ -487,3 +487,42 @@ def finally_conditional_after_loop(n):
             LOG.append(("many", total))
         else:
             LOG.append(("few", total))
+
+
+class _Flaky:
+    def __init__(self, failures):
+        self.failures = failures
+
+    def wait(self):
+        LOG.append(("wait", self.failures))
+        if self.failures:
+            self.failures -= 1
+            raise KeyboardInterrupt
+        return "done"
+
+
+@cases((0,), (2,))
+def retry_until_no_interrupt(failures):
+    # the try starts at the loop's head; its break leaves both
+    proc = _Flaky(failures)
+    while True:
+        try:
+            proc.wait()
+            break
+        except KeyboardInterrupt:
+            pass
+    return proc.failures
+
+
+@cases((0,), (1,), (3,))
+def retry_with_else_and_counter(failures):
+    proc = _Flaky(failures)
+    tries = 0
+    while True:
+        tries += 1
+        try:
+            result = proc.wait()
+        except KeyboardInterrupt:
+            continue
+        else:
+            return result, tries
