@@ -484,6 +484,11 @@ def _without_returns(stmts: list[ast.stmt]) -> list[ast.stmt]:
             # the ``else`` always runs and ends the body: what follows cannot run
             s.orelse = _without_returns(s.orelse)
             return stmts[:i + 1]
+        if i == len(stmts) - 1 and isinstance(s, ast.For | ast.AsyncFor | ast.While) \
+                and not s.orelse and _has_return(s):
+            # the last statement is a loop: leaving it ends the body as a return would
+            _returns_to_break(s.body)
+            return stmts
         if i == len(stmts) - 1 and _has_return(s):
             # the last statement: a return at the end of one of its blocks ends the body
             # as falling off the end does

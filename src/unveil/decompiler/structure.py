@@ -295,7 +295,8 @@ class Structurer:
                 succs = self._succs(bid)
                 loop_exit = len(preds) == 1 and preds[0] in inside \
                     and self.blocks[preds[0]].term.kind == "for" \
-                    and self.blocks[preds[0]].term.targets[-1] == bid
+                    and self.blocks[preds[0]].term.targets[-1] == bid \
+                    and self.blocks[bid].term.kind == "goto"  # (not the return after it)
                 if not preds or not all(p in inside for p in preds) or not (
                         loop_exit or succs and all(x in inside for x in succs)):
                     holes.discard(bid)
@@ -814,9 +815,8 @@ class Structurer:
             for s in self._succs(n):
                 if s in region:
                     continue
-                if loop is not None and (s in (loop.cont, loop.follow)
-                                         or self.through(s) in (loop.cont, loop.follow)):
-                    continue  # a break or continue (through the jumps that make it)
+                if loop is not None and s in (loop.cont, loop.follow):
+                    continue
                 if self.exit_tail(s, cleanup or [], ctx, continuation):
                     tails.add(s)
                 else:

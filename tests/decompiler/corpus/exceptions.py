@@ -526,3 +526,19 @@ def retry_with_else_and_counter(failures):
             continue
         else:
             return result, tries
+
+
+# (keep this last: the module's end is the code after the loop) a module-level retry
+# loop whose exit leads straight to the end of the module
+_RETRIES = 0
+if __name__ != "__never__":
+    while True:
+        try:
+            _RETRIES += 1
+            if _RETRIES < 2:
+                raise KeyboardInterrupt
+        except KeyboardInterrupt:
+            continue
+        else:
+            break
+    _AFTER_RETRIES = _RETRIES
