@@ -520,7 +520,7 @@ def _closure_wrapper(node: ast.stmt, code: CodeType) -> ast.Module:
     if not free:
         return ast.Module(body=[node], type_ignores=[])
     head: list[ast.stmt] = []
-    if own in code.co_names and own not in free:
+    if own is not None and own not in free and _reads_global(code, own):
         # the code reads its own name as a global: the definition must not make it a
         # local of the wrapper (a closure variable for the code)
         head.append(ast.Global(names=[own]))
@@ -530,6 +530,13 @@ def _closure_wrapper(node: ast.stmt, code: CodeType) -> ast.Module:
         posonlyargs=[], args=[], vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None,
         defaults=[]), body=[*head, node], decorator_list=[], returns=None, type_params=[])
     return ast.Module(body=[outer], type_ignores=[])
+
+
+def _reads_global(code: CodeType, name: str) -> bool:
+    """Does ``code`` or code nested in it read ``name`` as a global?"""
+    return name in code.co_names or any(
+        isinstance(c, CodeType) and name not in c.co_varnames and _reads_global(c, name)
+        for c in code.co_consts)
 
 
 def _write(filename: str, source: str) -> None:

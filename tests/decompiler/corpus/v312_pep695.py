@@ -104,3 +104,17 @@ def bound_names_its_own_parameter(n):
 
     (t,) = Holder.method.__type_params__
     return Holder().method(n), t.__bound__[1].__name__, t.__bound__[0] is t
+
+
+class _Keywords:
+    def __init_subclass__(cls, **kw):
+        cls.kw = sorted(kw)
+
+
+@cases((1,),)
+def generic_refers_to_itself[**P](n):
+    # its own name, a global, is read only inside a nested type-parameter scope
+    class Inner[*Ts](_Keywords, flag=generic_refers_to_itself, spec=P):
+        pass
+
+    return Inner.kw, n
