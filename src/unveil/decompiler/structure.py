@@ -150,6 +150,21 @@ class Structurer:
         tests = head.term.kind == "for" or (head.term.kind == "branch" and not head.stmts)
         depth = len(head.entry)
         span = max(self.blocks[b].blocks[-1] if self.blocks[b].blocks else b for b in body)
+        # blocks every path from which ends the function without coming back: an ``if``
+        # in the body whose arms all return is the body's too
+        ending: set[int] = set()
+        grew = True
+        while grew:
+            grew = False
+            for bid, block in self.blocks.items():
+                if bid in ending or bid in body or bid == header:
+                    continue
+                succs = self._succs(bid)
+                if (block.term.kind in ("return", "raise", "reraise") and not succs) or (
+                        block.term.kind == "branch" and succs
+                        and all(x in ending for x in succs)):
+                    ending.add(bid)
+                    grew = True
         changed = True
         while changed:
             changed = False
@@ -166,7 +181,7 @@ class Structurer:
                 # ``break`` jumps to; one inside the loop's code is a ``return`` in the body
                 if len(block.entry) < depth or (block.blocks and block.blocks[-1] > span):
                     continue
-                if block.term.kind in ("return", "raise", "reraise") and not succs:
+                if bid in ending:
                     body.add(bid)
                     changed = True
 

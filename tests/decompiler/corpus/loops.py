@@ -389,3 +389,24 @@ def range_variants(n):
         list(range(n, 0, -1)),
         [i for i in range(0, 10, n) if n] if n else [],
     )
+
+
+@cases((["a", "b"],), (["a", "c"],), (["a"],), (["c", "a"],), ([],), (["a", "a", "b"],))
+def scanner_with_returns_and_break(items):
+    # an ``elif``/``else`` in the loop whose arms all leave (return, or break to the
+    # return after the loop that the compiler copies there)
+    i = 0
+    n = len(items)
+    while i < n:
+        c = items[i]
+        if c == "a":
+            j = i + 1
+            if j >= n:
+                return -1
+            i = j
+        elif c == "b":
+            return i
+        else:
+            break
+        i += 1
+    return n
