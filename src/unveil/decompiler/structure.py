@@ -115,8 +115,8 @@ class Structurer:
             term = block.term
             if term.kind != "branch" or block.exit or term.test is None:
                 continue
-            key = (preview(ast.Expr(value=term.test)), tuple(term.targets),
-                   block.handler_block)
+            key = (preview(ast.Expr(value=term.test)),
+                   tuple(self._past_jumps(t) for t in term.targets), block.handler_block)
             first = tests.get(key)
             if first is None:
                 tests[key] = bid
@@ -128,6 +128,22 @@ class Structurer:
             for other in self.blocks.values():
                 other.term.targets[:] = [head if t == bid else t for t in other.term.targets]
             del self.blocks[bid]
+
+    def _past_jumps(self, bid: int) -> int:
+        """Where ``bid`` leads past blocks that only jump (3.12+ ends a loop's copied
+        test with a jump back of its own)."""
+        seen = {bid}
+        while True:
+            block = self.blocks.get(bid)
+            if block is None or block.stmts or block.entry or block.exit \
+                    or block.term.kind != "goto":
+                return bid
+            nxt = block.term.targets[0]
+            nb = self.blocks.get(nxt)
+            if nxt in seen or nb is None or nb.handler_block != block.handler_block:
+                return bid
+            seen.add(nxt)
+            bid = nxt
 
     def _split_test(self, bid: int) -> int:
         """Give the test that ends block ``bid`` a block of its own; return its id."""
