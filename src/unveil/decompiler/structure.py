@@ -916,6 +916,12 @@ class Structurer:
         if rest:
             return False
         term = block.term
+        if term.kind == "goto" and term.targets[0] in ctx.tails:
+            # on to an enclosing construct's exit tail (a ``return`` in a ``with`` in a
+            # ``try``: the with's clean-up copy, then the try's return)
+            nxt = self.blocks.get(term.targets[0])
+            if nxt is not None and not nxt.stmts and nxt.term.kind == "return":
+                block, term = nxt, nxt.term
         if term.kind == "goto" and ctx.loop is not None:
             return self.through(term.targets[0]) in (ctx.loop.cont, ctx.loop.follow)
         if term.kind != "return":
@@ -997,7 +1003,7 @@ class Structurer:
                 if isinstance(first, ast.Assign):
                     target = first.targets[0]
         cleanup = Cleanup([exit_call], "with")
-        sub = replace(ctx, handler=h, region=region | tails, follow=follow,
+        sub = replace(ctx, handler=h, region=region | tails | (ctx.tails & ctx.region), follow=follow,
                       cleanups=(*ctx.cleanups, cleanup), tails=ctx.tails | tails)
         body = self.seq(b, sub, skip_stmts=skip, at_header=_starts_loop(b, ctx))
         item = ast.withitem(context_expr=mgr, optional_vars=target)
@@ -1060,7 +1066,7 @@ class Structurer:
         hregion = self.handler_region(h, ctx)
         region = self.protected(h) & ctx.region
         body_exit, tails = self.body_exit(region, ctx)
-        sub = replace(ctx, handler=h, region=region | tails, follow=body_exit,
+        sub = replace(ctx, handler=h, region=region | tails | (ctx.tails & ctx.region), follow=body_exit,
                       tails=ctx.tails | tails)
         body = self.seq(b, sub, at_header=_starts_loop(b, ctx))
         handlers: list[ast.ExceptHandler] = []
@@ -1246,7 +1252,7 @@ class Structurer:
         region = self.protected(h) & ctx.region
         body_exit, tails = self.body_exit(region, ctx, final)
         cleanup = Cleanup(final, "finally")
-        sub = replace(ctx, handler=h, region=region | tails, follow=body_exit,
+        sub = replace(ctx, handler=h, region=region | tails | (ctx.tails & ctx.region), follow=body_exit,
                       cleanups=(*ctx.cleanups, cleanup), tails=ctx.tails | tails)
         body = self.seq(b, sub, at_header=_starts_loop(b, ctx))
         node = ast.Try(body=body or [ast.Pass()], handlers=[], orelse=[],

@@ -248,3 +248,31 @@ def loop_with_breaks_inside_with(items, limit):
         else:
             written += 100
     return written
+
+
+class _Raising:
+    def __init__(self, exc):
+        self.exc = exc
+
+    def __enter__(self):
+        LOG.append("enter")
+        return self
+
+    def __exit__(self, *exc):
+        LOG.append(("exit", exc[0]))
+        if self.exc is not None:
+            raise self.exc
+        return False
+
+
+@cases((True, None), (False, None), (True, OSError("x")), (False, KeyError("k")))
+def return_in_with_in_try(early, exit_error):
+    # the with's clean-up copy runs, then the try's return tail
+    try:
+        with _Raising(exit_error):
+            if early:
+                return 1
+            LOG.append("body")
+    except OSError:
+        pass
+    return 2
