@@ -161,8 +161,9 @@ def _common_suffix(instrs: list[Instr], a: list[int], b: list[int]) -> int:
     n = 0
     while n < len(a) and n < len(b):
         x, y = instrs[a[-1 - n]], instrs[b[-1 - n]]
-        if x.op != y.op or x.arg != y.arg or x.argval != y.argval \
-                or type(x.argval) is not type(y.argval):
+        # (``arg`` of a superinstruction's half is the packed pair: compare ``argval``)
+        if x.op != y.op or x.argval != y.argval or type(x.argval) is not type(y.argval) \
+                or (x.argval is None and x.arg != y.arg) or x.target != y.target:
             break
         n += 1
     return n

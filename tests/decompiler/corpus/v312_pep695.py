@@ -118,3 +118,13 @@ def generic_refers_to_itself[**P](n):
         pass
 
     return Inner.kw, n
+
+
+@cases((False,), (True,))
+def conditional_last_base(flag):
+    # 3.13 loads the base and the hidden Generic base with one superinstruction in one
+    # arm only: the copies still share their tail
+    class Pick[T](T if flag else object):
+        pass
+
+    return Pick.__name__
