@@ -433,6 +433,15 @@ class Structurer:
             seen.add(nxt)
             dst = nxt
 
+    def _into_tail(self, bid: int, ctx: Ctx) -> bool:
+        """Is ``bid`` (or the block an empty jump there leads to) an exit tail of an
+        enclosing construct (a ``return`` inside ``try``/``with`` finishing there)?"""
+        if bid in ctx.tails:
+            return True
+        block = self.blocks.get(bid)
+        return block is not None and not block.stmts and block.term.kind == "goto" \
+            and block.term.targets[0] in ctx.tails
+
     def _hops(self, dst: int, end: int) -> list[int]:
         """The blocks :meth:`through` passes from ``dst`` to ``end``, ``end`` included."""
         out = [dst]
@@ -643,6 +652,12 @@ class Structurer:
                         or self._is_tail(target) and len(self.preds(target)) == 1):
                     # (from inside a try in the loop it is a ``break``: the try ends first)
                     ends.update(self._hops(s, target))  # with the jumps that lead there
+                    continue
+                if self._into_tail(target, ctx):
+                    # a return that finishes an enclosing try/with
+                    ends.add(target)
+                    if target not in ctx.tails:
+                        ends.add(self.blocks[target].term.targets[0])
                     continue
                 breaks.add(target)
         if natural_exit is not None and len(breaks) == 1 \

@@ -410,3 +410,22 @@ def scanner_with_returns_and_break(items):
             break
         i += 1
     return n
+
+
+class _Closer:
+    def close(self):
+        LOG.append("closed")
+
+
+@cases(([0, 0, 3],), ([],), ([0],))
+def return_from_loop_in_try_finally(items):
+    # the return leaves the loop through the finally's copy of its clean-up
+    closer = _Closer()
+    try:
+        for x in items:
+            if x:
+                return x
+        y = 2
+    finally:
+        closer.close()
+    return y
