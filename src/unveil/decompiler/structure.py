@@ -369,11 +369,14 @@ class Structurer:
             if b not in ctx.region:
                 raise Unstructurable(f"block {b} outside its region")
             eh = self.effective_handler(b)
-            loop_first = b in self.loops and eh is not None and eh in self.loops[b] \
+            loop_first = b in self.loops and eh is not None \
+                and (eh in self.loops[b] or not self.loops[b] <= self.protected(eh)) \
+                and self.handler_kind(eh) != "async_for" \
                 and not (first and at_header) and (loop is None or loop.header != b)
             if eh != ctx.handler and b not in ctx.tails and not loop_first:
                 # a try around a loop starts before the loop (one whose handler is in the
-                # loop is inside it: ``while True: try: ...``)
+                # loop, or that does not hold the whole loop, is inside it: ``while True:
+                # try: ...``)
                 b = self.try_stmt(b, eh, ctx, out)
                 first = False
                 continue
@@ -623,7 +626,7 @@ class Structurer:
     # ------------------------------------------------------------ loops
 
     def loop_stmt(self, h: int, ctx: Ctx, out: list[ast.stmt]) -> int | None:
-        body = self.loops[h]
+        body = self.loops[h] | self._loop_handlers(h, self.loops[h], ctx)
         block = self.blocks[h]
         term = block.term
         natural_exit: int | None = None
@@ -722,6 +725,28 @@ class Structurer:
                                                                       ctx.loop.follow):
             return follow
         return follow
+
+    def _loop_handlers(self, h: int, body: set[int], ctx: Ctx) -> set[int]:
+        """The handler blocks of a ``try`` inside the loop that lie within the loop's
+        code: a clause that ends in ``break`` or ``return`` never comes back to the
+        head, so the natural loop leaves it out, but its exits are the loop's."""
+        span = max(self.position(b) for b in body)
+        extra: set[int] = set()
+        for n in body:
+            for hb in self.chain(n):
+                if hb in body or hb in extra or hb not in self.blocks \
+                        or not (self.protected(hb) & ctx.region) <= body \
+                        or self.handler_kind(hb) != "except":
+                    continue
+                todo = [hb]
+                while todo:
+                    x = todo.pop()
+                    if x in body or x in extra or x == h or x not in self.blocks \
+                            or x not in ctx.region or self.position(x) > span:
+                        continue
+                    extra.add(x)
+                    todo.extend(self._succs(x))
+        return extra
 
     def _merge_break_targets(self, breaks: set[int]) -> set[int]:
         """Several exits where all but one are the same return: keep the real one."""

@@ -429,3 +429,30 @@ def return_from_loop_in_try_finally(items):
     finally:
         closer.close()
     return y
+
+
+class _Stack:
+    def __init__(self, items):
+        self.items = list(items)
+
+    def pop(self):
+        return self.items.pop()
+
+
+@cases(([1, 2],), ([],))
+def drain_until_index_error(items):
+    # the clause's ``return``/``break`` never comes back to the loop's head
+    stack = _Stack(items)
+    seen = []
+    while True:
+        try:
+            item = stack.pop()
+        except IndexError:
+            break
+        seen.append(item)
+    while True:
+        try:
+            item = seen.pop()
+        except IndexError:
+            return stack.items
+        LOG.append(item)
