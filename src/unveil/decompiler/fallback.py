@@ -149,6 +149,10 @@ class Lowering:
                     keywords=[]))]
             if s.kind == "setup_annotations":
                 return []
+            if s.kind == "annotate" and s.value is not None:
+                # 3.14: the scope's annotations function, assigned as the compiler did
+                return [ast.Assign(targets=[ast.Name(id="__annotate__", ctx=ast.Store())],
+                                   value=s.value)]
             raise DecompilationError(f"cannot lower {s.kind}")
         return [s]
 

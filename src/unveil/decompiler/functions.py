@@ -402,8 +402,10 @@ def _free_through_nested(code: CodeType, body: list[ast.stmt], names: list[str])
     try:
         table = symtable.symtable(ast.unparse(ast.fix_missing_locations(outer)), "<unveil>",
                                   "exec")
-        scope = table.get_children()[0].get_children()[0]
-    except (SyntaxError, IndexError, ValueError):
+        # (3.14 lists the module's annotation scope among the children too)
+        outer_table = next(c for c in table.get_children() if c.get_name() == "_unveil_outer")
+        scope = next(c for c in outer_table.get_children() if c.get_name() == "_unveil_scope")
+    except (SyntaxError, StopIteration, ValueError):
         return set(names)  # cannot tell: keep the names as they are
     free: set[str] = set()
     for n in names:
