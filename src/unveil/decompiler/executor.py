@@ -367,12 +367,16 @@ class Machine:
         named.origin = node  # type: ignore[attr-defined]  # (the display it holds)
         return named
 
-    def materialize_all(self) -> None:
-        """Name what a block leaves on the stack (a display too: successors mutate it)."""
+    def materialize_all(self, loads: bool = False) -> None:
+        """Name what a block leaves on the stack (a display too: successors mutate it);
+        ``loads``: a variable's value too (reading it can raise where it is unbound)."""
         stack = self.state.stack
         for i in _evaluation_order(stack):
             node = stack[i]
-            if isinstance(node, UnpackItem):
+            if loads and (isinstance(node, ast.Await | ast.Yield | ast.YieldFrom) or isinstance(
+                    node, ast.Name) and getattr(node, "kind", "") != "temp"):
+                stack[i] = self.materialize(node)
+            elif isinstance(node, UnpackItem):
                 stack[i] = self.force_unpack(node)
             elif isinstance(node, ast.Tuple) and any(_class_body(e) for e in node.elts):
                 # a class's arguments for ``__build_class__`` (the body cannot be named):

@@ -110,7 +110,7 @@ class CodeDecompiler:
         """The control flow as a loop over a state variable (always correct)."""
         from .fallback import lower
 
-        ir = Translator(graph_cfg, ctx, entry).run()
+        ir = Translator(graph_cfg, ctx, entry, lowering=True).run()
         raw, special_names, _ = lower(ir, self.names)
         renderer = self.renderer()
         renderer.special_names = special_names

@@ -84,8 +84,12 @@ _MAX_SPECULATION = 400
 
 
 class Translator:
-    def __init__(self, cfg: CFG, ctx: Context, entry_stack: list[ast.expr] | None = None) -> None:
+    def __init__(self, cfg: CFG, ctx: Context, entry_stack: list[ast.expr] | None = None,
+                 lowering: bool = False) -> None:
         self.cfg = cfg
+        # for the state machine: a value leaves its handler's region only as a variable
+        # (each state is its own ``try``; the value must be computed inside it)
+        self.lowering = lowering
         self.bc = cfg.bc
         self.ctx = ctx
         self.ex = Executor(ctx)
@@ -268,8 +272,9 @@ class Translator:
             # values for a join are assigned on the edge, in stack order; a single-entry
             # block in another handler region must not evaluate them inside its region
             target = self.cfg.blocks.get(term.targets[0])
-            if target is not None and len(target.preds) == 1 and target.handler != handler:
-                ex.materialize_all()
+            if target is not None and (len(target.preds) == 1 or self.lowering) \
+                    and target.handler != handler:
+                ex.materialize_all(loads=self.lowering)
 
     def _run_block(self, b: Block, state: State) -> Term:
         """Execute block ``b`` on ``state``; return its terminator."""
