@@ -505,6 +505,8 @@ def _annotation_items(body: list[ast.stmt]
 
 def _closure_wrapper(node: ast.stmt, code: CodeType) -> ast.Module:
     own = getattr(node, "name", None)
+    if isinstance(own, ast.Name):  # ``type X = ...``: the alias's name is a Name node
+        own = own.id
     bound = {p.name for p in getattr(node, "type_params", None) or ()}  # type: ignore
     free = [n for n in code.co_freevars if n not in bound and n != ".type_params"]
     if "__classdict__" in free:
