@@ -287,12 +287,12 @@ class Structurer:
         handlers = sorted({b.handler_block for b in self.blocks.values()
                            if b.handler_block is not None and b.handler_block in self.blocks})
         for h in handlers:
-            region = {b for b in self.blocks if h in self.chain(b)}
-            holes = self._holes(region, h)
+            holes = self._holes(set(self.protected(h)), h)
             for bid in holes:
                 self.blocks[bid].handler_block = h
             if holes:
                 self._effective.clear()
+                self._protected.clear()
 
     def _holes(self, region: set[int], handler: int) -> set[int]:
         """3.12+ leaves instructions that cannot raise out of the protected ranges: a
