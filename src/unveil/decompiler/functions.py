@@ -352,7 +352,59 @@ def unused_free_variables(code: CodeType, body: list[ast.stmt]) -> list[str]:
     return missing
 
 
+def unbound_locals(code: CodeType, body: list[ast.stmt]) -> list[str]:
+    """Locals of the original that the body reads but never binds (their only bindings
+    were in code that cannot run, such as the handlers of an empty ``try``): without a
+    binding the recompiled function would read them as globals or free variables."""
+    nargs = code.co_argcount + code.co_kwonlyargcount \
+        + bool(code.co_flags & CO_VARARGS) + bool(code.co_flags & CO_VARKEYWORDS)
+    args = set(code.co_varnames[:nargs])
+    candidates = [n for n in (*code.co_varnames[nargs:], *code.co_cellvars)
+                  if n.isidentifier() and n not in args and not n.startswith("__class")]
+    if not candidates:
+        return []
+    named = {n.id for s in body for n in ast.walk(s) if isinstance(n, ast.Name)}
+    candidates = [n for n in candidates if n in named]
+    if not candidates:
+        return []
+    bound = _own_bindings(body)
+    return [n for n in dict.fromkeys(candidates) if n not in bound]
+
+
+def _dead_binding(names: list[str]) -> ast.stmt:
+    """``if False: x = None``: compiles to nothing but makes ``x`` local."""
+    return ast.If(test=ast.Constant(False),
+                  body=[ast.Assign(targets=[ast.Name(id=n, ctx=ast.Store()) for n in names],
+                                   value=ast.Constant(None))],
+                  orelse=[])
+
+
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+
+
+def _own_bindings(body: list[ast.stmt]) -> set[str]:
+    """Names the scope itself binds or declares (comprehension targets included, which
+    3.12+ inlines into the scope), not those bound inside nested functions and classes."""
+    out: set[str] = set()
+    todo: list[ast.AST] = list(body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            out.add(node.id)
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            out.update(node.names)
+        elif isinstance(node, ast.alias):
+            out.add(node.asname or node.name.split(".")[0])
+        elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and node.name:
+            out.add(node.name)
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            out.add(node.rest)
+        if isinstance(node, _SCOPES):
+            if not isinstance(node, ast.Lambda):
+                out.add(node.name)
+            continue
+        todo.extend(ast.iter_child_nodes(node))
+    return out
 
 
 def _own_names(body: list[ast.stmt]) -> set[str]:
@@ -431,6 +483,9 @@ def function_def(code: CodeType, name: str, parent: CodeDecompiler | None = None
     unused = unused_free_variables(code, body)
     if unused:
         head.append(_dead_reference(unused))
+    unbound = unbound_locals(code, body)
+    if unbound:
+        head.append(_dead_binding(unbound))
     body = head + body
     if parent is not None and func is not None:
         args = parent.arguments(func)

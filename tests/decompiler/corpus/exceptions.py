@@ -528,6 +528,39 @@ def retry_with_else_and_counter(failures):
             return result, tries
 
 
+unbound_in_dead_handler = "a global the function must not read"
+
+
+@cases((0,), (1,))
+def name_bound_only_by_a_dead_handler(flag):
+    # the handlers of an empty try never run, but their names stay local
+    try:
+        pass
+    except ValueError as unbound_in_dead_handler:
+        pass
+    if flag:
+        return unbound_in_dead_handler
+    return flag
+
+
+@cases((0,), (1,))
+def closure_over_a_name_only_a_dead_handler_binds(flag):
+    try:
+        pass
+    except ValueError as unbound_in_dead_handler:
+        pass
+    return (lambda: unbound_in_dead_handler)() if flag else flag
+
+
+@cases((0,), (1,))
+def name_bound_only_after_a_return(flag):
+    while flag:
+        flag -= 1
+    else:
+        return unbound_in_dead_handler
+    unbound_in_dead_handler = 2
+
+
 # (keep this last: the module's end is the code after the loop) a module-level retry
 # loop whose exit leads straight to the end of the module
 _RETRIES = 0
