@@ -24,7 +24,7 @@ import ast
 from dataclasses import dataclass, field, replace
 
 from .executor import ExcMarker
-from .exprs import Shared, Slot, Special, negate
+from .exprs import ExcMatch, Shared, Slot, Special, negate
 from .regions import EXIT, dominates, dominators, natural_loops, postdominators
 from .translate import IRBlock, IRGraph, Term
 
@@ -82,6 +82,7 @@ class Structurer:
         self._dedup_loop_tests()
         self._protected: dict[int, frozenset[int]] = {}
         self._effective: dict[int, int | None] = {}
+        self._machinery: dict[int, int] = {}
         self._index_preds()
         self._absorb_holes()
         self._index_preds()
@@ -238,7 +239,13 @@ class Structurer:
     def is_transparent(self, bid: int) -> bool:
         """A handler that only restores the exception state and re-raises."""
         block = self.blocks.get(bid)
-        if block is None or block.term.kind != "reraise":
+        if block is None:
+            return False
+        if _is_eg_collect(block):
+            # an ``except*`` clause body's handler: what it raises is collected and
+            # raised at the end of the statement, as the clause itself says
+            return True
+        if block.term.kind != "reraise":
             return False
         stmts = block.stmts
         i = 0
@@ -265,6 +272,15 @@ class Structurer:
             h = None
         self._effective[bid] = h
         return h
+
+    def _raw_chain(self, bid: int) -> list[int]:
+        """The handlers around ``bid``, innermost first, transparent ones included."""
+        out: list[int] = []
+        h = self.blocks[bid].handler_block
+        while h is not None and h in self.blocks and h not in out:
+            out.append(h)
+            h = self.blocks[h].handler_block
+        return out
 
     def chain(self, bid: int) -> list[int]:
         out: list[int] = []
@@ -486,8 +502,9 @@ class Structurer:
             stack = stack[:-1]
         entry = target.entry
         pairs = []
+        below = self._machinery.get(dst, 0)  # an except* statement's own stack values
         for k, slot in enumerate(entry):
-            if isinstance(slot, Slot) and k < len(stack):
+            if isinstance(slot, Slot) and below <= k < len(stack):
                 value = stack[k]
                 if isinstance(value, Slot) and value.index == slot.index:
                     continue
@@ -797,6 +814,8 @@ class Structurer:
             return self.with_stmt(b, h, ctx, out)
         if kind == "except":
             return self.except_stmt(b, h, ctx, out)
+        if kind == "except_star":
+            return self.except_star_stmt(b, h, ctx, out)
         if kind == "finally":
             return self.finally_stmt(b, h, ctx, out)
         raise Unstructurable(f"unrecognised exception handler ({kind})")
@@ -855,6 +874,8 @@ class Structurer:
         term = block.term
         if term.kind == "end_async_for" and not stmts:
             return "async_for"
+        if term.kind == "branch" and _eg_test(term.test) is not None:
+            return "except_star"
         if term.kind == "branch" and not stmts:
             test = term.test
             from .exprs import ExcMatch
@@ -1156,6 +1177,16 @@ class Structurer:
         if not handlers:
             raise Unstructurable("try without handlers")
         merge = self.clause_merge(exits)
+        return self.finish_try(body, handlers, body_exit, merge, h, ctx, out)
+
+    def finish_try(self, body: list[ast.stmt], handlers: list[ast.ExceptHandler],
+                   body_exit: int | None, merge: int | None, h: int, ctx: Ctx,
+                   out: list[ast.stmt], star: bool = False) -> int | None:
+        """The ``else`` clause (the body's normal exit, when it does not lead straight to
+        where the clauses continue) and the statement itself; returns where it goes on."""
+        if merge is not None and body_exit is not None and merge != body_exit \
+                and self.through(merge) == self.through(body_exit):
+            merge = body_exit = self.through(merge)  # empty jumps to one place
         if merge is not None and body_exit is not None and merge != body_exit \
                 and self.blocks[merge].term.kind in ("return", "raise", "reraise") \
                 and self.content_key(self.blocks[merge]) == \
@@ -1172,12 +1203,93 @@ class Structurer:
                     after = layout_else[0]
             elif body_exit != merge:
                 orelse = self.seq(body_exit, replace(ctx, follow=merge))
-        node = ast.Try(body=body or [ast.Pass()], handlers=handlers, orelse=orelse,
-                       finalbody=[])
+        make = ast.TryStar if star else ast.Try  # type: ignore[attr-defined]
+        node = make(body=body or [ast.Pass()], handlers=handlers, orelse=orelse,
+                    finalbody=[])
         out.append(node)
         if after is not None and after == ctx.follow:
             return None
         return after
+
+    def except_star_stmt(self, b: int, h: int, ctx: Ctx, out: list[ast.stmt]) -> int | None:
+        """``try: ... except* T as name: ...``. The handler keeps the exception, a list
+        of what the clauses raise and the unmatched rest on the stack; each clause splits
+        the rest (``CHECK_EG_MATCH``), runs its body if something matched (what the body
+        raises is collected) and goes on to the next; the end raises what is left."""
+        hregion = self.handler_region(h, ctx)
+        region = self.protected(h) & ctx.region
+        body_exit, tails = self.body_exit(region, ctx)
+        sub = replace(ctx, handler=h, region=region | tails | (ctx.tails & ctx.region),
+                      follow=body_exit, tails=ctx.tails | tails)
+        body = self.seq(b, sub, at_header=_starts_loop(b, ctx))
+        depth = len(self.blocks[h].entry) + 3  # ..., prev exc, exc, raised list, rest
+        cleanup = self.blocks[h].handler_block  # around all of the handler's code
+        if cleanup is None:
+            raise Unstructurable("except* handler without its clean-up")
+        for bid in self.blocks:
+            if cleanup in self._raw_chain(bid):
+                self._machinery[bid] = depth
+        handlers: list[ast.ExceptHandler] = []
+        lists = frozenset(s.targets[0].id for s in self.blocks[h].stmts  # type: ignore
+                          if isinstance(s, ast.Assign) and isinstance(s.value, ast.List)
+                          and isinstance(s.targets[0], ast.Name))
+        # 3.13+ copies "add the rest to the list" into each way the last clause ends: put
+        # it back into the block that raises what is left
+        ends = [bid for bid in self._machinery if len(self.blocks[bid].entry) in (depth - 1, depth)
+                and self.blocks[bid].term.kind == "branch"
+                and _mentions_special(self.blocks[bid].term.test, "reraise_star")]
+        if len(ends) != 1:
+            raise Unstructurable("except* statement without its end")
+        for p in self.preds(ends[0]):
+            pb = self.blocks[p]
+            if pb.stmts and _is_list_append(pb.stmts[-1], lists) and p in self._machinery:
+                pb.stmts = pb.stmts[:-1]
+        cur = h
+        while True:
+            hb = self.visit(cur)
+            eg = _eg_test(hb.term.test) if hb.term.kind == "branch" else None
+            if eg is None:
+                break
+            if any(not _is_eg_machinery(s) for s in hb.stmts):
+                raise Unstructurable("code between except* clauses")
+            no_match, match_t = hb.term.targets
+            join = self.through(no_match)
+            first = self.blocks[match_t].stmts[:1]
+            name: str | None = None
+            if first and isinstance(first[0], ast.Assign) and len(first[0].targets) == 1 \
+                    and isinstance(first[0].targets[0], ast.Name) \
+                    and _eg_match_of(first[0].value) is not None:
+                name = first[0].targets[0].id
+            csub = replace(ctx, follow=join, region=hregion, clause=None)
+            cbody = self.seq(match_t, csub, skip_stmts=1 if name else 0)
+            stripped = _strip_clause_end(cbody, name, lists)
+            if stripped is None:
+                raise Unstructurable("except* clause without its name's clean-up")
+            cbody = stripped
+            handlers.append(ast.ExceptHandler(type=eg.types, name=name,
+                                              body=cbody or [ast.Pass()]))
+            cur = join
+        if not handlers:
+            raise Unstructurable("except* without clauses")
+        # the end: raise what is left (PREP_RERAISE_STAR), or leave the handler
+        last = self.blocks[cur]
+        if last.term.kind != "branch" or not _mentions_special(last.term.test, "reraise_star"):
+            raise Unstructurable("except* statement without its end")
+        n = last.term.targets[1]
+        for _ in range(4):
+            block = self.visit(n)
+            idx = _find_marker(block.stmts, "pop_except")
+            if idx is not None:
+                if any(not _is_marker(x, "pop_except") for x in block.stmts[:idx]):
+                    raise Unstructurable("code before the end of an except* statement")
+                merge = self.clause_merge([(n, idx + 1)])
+                break
+            if block.stmts or block.term.kind != "goto":
+                raise Unstructurable("code before the end of an except* statement")
+            n = block.term.targets[0]
+        else:
+            raise Unstructurable("except* statement without its end")
+        return self.finish_try(body, handlers, body_exit, merge, h, ctx, out, star=True)
 
     def position(self, bid: int) -> int:
         block = self.blocks[bid]
@@ -1419,6 +1531,94 @@ def _is_reraise(stmt: ast.stmt) -> bool:
 def _is_next_store(stmt: ast.stmt) -> bool:
     return isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and \
         isinstance(stmt.value, Special) and stmt.value.kind == "next"
+
+
+def _eg_match_of(node: ast.expr | None) -> ExcMatch | None:
+    """The ``except*`` type test whose match part ``node`` is (``CHECK_EG_MATCH``)."""
+    while isinstance(node, Shared):
+        node = node.value
+    return getattr(node, "eg_match", None)
+
+
+def _eg_test(test: ast.expr | None) -> ExcMatch | None:
+    """``<match part> is None``: the test that skips an ``except*`` clause."""
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Is) \
+            and isinstance(test.comparators[0], ast.Constant) \
+            and test.comparators[0].value is None:
+        return _eg_match_of(test.left)
+    return None
+
+
+def _is_eg_split(node: ast.expr) -> bool:
+    while isinstance(node, Shared):
+        node = node.value
+    if isinstance(node, ast.Subscript):
+        node = node.value
+        while isinstance(node, Shared):
+            node = node.value
+    return isinstance(node, Special) and node.kind == "eg_split"
+
+
+def _is_eg_machinery(stmt: ast.stmt) -> bool:
+    """What an ``except*`` handler does besides its clauses: save the exception, start
+    the list of raised exceptions, split the rest."""
+    if _is_marker(stmt, "push_exc_info"):
+        return True
+    if not isinstance(stmt, ast.Assign):
+        return False
+    value = stmt.value
+    while isinstance(value, Shared):
+        value = value.value
+    return isinstance(value, ast.List) and not value.elts or _is_eg_split(value)
+
+
+def _is_eg_collect(block: IRBlock) -> bool:
+    """The handler around an ``except*`` clause body: forget the clause's name, add the
+    exception to the list of raised ones and go on to the next clause."""
+    stmts = block.stmts
+    i = 2 if _is_name_cleanup(stmts, 0) else 0
+    if block.term.kind != "goto" or len(stmts) not in (i + 1, i + 2) \
+            or not all(_is_list_append(s) for s in stmts[i:]):
+        return False
+    return _is_exc(stmts[i].value.args[0])  # type: ignore[attr-defined]
+
+
+def _strip_clause_end(stmts: list[ast.stmt], name: str | None,
+                      lists: frozenset[str]) -> list[ast.stmt] | None:
+    """An ``except*`` clause body without what the compiler adds where it ends (the
+    clean-up of its name, adding the rest to the list), on every path that gets there;
+    None when a path ends without it."""
+    out = list(stmts)
+    if out and _is_list_append(out[-1], lists):
+        out.pop()
+    if name is None:
+        return out
+    if _is_name_cleanup(out, len(out) - 2, name):
+        return out[:-2]
+    if out and isinstance(out[-1], ast.Raise):
+        return out
+    if out and isinstance(out[-1], ast.If):
+        last = out[-1]
+        body = _strip_clause_end(last.body, name, lists)
+        orelse = _strip_clause_end(last.orelse, name, lists)
+        if body is None or orelse is None:
+            return None
+        out[-1] = ast.If(test=last.test, body=body or [ast.Pass()], orelse=orelse)
+        return out
+    return None
+
+
+def _is_list_append(stmt: ast.stmt, lists: frozenset[str] = frozenset()) -> bool:
+    """``LIST_APPEND`` to a list on the stack (or to one of the named ``lists``): an
+    ``except*`` statement's own list of raised exceptions."""
+    if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)
+            and isinstance(stmt.value.func, ast.Attribute) and stmt.value.func.attr == "append"
+            and len(stmt.value.args) == 1):
+        return False
+    target = stmt.value.func.value
+    while isinstance(target, Shared):
+        target = target.value
+    return isinstance(target, Slot) or isinstance(target, ast.Name) and target.id in lists
 
 
 def _stores_exc(stmt: ast.stmt) -> bool:

@@ -114,3 +114,81 @@ def add_note_and_group(n):
     except* ValueError as eg:
         notes = [e.__notes__ for e in eg.exceptions]
     return notes
+
+
+@cases((0,), (1,), (2,), (3,))
+def except_star_clause_with_branches(kind):
+    excs = [ValueError(kind), TypeError(kind)][: kind or 1]
+    out = []
+    try:
+        if kind:
+            raise ExceptionGroup("g", excs)
+    except* ValueError as eg:
+        if len(eg.exceptions) > 1:
+            out.append("many")
+        else:
+            out.append("one")
+            for e in eg.exceptions:
+                out.append(e.args)
+    except* TypeError:
+        try:
+            out.append(1 / (kind - 2))
+        except ZeroDivisionError:
+            out.append("zero")
+    return out
+
+
+@cases(([0, 1, 2],), ([],))
+def except_star_in_loop(items):
+    seen = []
+    for i in items:
+        try:
+            if i % 2:
+                raise ExceptionGroup("odd", [ValueError(i)])
+            seen.append(i)
+        except* ValueError as eg:
+            seen.append(-len(eg.exceptions))
+    return seen
+
+
+@cases((0,), (1,), (2,))
+def except_star_body_raises_into_group(n):
+    try:
+        try:
+            raise ExceptionGroup("g", [ValueError(n), KeyError(n)])
+        except* ValueError:
+            if n:
+                raise IndexError(n)
+        except* KeyError as eg:
+            if n > 1:
+                raise eg.exceptions[0]
+    except ExceptionGroup as outer:
+        return sorted(type(e).__name__ for e in outer.exceptions)
+    return "handled"
+
+
+@cases((0,), (1,))
+def except_star_generator(n):
+    def gen():
+        try:
+            yield 1
+            if n:
+                raise ExceptionGroup("g", [OSError(n)])
+            yield 2
+        except* OSError:
+            yield "os"
+    return list(gen())
+
+
+class ExceptStarInClassBody:
+    try:
+        raise ExceptionGroup("class", [ValueError()])
+    except* ValueError as caught:
+        KIND = type(caught).__name__
+    finally:
+        DONE = True
+
+
+@cases(())
+def use_except_star_class_body():
+    return ExceptStarInClassBody.KIND, ExceptStarInClassBody.DONE
