@@ -374,7 +374,8 @@ class Machine:
         for i in _evaluation_order(stack):
             node = stack[i]
             if loads and (isinstance(node, ast.Await | ast.Yield | ast.YieldFrom) or isinstance(
-                    node, ast.Name) and getattr(node, "kind", "") != "temp"):
+                    node, ast.Name) and getattr(node, "kind", "") != "temp" or isinstance(
+                    node, Special) and node.kind == "anext_value"):  # (awaits, and can raise)
                 stack[i] = self.materialize(node)
             elif isinstance(node, UnpackItem):
                 stack[i] = self.force_unpack(node)

@@ -299,12 +299,12 @@ class Renderer:
             if getattr(node, "bind_first", False) and id(node) not in self.seen:
                 self.seen.add(id(node))  # named after a statement had evaluated it
                 return ast.NamedExpr(target=ast.Name(id=node.name, ctx=ast.Store()),
-                                     value=self.expr(node.value))
+                                     value=_nameable(self.expr(node.value)))
             return ast.Name(id=node.name, ctx=ast.Load())
         targets = getattr(node, "targets", None)
         count = self.counts.get(id(node), 1)
         if targets:
-            value = self.expr(node.value)
+            value = _nameable(self.expr(node.value))
             for t in targets:
                 if not isinstance(t, ast.Name):
                     raise self.fail("assignment expression to a non-name")
@@ -322,7 +322,7 @@ class Renderer:
         tmp = self.names.fresh()
         node.walrus = tmp  # type: ignore[attr-defined]
         return ast.NamedExpr(target=ast.Name(id=tmp, ctx=ast.Store()),
-                             value=self.expr(node.value))
+                             value=_nameable(self.expr(node.value)))
 
     def r_Iterator(self, node: Iterator) -> ast.expr:
         fn = "aiter" if node.kind == "aiter" else "iter"
@@ -473,6 +473,18 @@ _RUNTIME_HELPERS = {
     "dict_without_keys": "dict_without_keys", "reraise_star": "prep_reraise_star",
     "eg_split": "exception_group_split",
 }
+
+
+def _nameable(value: ast.expr) -> ast.expr:
+    """A value an assignment expression can name: a subscript's slice ``a:b`` (or a
+    tuple with slices) becomes the ``slice(a, b)`` object it stands for."""
+    if isinstance(value, ast.Slice):
+        parts = [value.lower, value.upper] + ([value.step] if value.step else [])
+        return ast.Call(func=ast.Name(id="slice", ctx=ast.Load()),
+                        args=[p or ast.Constant(None) for p in parts], keywords=[])
+    if isinstance(value, ast.Tuple) and any(isinstance(e, ast.Slice) for e in value.elts):
+        return ast.Tuple(elts=[_nameable(e) for e in value.elts], ctx=ast.Load())
+    return value
 
 
 def runtime_helper(helper: str) -> ast.expr:
