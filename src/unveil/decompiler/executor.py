@@ -29,6 +29,7 @@ from .exprs import (
     Func,
     Iterator,
     Marker,
+    MatchCase,
     MethodSelf,
     Names,
     Null,
@@ -1587,10 +1588,20 @@ def _is_none(node: ast.expr) -> bool:
 @_family({
     "MATCH_CLASS": "match_class", "MATCH_MAPPING": "match_mapping",
     "MATCH_SEQUENCE": "match_sequence", "MATCH_KEYS": "match_keys",
-    "COPY_DICT_WITHOUT_KEYS": "copy_dict_without_keys",
+    "COPY_DICT_WITHOUT_KEYS": "copy_dict_without_keys", "MATCH_CASE": "match_case",
 })
 class Matching(Machine):
-    """Structural pattern matching primitives (the structurer rebuilds ``match``)."""
+    """Structural pattern matching: whole cases read back beforehand (``MATCH_CASE``), and
+    the primitives of those that were not."""
+
+    def match_case(self, ins: Instr) -> None:
+        case = ins.argval
+        subject = self.pop() if ins.arg else None
+        self.check_speculation()
+        self.flush(case.names)  # values read before the pattern binds its names
+        if subject is None:
+            subject = self.top()
+        self.push(stamp(MatchCase(subject, case.pattern)))
 
     def match_class(self, ins: Instr) -> None:
         names = self.pop()

@@ -37,6 +37,18 @@ class Slot(Marker):
         self.index = index
 
 
+class MatchCase(Marker):
+    """Does ``subject`` match ``pattern`` (binding its names when it does)? Only the test
+    of an ``if``, which the renderer writes as a ``match`` statement."""
+
+    _fields = ("subject",)
+
+    def __init__(self, subject: ast.expr, pattern: ast.pattern) -> None:
+        super().__init__()
+        self.subject = subject
+        self.pattern = pattern
+
+
 class Null(Marker):
     """The NULL pushed before (or after) a callable."""
 

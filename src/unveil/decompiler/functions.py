@@ -15,6 +15,7 @@ from typing import Any
 from .. import bytecode
 from ..errors import DecompilationError
 from . import cfg as cfg_mod
+from . import patterns
 from .executor import ClassBuild, Context
 from .exprs import Func, Names
 from .render import Renderer
@@ -85,8 +86,32 @@ class CodeDecompiler:
         from .inline_comprehensions import fold
         from .tails import merge_tails, split_clean_ups
 
-        code = self.code
         bc = split_clean_ups(merge_tails(fold(bc, self)))
+        with_cases = patterns.fold(bc)
+        if with_cases is bc:
+            return self._region_body(bc, entry)
+        # ``match`` statements when the whole body structures with them; otherwise the
+        # cases' primitive tests, unless those do not structure either
+        try:
+            body: list[ast.stmt] | None = self._region_body(with_cases, entry)
+        except DecompilationError:
+            body = None
+        folded_reason, self.fallback_reason = self.fallback_reason, None
+        if body is not None and folded_reason is None:
+            return body
+        try:
+            plain = self._region_body(bc, entry)
+        except DecompilationError:
+            if body is None:
+                raise
+            plain = None
+        if plain is None or body is not None and self.fallback_reason is not None:
+            self.fallback_reason = folded_reason  # both lowered: the shorter one
+            return body  # type: ignore[return-value]
+        return plain
+
+    def _region_body(self, bc: bytecode.Bytecode, entry: list[ast.expr]) -> list[ast.stmt]:
+        code = self.code
         graph_cfg = cfg_mod.build(bc)
         ctx = Context(code, self.names, make_comprehension=self.make_comprehension)
         ctx.imported = self.constants.imported
@@ -103,6 +128,7 @@ class CodeDecompiler:
             body = self.state_machine(graph_cfg, ctx, entry)
         from .idioms import tidy
 
+        body = patterns.merge_matches(body, self.names.generated)
         return tidy(body, code, self.names.generated)
 
     def state_machine(self, graph_cfg: cfg_mod.CFG, ctx: Context,
@@ -475,6 +501,7 @@ def function_def(code: CodeType, name: str, parent: CodeDecompiler | None = None
     body = dec.statements()
     if body and isinstance(body[-1], ast.Return) and body[-1].value is None:
         body = body[:-1]
+    patterns.drop_final_return(body)
     doc = docstring_of(code)
     head: list[ast.stmt] = []
     if doc is not None:
@@ -531,6 +558,17 @@ def _without_returns(stmts: list[ast.stmt]) -> list[ast.stmt]:
             node = ast.If(test=s.test, body=_without_returns(body) or [ast.Pass()],
                           orelse=_without_returns(orelse))
             return stmts[:i] + [ast.copy_location(node, s)]
+        if isinstance(s, ast.Match) and _has_return(s):
+            rest = stmts[i + 1:]
+            cases = [ast.match_case(pattern=c.pattern, guard=c.guard, body=_without_returns(
+                c.body if _terminates(c.body) else c.body + rest) or [ast.Pass()])
+                for c in s.cases]
+            default = any(c.guard is None and isinstance(c.pattern, ast.MatchAs)
+                          and c.pattern.pattern is None for c in s.cases)
+            rest = _without_returns(rest)
+            if rest and not default:  # no case matched: on with the rest
+                cases.append(ast.match_case(pattern=ast.MatchAs(), guard=None, body=rest))
+            return stmts[:i] + [ast.copy_location(ast.Match(subject=s.subject, cases=cases), s)]
         if isinstance(s, ast.Try) and i < len(stmts) - 1 and s.handlers and not s.finalbody \
                 and _has_return(s) and all(_terminates(h.body) for h in s.handlers):
             # the clauses end the body: what follows runs only after the body, as ``else``
@@ -595,6 +633,10 @@ def _terminates(stmts: list[ast.stmt]) -> bool:
     last = stmts[-1]
     if isinstance(last, (ast.Return, ast.Raise)):
         return True
+    if isinstance(last, ast.Match):
+        return any(c.guard is None and isinstance(c.pattern, ast.MatchAs)
+                   and c.pattern.pattern is None for c in last.cases) \
+            and all(_terminates(c.body) for c in last.cases)
     return isinstance(last, ast.If) and _terminates(last.body) and _terminates(last.orelse)
 
 
@@ -605,6 +647,9 @@ def _returns_to_break(stmts: list[ast.stmt]) -> None:
         elif isinstance(s, (ast.If, ast.With, ast.AsyncWith)):
             for block in (s.body, getattr(s, "orelse", [])):
                 _returns_to_break(block)
+        elif isinstance(s, ast.Match):
+            for c in s.cases:
+                _returns_to_break(c.body)
         elif isinstance(s, (ast.Try, getattr(ast, "TryStar", ast.Try))):
             for block in (s.body, s.orelse, s.finalbody, *(h.body for h in s.handlers)):
                 _returns_to_break(block)

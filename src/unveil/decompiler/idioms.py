@@ -198,6 +198,8 @@ def _conditional_values(stmts: list[ast.stmt], locals_: set[str]) -> set[str]:
                 done |= _conditional_values(inner, locals_)
         for h in getattr(s, "handlers", None) or ():
             done |= _conditional_values(h.body, locals_)
+        for c in getattr(s, "cases", None) or ():
+            done |= _conditional_values(c.body, locals_)
         if isinstance(s, ast.If):
             value = _as_conditional(s, locals_)
             if value is not None:
@@ -250,7 +252,7 @@ def _inline_in(stmts: list[ast.stmt], temps: set[str], stable: set[str],
             inner = getattr(s, field, None)
             if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt):
                 _inline_in(inner, temps, stable, loads, stores)
-        for h in getattr(s, "handlers", []) or []:
+        for h in [*(getattr(s, "handlers", []) or []), *(getattr(s, "cases", []) or [])]:
             _inline_in(h.body, temps, stable, loads, stores)
     i = len(stmts) - 2
     while i >= 0:
@@ -351,7 +353,7 @@ def _returns_into_try(stmts: list[ast.stmt], temps: set[str]) -> None:
             inner = getattr(s, field, None)
             if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt):
                 _returns_into_try(inner, temps)
-        for h in getattr(s, "handlers", []) or []:
+        for h in [*(getattr(s, "handlers", []) or []), *(getattr(s, "cases", []) or [])]:
             _returns_into_try(h.body, temps)
         if isinstance(s, ast.Try) and not s.finalbody and s.body and len(s.orelse) == 1:
             last = s.body[-1]
@@ -531,6 +533,10 @@ def _tidy_stmt(s: ast.stmt, in_loop: bool) -> list[ast.stmt]:
             s.orelse = []
             return [s, *rest]
         return [s]
+    if isinstance(s, ast.Match):
+        for c in s.cases:
+            c.body = _tidy_block(c.body, in_loop) or [ast.Pass()]
+        return [s]
     if isinstance(s, ast.With | ast.AsyncWith):
         s.body = _tidy_block(s.body, in_loop) or [ast.Pass()]
         if len(s.body) == 1 and type(s.body[0]) is type(s):
@@ -569,7 +575,15 @@ def _ends_in_jump(stmts: list[ast.stmt]) -> bool:
         return True
     if isinstance(last, ast.If) and last.orelse:
         return _ends_in_jump(last.body) and _ends_in_jump(last.orelse)
+    if isinstance(last, ast.Match):
+        return any(_is_default_case(c) for c in last.cases) \
+            and all(_ends_in_jump(c.body) for c in last.cases)
     return False
+
+
+def _is_default_case(case: ast.match_case) -> bool:
+    return case.guard is None and isinstance(case.pattern, ast.MatchAs) \
+        and case.pattern.pattern is None and case.pattern.name is None
 
 
 def _trim_trailing_continue(stmts: list[ast.stmt]) -> list[ast.stmt]:
@@ -579,6 +593,9 @@ def _trim_trailing_continue(stmts: list[ast.stmt]) -> list[ast.stmt]:
         last = stmts[-1]
         last.body = _trim_trailing_continue(last.body) or [ast.Pass()]
         last.orelse = _trim_trailing_continue(last.orelse)
+    elif stmts and isinstance(stmts[-1], ast.Match):
+        for c in stmts[-1].cases:  # (a case that only continues says so)
+            c.body = _trim_trailing_continue(c.body) or c.body
     elif stmts and isinstance(stmts[-1], ast.Try):
         last = stmts[-1]
         if not last.finalbody:

@@ -24,6 +24,7 @@ from .exprs import (
     Func,
     Iterator,
     Marker,
+    MatchCase,
     MethodSelf,
     Names,
     Null,
@@ -120,6 +121,9 @@ class Renderer:
         if isinstance(s, ast.Delete):
             return ast.Delete(targets=[self.target(t) for t in s.targets])
         if isinstance(s, ast.If):
+            match = self.match_stmt(s)
+            if match is not None:
+                return match
             test = self.expr(s.test)
             return ast.If(test=test, body=self.stmts(s.body) or [ast.Pass()],
                           orelse=self.stmts(s.orelse))
@@ -166,6 +170,33 @@ class Renderer:
             return ast.Assert(test=self.expr(s.test),
                               msg=None if s.msg is None else self.expr(s.msg))
         raise self.fail(f"cannot render statement {type(s).__name__}")
+
+    def match_stmt(self, s: ast.If) -> ast.Match | None:
+        """``if <case matches>: ... else: ...`` as ``match subject: case ...: ...``; a
+        guard is the rest of an ``and`` test."""
+        test, body, orelse = s.test, s.body, s.orelse
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) \
+                and isinstance(test.operand, MatchCase):
+            test, body, orelse = test.operand, orelse, body
+        guard: ast.expr | None = None
+        if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) \
+                and isinstance(test.values[0], MatchCase):
+            rest = test.values[1:]
+            guard = rest[0] if len(rest) == 1 else ast.BoolOp(op=ast.And(), values=rest)
+            test = test.values[0]
+        if not isinstance(test, MatchCase):
+            return None
+        subject = self.expr(test.subject)
+        cases = [ast.match_case(pattern=test.pattern,
+                                guard=None if guard is None else self.expr(guard),
+                                body=self.stmts(body) or [ast.Pass()])]
+        rendered_else = self.stmts(orelse)
+        if rendered_else:
+            cases.append(ast.match_case(pattern=ast.MatchAs(), guard=None, body=rendered_else))
+        return ast.Match(subject=subject, cases=cases)
+
+    def r_MatchCase(self, node: MatchCase) -> ast.expr:
+        raise self.fail("a match case tested outside an if statement")
 
     def definition(self, target: ast.Name, value: ast.expr) -> ast.stmt | None:
         """``name = <function or class>`` as a ``def``/``class`` statement, with decorators."""

@@ -328,3 +328,126 @@ def class_pattern_reads_once(value):
             return ("map", k, rest)
         case _:
             return None
+
+
+class Keys:
+    A = "a"
+    B = 2
+
+
+@cases(([1, 2],), ([2, 1],), ((3, 3),), ([1, 9, 9],), ("12",), (7,))
+def or_captures_in_different_orders(value):
+    match value:
+        case [1, x] | [x, 1]:
+            return ("one", x)
+        case (a, b) | [a, b, _] if a == b:
+            return ("same", a, b)
+        case [a, *rest] | (a, *rest) as whole if rest:
+            return ("rest", a, rest, whole)
+    return "none"
+
+
+@cases(({"a": 1, 2: "b"},), ({"a": 1},), ({"a": 2, 2: 3, "z": 0},), ([],))
+def mapping_with_dotted_keys(d):
+    match d:
+        case {Keys.A: 1, Keys.B: "b"}:
+            return "exact"
+        case {Keys.A: 1 | 2 as n, **others} if others:
+            return ("others", n, sorted(map(str, others)))
+        case {Keys.A: n}:
+            return ("just a", n)
+        case _:
+            return None
+
+
+@cases(([5],), ([5, 6],), (5,), ([[5]],))
+def subject_rebound_by_capture(x):
+    match x:
+        case [x] if x > 10:
+            return "never"
+        case [x, *_] if isinstance(x, int):
+            return ("first", x)
+        case [[x]]:
+            return ("nested", x)
+    return ("after", x)
+
+
+@cases((1,), (2,), (3,), (4,))
+def or_as_last_case(n):
+    out = []
+    match n:
+        case 1:
+            out.append("one")
+        case 2 | 3 as m:
+            out.append(("two or three", m))
+    out.append("end")
+    return out
+
+
+@cases(((1, 2, 3, 4),), ((1, 2),), ((1,),), ([],))
+def sequence_wildcards(seq):
+    match seq:
+        case [_, _, *_, last]:
+            return ("long", last)
+        case [first, _]:
+            return ("pair", first)
+        case [_]:
+            return "single"
+        case [*_]:
+            return "empty"
+
+
+@cases((Point(1, 2),), (Point(0, 0),), (Circle(Point(1, 1), 2),), ("p",))
+def class_positional_and_keyword(shape):
+    match shape:
+        case Point(0, y=0):
+            return "origin"
+        case Point(x, y=yy) if x < yy:
+            return ("rising", x, yy)
+        case Circle(Point(x=cx) as c, radius=r) | Circle(center=Point(x=cx) as c, radius=r):
+            return ("circle", cx, c.y, r)
+        case _:
+            return "other"
+
+
+@cases((-1,), (0,), (2.5,), (1 + 2j,), ("s",), (True,), (None,))
+def literals_and_singletons(v):
+    match v:
+        case -1 | 0:
+            kind = "small int"
+        case 2.5:
+            kind = "float"
+        case 1 + 2j:
+            kind = "complex"
+        case True | None:
+            kind = "singleton"
+        case str() if v:
+            kind = "text"
+        case _:
+            kind = "unknown"
+    return kind
+
+
+@cases(("go north",), ("go",), ("",), ("look",))
+async def match_in_coroutine(cmd):
+    match cmd.split():
+        case ["go", where]:
+            return where
+        case ["go"]:
+            return "nowhere"
+        case []:
+            return None
+    return "?"
+
+
+# a module-level match, its captures module globals
+match sorted({"b": 2, "a": 1}.items()):
+    case [("a", MODULE_A), *MODULE_REST]:
+        MODULE_KIND = "starts with a"
+    case _:
+        MODULE_KIND = "other"
+
+
+@cases(())
+def use_module_match():
+    return MODULE_KIND, MODULE_A, MODULE_REST
