@@ -686,6 +686,8 @@ class Structurer:
         if len(breaks) > 1:
             breaks = self._merge_break_targets(breaks)
         if len(breaks) > 1:
+            breaks = self._absorb_exits(h, body, breaks, ctx)
+        if len(breaks) > 1:
             raise Unstructurable("loop with several exits")
         follow: int | None
         else_start: int | None = None
@@ -764,6 +766,39 @@ class Structurer:
                     extra.add(x)
                     todo.extend(self._succs(x))
         return extra
+
+    def _absorb_exits(self, h: int, body: set[int], breaks: set[int], ctx: Ctx) -> set[int]:
+        """Code only the loop reaches that ends in a ``return``/``raise`` or in another of
+        its exits is part of the body (``if x: return`` then ``break``, where the natural
+        loop stops at the test because no path from it comes back). Adds that code to
+        ``body``; returns the exits left."""
+        stops = {ctx.follow} | ({ctx.loop.cont, ctx.loop.follow} if ctx.loop else set())
+        changed = True
+        while changed and len(breaks) > 1:
+            changed = False
+            for t in sorted(breaks, key=self.position):
+                if t in stops or t not in self.idom or not dominates(self.idom, h, t):
+                    continue
+                others = breaks - {t}
+                region: set[int] = set()
+                todo = [t]
+                ok = True
+                while todo and ok:
+                    n = todo.pop()
+                    if n in region or n in others:
+                        continue
+                    if n in body or n not in self.blocks or n not in self.idom \
+                            or not dominates(self.idom, h, n) or n in stops:
+                        ok = False
+                        break
+                    region.add(n)
+                    todo.extend(self._esuccs(n))
+                if ok and region:
+                    body |= region
+                    breaks = others
+                    changed = True
+                    break
+        return breaks
 
     def _merge_break_targets(self, breaks: set[int]) -> set[int]:
         """Several exits where all but one are the same return: keep the real one."""
