@@ -543,8 +543,7 @@ class Structurer:
                 active = ctx.cleanups
             else:
                 active = ctx.cleanups[ctx.loop_cleanups:]
-            for c in reversed(active):
-                _strip_suffix_before_exit(out, c.stmts, stmt)
+            _strip_cleanups(out, active, stmt)
         out.append(stmt)
 
     # ------------------------------------------------------------ if
@@ -704,7 +703,7 @@ class Structurer:
                 and kind == "while_true":
             pass
         loop = Loop(h, body, follow, h)
-        region = frozenset(body | ends)
+        region = frozenset(body | ends | (ctx.tails & ctx.region))
         sub = replace(ctx, loop=loop, follow=h if kind != "while_true" else None,
                       region=region, loop_cleanups=len(ctx.cleanups), clause=ctx.clause)
         node: ast.stmt
@@ -1014,9 +1013,11 @@ class Structurer:
         term = block.term
         if term.kind == "goto" and term.targets[0] in ctx.tails:
             # on to an enclosing construct's exit tail (a ``return`` in a ``with`` in a
-            # ``try``: the with's clean-up copy, then the try's return)
+            # ``try``: the with's clean-up copy, then the try's return), which may run
+            # the enclosing constructs' clean-ups first
             nxt = self.blocks.get(term.targets[0])
-            if nxt is not None and not nxt.stmts and nxt.term.kind == "return":
+            if nxt is not None and nxt.term.kind == "return" \
+                    and not self._strip_enclosing(nxt.stmts, ctx):
                 block, term = nxt, nxt.term
         if term.kind == "goto" and ctx.loop is not None:
             return self.through(term.targets[0]) in (ctx.loop.cont, ctx.loop.follow)
@@ -1026,6 +1027,18 @@ class Structurer:
             return _term_key(block) != continuation
         value = term.value
         return value is not None and any(value is e for e in block.entry)
+
+    def _strip_enclosing(self, stmts: list[ast.stmt], ctx: Ctx) -> list[ast.stmt]:
+        """``stmts`` without the clean-up copies of the enclosing constructs, innermost
+        first (what a ``return`` through them runs)."""
+        for outer in reversed(ctx.cleanups):
+            if not stmts or outer.kind == "clause":
+                break
+            stripped = _strip_prefix(stmts, outer.stmts)
+            if stripped is stmts:
+                break
+            stmts = stripped
+        return stmts
 
     def suppress_continuation(self, h: int) -> tuple[str, ...] | None:
         """What a ``with`` does after its ``__exit__`` suppressed an exception."""
@@ -1808,6 +1821,23 @@ def _computed_later(value: ast.expr | None, stmts: list[ast.stmt]) -> bool:
 
 def _strip_all(out: list[ast.stmt], ctx: Ctx) -> None:
     ret = out.pop()
-    for c in reversed(ctx.cleanups):
-        _strip_suffix_before_exit(out, c.stmts, ret)
+    _strip_cleanups(out, ctx.cleanups, ret)
     out.append(ret)
+
+
+def _strip_cleanups(out: list[ast.stmt], active: tuple[Cleanup, ...],
+                    exit_stmt: ast.stmt) -> None:
+    """Remove the clean-up copies of ``active`` constructs that end ``out`` before an
+    exit: innermost last, or (when the exit's code runs each construct's clean-up in
+    its own block, innermost first) outermost last."""
+    trial = list(out)
+    try:
+        for c in reversed(active):
+            _strip_suffix_before_exit(trial, c.stmts, exit_stmt)
+    except Unstructurable:
+        if len(active) < 2:
+            raise
+        trial = list(out)
+        for c in active:
+            _strip_suffix_before_exit(trial, c.stmts, exit_stmt)
+    out[:] = trial

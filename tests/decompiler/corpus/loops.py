@@ -456,3 +456,19 @@ def drain_until_index_error(items):
         except IndexError:
             return stack.items
         LOG.append(item)
+
+
+@cases(([["a"], ["b", "x"]], "x"), ([["x"]], "x"), ([["a"], []], "x"), ([], "x"))
+def nested_loops_break_or_return(groups, wanted):
+    # the inner loop's break jumps straight back to the outer loop's head
+    for group in groups:
+        for item in group:
+            if item == wanted:
+                if len(group) > 1:
+                    return "in a bigger group"
+                break
+            if item is None:
+                break
+        else:
+            return "missing from a group"
+    return "found in every group"

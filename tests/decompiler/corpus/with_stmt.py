@@ -276,3 +276,17 @@ def return_in_with_in_try(early, exit_error):
     except OSError:
         pass
     return 2
+
+
+@cases(([1, 2, 0],), ([3, 3],), ([],))
+def nested_with_loop_returns(values):
+    # returns from a loop inside two context managers: each return runs both exits
+    it = iter(values)
+    with Resource("outer"), Resource("inner"):
+        while True:
+            v = next(it, None)
+            if v is None:
+                return "exhausted"
+            if v == 0:
+                return "zero"
+            LOG.append(v)
