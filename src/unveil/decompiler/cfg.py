@@ -46,11 +46,25 @@ class CFG:
 
 
 def build(bc: Bytecode, start: int = 0, end: int | None = None) -> CFG:
-    """Split ``bc.instrs[start:end]`` into reachable basic blocks."""
+    """Split ``bc.instrs[start:end]`` into reachable basic blocks (split only where
+    reachable code jumps: a jump from dead code, such as 3.12's ``CLEANUP_THROW`` stub
+    into an ``await`` folded to one instruction, does not cut a block)."""
+    end = len(bc.instrs) if end is None else end
+    cfg = _build(bc, start, end, None)
+    live = {i for b in cfg.blocks.values() for i in range(b.start, b.end)}
+    if len(live) < end - start:
+        cfg = _build(bc, start, end, live)
+    return cfg
+
+
+def _build(bc: Bytecode, start: int, end: int, live: set[int] | None) -> CFG:
     instrs = bc.instrs
-    end = len(instrs) if end is None else end
     leaders = {start}
     for i in range(start, end):
+        if live is not None and i not in live:
+            if i - 1 in live:
+                leaders.add(i)
+            continue
         ins = instrs[i]
         if ins.target >= 0:
             if start <= ins.target < end:

@@ -370,10 +370,14 @@ class Machine:
 
     def materialize_all(self, loads: bool = False) -> None:
         """Name what a block leaves on the stack (a display too: successors mutate it);
-        ``loads``: a variable's value too (reading it can raise where it is unbound)."""
+        ``loads``: a variable's value too (reading it can raise where it is unbound).
+        Without ``loads``, an ``async with``'s awaited ``__aenter__`` stays for the body's
+        first statement, as a ``with``'s ``__enter__`` does (the statement does both)."""
         stack = self.state.stack
         for i in _evaluation_order(stack):
             node = stack[i]
+            if not loads and _awaited_enter(node):
+                continue
             if loads and (isinstance(node, ast.Await | ast.Yield | ast.YieldFrom) or isinstance(
                     node, ast.Name) and getattr(node, "kind", "") != "temp" or isinstance(
                     node, Special) and node.kind == "anext_value"):  # (awaits, and can raise)
@@ -1579,6 +1583,15 @@ class Generators(Machine):
 
     def async_gen_wrap(self, ins: Instr) -> None:
         self.push(Special("async_gen_wrap", self.pop()))
+
+
+def _awaited_enter(node: ast.expr) -> bool:
+    if not isinstance(node, ast.Await):
+        return False
+    value = node.value
+    if isinstance(value, Special) and value.kind == "awaitable":
+        value = value.value
+    return isinstance(value, Special) and value.kind == "enter"
 
 
 def _is_none(node: ast.expr) -> bool:
