@@ -1,0 +1,106 @@
+"""Readability claims that behaviour tests cannot see: for code from CPython's compiler,
+``match`` comes back as a ``match`` statement and ``except*`` as ``try``/``except*``,
+not as tests over ``unveil.runtime`` helpers or the state machine. (That the output
+behaves like the original is the corpus tests' job.)"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from types import FunctionType
+
+import pytest
+
+import unveil
+
+from . import corpus
+
+#: Corpus functions whose ``match`` does not come back whole, and why.
+KNOWN: dict[str, str] = {
+    "guards_with_side_effects": "an irrefutable pattern with a guard before other cases "
+                                "reads `x = subject; if guard:`",
+}
+
+
+def _functions(module_name: str) -> list[object]:
+    module = corpus.load_module(module_name)
+    out = []
+    for name, func in corpus.functions_of(module):
+        marks = [pytest.mark.xfail(reason=KNOWN[name], strict=True)] if name in KNOWN else []
+        out.append(pytest.param(func, id=name, marks=marks))
+    return out
+
+
+def _tree(func: FunctionType) -> ast.Module:
+    return ast.parse(unveil.decompile(func))
+
+
+def _lowered(tree: ast.Module) -> list[str]:
+    """What in ``tree`` is not source a person writes: runtime helpers, state machines."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and node.value == "unveil.runtime":
+            found.append("unveil.runtime helper")
+        if isinstance(node, ast.Name) and node.id.startswith("_state"):
+            found.append("state machine")
+    return found
+
+
+def _source_tree(func: FunctionType) -> ast.Module:
+    import inspect
+
+    return ast.parse(inspect.cleandoc("\n" + inspect.getsource(func)))
+
+
+def _cases(tree: ast.AST) -> int:
+    """``case`` clauses other than a final ``case _:``."""
+    return sum(1 for n in ast.walk(tree) if isinstance(n, ast.match_case)
+               and not (isinstance(n.pattern, ast.MatchAs) and n.pattern.pattern is None
+                        and n.pattern.name is None and n.guard is None))
+
+
+@pytest.mark.parametrize("func", _functions("match_stmt"))
+def test_match_comes_back_as_match(func: FunctionType) -> None:
+    expected = _cases(_source_tree(func))
+    if not expected:
+        pytest.skip("no match statement of its own")
+    tree = _tree(func)
+    assert _cases(tree) == expected, ast.unparse(tree)
+    assert not _lowered(tree), ast.unparse(tree)
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="except* is 3.11+")
+@pytest.mark.parametrize("func", _functions("v311_except_star") if sys.version_info >= (3, 11)
+                         else [])
+def test_except_star_comes_back_as_try_star(func: FunctionType) -> None:
+    def stars(tree: ast.AST) -> int:
+        return sum(1 for n in ast.walk(tree) if type(n).__name__ == "TryStar")
+
+    expected = stars(_source_tree(func))
+    if not expected:
+        pytest.skip("no except* of its own")
+    tree = _tree(func)
+    assert stars(tree) == expected, ast.unparse(tree)
+    assert not _lowered(tree), ast.unparse(tree)
+
+
+def test_unknown_pattern_code_falls_back_to_primitive_tests() -> None:
+    """A case the pattern reader does not know (here an irrefutable pattern with a guard
+    before another case) still comes back equivalent, over the runtime helpers."""
+    namespace: dict[str, object] = {}
+    exec(compile("def f(v):\n"
+                 "    match v:\n"
+                 "        case [x] if x:\n"
+                 "            return 'one'\n"
+                 "        case y if y == 2:\n"
+                 "            return 'two'\n"
+                 "        case [*_]:\n"
+                 "            return 'seq'\n"
+                 "    return None\n", "<t>", "exec"), namespace)
+    f = namespace["f"]
+    source = unveil.decompile(f)
+    clone: dict[str, object] = {}
+    exec(compile(source, "<decompiled>", "exec"), clone)
+    g = clone["f"]
+    for value in ([1], [0], 2, 3, [], "s", (5,)):
+        assert g(value) == f(value), (value, source)  # type: ignore[operator]
