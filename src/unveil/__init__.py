@@ -18,6 +18,7 @@ __all__ = [
     "DecompilationError",
     "UnveilError",
     "decompile",
+    "prepare_debug",
     "recompile",
 ]
 
@@ -44,3 +45,12 @@ def recompile(code, filename: str | None = None):  # type: ignore[no-untyped-def
     from .decompiler.api import recompile as _recompile
 
     return _recompile(code, filename)
+
+
+def prepare_debug(dump_dir):  # type: ignore[no-untyped-def]
+    """While active (``with unveil.prepare_debug("dump"):``, or ``__enter__``/``__exit__``
+    by hand), every frame TorchDynamo transforms is decompiled to a file in ``dump_dir``
+    and the program runs the code compiled from that file. Needs PyTorch."""
+    from .torch.dump import prepare_debug as _prepare_debug
+
+    return _prepare_debug(dump_dir)

@@ -1,0 +1,136 @@
+"""``prepare_debug(dump_dir)``: while active, every frame TorchDynamo transforms is
+decompiled to ``<dump_dir>/__transformed_code_<n>_for_<fn>.py`` and Dynamo runs the code
+compiled from that file (so breakpoints there are hit). A frame that cannot be decompiled
+keeps Dynamo's own code; its file and ``manifest.json`` say why."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import tempfile
+import threading
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from types import CodeType
+from typing import Any
+
+from ..errors import BadInputError, UnveilError
+from . import _dynamo
+
+
+@dataclass
+class FrameRecord:
+    """One frame Dynamo transformed, as the manifest lists it."""
+
+    function: str
+    qualname: str
+    source_file: str
+    first_line: int
+    transformed_code: str | None  # the dumped file, relative to dump_dir
+    status: str  # "running unveil's code" | "running Dynamo's code"
+    identical: bool | None = None  # recompiled bytecode equals Dynamo's (normalised)
+    error: str | None = None
+
+
+@dataclass
+class Manifest:
+    torch_version: str | None
+    frames: list[FrameRecord] = field(default_factory=list)
+
+
+def identifier(name: str) -> str:
+    """``name`` made a safe part of a file name (``<lambda>`` -> ``lambda``)."""
+    out = re.sub(r"\W+", "_", name).strip("_")
+    return out or "code"
+
+
+class prepare_debug:  # noqa: N801 (a context manager named like the function its users call)
+    """Dump and run the source of every frame TorchDynamo transforms while active.
+
+    Use ``with unveil.prepare_debug("dump"):`` or call ``__enter__``/``__exit__`` by hand.
+    """
+
+    def __init__(self, dump_dir: str | os.PathLike[str]) -> None:
+        self.dump_dir = Path(dump_dir)
+        self._remove: Any = None
+        self._counts: dict[str, int] = {}
+        self._lock = threading.Lock()
+        self.manifest = Manifest(_dynamo.torch_version())
+
+    def __enter__(self) -> prepare_debug:
+        try:
+            self.dump_dir.mkdir(parents=True, exist_ok=True)
+            probe = tempfile.NamedTemporaryFile(dir=self.dump_dir, delete=True)
+            probe.close()
+        except OSError as exc:
+            raise BadInputError(f"cannot write the dump directory {str(self.dump_dir)!r}: "
+                                f"{exc.strerror or exc}") from None
+        self._remove = _dynamo.add_bytecode_hook(self._hook)
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self._remove is not None:
+            self._remove()
+            self._remove = None
+        self.write_manifest()
+
+    # ------------------------------------------------------------ the hook
+
+    def _file_for(self, code: CodeType) -> Path:
+        name = identifier(code.co_name)
+        with self._lock:
+            n = self._counts.get(name, 0)
+            self._counts[name] = n + 1
+        return self.dump_dir / f"__transformed_code_{n}_for_{name}.py"
+
+    def _hook(self, code: CodeType, new_code: CodeType) -> CodeType | None:
+        """Decompile Dynamo's ``new_code`` for ``code`` to a file and return the code
+        compiled from it; None (Dynamo's own code) when that is not possible."""
+        from ..check import compare
+        from ..decompiler.api import recompile
+
+        path = self._file_for(code)
+        record = FrameRecord(function=code.co_name,
+                             qualname=getattr(code, "co_qualname", code.co_name),
+                             source_file=code.co_filename, first_line=code.co_firstlineno,
+                             transformed_code=path.name, status="running Dynamo's code")
+        try:
+            replacement = recompile(new_code, str(path))
+        except (UnveilError, SyntaxError, ValueError, RecursionError) as exc:
+            record.error = f"{type(exc).__name__}: {exc}"
+            _write_atomic(path, f"# unveil could not decompile Dynamo's code for "
+                                f"{record.qualname} ({record.source_file}:"
+                                f"{record.first_line}); Dynamo's own code runs.\n"
+                                f"# {record.error}\n")
+            self.manifest.frames.append(record)
+            return None
+        record.status = "running unveil's code"
+        try:
+            record.identical = compare(new_code, replacement) is None
+        except Exception:  # noqa: BLE001 (the comparison is informative only)
+            record.identical = None
+        self.manifest.frames.append(record)
+        return replacement
+
+    # ------------------------------------------------------------ the manifest
+
+    def write_manifest(self) -> Path:
+        path = self.dump_dir / "manifest.json"
+        data = asdict(self.manifest)
+        _write_atomic(path, json.dumps(data, indent=2) + "\n")
+        return path
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` so that readers never see half a file."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise

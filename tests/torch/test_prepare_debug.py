@@ -1,0 +1,120 @@
+"""``unveil.prepare_debug``: dumped transformed code that the program then runs, with the
+same results as without unveil, and a manifest of every frame."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import unveil  # noqa: E402
+
+
+def with_print_break(x):
+    a = torch.sin(x) + 1
+    print("between graphs", tuple(a.shape))
+    return a * 2
+
+
+def data_dependent(x):
+    y = x * 2
+    if y.sum() > 0:
+        return y + 1
+    return y - 1
+
+
+class Tiny(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = torch.nn.Linear(4, 3)
+
+    def forward(self, x):
+        h = torch.relu(self.fc(x))
+        if h.sum() > 0:
+            h = h * 2
+        return h.softmax(-1)
+
+
+def _run(fn, *args):
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        result = fn(*args)
+    return result, out.getvalue()
+
+
+@pytest.fixture(autouse=True)
+def _fresh_dynamo():
+    torch._dynamo.reset()
+    yield
+    torch._dynamo.reset()
+
+
+@pytest.mark.parametrize("fn", [with_print_break, data_dependent], ids=lambda f: f.__name__)
+def test_dump_runs_the_dumped_code(fn, tmp_path: Path) -> None:
+    inputs = [torch.ones(3), -torch.ones(3), torch.arange(4.0)]
+    expected = [_run(fn, x) for x in inputs]
+    with unveil.prepare_debug(tmp_path) as dbg:
+        compiled = torch.compile(fn, backend="eager")
+        got = [_run(compiled, x) for x in inputs]
+    for (e_val, e_out), (g_val, g_out) in zip(expected, got, strict=True):
+        assert torch.equal(e_val, g_val)
+        assert e_out == g_out
+    files = sorted(p.name for p in tmp_path.glob("__transformed_code_*_for_*.py"))
+    assert f"__transformed_code_0_for_{fn.__name__}.py" in files
+    manifest = json.loads((tmp_path / "manifest.json").read_text())
+    frames = manifest["frames"]
+    assert frames and all(f["status"] == "running unveil's code" for f in frames), frames
+    assert {f["transformed_code"] for f in frames} <= set(files)
+    assert dbg.manifest.frames
+    for name in files:  # every dumped file is the Python that runs
+        compile((tmp_path / name).read_text(), name, "exec")
+
+
+def test_module_and_manual_enter_exit(tmp_path: Path) -> None:
+    torch.manual_seed(0)
+    model = Tiny()
+    x = torch.randn(2, 4)
+    expected = model(x)
+    dbg = unveil.prepare_debug(tmp_path / "nested" / "dump")
+    dbg.__enter__()
+    try:
+        got = torch.compile(model, backend="eager")(x)
+    finally:
+        dbg.__exit__(None, None, None)
+    assert torch.allclose(expected, got)
+    assert (tmp_path / "nested" / "dump" / "__transformed_code_0_for_forward.py").exists()
+
+
+def test_frames_compiled_after_exit_are_not_dumped(tmp_path: Path) -> None:
+    with unveil.prepare_debug(tmp_path):
+        pass
+    torch.compile(data_dependent, backend="eager")(torch.ones(2))
+    assert not list(tmp_path.glob("__transformed_code_*"))
+
+
+@pytest.mark.skipif(os.geteuid() == 0 if hasattr(os, "geteuid") else False,
+                    reason="root can write anywhere")
+def test_unwritable_dump_dir_is_one_sentence(tmp_path: Path) -> None:
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o500)
+    try:
+        with pytest.raises(unveil.BadInputError, match="cannot write the dump directory"):
+            with unveil.prepare_debug(locked / "dump"):
+                pass
+    finally:
+        locked.chmod(0o700)
+
+
+def test_dump_dir_that_is_a_file_is_one_sentence(tmp_path: Path) -> None:
+    target = tmp_path / "a_file"
+    target.write_text("x")
+    with pytest.raises(unveil.BadInputError, match="cannot write the dump directory"):
+        with unveil.prepare_debug(target):
+            pass
