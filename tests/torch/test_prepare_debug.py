@@ -118,3 +118,37 @@ def test_dump_dir_that_is_a_file_is_one_sentence(tmp_path: Path) -> None:
     with pytest.raises(unveil.BadInputError, match="cannot write the dump directory"):
         with unveil.prepare_debug(target):
             pass
+
+
+def test_processes_sharing_a_dump_dir_never_collide(tmp_path: Path) -> None:
+    # a second prepare_debug (as another process would) finds the names taken
+    first = unveil.prepare_debug(tmp_path)
+    second = unveil.prepare_debug(tmp_path)
+    with first:
+        torch.compile(data_dependent, backend="eager")(torch.ones(2))
+    torch._dynamo.reset()
+    with second:
+        torch.compile(data_dependent, backend="eager")(torch.ones(2))
+    names = sorted(p.name for p in tmp_path.glob("__transformed_code_*_for_data_dependent.py"))
+    assert names == ["__transformed_code_0_for_data_dependent.py",
+                     "__transformed_code_1_for_data_dependent.py"], names
+
+
+def test_each_distributed_rank_dumps_under_its_own_directory(tmp_path: Path) -> None:
+    dist = pytest.importorskip("torch.distributed")
+    if not dist.is_available():
+        pytest.skip("torch.distributed is not available")
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=0,
+                            world_size=1)
+    try:
+        with unveil.prepare_debug(tmp_path):
+            torch.compile(data_dependent, backend="eager")(torch.ones(2))
+    finally:
+        dist.destroy_process_group()
+    assert (tmp_path / "rank_0" / "__transformed_code_0_for_data_dependent.py").exists()
+    assert (tmp_path / "rank_0" / "manifest.json").exists()

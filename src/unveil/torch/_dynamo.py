@@ -38,3 +38,14 @@ def add_bytecode_hook(hook: BytecodeHook) -> Callable[[], None]:
         return lambda: None
     handle: Any = register_bytecode_hook(hook)
     return handle.remove  # type: ignore[no-any-return]
+
+
+def distributed_rank() -> int | None:
+    """This process's rank when ``torch.distributed`` is initialised, else None."""
+    try:
+        import torch.distributed as dist
+    except ImportError:
+        return None
+    if not (dist.is_available() and dist.is_initialized()):
+        return None
+    return int(dist.get_rank())

@@ -60,6 +60,9 @@ class prepare_debug:  # noqa: N801 (a context manager named like the function it
         self.manifest = Manifest(_dynamo.torch_version())
 
     def __enter__(self) -> prepare_debug:
+        rank = _dynamo.distributed_rank()
+        if rank is not None and self.dump_dir.name != f"rank_{rank}":
+            self.dump_dir = self.dump_dir / f"rank_{rank}"  # each rank its own directory
         try:
             self.dump_dir.mkdir(parents=True, exist_ok=True)
             probe = tempfile.NamedTemporaryFile(dir=self.dump_dir, delete=True)
@@ -79,11 +82,20 @@ class prepare_debug:  # noqa: N801 (a context manager named like the function it
     # ------------------------------------------------------------ the hook
 
     def _file_for(self, code: CodeType) -> Path:
+        """A new file name, claimed on disk so that processes sharing the directory
+        (DataLoader workers, multiprocessing) never write the same one."""
         name = identifier(code.co_name)
         with self._lock:
             n = self._counts.get(name, 0)
-            self._counts[name] = n + 1
-        return self.dump_dir / f"__transformed_code_{n}_for_{name}.py"
+            while True:
+                path = self.dump_dir / f"__transformed_code_{n}_for_{name}.py"
+                try:
+                    os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
+                except FileExistsError:
+                    n += 1
+                    continue
+                self._counts[name] = n + 1
+                return path
 
     def _hook(self, code: CodeType, new_code: CodeType) -> CodeType | None:
         """Decompile Dynamo's ``new_code`` for ``code`` to a file and return the code
