@@ -18,8 +18,10 @@ __all__ = [
     "DecompilationError",
     "UnveilError",
     "decompile",
+    "install",
     "prepare_debug",
     "recompile",
+    "uninstall",
 ]
 
 
@@ -54,3 +56,18 @@ def prepare_debug(dump_dir):  # type: ignore[no-untyped-def]
     from .torch.dump import prepare_debug as _prepare_debug
 
     return _prepare_debug(dump_dir)
+
+
+def install() -> None:
+    """With ``TORCH_LOGS=+bytecode``, show the decompiled source of every frame TorchDynamo
+    transforms in PyTorch's log, next to the bytecode. Needs PyTorch."""
+    from .torch.logs import install as _install
+
+    _install()
+
+
+def uninstall() -> None:
+    """Undo :func:`install`."""
+    from .torch.logs import uninstall as _uninstall
+
+    _uninstall()

@@ -152,3 +152,36 @@ def test_each_distributed_rank_dumps_under_its_own_directory(tmp_path: Path) -> 
         dist.destroy_process_group()
     assert (tmp_path / "rank_0" / "__transformed_code_0_for_data_dependent.py").exists()
     assert (tmp_path / "rank_0" / "manifest.json").exists()
+
+
+def test_install_logs_decompiled_source_with_bytecode_logs() -> None:
+    import logging
+
+    records: list[str] = []
+
+    class Collect(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            records.append(record.getMessage())
+
+    torch._logging.set_logs(bytecode=True)
+    log = logging.getLogger("torch._dynamo.convert_frame.__bytecode")
+    handler = Collect(level=logging.DEBUG)
+    log.addHandler(handler)
+    unveil.install()
+    unveil.install()  # twice is once
+    try:
+        out = torch.compile(data_dependent, backend="eager")(torch.ones(2))
+    finally:
+        unveil.uninstall()
+        log.removeHandler(handler)
+        torch._logging.set_logs()
+    assert torch.equal(out, data_dependent(torch.ones(2)))
+    sources = [r for r in records if r.startswith("DECOMPILED SOURCE (unveil)")]
+    assert len(sources) >= 1, records[:3]
+    assert "def data_dependent(x):" in sources[0]
+    assert any(r.startswith("MODIFIED BYTECODE") for r in records)
+    # uninstalled: nothing more is logged
+    records.clear()
+    torch._dynamo.reset()
+    torch.compile(data_dependent, backend="eager")(torch.ones(2))
+    assert not any(r.startswith("DECOMPILED SOURCE") for r in records)

@@ -49,3 +49,15 @@ def distributed_rank() -> int | None:
     if not (dist.is_available() and dist.is_initialized()):
         return None
     return int(dist.get_rank())
+
+
+def bytecode_logger() -> Any:
+    """The logger ``TORCH_LOGS=+bytecode`` turns on (Dynamo's bytecode artifact), or None."""
+    try:
+        import torch._logging
+    except ImportError:
+        return None
+    try:
+        return torch._logging.getArtifactLogger("torch._dynamo.convert_frame", "bytecode")
+    except (AttributeError, ValueError):
+        return None
