@@ -57,6 +57,7 @@ class prepare_debug:  # noqa: N801 (a context manager named like the function it
         self._remove: Any = None
         self._counts: dict[str, int] = {}
         self._lock = threading.Lock()
+        self._pending: list[tuple[FrameRecord, CodeType, CodeType]] = []
         self.manifest = Manifest(_dynamo.torch_version())
 
     def __enter__(self) -> prepare_debug:
@@ -100,7 +101,6 @@ class prepare_debug:  # noqa: N801 (a context manager named like the function it
     def _hook(self, code: CodeType, new_code: CodeType) -> CodeType | None:
         """Decompile Dynamo's ``new_code`` for ``code`` to a file and return the code
         compiled from it; None (Dynamo's own code) when that is not possible."""
-        from ..check import compare
         from ..decompiler.api import recompile
 
         path = self._file_for(code)
@@ -119,16 +119,21 @@ class prepare_debug:  # noqa: N801 (a context manager named like the function it
             self.manifest.frames.append(record)
             return None
         record.status = "running unveil's code"
-        try:
-            record.identical = compare(new_code, replacement) is None
-        except Exception:  # noqa: BLE001 (the comparison is informative only)
-            record.identical = None
         self.manifest.frames.append(record)
+        self._pending.append((record, new_code, replacement))  # compared at exit
         return replacement
 
     # ------------------------------------------------------------ the manifest
 
     def write_manifest(self) -> Path:
+        from ..check import compare
+
+        for record, new_code, replacement in self._pending:
+            try:
+                record.identical = compare(new_code, replacement) is None
+            except Exception:  # noqa: BLE001 (the comparison is informative only)
+                record.identical = None
+        self._pending.clear()
         path = self.dump_dir / "manifest.json"
         data = asdict(self.manifest)
         _write_atomic(path, json.dumps(data, indent=2) + "\n")
