@@ -92,10 +92,20 @@ def test_module_and_manual_enter_exit(tmp_path: Path) -> None:
 
 
 def test_frames_compiled_after_exit_are_not_dumped(tmp_path: Path) -> None:
-    with unveil.prepare_debug(tmp_path):
-        pass
+    with pytest.warns(UserWarning, match="compiled no frame"):
+        with unveil.prepare_debug(tmp_path):
+            pass
     torch.compile(data_dependent, backend="eager")(torch.ones(2))
     assert not list(tmp_path.glob("__transformed_code_*"))
+
+
+def test_a_function_compiled_before_is_reported_not_silently_missing(tmp_path: Path) -> None:
+    compiled = torch.compile(data_dependent, backend="eager")
+    compiled(torch.ones(2))  # compiled and cached before prepare_debug
+    with pytest.warns(UserWarning, match=r"torch._dynamo.reset\(\)"):
+        with unveil.prepare_debug(tmp_path):
+            compiled(torch.ones(2))
+    assert json.loads((tmp_path / "manifest.json").read_text())["frames"] == []
 
 
 @pytest.mark.skipif(os.geteuid() == 0 if hasattr(os, "geteuid") else False,

@@ -11,6 +11,7 @@ import os
 import re
 import tempfile
 import threading
+import warnings
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from types import CodeType
@@ -79,6 +80,12 @@ class prepare_debug:  # noqa: N801 (a context manager named like the function it
             self._remove()
             self._remove = None
         self.write_manifest()
+        if not self.manifest.frames and exc_info[0] is None:
+            warnings.warn(
+                f"unveil.prepare_debug: Dynamo compiled no frame while it was active, so "
+                f"{str(self.dump_dir)!r} holds no code; a function compiled (called) before "
+                f"is reused from Dynamo's cache: call torch._dynamo.reset() before entering "
+                f"prepare_debug, or enter it before the first call", UserWarning, stacklevel=2)
 
     # ------------------------------------------------------------ the hook
 
