@@ -29,7 +29,7 @@ import bisect
 import dis
 import opcode as _opcode
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import CodeType
 from typing import Any
 
@@ -83,6 +83,22 @@ class Bytecode:
         """``OPNAME argval`` of instruction ``index``, for error messages."""
         ins = self.instrs[index]
         return ins.op if ins.argval is None else f"{ins.op} {ins.argval!r}"
+
+
+def retarget(bc: Bytecode, instrs: list[Instr], handlers: list[Handler | None],
+             index_map: dict[int, int]) -> Bytecode:
+    """``bc`` rewritten as ``instrs`` (with their ``handlers``), whose jump and handler
+    targets are still indices into ``bc.instrs``: ``index_map`` gives each its new index.
+    A handler whose target has none is dropped; a jump whose target has none raises
+    ``KeyError`` with the jump."""
+    for ins in instrs:
+        if ins.target >= 0:
+            if ins.target not in index_map:
+                raise KeyError(ins)
+            ins.target = index_map[ins.target]
+    return Bytecode(bc.code, instrs, [
+        None if h is None or h.target not in index_map else replace(h, target=index_map[h.target])
+        for h in handlers])
 
 
 # ---------------------------------------------------------------- tables

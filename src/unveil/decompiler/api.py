@@ -542,16 +542,10 @@ def _reads_global(code: CodeType, name: str) -> bool:
 
 
 def _write(filename: str, source: str) -> None:
-    import os
-    import tempfile
+    from .._io import write_atomic
 
-    directory = os.path.dirname(os.path.abspath(filename))
     try:
-        os.makedirs(directory, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=directory, suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(source)
-        os.replace(tmp, filename)
+        write_atomic(filename, source)
     except OSError as exc:
         raise BadInputError(f"cannot write decompiled source to {filename}: "
                             f"{exc.strerror or exc}") from None

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import sys
+from collections.abc import Iterable
 from types import CodeType
 from typing import Any
 
@@ -408,42 +409,13 @@ def _dead_binding(names: list[str]) -> ast.stmt:
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 
 
-def _own_bindings(body: list[ast.stmt]) -> set[str]:
-    """Names the scope itself binds or declares (comprehension targets included, which
-    3.12+ inlines into the scope), not those bound inside nested functions and classes."""
-    out: set[str] = set()
+def _own_scope(body: list[ast.stmt]) -> Iterable[ast.AST]:
+    """The nodes of the scope itself: not the bodies of functions, classes and lambdas
+    in it (their own node, decorators, defaults and bases belong to the scope)."""
     todo: list[ast.AST] = list(body)
     while todo:
         node = todo.pop()
-        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
-            out.add(node.id)
-        elif isinstance(node, (ast.Global, ast.Nonlocal)):
-            out.update(node.names)
-        elif isinstance(node, ast.alias):
-            out.add(node.asname or node.name.split(".")[0])
-        elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and node.name:
-            out.add(node.name)
-        elif isinstance(node, ast.MatchMapping) and node.rest:
-            out.add(node.rest)
-        if isinstance(node, _SCOPES):
-            if not isinstance(node, ast.Lambda):
-                out.add(node.name)
-            continue
-        todo.extend(ast.iter_child_nodes(node))
-    return out
-
-
-def _own_names(body: list[ast.stmt]) -> set[str]:
-    """Names read or written by the scope itself (and ``nonlocal`` ones), not by the
-    bodies of functions, classes and lambdas in it."""
-    out: set[str] = set()
-    todo: list[ast.AST] = list(body)
-    while todo:
-        node = todo.pop()
-        if isinstance(node, ast.Name):
-            out.add(node.id)
-        elif isinstance(node, ast.Nonlocal):
-            out.update(node.names)
+        yield node
         if isinstance(node, _SCOPES):
             if getattr(node, "type_params", None):
                 continue  # everything after the decorators sees the type parameters
@@ -455,6 +427,37 @@ def _own_names(body: list[ast.stmt]) -> set[str]:
                 todo.extend(d for d in (*node.args.defaults, *node.args.kw_defaults) if d)
             continue
         todo.extend(ast.iter_child_nodes(node))
+
+
+def _own_bindings(body: list[ast.stmt]) -> set[str]:
+    """Names the scope itself binds or declares (comprehension targets included, which
+    3.12+ inlines into the scope), not those bound inside nested functions and classes."""
+    out: set[str] = set()
+    for node in _own_scope(body):
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            out.add(node.id)
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            out.update(node.names)
+        elif isinstance(node, ast.alias):
+            out.add(node.asname or node.name.split(".")[0])
+        elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and node.name:
+            out.add(node.name)
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            out.add(node.rest)
+        elif isinstance(node, _SCOPES) and not isinstance(node, ast.Lambda):
+            out.add(node.name)
+    return out
+
+
+def _own_names(body: list[ast.stmt]) -> set[str]:
+    """Names read or written by the scope itself (and ``nonlocal`` ones), not by the
+    bodies of functions, classes and lambdas in it."""
+    out: set[str] = set()
+    for node in _own_scope(body):
+        if isinstance(node, ast.Name):
+            out.add(node.id)
+        elif isinstance(node, ast.Nonlocal):
+            out.update(node.names)
     return out
 
 
@@ -563,10 +566,9 @@ def _without_returns(stmts: list[ast.stmt]) -> list[ast.stmt]:
             cases = [ast.match_case(pattern=c.pattern, guard=c.guard, body=_without_returns(
                 c.body if _terminates(c.body) else c.body + rest) or [ast.Pass()])
                 for c in s.cases]
-            default = any(c.guard is None and isinstance(c.pattern, ast.MatchAs)
-                          and c.pattern.pattern is None for c in s.cases)
             rest = _without_returns(rest)
-            if rest and not default:  # no case matched: on with the rest
+            if rest and not any(patterns.catches_all(c) for c in s.cases):
+                # no case matched: on with the rest
                 cases.append(ast.match_case(pattern=ast.MatchAs(), guard=None, body=rest))
             return stmts[:i] + [ast.copy_location(ast.Match(subject=s.subject, cases=cases), s)]
         if isinstance(s, ast.Try) and i < len(stmts) - 1 and s.handlers and not s.finalbody \
@@ -634,8 +636,7 @@ def _terminates(stmts: list[ast.stmt]) -> bool:
     if isinstance(last, (ast.Return, ast.Raise)):
         return True
     if isinstance(last, ast.Match):
-        return any(c.guard is None and isinstance(c.pattern, ast.MatchAs)
-                   and c.pattern.pattern is None for c in last.cases) \
+        return any(patterns.catches_all(c) for c in last.cases) \
             and all(_terminates(c.body) for c in last.cases)
     return isinstance(last, ast.If) and _terminates(last.body) and _terminates(last.orelse)
 

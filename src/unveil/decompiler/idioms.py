@@ -16,6 +16,7 @@ from types import CodeType
 from typing import Any
 
 from .exprs import Shared, negate
+from .patterns import catches_all
 
 # ---------------------------------------------------------------- before rendering
 
@@ -528,7 +529,7 @@ def _tidy_stmt(s: ast.stmt, in_loop: bool) -> list[ast.stmt]:
             s.body, s.orelse = s.orelse, []
         if not s.body:
             s.body = [ast.Pass()]
-        if s.orelse and _ends_in_jump(s.body) and not _is_elif_chain(s.orelse):
+        if s.orelse and ends_in_jump(s.body) and not _is_elif_chain(s.orelse):
             rest = s.orelse
             s.orelse = []
             return [s, *rest]
@@ -567,23 +568,20 @@ def _is_pass_only(stmts: list[ast.stmt]) -> bool:
     return all(isinstance(s, ast.Pass) for s in stmts)
 
 
-def _ends_in_jump(stmts: list[ast.stmt]) -> bool:
+def ends_in_jump(stmts: list[ast.stmt]) -> bool:
+    """Does the code never go on after ``stmts`` (return, raise, break or continue on
+    every path)?"""
     if not stmts:
         return False
     last = stmts[-1]
     if isinstance(last, ast.Return | ast.Raise | ast.Break | ast.Continue):
         return True
     if isinstance(last, ast.If) and last.orelse:
-        return _ends_in_jump(last.body) and _ends_in_jump(last.orelse)
+        return ends_in_jump(last.body) and ends_in_jump(last.orelse)
     if isinstance(last, ast.Match):
-        return any(_is_default_case(c) for c in last.cases) \
-            and all(_ends_in_jump(c.body) for c in last.cases)
+        return any(catches_all(c) for c in last.cases) \
+            and all(ends_in_jump(c.body) for c in last.cases)
     return False
-
-
-def _is_default_case(case: ast.match_case) -> bool:
-    return case.guard is None and isinstance(case.pattern, ast.MatchAs) \
-        and case.pattern.pattern is None and case.pattern.name is None
 
 
 def _trim_trailing_continue(stmts: list[ast.stmt]) -> list[ast.stmt]:

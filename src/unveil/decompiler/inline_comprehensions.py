@@ -21,7 +21,7 @@ import ast
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from ..bytecode import Bytecode, Handler, Instr
+from ..bytecode import Bytecode, Handler, Instr, retarget
 from ..errors import DecompilationError
 
 if TYPE_CHECKING:
@@ -57,20 +57,11 @@ def fold(bc: Bytecode, dec: CodeDecompiler) -> Bytecode:
         handlers.append(bc.handlers[start])
         i = loop_exit
     index_map[n] = len(out)
-    for ins in out:
-        if ins.target >= 0:
-            if ins.target not in index_map:
-                raise DecompilationError("jump into an inlined comprehension",
-                                         code_name=dec.qualname, offset=ins.offset)
-            ins.target = index_map[ins.target]
-    new_handlers = []
-    for h in handlers:
-        if h is not None and h.target in index_map:
-            h = replace(h, target=index_map[h.target])
-        elif h is not None:
-            h = None
-        new_handlers.append(h)
-    return Bytecode(bc.code, out, new_handlers)
+    try:
+        return retarget(bc, out, handlers, index_map)
+    except KeyError as exc:
+        raise DecompilationError("jump into an inlined comprehension", code_name=dec.qualname,
+                                 offset=exc.args[0].offset) from None
 
 
 def _region(bc: Bytecode, i: int) -> tuple[int, int, int, int] | None:

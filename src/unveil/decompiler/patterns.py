@@ -21,7 +21,7 @@ import ast
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from ..bytecode import Bytecode, Instr
+from ..bytecode import Bytecode, Instr, retarget
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -50,10 +50,8 @@ class Node:
     rest: str | None = None
     names: list[str] = field(default_factory=list)
     copies: list[Node] = field(default_factory=list)
-    copy_of: Node | None = None
     is_alt: bool = False
     mirror: Node | None = None  # the same capture in the first alternative of an or
-    star: bool = False
     popped: bool = False
 
     def item(self, index: int) -> Node:
@@ -147,7 +145,6 @@ class _Reader:
         self.refutable = False
         self.path: list[int] = []  # the first walk's instructions, in order
         self.signs: dict[int, list[object]] = {}  # the values' structure when visited
-        self.body: int | None = None
 
     def read(self) -> Case:
         first = _Walk(self.start, [_V(self.subject)])
@@ -157,7 +154,7 @@ class _Reader:
             walk = queue.pop(0)
             end = self.run(walk, queue, primary=walk is first)
             if walk is first:
-                body = self.body = end
+                body = end
         if body is None or self.fail is None or not self.refutable:
             raise NotAPattern("no test")
         s = self.subject
@@ -355,7 +352,7 @@ class _Reader:
                 raise NotAPattern("copy below the subject")
             value = stack[-k]
             if k == 1 and isinstance(value, _V):
-                copy = Node(copy_of=value.node)
+                copy = Node()
                 value.node.copies.append(copy)
                 walk.history.append((value.node, copy, len(stack)))
                 if walk.alt_of == (value.node, len(stack)) and not any(
@@ -442,7 +439,6 @@ class _Reader:
                 raise NotAPattern("starred unpacking")
             node.unpack = (before + after + 1, before)
             parts = [node.item(i) for i in range(before + after + 1)]
-            parts[before].star = True
             stack.extend(_V(p) for p in reversed(parts))
         elif op == "BINARY_SUBSCR" and isinstance(stack[-2] if len(stack) > 1 else None,
                                                   _Result):
@@ -807,14 +803,7 @@ def fold(bc: Bytecode) -> Bytecode:
         out.append(Instr("JUMP", None, None, case.body, ins.offset, ins.line))
         handlers.extend([h, h, h])
     index_map[len(instrs)] = len(out)
-    for ins in out:
-        if ins.target >= 0:
-            ins.target = index_map[ins.target]
-    from dataclasses import replace
-
-    new_handlers = [h if h is None else replace(h, target=index_map[h.target])
-                    for h in handlers]
-    return Bytecode(bc.code, out, new_handlers)
+    return retarget(bc, out, handlers, index_map)
 
 
 # ---------------------------------------------------------------- readable output
@@ -866,24 +855,19 @@ def _blocks(s: ast.stmt) -> list[list[ast.stmt]]:
 
 
 def _merge(stmts: list[ast.stmt]) -> list[ast.stmt]:
+    from .idioms import ends_in_jump
+
     out: list[ast.stmt] = []
     for s in stmts:
-        for name in ("body", "orelse", "finalbody"):
-            inner = getattr(s, name, None)
-            if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt):
-                setattr(s, name, _merge(inner))
-        if isinstance(s, ast.Try) or type(s).__name__ == "TryStar":
-            for h in s.handlers:  # type: ignore[attr-defined]
-                h.body = _merge(h.body)
+        for block in _blocks(s):
+            block[:] = _merge(block)
         if isinstance(s, ast.Match):
-            for c in s.cases:
-                c.body = _merge(c.body)
             _merge_default(s)
             _capture_default(s)
             prev = out[-1] if out else None
             if isinstance(prev, ast.Match) and _same_subject(prev, s) \
-                    and not any(_is_default(c) for c in prev.cases) \
-                    and all(_leaves(c.body) for c in prev.cases):
+                    and not any(catches_all(c) for c in prev.cases) \
+                    and all(ends_in_jump(c.body) for c in prev.cases):
                 prev.cases.extend(s.cases)
                 continue
         out.append(s)
@@ -911,30 +895,20 @@ def _capture_default(m: ast.Match) -> None:
         last.body = last.body[1:] or [ast.Pass()]
 
 
-def _is_default(case: ast.match_case) -> bool:
+def catches_all(case: ast.match_case) -> bool:
+    """Does the case match every subject (``case _:``, ``case name:``, no guard)?"""
     p = case.pattern
-    return case.guard is None and isinstance(p, ast.MatchAs) and p.pattern is None \
-        and p.name is None
+    return case.guard is None and isinstance(p, ast.MatchAs) and p.pattern is None
+
+
+def _is_default(case: ast.match_case) -> bool:
+    """``case _:``"""
+    return catches_all(case) and case.pattern.name is None  # type: ignore[attr-defined]
 
 
 def _same_subject(a: ast.Match, b: ast.Match) -> bool:
     return isinstance(a.subject, ast.Name) and isinstance(b.subject, ast.Name) \
         and a.subject.id == b.subject.id
-
-
-def _leaves(body: list[ast.stmt]) -> bool:
-    """Does the code never go on after ``body``?"""
-    if not body:
-        return False
-    last = body[-1]
-    if isinstance(last, ast.Return | ast.Raise | ast.Continue | ast.Break):
-        return True
-    if isinstance(last, ast.If):
-        return _leaves(last.body) and _leaves(last.orelse)
-    if isinstance(last, ast.Match):
-        return any(_is_default(c) for c in last.cases) and all(_leaves(c.body)
-                                                               for c in last.cases)
-    return False
 
 
 def drop_final_return(body: list[ast.stmt]) -> None:

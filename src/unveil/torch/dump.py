@@ -5,7 +5,6 @@ keeps Dynamo's own code; its file and ``manifest.json`` say why."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import re
@@ -17,6 +16,7 @@ from pathlib import Path
 from types import CodeType
 from typing import Any
 
+from .._io import write_atomic
 from ..errors import BadInputError, UnveilError
 from . import _dynamo
 
@@ -119,10 +119,10 @@ class prepare_debug:  # noqa: N801 (a context manager named like the function it
             replacement = recompile(new_code, str(path))
         except (UnveilError, SyntaxError, ValueError, RecursionError) as exc:
             record.error = f"{type(exc).__name__}: {exc}"
-            _write_atomic(path, f"# unveil could not decompile Dynamo's code for "
-                                f"{record.qualname} ({record.source_file}:"
-                                f"{record.first_line}); Dynamo's own code runs.\n"
-                                f"# {record.error}\n")
+            write_atomic(path, f"# unveil could not decompile Dynamo's code for "
+                               f"{record.qualname} ({record.source_file}:"
+                               f"{record.first_line}); Dynamo's own code runs.\n"
+                               f"# {record.error}\n")
             self.manifest.frames.append(record)
             return None
         record.status = "running unveil's code"
@@ -143,18 +143,5 @@ class prepare_debug:  # noqa: N801 (a context manager named like the function it
         self._pending.clear()
         path = self.dump_dir / "manifest.json"
         data = asdict(self.manifest)
-        _write_atomic(path, json.dumps(data, indent=2) + "\n")
+        write_atomic(path, json.dumps(data, indent=2) + "\n")
         return path
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` so that readers never see half a file."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
