@@ -17,6 +17,7 @@ __all__ = [
     "BadInputError",
     "DecompilationError",
     "UnveilError",
+    "debug",
     "decompile",
     "install",
     "prepare_debug",
@@ -49,13 +50,24 @@ def recompile(code, filename: str | None = None):  # type: ignore[no-untyped-def
     return _recompile(code, filename)
 
 
-def prepare_debug(dump_dir):  # type: ignore[no-untyped-def]
+def prepare_debug(dump_dir, *, strict: bool = False):  # type: ignore[no-untyped-def]
     """While active (``with unveil.prepare_debug("dump"):``, or ``__enter__``/``__exit__``
     by hand), every frame TorchDynamo transforms is decompiled to a file in ``dump_dir``
-    and the program runs the code compiled from that file. Needs PyTorch."""
+    and the program runs the code compiled from that file; graphs, guards (as Python),
+    graph breaks and recompiles are dumped too (see ``manifest.json``). ``strict=True``
+    runs unveil's code only where it is bytecode-identical to Dynamo's. Needs PyTorch."""
     from .torch.dump import prepare_debug as _prepare_debug
 
-    return _prepare_debug(dump_dir)
+    return _prepare_debug(dump_dir, strict=strict)
+
+
+def debug(*, pause: bool | None = None):  # type: ignore[no-untyped-def]
+    """After ``prepare_debug``: ``with unveil.debug(): ...`` runs code so that breakpoints
+    in the dumped files are hit (pdb, or VS Code through debugpy). Without a debugger
+    attached it first stops in pdb so breakpoints can be set. Needs PyTorch."""
+    from .torch.debug import debug as _debug
+
+    return _debug(pause=pause)
 
 
 def install() -> None:

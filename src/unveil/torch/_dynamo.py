@@ -7,8 +7,12 @@ returns (a code object, or None for Dynamo's own); it returns a handle with ``re
 
 from __future__ import annotations
 
+import contextlib
+import logging
+import sys
 import warnings
 from collections.abc import Callable
+from dataclasses import dataclass
 from types import CodeType
 from typing import Any
 
@@ -61,3 +65,214 @@ def bytecode_logger() -> Any:
         return torch._logging.getArtifactLogger("torch._dynamo.convert_frame", "bytecode")
     except (AttributeError, ValueError):
         return None
+
+
+# ------------------------------------------------------------------ compile ids and caches
+
+
+def current_compile_id() -> str | None:
+    """Dynamo's id (``"frame/compile"``) of the compile running now, or None."""
+    try:
+        from torch._guards import CompileContext
+    except ImportError:
+        return None
+    try:
+        cid = CompileContext.current_compile_id()
+    except Exception:  # noqa: BLE001 (a PyTorch that changed the API: no id, no harm)
+        return None
+    return None if cid is None else str(cid)
+
+
+@dataclass
+class CacheEntry:
+    """One entry of Dynamo's cache for a code object: the guard and the code it runs."""
+
+    compile_id: str | None
+    guards: list[str]  # Dynamo's guard expressions, as it prints them
+    code: CodeType  # the transformed code this entry runs
+
+
+def cache_entries(code: CodeType) -> list[CacheEntry]:
+    """Dynamo's cache entries for ``code``, newest first; [] when unavailable."""
+    try:
+        from torch._dynamo.eval_frame import _debug_get_cache_entry_list
+    except ImportError:
+        return []
+    out = []
+    for entry in _debug_get_cache_entry_list(code):
+        manager = getattr(entry, "guard_manager", None)
+        parts = [str(p) for p in getattr(manager, "code_parts", None) or []]
+        cid = getattr(entry, "compile_id", None)
+        out.append(CacheEntry(None if cid is None else str(cid), parts, entry.code))
+    return out
+
+
+# ------------------------------------------------------------------ the structured trace
+
+TraceCallback = Callable[[dict[str, Any], "str | None", Any], None]
+
+
+class _TraceHandler(logging.Handler):
+    def __init__(self, callback: TraceCallback) -> None:
+        super().__init__(logging.DEBUG)
+        self.callback = callback
+
+    def emit(self, record: logging.LogRecord) -> None:
+        metadata = getattr(record, "metadata", None)
+        if not isinstance(metadata, dict):
+            return
+        try:
+            self.callback(metadata, getattr(record, "payload", None),
+                          _payload_graph_module(metadata))
+        except Exception:  # noqa: BLE001 (a dump problem must never break compilation)
+            logging.getLogger("unveil").debug("unveil: trace event failed", exc_info=True)
+
+
+def add_trace_handler(callback: TraceCallback) -> Callable[[], None]:
+    """Call ``callback(metadata, payload, graph_module)`` for every event of Dynamo's
+    structured trace (``torch.__trace``, what ``TORCH_TRACE`` writes): graphs, guards,
+    graph breaks, recompile reasons, compile metrics. ``graph_module`` is the FX
+    GraphModule a graph event prints, when it can be found, else None. Returns the
+    function that removes the handler."""
+    try:
+        from torch._logging._internal import trace_log
+    except ImportError:
+        warnings.warn(f"unveil: PyTorch {torch_version()} has no structured trace log; graphs, "
+                      "guards and graph breaks will not be dumped", RuntimeWarning, stacklevel=3)
+        return lambda: None
+    handler = _TraceHandler(callback)
+    old_level, old_propagate = trace_log.level, trace_log.propagate
+    trace_log.setLevel(logging.DEBUG)
+    trace_log.propagate = False  # the trace is for its handlers, never the root logger
+    trace_log.addHandler(handler)
+
+    def remove() -> None:
+        trace_log.removeHandler(handler)
+        if not trace_log.handlers:
+            trace_log.setLevel(old_level)
+            trace_log.propagate = old_propagate
+
+    return remove
+
+
+# Graph events whose payload is a printed string: the caller's local that holds the graph.
+_GRAPH_LOCALS = {"aot_forward_graph": "fw_module", "aot_backward_graph": "bw_module"}
+
+
+def _payload_graph_module(metadata: dict[str, Any]) -> Any:
+    """The GraphModule printed by the ``trace_structured`` call being logged: its payload
+    function closes over it, or (AOT's forward and backward) its caller holds it. None
+    when it is not found (another PyTorch); the graph is then dumped as printed."""
+    event = next((k for k in metadata if k.endswith("_graph")), None)
+    if event is None:
+        return None
+    try:
+        from torch.fx import GraphModule
+    except ImportError:
+        return None
+    frame = sys._getframe(2)
+    for _ in range(12):  # logging's own frames, then trace_structured
+        if frame is None:
+            return None
+        if frame.f_code.co_name == "trace_structured":
+            payload_fn = frame.f_locals.get("payload_fn")
+            for cell in getattr(payload_fn, "__closure__", None) or ():
+                with contextlib.suppress(ValueError):
+                    if isinstance(cell.cell_contents, GraphModule):
+                        return cell.cell_contents
+            caller = frame.f_back
+            local = _GRAPH_LOCALS.get(event)
+            if caller is not None and local is not None:
+                found = caller.f_locals.get(local)
+                return found if isinstance(found, GraphModule) else None
+            return None
+        frame = frame.f_back
+    return None
+
+
+def compiled_fn_name_now() -> str | None:
+    """The ``__compiled_fn_<n>_<uuid>`` global of the graph Dynamo compiles now (a local
+    of ``OutputGraph.compile_and_call_fx_graph``, up the stack), or None."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code.co_name == "compile_and_call_fx_graph":
+            name = frame.f_locals.get("name")
+            return name if isinstance(name, str) and name.startswith("__compiled_fn") else None
+        frame = frame.f_back
+    return None
+
+
+# ------------------------------------------------------------------ graph code from files
+
+_GRAPH_FILE = "_unveil_graph_file"  # GraphModule attribute: the file its code comes from
+_graph_writers: dict[str, Callable[[str], None]] = {}  # that file -> writes the source
+
+
+def compile_graph_from_file(graph_module: Any, path: str,
+                            write: Callable[[str], None]) -> bool:
+    """Make ``graph_module`` (and its deep copies, which AOTAutograd compiles for the
+    backward) run code compiled from the file ``path``: each time FX compiles its code,
+    ``write(source)`` puts the source in that file first. Returns False on a PyTorch whose
+    FX does not compile through ``_exec_with_source``."""
+    try:
+        import torch.fx.graph_module as fx_graph_module
+    except ImportError:
+        return False
+    if not callable(getattr(fx_graph_module, "_exec_with_source", None)):
+        return False
+    _route_fx_sources(fx_graph_module)
+    _graph_writers[path] = write
+    graph_module.__dict__[_GRAPH_FILE] = path  # deep copies keep it
+    graph_module.recompile()
+    graph_module.code  # noqa: B018 (a lazy GraphModule compiles on first use)
+    return True
+
+
+def _compiling_graph_file() -> str | None:
+    """The dump file of the GraphModule whose ``recompile`` is up the stack, if any. A
+    deep copy being made (its ``__init__`` recompiles) inherits the original's file."""
+    frame = sys._getframe(2)
+    target = None
+    for _ in range(10):
+        if frame is None:
+            return None
+        owner = frame.f_locals.get("self")
+        path = getattr(owner, "__dict__", {}).get(_GRAPH_FILE)
+        if target is None and "recompile" in frame.f_code.co_name:
+            if isinstance(path, str):
+                return path
+            target = owner
+        elif target is not None and frame.f_code.co_name == "__deepcopy__":
+            if isinstance(path, str):
+                target.__dict__[_GRAPH_FILE] = path
+                return path
+            return None
+        frame = frame.f_back
+    return None
+
+
+def _route_fx_sources(fx_graph_module: Any) -> None:
+    """Wrap FX's ``_exec_with_source`` once (it stays, so graphs compiled later, such as a
+    lazily compiled backward, still land in their files): the code of a GraphModule given
+    to ``compile_graph_from_file`` is written to its file and compiled from it; all other
+    code passes through untouched."""
+    original = fx_graph_module._exec_with_source
+    if getattr(original, "_unveil_routed", False):
+        return
+
+    def exec_with_source(src: str, globals: dict[str, Any],
+                         co_fields: dict[str, Any] | None = None) -> None:
+        path = _compiling_graph_file()
+        write = _graph_writers.get(path) if path else None
+        if write is not None:
+            try:
+                write(src)
+            except OSError:
+                pass  # cannot write the file: FX's own in-memory source
+            else:
+                exec(compile(src, path, "exec", dont_inherit=True), globals)  # noqa: S102
+                return
+        original(src, globals, co_fields)
+
+    exec_with_source._unveil_routed = True  # type: ignore[attr-defined]
+    fx_graph_module._exec_with_source = exec_with_source

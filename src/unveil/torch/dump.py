@@ -1,13 +1,16 @@
 """``prepare_debug(dump_dir)``: while active, every frame TorchDynamo transforms is
 decompiled to ``<dump_dir>/__transformed_code_<n>_for_<fn>.py`` and Dynamo runs the code
-compiled from that file (so breakpoints there are hit). A frame that cannot be decompiled
-keeps Dynamo's own code; its file and ``manifest.json`` say why."""
+compiled from that file (so breakpoints there are hit). Its graphs go to
+``__compiled_fn_<n>.<what>.<k>.py`` (with the eager and aot_eager backends the graph code
+runs from those files too). At exit, ``full_code_for_<fn>_<n>.py`` shows each function's
+whole dispatch and ``manifest.json`` lists everything. A frame that cannot be decompiled,
+or whose decompiled code is not shown equivalent, keeps Dynamo's own code; its file and
+the manifest say why."""
 
 from __future__ import annotations
 
 import json
 import os
-import re
 import tempfile
 import threading
 import warnings
@@ -19,49 +22,90 @@ from typing import Any
 from .._io import write_atomic
 from ..errors import BadInputError, UnveilError
 from . import _dynamo
+from .full_code import CodeView, code_views, full_code, identifier, owner_name
+from .trace import CompileFacts, TraceRecorder
+
+RUNS_OURS = "running unveil's code"
+RUNS_DYNAMO = "running Dynamo's code"
+
+__all__ = ["prepare_debug", "identifier", "last_dump"]
 
 
 @dataclass
 class FrameRecord:
-    """One frame Dynamo transformed, as the manifest lists it."""
+    """One frame Dynamo transformed (one compile), as the manifest lists it."""
 
+    compile_id: str | None
     function: str
     qualname: str
     source_file: str
     first_line: int
     transformed_code: str | None  # the dumped file, relative to dump_dir
-    status: str  # "running unveil's code" | "running Dynamo's code"
+    status: str  # RUNS_OURS | RUNS_DYNAMO
     identical: bool | None = None  # recompiled bytecode equals Dynamo's (normalised)
     error: str | None = None
+    compiled_fns: list[str] = field(default_factory=list)  # graphs its code calls
+    resume_fns: list[str] = field(default_factory=list)  # resume functions it calls
+    graphs: list[dict[str, Any]] = field(default_factory=list)
+    graph_breaks: list[dict[str, Any]] = field(default_factory=list)
+    recompile_reasons: list[str] = field(default_factory=list)
+    compile_time_s: float | None = None
+
+
+@dataclass
+class FunctionRecord:
+    """One user function: its full-code file and its (and its resume functions') cache."""
+
+    function: str
+    source_file: str
+    first_line: int
+    full_code: str | None
+    cache_entries: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass
 class Manifest:
     torch_version: str | None
     frames: list[FrameRecord] = field(default_factory=list)
+    functions: list[FunctionRecord] = field(default_factory=list)
+    files: list[dict[str, str]] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
 
 
-def identifier(name: str) -> str:
-    """``name`` made a safe part of a file name (``<lambda>`` -> ``lambda``)."""
-    out = re.sub(r"\W+", "_", name).strip("_")
-    return out or "code"
+_last: prepare_debug | None = None
+
+
+def last_dump() -> prepare_debug | None:
+    """The most recent ``prepare_debug`` of this process, or None."""
+    return _last
 
 
 class prepare_debug:  # noqa: N801 (a context manager named like the function its users call)
     """Dump and run the source of every frame TorchDynamo transforms while active.
 
     Use ``with unveil.prepare_debug("dump"):`` or call ``__enter__``/``__exit__`` by hand.
+    Entering the same object again (``unveil.debug()`` does) adds to the same dump.
+
+    Each frame's decompiled code is compiled back and compared with Dynamo's bytecode;
+    the manifest says whether it is identical. Dynamo's own style (values kept on the
+    stack across jumps) is rarely what CPython's compiler writes, so by default the
+    recompiled code runs either way; ``strict=True`` keeps Dynamo's own code for every
+    frame that is not bytecode-identical.
     """
 
-    def __init__(self, dump_dir: str | os.PathLike[str]) -> None:
+    def __init__(self, dump_dir: str | os.PathLike[str], *, strict: bool = False) -> None:
         self.dump_dir = Path(dump_dir)
-        self._remove: Any = None
+        self.strict = strict  # run unveil's code only where it is bytecode-identical
+        self._removers: list[Any] = []
         self._counts: dict[str, int] = {}
         self._lock = threading.Lock()
-        self._pending: list[tuple[FrameRecord, CodeType, CodeType]] = []
+        self._codes: dict[int, CodeType] = {}  # id -> every original code Dynamo compiled
+        self._ours: dict[int, tuple[str, CodeType]] = {}  # id(code that runs) -> file, code
+        self._trace = TraceRecorder(self._claim)
         self.manifest = Manifest(_dynamo.torch_version())
 
     def __enter__(self) -> prepare_debug:
+        global _last
         rank = _dynamo.distributed_rank()
         if rank is not None and self.dump_dir.name != f"rank_{rank}":
             self.dump_dir = self.dump_dir / f"rank_{rank}"  # each rank its own directory
@@ -72,13 +116,16 @@ class prepare_debug:  # noqa: N801 (a context manager named like the function it
         except OSError as exc:
             raise BadInputError(f"cannot write the dump directory {str(self.dump_dir)!r}: "
                                 f"{exc.strerror or exc}") from None
-        self._remove = _dynamo.add_bytecode_hook(self._hook)
+        self._removers = [_dynamo.add_bytecode_hook(self._hook),
+                          _dynamo.add_trace_handler(self._trace)]
+        _last = self
         return self
 
     def __exit__(self, *exc_info: object) -> None:
-        if self._remove is not None:
-            self._remove()
-            self._remove = None
+        for remove in self._removers:
+            remove()
+        self._removers = []
+        self.write_full_code()
         self.write_manifest()
         if not self.manifest.frames and exc_info[0] is None:
             warnings.warn(
@@ -87,61 +134,168 @@ class prepare_debug:  # noqa: N801 (a context manager named like the function it
                 f"is reused from Dynamo's cache: call torch._dynamo.reset() before entering "
                 f"prepare_debug, or enter it before the first call", UserWarning, stacklevel=2)
 
-    # ------------------------------------------------------------ the hook
+    @property
+    def active(self) -> bool:
+        return bool(self._removers)
 
-    def _file_for(self, code: CodeType) -> Path:
-        """A new file name, claimed on disk so that processes sharing the directory
-        (DataLoader workers, multiprocessing) never write the same one."""
-        name = identifier(code.co_name)
+    # ------------------------------------------------------------ files
+
+    def _claim(self, pattern: str) -> Path:
+        """A new file ``pattern.format(n=...)`` with the smallest free n, created on disk
+        so that processes sharing the directory (DataLoader workers, multiprocessing)
+        never write the same one."""
         with self._lock:
-            n = self._counts.get(name, 0)
+            n = self._counts.get(pattern, 0)
             while True:
-                path = self.dump_dir / f"__transformed_code_{n}_for_{name}.py"
+                path = self.dump_dir / pattern.format(n=n)
                 try:
                     os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
                 except FileExistsError:
                     n += 1
                     continue
-                self._counts[name] = n + 1
+                self._counts[pattern] = n + 1
                 return path
+
+    # ------------------------------------------------------------ the hook
 
     def _hook(self, code: CodeType, new_code: CodeType) -> CodeType | None:
         """Decompile Dynamo's ``new_code`` for ``code`` to a file and return the code
-        compiled from it; None (Dynamo's own code) when that is not possible."""
+        compiled from it; None (Dynamo's own code) when that is not possible. Never
+        raises: a dump problem must not break the user's program."""
+        record = FrameRecord(
+            compile_id=_dynamo.current_compile_id(), function=code.co_name,
+            qualname=getattr(code, "co_qualname", code.co_name),
+            source_file=code.co_filename, first_line=code.co_firstlineno,
+            transformed_code=None, status=RUNS_DYNAMO,
+            compiled_fns=sorted({n for n in new_code.co_names
+                                 if n.startswith("__compiled_fn")}),
+            resume_fns=sorted({n for n in new_code.co_names if n.startswith("__resume_at")}))
+        self._codes[id(code)] = code
+        self.manifest.frames.append(record)
+        try:
+            path = self._claim(f"__transformed_code_{{n}}_for_{identifier(code.co_name)}.py")
+            record.transformed_code = path.name
+            return self._replace(record, path, new_code)
+        except Exception as exc:  # noqa: BLE001 (keep Dynamo's code, say why)
+            record.error = f"{type(exc).__name__}: {exc}"
+            return None
+
+    def _replace(self, record: FrameRecord, path: Path, new_code: CodeType) -> CodeType | None:
+        from ..check import compare
         from ..decompiler.api import recompile
 
-        path = self._file_for(code)
-        record = FrameRecord(function=code.co_name,
-                             qualname=getattr(code, "co_qualname", code.co_name),
-                             source_file=code.co_filename, first_line=code.co_firstlineno,
-                             transformed_code=path.name, status="running Dynamo's code")
+        where = f"{record.qualname} ({record.source_file}:{record.first_line})"
         try:
             replacement = recompile(new_code, str(path))
         except (UnveilError, SyntaxError, ValueError, RecursionError) as exc:
             record.error = f"{type(exc).__name__}: {exc}"
-            write_atomic(path, f"# unveil could not decompile Dynamo's code for "
-                               f"{record.qualname} ({record.source_file}:"
-                               f"{record.first_line}); Dynamo's own code runs.\n"
-                               f"# {record.error}\n")
-            self.manifest.frames.append(record)
+            self._note(path, f"# unveil could not decompile Dynamo's code for {where}; "
+                             f"Dynamo's own code runs.\n# {record.error}\n")
             return None
-        record.status = "running unveil's code"
-        self.manifest.frames.append(record)
-        self._pending.append((record, new_code, replacement))  # compared at exit
+        difference = compare(new_code, replacement)
+        record.identical = difference is None
+        if difference is not None and self.strict:
+            record.error = f"not bytecode-identical to Dynamo's code: {difference}"
+            self._note(path, f"\n# unveil: the code compiled from this file is not "
+                             f"bytecode-identical to Dynamo's for {where}, and\n# "
+                             f"prepare_debug(strict=True) asks for that, so Dynamo's own code "
+                             f"runs.\n# {_one_line(str(difference))}\n", append=True)
+            return None
+        record.status = RUNS_OURS
+        self._ours[id(replacement)] = (path.name, replacement)
         return replacement
 
-    # ------------------------------------------------------------ the manifest
+    def _note(self, path: Path, text: str, *, append: bool = False) -> None:
+        try:
+            old = path.read_text(encoding="utf-8") if append else ""
+            write_atomic(path, old + text)
+        except OSError as exc:
+            self.manifest.errors.append(f"cannot write {str(path)!r}: {exc}")
+
+    # ------------------------------------------------------------ at exit
+
+    def write_full_code(self) -> None:
+        """One ``full_code_for_<fn>_<n>.py`` per user function Dynamo compiled."""
+        transformed = {}
+        for key, (name, _code) in self._ours.items():
+            try:
+                transformed[key] = (name, (self.dump_dir / name).read_text(encoding="utf-8"))
+            except OSError:
+                continue
+        groups: dict[tuple[str, str], list[CodeType]] = {}
+        for code in self._codes.values():
+            groups.setdefault((code.co_filename, owner_name(code.co_name)), []).append(code)
+        graph_files = self._graph_files()
+        known = {(f.source_file, f.function): f for f in self.manifest.functions}
+        self.manifest.functions = []
+        for (filename, fn), codes in groups.items():
+            codes.sort(key=lambda c: (c.co_name != fn, c.co_firstlineno, c.co_name))
+            record = known.get((filename, fn)) or FunctionRecord(
+                fn, filename, codes[0].co_firstlineno, None)
+            views: list[CodeView] = []
+            try:
+                views = [code_views(c, transformed) for c in codes]
+                calls = {g for v in views for e in v.entries for g in _calls(e.source)}
+                text = full_code(fn, views, {g: graph_files[g] for g in sorted(calls)
+                                             if g in graph_files})
+                if record.full_code is None:
+                    record.full_code = self._claim(
+                        f"full_code_for_{identifier(fn)}_{{n}}.py").name
+                write_atomic(self.dump_dir / record.full_code, text)
+            except Exception as exc:  # noqa: BLE001 (a dump problem never breaks the program)
+                self.manifest.errors.append(f"full code for {fn} ({filename}): "
+                                            f"{type(exc).__name__}: {exc}")
+            record.cache_entries = [
+                {"code": v.code.co_name, "compile_id": e.compile_id, "guards": e.guards,
+                 "transformed_code": e.transformed_file}
+                for v in views for e in v.entries]
+            self.manifest.functions.append(record)
+
+    def _graph_files(self) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {}
+        for facts in self._trace.compiles.values():
+            for graph in facts.graphs:
+                out.setdefault(graph.compiled_fn, []).append(graph.file)
+        return out
 
     def write_manifest(self) -> Path:
-        from ..check import compare
-
-        for record, new_code, replacement in self._pending:
-            try:
-                record.identical = compare(new_code, replacement) is None
-            except Exception:  # noqa: BLE001 (the comparison is informative only)
-                record.identical = None
-        self._pending.clear()
+        """Write ``manifest.json`` (atomically) and return its path."""
+        for record in self.manifest.frames:
+            facts = self._trace.compiles.get(record.compile_id or "")
+            if facts is not None:
+                _merge(record, facts)
+        files: list[dict[str, str]] = []
+        for record in self.manifest.frames:
+            if record.transformed_code:
+                files.append({"file": record.transformed_code, "kind": "transformed_code",
+                              "compile_id": record.compile_id or ""})
+            for graph in record.graphs:
+                files.append({"file": graph["file"], "kind": graph["kind"],
+                              "compile_id": record.compile_id or ""})
+        for function in self.manifest.functions:
+            if function.full_code:
+                files.append({"file": function.full_code, "kind": "full_code",
+                              "compile_id": ""})
+        self.manifest.files = files
+        self.manifest.errors = sorted(set(self.manifest.errors + self._trace.errors))
         path = self.dump_dir / "manifest.json"
-        data = asdict(self.manifest)
-        write_atomic(path, json.dumps(data, indent=2) + "\n")
+        write_atomic(path, json.dumps(asdict(self.manifest), indent=2) + "\n")
         return path
+
+
+def _merge(record: FrameRecord, facts: CompileFacts) -> None:
+    record.graphs = [asdict(g) for g in facts.graphs]
+    record.graph_breaks = [asdict(b) for b in facts.graph_breaks]
+    record.recompile_reasons = list(facts.recompile_reasons)
+    record.compile_time_s = facts.compile_time_s
+
+
+def _calls(source: str | None) -> set[str]:
+    """The compiled graphs (``__compiled_fn_<n>``) a transformed source calls."""
+    import re
+
+    return {m.group(0) for m in re.finditer(r"__compiled_fn_\d+", source or "")}
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())[:500]

@@ -1,0 +1,169 @@
+"""What Dynamo's structured trace says about each compile, kept per compile id: its graphs
+(written to ``__compiled_fn_<n>.<what>.<k>.py``), graph breaks, recompile reasons, guards
+and compile time. Events arrive through :func:`unveil.torch._dynamo.add_trace_handler`."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .._io import write_atomic
+from . import _dynamo
+
+# Trace events that carry a graph, and the part of the file name that says which graph.
+GRAPH_EVENTS = ("dynamo_output_graph", "aot_joint_graph", "aot_forward_graph",
+                "aot_backward_graph", "aot_inference_graph", "inductor_output_code")
+# Graphs whose code runs as it is printed (eager, aot_eager): compiled from their file.
+RUNNABLE = ("dynamo_output_graph", "aot_forward_graph", "aot_backward_graph",
+            "aot_inference_graph")
+
+
+@dataclass
+class GraphFile:
+    """One graph of one compiled function, dumped to a file."""
+
+    compiled_fn: str  # the global the transformed code calls, e.g. "__compiled_fn_1"
+    kind: str  # the trace event: "dynamo_output_graph", "aot_forward_graph", ...
+    file: str  # relative to the dump directory
+    compiled_from_file: bool  # FX compiled the graph's code from this file (eager, aot_eager run it)
+
+
+@dataclass
+class GraphBreak:
+    reason: str
+    user_file: str | None
+    user_line: int | None
+
+
+@dataclass
+class CompileFacts:
+    """Everything the trace said about one compile (one ``frame/compile`` id)."""
+
+    compile_id: str
+    compiled_fns: list[str] = field(default_factory=list)
+    graphs: list[GraphFile] = field(default_factory=list)
+    graph_breaks: list[GraphBreak] = field(default_factory=list)
+    recompile_reasons: list[str] = field(default_factory=list)
+    guards_tree: str | None = None  # Dynamo's own print of the guard tree
+    compile_time_s: float | None = None
+    fail_reason: str | None = None
+
+
+def compile_id_of(metadata: dict[str, Any]) -> str | None:
+    """``"frame/compile"`` from an event's metadata, as Dynamo prints compile ids."""
+    frame, compile_ = metadata.get("frame_id"), metadata.get("frame_compile_id")
+    if frame is None or compile_ is None:
+        return None
+    prefix = metadata.get("compiled_autograd_id")
+    return (f"!{prefix}/" if prefix is not None else "") + f"{frame}/{compile_}"
+
+
+def short_name(compiled_fn: str) -> str:
+    """``__compiled_fn_7_0d3c...`` -> ``__compiled_fn_7`` (the uuid only makes it unique)."""
+    match = re.match(r"__compiled_fn_\d+", compiled_fn)
+    return match.group(0) if match else compiled_fn
+
+
+_BREAK_AT = re.compile(r"Graph break in user code at (.+):(\d+)")
+
+
+def parse_graph_break(text: str) -> GraphBreak:
+    """The reason and user location of a ``dynamo_graph_break_reason`` payload."""
+    where = _BREAK_AT.search(text)
+    reason = text
+    match = re.search(r"Graph Break Reason: (.*?)(?:\n\s*User code traceback:|\Z)", text, re.S)
+    if match:
+        reason = match.group(1).strip()
+    if where is None:
+        return GraphBreak(reason, None, None)
+    return GraphBreak(reason, where.group(1), int(where.group(2)))
+
+
+class TraceRecorder:
+    """Receives structured-trace events; writes graph files and keeps the facts."""
+
+    def __init__(self, claim: Callable[[str], Path]) -> None:
+        self.claim = claim  # file name pattern with {n} -> a new, claimed path
+        self.compiles: dict[str, CompileFacts] = {}
+        self.errors: list[str] = []
+
+    def facts(self, compile_id: str) -> CompileFacts:
+        if compile_id not in self.compiles:
+            self.compiles[compile_id] = CompileFacts(compile_id)
+        return self.compiles[compile_id]
+
+    def __call__(self, metadata: dict[str, Any], payload: str | None, graph_module: Any) -> None:
+        cid = compile_id_of(metadata)
+        if cid is None:
+            return
+        kind = next((k for k in metadata if k in GRAPH_EVENTS), None)
+        if kind is not None:
+            self.graph(cid, kind, payload, graph_module)
+            return
+        if "artifact" in metadata:
+            name = metadata["artifact"].get("name")
+            if name == "dynamo_graph_break_reason" and payload:
+                self.facts(cid).graph_breaks.append(parse_graph_break(payload))
+            elif name == "recompile_reasons" and payload:
+                self.facts(cid).recompile_reasons.extend(_reasons(payload))
+        elif "dynamo_cpp_guards_str" in metadata and payload:
+            self.facts(cid).guards_tree = payload.strip("\n")
+        elif "compilation_metrics" in metadata:
+            metrics = metadata["compilation_metrics"]
+            facts = self.facts(cid)
+            facts.compile_time_s = metrics.get("entire_frame_compile_time_s")
+            facts.fail_reason = metrics.get("fail_reason")
+
+    def graph(self, cid: str, kind: str, payload: str | None, graph_module: Any) -> None:
+        facts = self.facts(cid)
+        name = _dynamo.compiled_fn_name_now()
+        if name is not None and short_name(name) not in facts.compiled_fns:
+            facts.compiled_fns.append(short_name(name))
+        fn = short_name(name) if name else (facts.compiled_fns[-1] if facts.compiled_fns
+                                            else f"__compiled_fn_unknown_{cid.replace('/', '_')}")
+        path = self.claim(f"{fn}.{kind}.{{n}}.py")
+        title = f"{kind} of {fn} (compile {cid})"
+        runs = False
+        if kind in RUNNABLE and graph_module is not None:
+            def write(src: str) -> None:
+                write_atomic(path, runnable_file(src, title, payload))
+
+            runs = _dynamo.compile_graph_from_file(graph_module, str(path), write)
+        if not runs:
+            write_atomic(path, f"# {title}, as Dynamo's structured trace prints it; written "
+                               f"by unveil.\n" + (payload or "# (empty)\n"))
+        facts.graphs.append(GraphFile(fn, kind, path.name, runs))
+
+
+def runnable_file(src: str, title: str, readable: str | None) -> str:
+    """The file a graph's code is compiled from: exactly FX's ``src`` (line numbers must
+    match what runs), a title in its leading blank lines, and the readable print (shapes,
+    the user line of each node) as comments after the code."""
+    lines = src.split("\n")
+    blank = 0
+    while blank < len(lines) - 1 and not lines[blank].strip():
+        blank += 1
+    heading = [f"# {title}: the code that runs, compiled from this file by unveil",
+               "# (the readable print with shapes and source lines is at the end)"]
+    lines[:min(blank, len(heading))] = heading[:blank]
+    text = "\n".join(lines)
+    if readable:
+        text = (text.rstrip() + "\n\n\n# " + "-" * 70 + "\n# As Dynamo's trace prints it:\n"
+                + "\n".join("# " + line if line else "#" for line in readable.splitlines())
+                + "\n")
+    return text
+
+
+def _reasons(payload: str) -> list[str]:
+    """A ``recompile_reasons`` payload (JSON list, or plain text) as a list of strings."""
+    try:
+        data = json.loads(payload)
+    except ValueError:
+        return [payload.strip()]
+    if isinstance(data, list):
+        return [str(item).strip() for item in data]
+    return [str(data).strip()]
