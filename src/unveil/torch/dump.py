@@ -69,6 +69,9 @@ class Manifest:
     frames: list[FrameRecord] = field(default_factory=list)
     functions: list[FunctionRecord] = field(default_factory=list)
     files: list[dict[str, str]] = field(default_factory=list)
+    # frames Dynamo started on but ran without compiling (e.g. a graph break it cannot
+    # resume from, in a try block or a loop): no transformed code, the reason why
+    skipped_frames: list[dict[str, Any]] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
 
 
@@ -127,7 +130,15 @@ class prepare_debug:  # noqa: N801 (a context manager named like the function it
         self._removers = []
         self.write_full_code()
         self.write_manifest()
-        if not self.manifest.frames and exc_info[0] is None:
+        if not self.manifest.frames and exc_info[0] is None and self.manifest.skipped_frames:
+            first = self.manifest.skipped_frames[0]
+            warnings.warn(
+                f"unveil.prepare_debug: Dynamo compiled no frame while it was active: it ran "
+                f"{len(self.manifest.skipped_frames)} frame(s) without compiling them, e.g. "
+                f"{first['function']} ({first['source_file']}:{first['first_line']}): "
+                f"{_one_line(first['reason'] or '')[:200]}; see skipped_frames in "
+                f"{str(self.dump_dir / 'manifest.json')!r}", UserWarning, stacklevel=2)
+        elif not self.manifest.frames and exc_info[0] is None:
             warnings.warn(
                 f"unveil.prepare_debug: Dynamo compiled no frame while it was active, so "
                 f"{str(self.dump_dir)!r} holds no code; a function compiled (called) before "
@@ -277,6 +288,14 @@ class prepare_debug:  # noqa: N801 (a context manager named like the function it
                 files.append({"file": function.full_code, "kind": "full_code",
                               "compile_id": ""})
         self.manifest.files = files
+        seen = {r.compile_id for r in self.manifest.frames}
+        self.manifest.skipped_frames = [
+            {"compile_id": f.compile_id, "function": f.function, "source_file": f.source_file,
+             "first_line": f.first_line, "reason": f.fail_reason,
+             "graph_breaks": [asdict(b) for b in f.graph_breaks]}
+            for f in self._trace.compiles.values()
+            if f.compile_id not in seen and f.function is not None
+            and (f.fail_reason or f.guarded_code is False)]
         self.manifest.errors = sorted(set(self.manifest.errors + self._trace.errors))
         path = self.dump_dir / "manifest.json"
         write_atomic(path, json.dumps(asdict(self.manifest), indent=2) + "\n")

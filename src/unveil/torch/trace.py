@@ -50,7 +50,11 @@ class CompileFacts:
     recompile_reasons: list[str] = field(default_factory=list)
     guards_tree: str | None = None  # Dynamo's own print of the guard tree
     compile_time_s: float | None = None
-    fail_reason: str | None = None
+    fail_reason: str | None = None  # why Dynamo gave up, when it did
+    function: str | None = None  # from the compile metrics
+    source_file: str | None = None
+    first_line: int | None = None
+    guarded_code: bool | None = None  # False: Dynamo ran the frame without compiling it
 
 
 def compile_id_of(metadata: dict[str, Any]) -> str | None:
@@ -116,7 +120,12 @@ class TraceRecorder:
             metrics = metadata["compilation_metrics"]
             facts = self.facts(cid)
             facts.compile_time_s = metrics.get("entire_frame_compile_time_s")
-            facts.fail_reason = metrics.get("fail_reason")
+            if metrics.get("fail_type"):
+                facts.fail_reason = f"{metrics['fail_type']}: {metrics.get('fail_reason')}"
+            facts.function = metrics.get("co_name")
+            facts.source_file = metrics.get("co_filename")
+            facts.first_line = metrics.get("co_firstlineno")
+            facts.guarded_code = metrics.get("has_guarded_code")
 
     def graph(self, cid: str, kind: str, payload: str | None, graph_module: Any) -> None:
         facts = self.facts(cid)

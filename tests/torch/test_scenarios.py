@@ -1,0 +1,427 @@
+"""``prepare_debug`` across the situations researchers meet: backends, training steps,
+recompiles, every common kind of graph break, closures, generators, disabled regions and
+export. Each test runs the program with and without unveil and compares outputs, printed
+text and (for training) parameters, then checks the dump: files that compile, graph files
+for every compiled graph, guards as Python, graph breaks and recompiles in the manifest."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import unveil  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _fresh_dynamo():
+    torch._dynamo.reset()
+    yield
+    torch._dynamo.reset()
+
+
+def _same(a: Any, b: Any, exact: bool) -> bool:
+    if isinstance(a, torch.Tensor):
+        return isinstance(b, torch.Tensor) and (
+            torch.equal(a, b) if exact else torch.allclose(a, b, atol=1e-5, rtol=1e-5))
+    if isinstance(a, list | tuple):
+        return type(a) is type(b) and len(a) == len(b) and all(
+            _same(x, y, exact) for x, y in zip(a, b, strict=True))
+    return bool(a == b)
+
+
+def _calls(fn: Callable[..., Any], inputs: list[tuple[Any, ...]]) -> list[tuple[Any, str]]:
+    """Each input's (result or exception, printed text)."""
+    out = []
+    for args in inputs:
+        buf = io.StringIO()
+        with contextlib.redirect_stdout(buf):
+            try:
+                result: Any = fn(*args)
+            except Exception as exc:  # noqa: BLE001 (exceptions are part of behaviour)
+                result = (type(exc).__name__, str(exc))
+        out.append((result, buf.getvalue()))
+    return out
+
+
+def run_both(fn: Callable[..., Any], inputs: list[tuple[Any, ...]], dump: Path,
+             backend: str = "eager", exact: bool = True, **compile_kw: Any) -> dict:
+    """Run ``fn`` compiled without and with unveil on ``inputs``; assert the same
+    behaviour; check the dump and return its manifest."""
+    expected = _calls(torch.compile(fn, backend=backend, **compile_kw), inputs)
+    torch._dynamo.reset()
+    with unveil.prepare_debug(dump):
+        got = _calls(torch.compile(fn, backend=backend, **compile_kw), inputs)
+    for (e_val, e_out), (g_val, g_out) in zip(expected, got, strict=True):
+        assert _same(e_val, g_val, exact), (e_val, g_val)
+        assert e_out == g_out
+    return check_dump(dump)
+
+
+def check_dump(dump: Path) -> dict:
+    """Every file compiles, each frame runs unveil's code, each graph it calls has a file,
+    and each function has a full-code file with a guard per cache entry."""
+    manifest = json.loads((dump / "manifest.json").read_text())
+    assert manifest["frames"], "nothing was dumped"
+    assert not manifest["errors"], manifest["errors"]
+    for entry in manifest["files"]:
+        assert (dump / entry["file"]).is_file(), entry
+    for path in dump.glob("*.py"):
+        compile(path.read_text(), str(path), "exec")
+    for frame in manifest["frames"]:
+        assert frame["status"] == "running unveil's code", frame
+        assert frame["compile_id"], frame
+        graphs = {g["compiled_fn"] for g in frame["graphs"]}
+        for name in frame["compiled_fns"]:
+            assert name.split("_", 5)[:5] and any(name.startswith(g) for g in graphs), (
+                name, frame["graphs"])
+    for function in manifest["functions"]:
+        text = (dump / function["full_code"]).read_text()
+        assert function["cache_entries"], function
+        for k, entry in enumerate(function["cache_entries"]):
+            if entry["code"] == function["function"]:
+                assert f"def __guard_{k}_for_" in text or "__guard_" in text
+    return manifest
+
+
+def breaks(manifest: dict) -> list[str]:
+    return [b["reason"] for f in manifest["frames"] for b in f["graph_breaks"]]
+
+
+# ------------------------------------------------------------------ graph-break kinds
+
+
+def brk_print(x):
+    y = x.sin()
+    print("value", y.shape)
+    return y.cos()
+
+
+def brk_if(x):
+    y = x * 2
+    if y.sum() > 0:
+        return y + 1
+    return y - 1
+
+
+def brk_item(x):
+    s = x.sum().item()
+    return x * s
+
+
+def brk_tolist(x):
+    values = x.flatten().tolist()
+    return torch.tensor([v * 2 for v in values]).reshape(x.shape) + x
+
+
+def _opaque(v):
+    import inspect  # noqa: F401 (a call Dynamo does not trace)
+
+    return v
+
+
+def brk_unsupported(x):
+    y = x + 1
+    y = torch._dynamo.disable(_opaque)(y)
+    return y * 3
+
+
+def brk_explicit(x):
+    y = x.exp()
+    torch._dynamo.graph_break()
+    return y.log1p()
+
+
+def brk_several(x):
+    a = x + 1
+    print("one")
+    b = a * 2
+    if b.mean() > 0:
+        b = b - 1
+    print("two")
+    return b.tanh()
+
+
+def brk_in_loop(x):
+    for i in range(3):
+        x = x * 2
+        print("step", i)
+    return x
+
+
+def brk_no_grad(x):
+    with torch.no_grad():
+        y = x * 2
+        print("inside no_grad")
+        z = y + 1
+    return z + x
+
+
+def brk_autocast(x):
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        y = x @ x.T
+        print("inside autocast")
+        z = y.relu()
+    return z.float()
+
+
+def brk_try(x):
+    try:
+        y = x * 2
+        print("in try")
+        if y.sum() > 1e6:
+            raise ValueError("too big")
+        return y
+    except ValueError:
+        return x * 0
+    finally:
+        print("finally")
+
+
+def brk_try_raises(x):
+    try:
+        y = x + 1
+        print("about to raise")
+        raise KeyError("k")
+    except KeyError as e:
+        return y * len(str(e))
+
+
+def _callee(y):
+    y = y + 1
+    print("in callee")
+    return y * 2
+
+
+def brk_nested(x):
+    a = x.sin()
+    b = _callee(a)
+    return b.cos()
+
+
+BREAKS = [brk_print, brk_if, brk_item, brk_tolist, brk_unsupported, brk_explicit,
+          brk_several, brk_no_grad, brk_autocast, brk_nested]
+# Dynamo (2.13) cannot resume after these graph breaks and runs the whole frame eagerly.
+SKIPPED = [brk_in_loop, brk_try, brk_try_raises]
+INPUTS = [(torch.ones(3, 3),), (-torch.arange(9.0).reshape(3, 3),), (torch.zeros(3, 3),)]
+
+
+@pytest.mark.parametrize("fn", BREAKS, ids=lambda f: f.__name__)
+def test_graph_break_kinds(fn, tmp_path: Path) -> None:
+    manifest = run_both(fn, INPUTS, tmp_path)
+    assert breaks(manifest), "the graph break is in the manifest"
+    names = {f["function"] for f in manifest["frames"]}
+    assert fn.__name__ in names
+    assert any(n.startswith("torch_dynamo_resume_in_") for n in names), names
+    full = [f for f in manifest["functions"] if f["function"] == fn.__name__]
+    assert len(full) == 1 and full[0]["full_code"] == f"full_code_for_{fn.__name__}_0.py"
+
+
+@pytest.mark.parametrize("fn", SKIPPED, ids=lambda f: f.__name__)
+def test_graph_break_dynamo_cannot_resume(fn, tmp_path: Path) -> None:
+    expected = _calls(torch.compile(fn, backend="eager"), INPUTS)
+    torch._dynamo.reset()
+    with pytest.warns(UserWarning, match="without compiling"), unveil.prepare_debug(tmp_path):
+        got = _calls(torch.compile(fn, backend="eager"), INPUTS)
+    assert [(str(v), o) for v, o in expected] == [(str(v), o) for v, o in got]
+    manifest = json.loads((tmp_path / "manifest.json").read_text())
+    (skip, *_) = manifest["skipped_frames"]
+    assert skip["function"] == fn.__name__ and skip["reason"], skip
+    assert skip["graph_breaks"], skip
+
+
+def test_graph_break_reasons_and_locations(tmp_path: Path) -> None:
+    manifest = run_both(brk_if, INPUTS, tmp_path)
+    found = [b for f in manifest["frames"] for b in f["graph_breaks"]]
+    assert any("Data-dependent" in b["reason"] for b in found), found
+    assert any(b["user_file"] == __file__ for b in found), found
+
+
+# ------------------------------------------------------------------ backends and training
+
+
+class Block(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc1 = torch.nn.Linear(8, 16)
+        self.fc2 = torch.nn.Linear(16, 8)
+
+    def forward(self, x):
+        h = torch.relu(self.fc1(x))
+        if h.mean() > 0.1:
+            h = h * 2
+        return self.fc2(h) + x
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager", "inductor"])
+def test_module_forward_backends(backend: str, tmp_path: Path) -> None:
+    torch.manual_seed(0)
+    model = Block()
+    inputs = [(torch.randn(4, 8),), (torch.randn(4, 8) + 5,)]
+    manifest = run_both(model, inputs, tmp_path, backend=backend,
+                        exact=backend != "inductor")
+    kinds = {g["kind"] for f in manifest["frames"] for g in f["graphs"]}
+    assert "dynamo_output_graph" in kinds
+    if backend == "inductor":
+        assert "inductor_output_code" in kinds
+    if backend in ("eager", "aot_eager"):  # the graph code runs from its file
+        ran = [g for f in manifest["frames"] for g in f["graphs"] if g["compiled_from_file"]]
+        assert ran
+
+
+@pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
+def test_training_step(backend: str, tmp_path: Path) -> None:
+    def train(dump: Path | None) -> tuple[list[float], list[Any]]:
+        torch._dynamo.reset()
+        torch.manual_seed(0)
+        model = Block()
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        step_model = torch.compile(model, backend=backend)
+        data = [torch.randn(4, 8) for _ in range(3)]
+        losses = []
+        ctx = unveil.prepare_debug(dump) if dump else contextlib.nullcontext()
+        with ctx:
+            for x in data:
+                opt.zero_grad()
+                loss = step_model(x).pow(2).mean()
+                loss.backward()
+                opt.step()
+                losses.append(loss.item())
+        return losses, [p.detach().clone() for p in model.parameters()]
+
+    plain_losses, plain_params = train(None)
+    losses, params = train(tmp_path)
+    assert losses == pytest.approx(plain_losses, rel=1e-5, abs=1e-6)
+    for a, b in zip(plain_params, params, strict=True):
+        assert torch.allclose(a, b, atol=1e-5)
+    manifest = check_dump(tmp_path)
+    kinds = {g["kind"] for f in manifest["frames"] for g in f["graphs"]}
+    assert {"aot_forward_graph", "aot_backward_graph"} <= kinds, kinds
+
+
+# ------------------------------------------------------------------ recompiles
+
+FLAG = True
+
+
+def uses_flag(x, scale):
+    if FLAG:
+        return x * scale
+    return x - scale
+
+
+def test_recompiles_shape_dtype_scalar_global(tmp_path: Path) -> None:
+    global FLAG
+    compiled_plain = torch.compile(uses_flag, backend="eager")
+    calls: list[tuple[Any, ...]] = [(torch.ones(3), 2), (torch.ones(5), 2),
+                                    (torch.ones(3, dtype=torch.float64), 2),
+                                    (torch.ones(3), 3)]
+    expected = [compiled_plain(*a) for a in calls]
+    FLAG = False
+    expected.append(compiled_plain(torch.ones(3), 2))
+    FLAG = True
+    torch._dynamo.reset()
+    with unveil.prepare_debug(tmp_path):
+        compiled = torch.compile(uses_flag, backend="eager")
+        got = [compiled(*a) for a in calls]
+        FLAG = False
+        got.append(compiled(torch.ones(3), 2))
+        FLAG = True
+    for e, g in zip(expected, got, strict=True):
+        assert torch.equal(e, g)
+    manifest = check_dump(tmp_path)
+    reasons = [r for f in manifest["frames"] for r in f["recompile_reasons"]]
+    assert len(manifest["frames"]) >= 4 and len(reasons) >= 3, reasons
+    assert any("FLAG" in r for r in reasons), reasons
+    (function,) = manifest["functions"]
+    assert len(function["cache_entries"]) == len(manifest["frames"])
+    text = (tmp_path / function["full_code"]).read_text()
+    for k in range(len(function["cache_entries"])):
+        assert f"def __guard_{k}_for_uses_flag(L, G" in text
+    assert "def __dispatch_uses_flag(x, scale):" in text
+
+
+def test_dynamic_shapes(tmp_path: Path) -> None:
+    def f(x):
+        y = x * x.shape[0]
+        print("n =", x.shape[0])
+        return y.sum(0)
+
+    inputs = [(torch.ones(n, 2),) for n in (2, 3, 4, 5)]
+    manifest = run_both(f, inputs, tmp_path, dynamic=True)
+    assert manifest["frames"]
+
+
+# ------------------------------------------------------------------ other code shapes
+
+
+def test_closure(tmp_path: Path) -> None:
+    scale = torch.tensor(3.0)
+    offset = 2
+
+    def inner(x):
+        y = x * scale
+        print("closure")
+        return y + offset
+
+    run_both(inner, INPUTS, tmp_path)
+
+
+def _gen(x):
+    for i in range(3):
+        yield x + i
+
+
+def test_generator_in_compiled_function(tmp_path: Path) -> None:
+    def f(x):
+        total = sum(_gen(x))
+        print("sum done")
+        return total * 2
+
+    run_both(f, INPUTS, tmp_path)
+
+
+@torch.compiler.disable
+def _not_compiled(x):
+    return x.abs() + 1
+
+
+def test_compiler_disable_region(tmp_path: Path) -> None:
+    def f(x):
+        y = x.sin()
+        y = _not_compiled(y)
+        return y.cos()
+
+    manifest = run_both(f, INPUTS, tmp_path)
+    assert "_not_compiled" not in {fr["function"] for fr in manifest["frames"]}
+
+
+def test_export_does_not_crash(tmp_path: Path) -> None:
+    torch.manual_seed(0)
+    model = torch.nn.Linear(4, 2)
+    x = torch.randn(3, 4)
+    with pytest.warns(UserWarning, match="compiled no frame"), unveil.prepare_debug(tmp_path):
+        exported = torch.export.export(model, (x,))
+    assert torch.allclose(exported.module()(x), model(x))
+
+
+def test_strict_keeps_dynamo_code_where_not_identical(tmp_path: Path) -> None:
+    expected = _calls(torch.compile(brk_if, backend="eager"), INPUTS)
+    torch._dynamo.reset()
+    with unveil.prepare_debug(tmp_path, strict=True):
+        got = _calls(torch.compile(brk_if, backend="eager"), INPUTS)
+    assert [(str(v), o) for v, o in expected] == [(str(v), o) for v, o in got]
+    manifest = json.loads((tmp_path / "manifest.json").read_text())
+    for frame in manifest["frames"]:
+        ours = frame["status"] == "running unveil's code"
+        assert ours == bool(frame["identical"]), frame
+        if not ours:
+            text = (tmp_path / frame["transformed_code"]).read_text()
+            assert "NOT" in text or "not bytecode-identical" in text
