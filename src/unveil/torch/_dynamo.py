@@ -28,9 +28,25 @@ def torch_version() -> str | None:
     return str(torch.__version__)
 
 
+OLDEST = (2, 4)  # the oldest PyTorch whose Dynamo has everything unveil uses
+
+
+def _version_tuple(version: str) -> tuple[int, int]:
+    parts = version.split("+")[0].split(".")
+    try:
+        return int(parts[0]), int(parts[1])
+    except (IndexError, ValueError):
+        return (0, 0)
+
+
 def add_bytecode_hook(hook: BytecodeHook) -> Callable[[], None]:
     """Register ``hook`` with Dynamo; returns the function that removes it. On a PyTorch
     without the hook, warns once (one line) and does nothing."""
+    version = torch_version()
+    if version is not None and _version_tuple(version) < OLDEST:
+        warnings.warn(f"unveil: PyTorch {version} is older than "
+                      f"{'.'.join(map(str, OLDEST))}; some parts of the dump may be missing",
+                      RuntimeWarning, stacklevel=3)
     try:
         from torch._dynamo.convert_frame import register_bytecode_hook
     except ImportError as exc:  # torch missing, or a PyTorch that moved the hook

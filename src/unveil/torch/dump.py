@@ -169,7 +169,7 @@ class prepare_debug:  # noqa: N801 (a context manager named like the function it
 
     # ------------------------------------------------------------ the hook
 
-    def _hook(self, code: CodeType, new_code: CodeType) -> CodeType | None:
+    def _hook(self, code: CodeType, new_code: CodeType, *_: Any, **__: Any) -> CodeType | None:
         """Decompile Dynamo's ``new_code`` for ``code`` to a file and return the code
         compiled from it; None (Dynamo's own code) when that is not possible. Never
         raises: a dump problem must not break the user's program."""

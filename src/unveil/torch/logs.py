@@ -14,7 +14,7 @@ from . import _dynamo
 _remove: Callable[[], None] | None = None
 
 
-def _log_source(code: CodeType, new_code: CodeType) -> None:
+def _log_source(code: CodeType, new_code: CodeType, *_: object, **__: object) -> None:
     log = _dynamo.bytecode_logger()
     if log is None or not log.isEnabledFor(logging.DEBUG):
         return None

@@ -34,9 +34,10 @@ class GraphFile:
 
 @dataclass
 class GraphBreak:
-    reason: str
+    reason: str  # Dynamo's whole explanation, hints included
     user_file: str | None
     user_line: int | None
+    summary: str = ""  # its one-line gist, e.g. "Data-dependent branching"
 
 
 @dataclass
@@ -82,9 +83,12 @@ def parse_graph_break(text: str) -> GraphBreak:
     match = re.search(r"Graph Break Reason: (.*?)(?:\n\s*User code traceback:|\Z)", text, re.S)
     if match:
         reason = match.group(1).strip()
+    lines = [line.strip() for line in reason.splitlines() if line.strip()]
+    gist = [line for line in lines if not line.startswith("Encountered graph break when")]
+    summary = (gist or lines or [""])[0]
     if where is None:
-        return GraphBreak(reason, None, None)
-    return GraphBreak(reason, where.group(1), int(where.group(2)))
+        return GraphBreak(reason, None, None, summary)
+    return GraphBreak(reason, where.group(1), int(where.group(2)), summary)
 
 
 class TraceRecorder:
