@@ -78,6 +78,7 @@ def check_dump(dump: Path) -> dict:
     for frame in manifest["frames"]:
         assert frame["status"] == "running unveil's code", frame
         assert frame["compile_id"], frame
+        assert frame["guards"], frame
         graphs = {g["compiled_fn"] for g in frame["graphs"]}
         for name in frame["compiled_fns"]:
             assert name.split("_", 5)[:5] and any(name.startswith(g) for g in graphs), (
@@ -346,6 +347,19 @@ def test_recompiles_shape_dtype_scalar_global(tmp_path: Path) -> None:
     for k in range(len(function["cache_entries"])):
         assert f"def __guard_{k}_for_uses_flag(L, G" in text
     assert "def __dispatch_uses_flag(x, scale):" in text
+    # The dispatch runs: each call picks the entry Dynamo would and gives the same result.
+    from unveil.torch.full_code import dispatch_namespace
+
+    namespace = dispatch_namespace(uses_flag)
+    exec(compile(text, function["full_code"], "exec"), namespace)
+    dispatch = namespace["__dispatch_uses_flag"]
+    for args, e in zip(calls, expected, strict=False):
+        assert torch.equal(dispatch(*args), e)
+    guards = [namespace[f"__guard_{k}_for_uses_flag"]
+              for k in range(len(function["cache_entries"]))]
+    assert any(g({"x": torch.ones(3), "scale": 2}, namespace) for g in guards)
+    unseen = {"x": torch.ones(3, dtype=torch.int64), "scale": 2}  # Dynamo would recompile
+    assert not any(g(unseen, namespace) for g in guards)
 
 
 def test_dynamic_shapes(tmp_path: Path) -> None:

@@ -106,6 +106,7 @@ class CacheEntry:
     compile_id: str | None
     guards: list[str]  # Dynamo's guard expressions, as it prints them
     code: CodeType  # the transformed code this entry runs
+    closure_vars: dict[str, Any]  # the helpers the guard expressions call
 
 
 def cache_entries(code: CodeType) -> list[CacheEntry]:
@@ -119,7 +120,8 @@ def cache_entries(code: CodeType) -> list[CacheEntry]:
         manager = getattr(entry, "guard_manager", None)
         parts = [str(p) for p in getattr(manager, "code_parts", None) or []]
         cid = getattr(entry, "compile_id", None)
-        out.append(CacheEntry(None if cid is None else str(cid), parts, entry.code))
+        helpers = dict(getattr(manager, "closure_vars", None) or {})
+        out.append(CacheEntry(None if cid is None else str(cid), parts, entry.code, helpers))
     return out
 
 

@@ -50,6 +50,7 @@ class FrameRecord:
     graph_breaks: list[dict[str, Any]] = field(default_factory=list)
     recompile_reasons: list[str] = field(default_factory=list)
     compile_time_s: float | None = None
+    guards: list[str] = field(default_factory=list)  # its cache entry's, as Dynamo prints
 
 
 @dataclass
@@ -261,6 +262,10 @@ class prepare_debug:  # noqa: N801 (a context manager named like the function it
                  "transformed_code": e.transformed_file}
                 for v in views for e in v.entries]
             self.manifest.functions.append(record)
+        guards = {e["compile_id"]: e["guards"] for f in self.manifest.functions
+                  for e in f.cache_entries}
+        for frame in self.manifest.frames:
+            frame.guards = guards.get(frame.compile_id, frame.guards)
 
     def _graph_files(self) -> dict[str, list[str]]:
         out: dict[str, list[str]] = {}

@@ -11,6 +11,7 @@ import re
 import textwrap
 from dataclasses import dataclass, field
 from types import CodeType
+from typing import Any
 
 from . import _dynamo
 
@@ -43,10 +44,30 @@ class CodeView:
     entries: list[EntryView] = field(default_factory=list)
 
 
+PRELUDE = '''import torch
+from torch import Tensor
+from torch.nn import Parameter
+
+
+def check_tensor(value, cls, dispatch_keys, dtype, *, device=None, requires_grad, size,
+                 stride):
+    """Dynamo's tensor guard (TENSOR_MATCH) as it prints it: the same type, dtype, device
+    index, requires_grad, and sizes and strides (None: any). The dispatch keys are shown,
+    not checked, here."""
+    return (type(value) is cls and value.dtype == dtype
+            and value.device.index == device and value.requires_grad == requires_grad
+            and value.dim() == len(size)
+            and all(s is None or s == v for s, v in zip(size, value.shape))
+            and all(s is None or s == v for s, v in zip(stride, value.stride())))
+'''
+
+
 def guard_expression(part: str) -> tuple[str | None, str]:
     """Dynamo's text for one guard as (a Python expression or None, a comment). Dynamo
     prints a few guards with trailing notes (``..., type=<class 'int'>``, ``... against
-    {...}``) that are not Python; the note becomes the comment."""
+    {...}``) that are not Python; the note becomes the comment. A tensor guard's dispatch
+    key set becomes a string (``check_tensor`` in :data:`PRELUDE` runs the rest)."""
+    part = re.sub(r"DispatchKeySet\(([^()]*)\)", lambda m: repr(m.group(0)), part)
     candidates = [part]
     for sep in (" against ", ", type=<"):
         if sep in part:
@@ -169,7 +190,10 @@ def full_code(fn_name: str, views: list[CodeView], graphs: dict[str, list[str]])
            "compiles the\nfunction again (a recompile) and adds an entry. The dispatch "
            "functions at the end do\nexactly that. Names Dynamo installs in the module "
            "(__compiled_fn_*, __resume_at_*)\nare its compiled graphs and resume functions; "
-           'the files of the graphs are listed below.\n"""']
+           "the files of the graphs are listed below.\n\nTo run the dispatch, execute "
+           "this file in a namespace that holds the function's module\nglobals and the "
+           "guards' helpers (each cache entry's guard_manager.closure_vars).\n"
+           '"""', PRELUDE.rstrip()]
     dispatch: list[str] = []
     for index, view in enumerate(views):
         code = view.code
@@ -209,6 +233,19 @@ def full_code(fn_name: str, views: list[CodeView], graphs: dict[str, list[str]])
     out.append("# " + "=" * 70 + "\n# the dispatch\n# " + "=" * 70)
     out.extend(dispatch)
     return "\n\n\n".join(out) + "\n"
+
+
+def dispatch_namespace(fn: Any) -> dict[str, Any]:
+    """A namespace in which a ``full_code_for_<fn>`` file runs: ``fn``'s module globals
+    (where Dynamo installs compiled graphs and resume functions) and the helpers its
+    guards call. ``exec`` the file in it, then call ``__dispatch_<fn>(...)``."""
+    fn = getattr(fn, "_torchdynamo_orig_callable", fn)
+    fn = getattr(fn, "forward", fn)  # an nn.Module: its forward
+    code = fn.__code__
+    namespace = dict(fn.__globals__)
+    for entry in _dynamo.cache_entries(code):
+        namespace.update(entry.closure_vars)
+    return namespace
 
 
 def identifier(name: str) -> str:
