@@ -91,7 +91,7 @@ TORCH_VENV="$CACHE/venv-3.11-torch"
 ensure_torch_venv() {
     local python
     python=$(find_python 3.11)
-    ensure_venv "$TORCH_VENV" "$python" -e ".[test,torch]" "$TORCH_SPEC" numpy
+    ensure_venv "$TORCH_VENV" "$python" -e ".[test,torch,debug]" "$TORCH_SPEC" numpy
 }
 
 # Pyodide (npm) in .cache/pyodide and the wheels pytest needs there in .cache/wheels-314
