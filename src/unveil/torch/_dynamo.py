@@ -241,8 +241,13 @@ def compile_graph_from_file(graph_module: Any, path: str,
     _route_fx_sources(fx_graph_module)
     _graph_writers[path] = write
     graph_module.__dict__[_GRAPH_FILE] = path  # deep copies keep it
-    graph_module.recompile()
-    graph_module.code  # noqa: B018 (a lazy GraphModule compiles on first use)
+    try:
+        graph_module.recompile()
+        graph_module.code  # noqa: B018 (a lazy GraphModule compiles on first use)
+    except BaseException:
+        graph_module.__dict__.pop(_GRAPH_FILE, None)
+        _graph_writers.pop(path, None)
+        raise
     return True
 
 

@@ -105,6 +105,14 @@ class TraceRecorder:
         return self.compiles[compile_id]
 
     def __call__(self, metadata: dict[str, Any], payload: str | None, graph_module: Any) -> None:
+        try:
+            self.record(metadata, payload, graph_module)
+        except Exception as exc:  # noqa: BLE001 (a dump problem never breaks compilation)
+            event = next(iter(metadata), "?")
+            self.errors.append(f"trace event {event} ({compile_id_of(metadata)}): "
+                               f"{type(exc).__name__}: {exc}")
+
+    def record(self, metadata: dict[str, Any], payload: str | None, graph_module: Any) -> None:
         cid = compile_id_of(metadata)
         if cid is None:
             return
@@ -145,7 +153,12 @@ class TraceRecorder:
             def write(src: str) -> None:
                 write_atomic(path, runnable_file(src, title, payload))
 
-            runs = _dynamo.compile_graph_from_file(graph_module, str(path), write)
+            try:
+                runs = _dynamo.compile_graph_from_file(graph_module, str(path), write)
+            except Exception as exc:  # noqa: BLE001 (the printed graph is dumped instead)
+                self.errors.append(f"{title}: could not compile it from {path.name}, so "
+                                   f"the file shows the graph as printed: "
+                                   f"{type(exc).__name__}: {exc}")
         if not runs:
             write_atomic(path, f"# {title}, as Dynamo's structured trace prints it; written "
                                f"by unveil.\n" + (payload or "# (empty)\n"))
