@@ -37,8 +37,9 @@ SCRIPT = textwrap.dedent('''\
     """Dump f with unveil.prepare_debug, then run it again under unveil.debug().
 
     argv: DUMP_DIR BACKEND MODE [MARKER_DIR]; MODE is plain (debug(pause=False)), pdb
-    (debug(): pauses in pdb) or dap (debug() with debugpy attached; between the dump and
-    the debug block it touches MARKER_DIR/dumped and waits for MARKER_DIR/go)."""
+    (debug(): pauses in pdb), dap (debug() with debugpy attached; between the dump and
+    the debug block it touches MARKER_DIR/dumped and waits for MARKER_DIR/go) or ide
+    (debug() with debugpy attached, breakpoints set in the previous run's files)."""
     import sys
     import time
     from pathlib import Path
@@ -66,7 +67,7 @@ SCRIPT = textwrap.dedent('''\
             if time.monotonic() > deadline:
                 sys.exit("no go marker")
             time.sleep(0.05)
-    with unveil.debug(pause=False if mode == "plain" else None):
+    with unveil.debug(pause=False if mode in ("plain", "ide") else None):
         print("OUT:", cf(torch.ones(3), 2))
     print("OUT: done")
 ''')
@@ -273,6 +274,62 @@ def test_debugpy_stops_in_transformed_code_and_graph(plain: PlainRun, tmp_path: 
     except BaseException:
         print(report())
         raise
+    finally:
+        if client is not None:
+            client.close()
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=30)
+
+
+def test_debugpy_breakpoints_from_the_previous_run_are_hit(plain: PlainRun,
+                                                           tmp_path: Path) -> None:
+    """The VS Code workflow: open the files of the last run, set breakpoints, run the
+    program again under the debugger. The new run writes the same names, so they hit."""
+    pytest.importorskip("debugpy")
+    from dap_client import DAPClient  # tests/torch is on sys.path (no package: torch)
+
+    dump_dir, targets = _fresh(plain.dump_dir), plain.targets
+    first = subprocess.run([sys.executable, str(plain.script), str(dump_dir), plain.backend,
+                            "plain"], capture_output=True, text=True, timeout=TIMEOUT,
+                           env=_env())
+    assert first.returncode == 0, first.stderr
+    _check_same_lines(dump_dir, targets)  # the files a user opens in the editor
+    port = _free_port()
+    stdout, stderr = tmp_path / "stdout.txt", tmp_path / "stderr.txt"
+    with stdout.open("wb") as out, stderr.open("wb") as err:
+        proc = subprocess.Popen(
+            [sys.executable, "-Xfrozen_modules=off", "-m", "debugpy", "--listen",
+             f"127.0.0.1:{port}", "--wait-for-client", str(plain.script), str(dump_dir),
+             plain.backend, "ide"], stdout=out, stderr=err, env=_env())
+    client = None
+    try:
+        client = DAPClient.connect("127.0.0.1", port, timeout=60)
+        client.request("initialize", {"clientID": "unveil-tests", "adapterID": "debugpy",
+                                      "pathFormat": "path", "linesStartAt1": True,
+                                      "columnsStartAt1": True})
+        attach = client.send("attach", {"justMyCode": True})
+        client.event("initialized")
+        for t in targets:
+            body = client.request("setBreakpoints", {
+                "source": {"path": str(dump_dir / t.name)}, "breakpoints": [{"line": t.line}]})
+            assert [b["verified"] for b in body["body"]["breakpoints"]] == [True], body
+        client.request("configurationDone")
+        client.response(attach)
+        hits = []
+        while True:  # stops until the program ends, continuing from each
+            event = client.event("stopped", "terminated", "exited", timeout=TIMEOUT)
+            if event["event"] != "stopped":
+                break
+            thread = event["body"]["threadId"]
+            top = client.request("stackTrace", {"threadId": thread})["body"]["stackFrames"][0]
+            hits.append((os.path.basename(top["source"]["path"]), top["line"]))
+            client.request("continue", {"threadId": thread})
+        # The code runs from the new dump's files already inside prepare_debug (the first
+        # call), and again inside debug().
+        assert hits == [(t.name, t.line) for t in targets] * 2, hits
+        assert proc.wait(timeout=TIMEOUT) == 0, stderr.read_text()
+        assert _out_lines(stdout.read_text()) == plain.expected
     finally:
         if client is not None:
             client.close()

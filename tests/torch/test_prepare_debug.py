@@ -7,6 +7,9 @@ import contextlib
 import io
 import json
 import os
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -130,18 +133,69 @@ def test_dump_dir_that_is_a_file_is_one_sentence(tmp_path: Path) -> None:
             pass
 
 
+_HOLDER = """
+import sys, time, torch, unveil
+from pathlib import Path
+def data_dependent(x):
+    y = x * 2
+    if y.sum() > 0:
+        return y + 1
+    return y - 1
+dump, marker = Path(sys.argv[1]), Path(sys.argv[2])
+with unveil.prepare_debug(dump):
+    torch.compile(data_dependent, backend="eager")(torch.ones(2))
+    (marker / "dumped").touch()
+    deadline = time.time() + 60
+    while not (marker / "go").exists() and time.time() < deadline:
+        time.sleep(0.05)
+"""
+
+
 def test_processes_sharing_a_dump_dir_never_collide(tmp_path: Path) -> None:
-    # a second prepare_debug (as another process would) finds the names taken
-    first = unveil.prepare_debug(tmp_path)
-    second = unveil.prepare_debug(tmp_path)
-    with first:
-        torch.compile(data_dependent, backend="eager")(torch.ones(2))
-    torch._dynamo.reset()
-    with second:
-        torch.compile(data_dependent, backend="eager")(torch.ones(2))
-    names = sorted(p.name for p in tmp_path.glob("__transformed_code_*_for_data_dependent.py"))
-    assert names == ["__transformed_code_0_for_data_dependent.py",
-                     "__transformed_code_1_for_data_dependent.py"], names
+    """Another process dumps into the same directory while this one does: file names never
+    collide, and each process's manifest survives."""
+    dump, marker = tmp_path / "dump", tmp_path / "marker"
+    marker.mkdir()
+    holder = subprocess.Popen([sys.executable, "-c", _HOLDER, str(dump), str(marker)])
+    try:
+        deadline = time.time() + 60
+        while not (marker / "dumped").exists():
+            assert holder.poll() is None and time.time() < deadline, "the other process died"
+            time.sleep(0.05)
+        with unveil.prepare_debug(dump):
+            torch.compile(data_dependent, backend="eager")(torch.ones(2))
+        (marker / "go").touch()
+        assert holder.wait(timeout=60) == 0
+    finally:
+        holder.kill()
+    names = sorted(p.name for p in dump.glob("__transformed_code_*_for_data_dependent.py"))
+    assert names[:2] == ["__transformed_code_0_for_data_dependent.py",
+                         "__transformed_code_1_for_data_dependent.py"], names
+    manifests = sorted(p.name for p in dump.glob("manifest*.json"))
+    assert len(manifests) == 2, manifests
+    files = [e["file"] for m in manifests
+             for e in json.loads((dump / m).read_text())["files"]]
+    assert len(files) == len(set(files)), files  # no file claimed twice
+
+
+def test_a_new_run_replaces_a_finished_dump_with_the_same_names(tmp_path: Path) -> None:
+    """Re-running a program writes the same file names (breakpoints set in them apply),
+    and no file of the finished run is left behind."""
+    runs = []
+    for _ in range(2):
+        torch._dynamo.reset()
+        with unveil.prepare_debug(tmp_path):
+            torch.compile(data_dependent, backend="eager")(torch.ones(2))
+        runs.append(sorted(p.name for p in tmp_path.iterdir()))
+    # Graph files are named after Dynamo's __compiled_fn counter, which goes on counting in
+    # one process (a new process starts again): compare the others, and count the graphs.
+    def named(names: list[str]) -> list[str]:
+        return [n for n in names if not n.startswith("__compiled_fn_")]
+
+    assert named(runs[0]) == named(runs[1])
+    assert len(runs[0]) == len(runs[1]), runs
+    assert "__transformed_code_0_for_data_dependent.py" in runs[1]
+    assert "__transformed_code_1_for_data_dependent.py" not in runs[1]
 
 
 def test_each_distributed_rank_dumps_under_its_own_directory(tmp_path: Path) -> None:

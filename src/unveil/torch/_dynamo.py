@@ -11,6 +11,7 @@ import contextlib
 import logging
 import sys
 import warnings
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import CodeType
@@ -222,7 +223,10 @@ def compiled_fn_name_now() -> str | None:
 
 # ------------------------------------------------------------------ graph code from files
 
-_GRAPH_FILE = "_unveil_graph_file"  # GraphModule attribute: the file its code comes from
+# GraphModule -> the file its code is compiled from. Kept outside the module (not in its
+# __dict__, which Inductor's FX graph cache hashes: a per-dump path there would miss the
+# cache on every run).
+_graph_files: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
 _graph_writers: dict[str, Callable[[str], None]] = {}  # that file -> writes the source
 
 
@@ -240,12 +244,12 @@ def compile_graph_from_file(graph_module: Any, path: str,
         return False
     _route_fx_sources(fx_graph_module)
     _graph_writers[path] = write
-    graph_module.__dict__[_GRAPH_FILE] = path  # deep copies keep it
+    _graph_files[graph_module] = path  # deep copies inherit it
     try:
         graph_module.recompile()
         graph_module.code  # noqa: B018 (a lazy GraphModule compiles on first use)
     except BaseException:
-        graph_module.__dict__.pop(_GRAPH_FILE, None)
+        _graph_files.pop(graph_module, None)
         _graph_writers.pop(path, None)
         raise
     return True
@@ -254,22 +258,26 @@ def compile_graph_from_file(graph_module: Any, path: str,
 def _compiling_graph_file() -> str | None:
     """The dump file of the GraphModule whose ``recompile`` is up the stack, if any. A
     deep copy being made (its ``__init__`` recompiles) inherits the original's file."""
+    if not _graph_files:
+        return None
     frame = sys._getframe(2)
     target = None
     for _ in range(10):
         if frame is None:
             return None
         owner = frame.f_locals.get("self")
-        path = getattr(owner, "__dict__", {}).get(_GRAPH_FILE)
+        try:
+            path = _graph_files.get(owner)
+        except TypeError:  # not weakly referenceable: not a GraphModule
+            path = None
         if target is None and "recompile" in frame.f_code.co_name:
-            if isinstance(path, str):
+            if path is not None:
                 return path
             target = owner
         elif target is not None and frame.f_code.co_name == "__deepcopy__":
-            if isinstance(path, str):
-                target.__dict__[_GRAPH_FILE] = path
-                return path
-            return None
+            if path is not None:
+                _graph_files[target] = path
+            return path
         frame = frame.f_back
     return None
 

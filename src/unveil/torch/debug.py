@@ -28,8 +28,10 @@ class debug:  # noqa: N801 (a context manager named like the function its users 
 
     Frames compiled inside are dumped to the same directory. Without a debugger attached,
     entering stops in pdb (``pause=True``, the default then) so breakpoints can be set in
-    the dumped files (``b /dump/__transformed_code_0_for_f.py:5``, then ``c``); with VS Code
-    (debugpy) attached, set them in the editor. ``pause=False`` never stops.
+    the dumped files (``b /dump/__transformed_code_0_for_f.py:5``, then ``c``). With VS Code
+    (debugpy) attached, set them in the editor: in the files of the previous run (a new
+    run of the program writes the same names), or with ``pause=True``, which stops in the
+    IDE once the files exist. ``pause=False`` never stops.
     """
 
     def __init__(self, *, pause: bool | None = None) -> None:
@@ -48,11 +50,13 @@ class debug:  # noqa: N801 (a context manager named like the function its users 
         files = sorted(p.name for p in dump.dump_dir.glob("*.py"))
         print(f"unveil.debug: breakpoints in the {len(files)} files in {dump.dump_dir} are hit "
               f"from here on (the code that runs is compiled from them)", file=sys.stderr)
-        pause = (not _debugger_attached()) if self.pause is None else self.pause
+        attached = _debugger_attached()
+        pause = (not attached) if self.pause is None else self.pause
         if pause:
             print("unveil.debug: set breakpoints in those files (b FILE:LINE), then continue "
                   "(c)", file=sys.stderr)
-            self._paused = True
+            # Only a pdb session this starts is ended at exit; an IDE's tracer stays.
+            self._paused = not attached and sys.breakpointhook is sys.__breakpointhook__
             breakpoint()  # noqa: T100 (the point of this function)
         return self
 

@@ -9,6 +9,7 @@ the manifest say why."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import tempfile
@@ -67,6 +68,7 @@ class FunctionRecord:
 @dataclass
 class Manifest:
     torch_version: str | None
+    pid: int = field(default_factory=os.getpid)  # the process that wrote it
     frames: list[FrameRecord] = field(default_factory=list)
     functions: list[FunctionRecord] = field(default_factory=list)
     files: list[dict[str, str]] = field(default_factory=list)
@@ -77,6 +79,25 @@ class Manifest:
 
 
 _last: prepare_debug | None = None
+_active_dirs: set[Path] = set()  # dump directories a prepare_debug of this process holds
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # it exists, but is not ours to signal
+        return True
+    return True
+
+
+def _read_manifest(path: Path) -> dict[str, Any] | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
 
 
 def last_dump() -> prepare_debug | None:
@@ -106,6 +127,8 @@ class prepare_debug:  # noqa: N801 (a context manager named like the function it
         self._codes: dict[int, CodeType] = {}  # id -> every original code Dynamo compiled
         self._ours: dict[int, tuple[str, CodeType]] = {}  # id(code that runs) -> file, code
         self._trace = TraceRecorder(self._claim)
+        self._entered = False
+        self._pending: list[tuple[FrameRecord, CodeType, CodeType]] = []  # compared at exit
         self.manifest = Manifest(_dynamo.torch_version())
 
     def __enter__(self) -> prepare_debug:
@@ -120,15 +143,46 @@ class prepare_debug:  # noqa: N801 (a context manager named like the function it
         except OSError as exc:
             raise BadInputError(f"cannot write the dump directory {str(self.dump_dir)!r}: "
                                 f"{exc.strerror or exc}") from None
+        if not self._entered:
+            self._clear_finished_dump()
+            self._entered = True
+        from ..check import compare  # noqa: F401 (imported here, not during a compile)
+        from ..decompiler.api import recompile  # noqa: F401
+
         self._removers = [_dynamo.add_bytecode_hook(self._hook),
                           _dynamo.add_trace_handler(self._trace)]
+        _active_dirs.add(self.dump_dir.resolve())
         _last = self
         return self
+
+    def _clear_finished_dump(self) -> None:
+        """Remove the files of an earlier, finished dump in this directory (its manifest
+        lists them), so that a new run writes the same names and breakpoints set in them
+        still apply. Files of a process still running (sharing the directory) stay."""
+        old = _read_manifest(self.dump_dir / "manifest.json")
+        if old is None:
+            return
+        pid = old.get("pid")
+        if not isinstance(pid, int):
+            return
+        if pid == os.getpid():
+            if self.dump_dir.resolve() in _active_dirs:
+                return
+        elif _alive(pid):
+            return
+        for entry in old.get("files") or []:
+            name = entry.get("file") if isinstance(entry, dict) else None
+            if isinstance(name, str) and "/" not in name and os.sep not in name:
+                with contextlib.suppress(OSError):
+                    (self.dump_dir / name).unlink()
+        with contextlib.suppress(OSError):
+            (self.dump_dir / "manifest.json").unlink()
 
     def __exit__(self, *exc_info: object) -> None:
         for remove in self._removers:
             remove()
         self._removers = []
+        _active_dirs.discard(self.dump_dir.resolve())
         self.write_full_code()
         self.write_manifest()
         if not self.manifest.frames and exc_info[0] is None and self.manifest.skipped_frames:
@@ -204,9 +258,14 @@ class prepare_debug:  # noqa: N801 (a context manager named like the function it
             self._note(path, f"# unveil could not decompile Dynamo's code for {where}; "
                              f"Dynamo's own code runs.\n# {record.error}\n")
             return None
+        if not self.strict:  # informative only: compared at exit, off the compile path
+            record.status = RUNS_OURS
+            self._ours[id(replacement)] = (path.name, replacement)
+            self._pending.append((record, new_code, replacement))
+            return replacement
         difference = compare(new_code, replacement)
         record.identical = difference is None
-        if difference is not None and self.strict:
+        if difference is not None:
             record.error = f"not bytecode-identical to Dynamo's code: {difference}"
             self._note(path, f"\n# unveil: the code compiled from this file is not "
                              f"bytecode-identical to Dynamo's for {where}, and\n# "
@@ -276,6 +335,14 @@ class prepare_debug:  # noqa: N801 (a context manager named like the function it
 
     def write_manifest(self) -> Path:
         """Write ``manifest.json`` (atomically) and return its path."""
+        from ..check import compare
+
+        for record, new_code, replacement in self._pending:
+            try:
+                record.identical = compare(new_code, replacement) is None
+            except Exception:  # noqa: BLE001 (informative only)
+                record.identical = None
+        self._pending.clear()
         for record in self.manifest.frames:
             facts = self._trace.compiles.get(record.compile_id or "")
             if facts is not None:
@@ -303,6 +370,10 @@ class prepare_debug:  # noqa: N801 (a context manager named like the function it
             and (f.fail_reason or f.guarded_code is False)]
         self.manifest.errors = sorted(set(self.manifest.errors + self._trace.errors))
         path = self.dump_dir / "manifest.json"
+        other = _read_manifest(path)
+        if other is not None and other.get("pid") not in (None, os.getpid()) \
+                and isinstance(other.get("pid"), int) and _alive(other["pid"]):
+            path = self.dump_dir / f"manifest_{os.getpid()}.json"  # a process sharing the dir
         write_atomic(path, json.dumps(asdict(self.manifest), indent=2) + "\n")
         return path
 
