@@ -90,7 +90,7 @@ class CodeDecompiler:
         bc = split_clean_ups(merge_tails(fold(bc, self)))
         with_cases = patterns.fold(bc)
         if with_cases is bc:
-            return self._region_body(bc, entry)
+            return self._region_body(bc, entry, matches=False)
         # ``match`` statements when the whole body structures with them; otherwise the
         # cases' primitive tests, unless those do not structure either
         try:
@@ -101,7 +101,7 @@ class CodeDecompiler:
         if body is not None and folded_reason is None:
             return body
         try:
-            plain = self._region_body(bc, entry)
+            plain = self._region_body(bc, entry, matches=False)
         except DecompilationError:
             if body is None:
                 raise
@@ -111,7 +111,9 @@ class CodeDecompiler:
             return body  # type: ignore[return-value]
         return plain
 
-    def _region_body(self, bc: bytecode.Bytecode, entry: list[ast.expr]) -> list[ast.stmt]:
+    def _region_body(self, bc: bytecode.Bytecode, entry: list[ast.expr], *,
+                     matches: bool = True) -> list[ast.stmt]:
+        """``matches``: ``bc`` may hold ``MATCH_CASE`` (folded pattern code)."""
         code = self.code
         graph_cfg = cfg_mod.build(bc)
         ctx = Context(code, self.names, make_comprehension=self.make_comprehension)
@@ -129,7 +131,8 @@ class CodeDecompiler:
             body = self.state_machine(graph_cfg, ctx, entry)
         from .idioms import tidy
 
-        body = patterns.merge_matches(body, self.names.generated)
+        if matches:
+            body = patterns.merge_matches(body, self.names.generated)
         return tidy(body, code, self.names.generated)
 
     def state_machine(self, graph_cfg: cfg_mod.CFG, ctx: Context,
@@ -390,12 +393,12 @@ def unbound_locals(code: CodeType, body: list[ast.stmt]) -> list[str]:
                   if n.isidentifier() and n not in args and not n.startswith("__class")]
     if not candidates:
         return []
-    named = {n.id for s in body for n in ast.walk(s) if isinstance(n, ast.Name)}
-    candidates = [n for n in candidates if n in named]
-    if not candidates:
-        return []
     bound = _own_bindings(body)
-    return [n for n in dict.fromkeys(candidates) if n not in bound]
+    missing = [n for n in dict.fromkeys(candidates) if n not in bound]
+    if not missing:
+        return []
+    named = {n.id for s in body for n in ast.walk(s) if isinstance(n, ast.Name)}
+    return [n for n in missing if n in named]
 
 
 def _dead_binding(names: list[str]) -> ast.stmt:

@@ -82,6 +82,42 @@ _last: prepare_debug | None = None
 _active_dirs: set[Path] = set()  # dump directories a prepare_debug of this process holds
 
 
+_WARM_UP = """
+def dynamo_like(x, n, fn, resume):
+    _t0 = fn
+    tmp_2 = (tmp_1 := fn.enter)()
+    _t1 = _t0(x, n)
+    graph_out_0 = _t1
+    _t3 = (_t4 := [graph_out_0[0]])[0:1]
+    _t3.extend([x])
+    del graph_out_0
+    _t5 = [_t3]
+    if _t1[1]:
+        _t5[0][0:0] = [n]
+        _t6 = _t5[-1]
+        del _t5[-1]
+        return resume([], _t5, *_t6)
+    return {'a': x, 'b': [n, *_t3]}, (lambda y: y + n)
+"""
+_warmed = False
+
+
+def _warm_up() -> None:
+    """Import the decompiler and run it once on Dynamo-shaped code, so the first compile
+    under ``prepare_debug`` does not pay for imports and first-use set-up."""
+    global _warmed
+    if _warmed:
+        return
+    _warmed = True
+    from ..check import compare
+    from ..decompiler.api import recompile
+
+    code = next(c for c in compile(_WARM_UP, "<unveil warm-up>", "exec").co_consts
+                if isinstance(c, CodeType))
+    with contextlib.suppress(Exception):
+        compare(code, recompile(code))
+
+
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -146,9 +182,7 @@ class prepare_debug:  # noqa: N801 (a context manager named like the function it
         if not self._entered:
             self._clear_finished_dump()
             self._entered = True
-        from ..check import compare  # noqa: F401 (imported here, not during a compile)
-        from ..decompiler.api import recompile  # noqa: F401
-
+        _warm_up()
         self._removers = [_dynamo.add_bytecode_hook(self._hook),
                           _dynamo.add_trace_handler(self._trace)]
         _active_dirs.add(self.dump_dir.resolve())
