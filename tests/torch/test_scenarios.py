@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -439,3 +440,16 @@ def test_strict_keeps_dynamo_code_where_not_identical(tmp_path: Path) -> None:
         if not ours:
             text = (tmp_path / frame["transformed_code"]).read_text()
             assert "NOT" in text or "not bytecode-identical" in text
+
+
+def test_strict_export_does_not_crash(tmp_path: Path) -> None:
+    """torch.export with strict=True traces through Dynamo: the dump must not disturb it."""
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.ReLU())
+    x = torch.randn(2, 4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # whether Dynamo compiles a frame here is its business
+        with unveil.prepare_debug(tmp_path):
+            exported = torch.export.export(model, (x,), strict=True)
+    assert torch.allclose(exported.module()(x), model(x))
+    json.loads((tmp_path / "manifest.json").read_text())  # written, valid

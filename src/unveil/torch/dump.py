@@ -3,9 +3,9 @@ decompiled to ``<dump_dir>/__transformed_code_<n>_for_<fn>.py`` and Dynamo runs 
 compiled from that file (so breakpoints there are hit). Its graphs go to
 ``__compiled_fn_<n>.<what>.<k>.py`` (with the eager and aot_eager backends the graph code
 runs from those files too). At exit, ``full_code_for_<fn>_<n>.py`` shows each function's
-whole dispatch and ``manifest.json`` lists everything. A frame that cannot be decompiled,
-or whose decompiled code is not shown equivalent, keeps Dynamo's own code; its file and
-the manifest say why."""
+whole dispatch and ``manifest.json`` lists everything. A frame that cannot be decompiled
+(or, with ``strict=True``, whose recompiled code is not bytecode-identical to Dynamo's)
+keeps Dynamo's own code; its file and the manifest say why."""
 
 from __future__ import annotations
 
