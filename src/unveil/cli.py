@@ -1,4 +1,4 @@
-"""The ``unveil`` command line: ``decompile`` and ``check`` (``run``/``report`` plug in).
+"""The ``unveil`` command line: ``decompile``, ``check``, ``run`` and ``report``.
 
 Every bad input ends with one sentence on stderr and exit status 2; a function the
 decompiler cannot handle gives exit status 1; nothing prints a traceback unless
@@ -380,6 +380,59 @@ COMMANDS: list[Command] = [
     Command("check", "decompile and recompile every function, compare the bytecode",
             _configure_check, _run_check),
 ]
+
+
+def _configure_run(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--dump", default="unveil_dump", metavar="DIR",
+                   help="where to dump (default: ./unveil_dump)")
+    p.add_argument("--backend", default=None,
+                   help="make every torch.compile in the script use this backend")
+    p.add_argument("--no-report", action="store_true", help="do not write report.html")
+    p.add_argument("script", help="the Python script to run")
+    p.add_argument("args", nargs=argparse.REMAINDER, help="its arguments")
+
+
+def _run_run(args: argparse.Namespace) -> int:
+    from .runner import run_script
+
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        raise BadInputError("unveil run needs PyTorch: pip install torch") from None
+    return run_script(args.script, args.args, args.dump, args.backend,
+                      report=not args.no_report)
+
+
+def _configure_report(p: argparse.ArgumentParser) -> None:
+    p.add_argument("dump", metavar="DIR", help="a directory unveil run or prepare_debug "
+                                               "dumped into")
+    p.add_argument("-o", "--output", default=None,
+                   help="where to write the report (default: DIR/report.html)")
+    p.add_argument("--quiet", action="store_true", help="do not print the summary")
+
+
+def _run_report(args: argparse.Namespace) -> int:
+    from .report.html import write_report
+    from .report.load import load_run
+    from .report.summary import summary
+
+    run = load_run(args.dump)
+    try:
+        out = write_report(run, args.output)
+    except OSError as exc:
+        raise BadInputError(f"cannot write the report {args.output or 'report.html'!r}: "
+                            f"{exc.strerror or exc}") from None
+    if not args.quiet:
+        sys.stdout.write(summary(run, str(out)))
+    return 0
+
+
+COMMANDS.extend([
+    Command("run", "run a script under unveil.prepare_debug; summary and HTML report",
+            _configure_run, _run_run),
+    Command("report", "write the HTML report of a dump directory and print its summary",
+            _configure_report, _run_report),
+])
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import sys
 import warnings
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from types import CodeType
 from typing import Any
@@ -62,14 +63,42 @@ def add_bytecode_hook(hook: BytecodeHook) -> Callable[[], None]:
 
 
 def distributed_rank() -> int | None:
-    """This process's rank when ``torch.distributed`` is initialised, else None."""
+    """This process's rank: from ``torch.distributed`` when it is initialised, else from
+    the environment ``torchrun`` sets up before the script starts (``RANK`` with
+    ``WORLD_SIZE`` and ``LOCAL_RANK``); None for a single process."""
     try:
         import torch.distributed as dist
     except ImportError:
         return None
-    if not (dist.is_available() and dist.is_initialized()):
-        return None
-    return int(dist.get_rank())
+    if dist.is_available() and dist.is_initialized():
+        return int(dist.get_rank())
+    env = os.environ
+    if all(k in env for k in ("RANK", "WORLD_SIZE", "LOCAL_RANK")):
+        with contextlib.suppress(ValueError):
+            return int(env["RANK"])
+    return None
+
+
+@contextlib.contextmanager
+def forced_backend(backend: str | None) -> Iterator[None]:
+    """While active, every ``torch.compile`` call uses ``backend`` (None: as written)."""
+    if backend is None:
+        yield
+        return
+    import torch
+
+    original = torch.compile
+
+    def compile_with(*args: Any, **kwargs: Any) -> Any:
+        kwargs["backend"] = backend
+        return original(*args, **kwargs)
+
+    compile_with.__wrapped__ = original  # type: ignore[attr-defined]
+    torch.compile = compile_with  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        torch.compile = original
 
 
 def bytecode_logger() -> Any:

@@ -52,6 +52,7 @@ class FrameRecord:
     recompile_reasons: list[str] = field(default_factory=list)
     compile_time_s: float | None = None
     guards: list[str] = field(default_factory=list)  # its cache entry's, as Dynamo prints
+    stack: list[dict[str, Any]] = field(default_factory=list)  # the calls that led here
 
 
 @dataclass
@@ -398,7 +399,7 @@ class prepare_debug:  # noqa: N801 (a context manager named like the function it
         self.manifest.skipped_frames = [
             {"compile_id": f.compile_id, "function": f.function, "source_file": f.source_file,
              "first_line": f.first_line, "reason": f.fail_reason,
-             "graph_breaks": [asdict(b) for b in f.graph_breaks]}
+             "graph_breaks": [asdict(b) for b in f.graph_breaks], "stack": f.stack}
             for f in self._trace.compiles.values()
             if f.compile_id not in seen and f.function is not None
             and (f.fail_reason or f.guarded_code is False)]
@@ -417,6 +418,7 @@ def _merge(record: FrameRecord, facts: CompileFacts) -> None:
     record.graph_breaks = [asdict(b) for b in facts.graph_breaks]
     record.recompile_reasons = list(facts.recompile_reasons)
     record.compile_time_s = facts.compile_time_s
+    record.stack = list(facts.stack)
 
 
 def _calls(source: str | None) -> set[str]:

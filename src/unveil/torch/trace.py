@@ -56,6 +56,7 @@ class CompileFacts:
     source_file: str | None = None
     first_line: int | None = None
     guarded_code: bool | None = None  # False: Dynamo ran the frame without compiling it
+    stack: list[dict[str, Any]] = field(default_factory=list)  # user frames, outermost first
 
 
 def compile_id_of(metadata: dict[str, Any]) -> str | None:
@@ -98,6 +99,7 @@ class TraceRecorder:
         self.claim = claim  # file name pattern with {n} -> a new, claimed path
         self.compiles: dict[str, CompileFacts] = {}
         self.errors: list[str] = []
+        self.strings: dict[int, str] = {}  # the trace's interned file names
 
     def facts(self, compile_id: str) -> CompileFacts:
         if compile_id not in self.compiles:
@@ -113,8 +115,18 @@ class TraceRecorder:
                                f"{type(exc).__name__}: {exc}")
 
     def record(self, metadata: dict[str, Any], payload: str | None, graph_module: Any) -> None:
+        if "str" in metadata:  # ["file name", index]: later events name files by index
+            text, index = metadata["str"]
+            self.strings[int(index)] = str(text)
+            return
         cid = compile_id_of(metadata)
         if cid is None:
+            return
+        if "dynamo_start" in metadata:
+            self.facts(cid).stack = [
+                {"name": f.get("name"), "line": f.get("line"),
+                 "file": self.strings.get(f.get("filename"), f.get("filename"))}
+                for f in metadata["dynamo_start"].get("stack") or []]
             return
         kind = next((k for k in metadata if k in GRAPH_EVENTS), None)
         if kind is not None:

@@ -1,0 +1,156 @@
+"""Facts about a run that the summary and the HTML report both show: frames by user
+function, graph breaks, recompiles and the guard that failed, guards grouped by what they
+check, and where ranks diverge."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+from ..torch.full_code import owner_name
+from .load import RankDump, Run
+
+_REASON = re.compile(r"^\s*(?P<cid>(?:!\d+/)?\d+/\d+): (?P<expr>.*?)\s*(?:#.*)?$")
+_SOURCE = re.compile(r"""\b([LG]\[['"][^'"]+['"]\])""")
+
+
+@dataclass
+class FailedGuard:
+    """One line of a recompile reason: the cache entry whose guard failed, and the check."""
+
+    compile_id: str
+    expression: str
+
+
+def failed_guards(reason: str) -> list[FailedGuard]:
+    """The ``<compile id>: <check>`` lines of a recompile reason."""
+    out = []
+    for line in reason.splitlines():
+        match = _REASON.match(line)
+        if match:
+            out.append(FailedGuard(match.group("cid"), match.group("expr").strip()))
+    return out
+
+
+def _plain(expression: str) -> str:
+    """``L['x'].size()[0] == 3`` -> ``x.size()[0] == 3``, as recompile reasons print it."""
+    return re.sub(r"""\b[LG]\[['"]([^'"]+)['"]\]""", r"\1", expression).replace(" ", "")
+
+
+def guard_failed(guard: str, failed: list[FailedGuard]) -> bool:
+    """Whether ``guard`` (as the cache entry lists it) is one of the ``failed`` checks."""
+    plain = _plain(guard.split("  #")[0])
+    return any(f.expression and (_plain(f.expression) == plain
+                                 or _plain(f.expression) in plain) for f in failed)
+
+
+def guard_groups(guards: list[str]) -> list[tuple[str, list[str]]]:
+    """Guards grouped by the value they check (``L['x']``, ``G['torch']``); the global
+    state, device and mode checks come first as one group."""
+    groups: dict[str, list[str]] = {}
+    for guard in guards:
+        match = _SOURCE.search(guard)
+        key = match.group(1) if match else "global state"
+        groups.setdefault(key, []).append(guard)
+    ordered = sorted(groups.items(), key=lambda kv: (kv[0] != "global state",
+                                                     not kv[0].startswith("L["), kv[0]))
+    return ordered
+
+
+def function_of(frame: dict[str, Any]) -> str:
+    """The user function a frame belongs to (a resume function's owner)."""
+    return owner_name(frame.get("function") or "?")
+
+
+def short_path(path: str | None) -> str:
+    if not path:
+        return "?"
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:
+        return path
+    return rel if not rel.startswith("..") else path
+
+
+def where(frame: dict[str, Any]) -> str:
+    return f"{short_path(frame.get('source_file'))}:{frame.get('first_line') or '?'}"
+
+
+def is_recompile(frame: dict[str, Any]) -> bool:
+    cid = frame.get("compile_id") or ""
+    return bool(re.search(r"/([1-9]\d*)$", cid))
+
+
+@dataclass
+class Totals:
+    frames: int
+    functions: int
+    graphs: int
+    graph_breaks: int
+    recompiles: int
+    skipped: int
+    compile_time_s: float
+
+
+def totals(dump: RankDump) -> Totals:
+    frames = dump.frames
+    return Totals(
+        frames=len(frames),
+        functions=len({(f.get("source_file"), function_of(f)) for f in frames}),
+        graphs=sum(len(f.get("compiled_fns") or []) for f in frames),
+        graph_breaks=sum(len(f.get("graph_breaks") or []) for f in frames)
+        + sum(len(s.get("graph_breaks") or []) for s in dump.skipped_frames),
+        recompiles=sum(1 for f in frames if is_recompile(f)),
+        skipped=len(dump.skipped_frames),
+        compile_time_s=sum(f.get("compile_time_s") or 0.0 for f in frames))
+
+
+# ---------------------------------------------------------------- ranks
+
+
+@dataclass
+class Divergence:
+    """One way the ranks differ: what, and each rank's value."""
+
+    what: str
+    per_rank: dict[int | None, str]
+
+
+def _signature(dump: RankDump) -> dict[str, str]:
+    """What should be the same on every rank, by name."""
+    frames = Counter(f"{f.get('function')} ({where(f)})" for f in dump.frames)
+    breaks = Counter(f"{short_path(b.get('user_file'))}:{b.get('user_line')} "
+                     f"{b.get('summary') or ''}".strip()
+                     for f in dump.frames for b in f.get("graph_breaks") or [])
+    graphs = Counter(g.get("kind") for f in dump.frames for g in f.get("graphs") or [])
+    guards = Counter(_plain(g) for f in dump.frames for g in f.get("guards") or []
+                     if "___check_obj_id" not in g and "___check_type_id" not in g)
+    recompiles = Counter(f.get("function") for f in dump.frames if is_recompile(f))
+    return {
+        "frames compiled": _describe(frames),
+        "graphs": _describe(graphs),
+        "graph breaks": _describe(breaks),
+        "recompiles": _describe(recompiles),
+        "guards": _describe(guards),
+    }
+
+
+def _describe(counter: Counter[Any]) -> str:
+    return "; ".join(f"{k} x{v}" if v > 1 else str(k) for k, v in sorted(counter.items(),
+                                                                          key=str))
+
+
+def divergences(run: Run) -> list[Divergence]:
+    """Where the ranks of a multi-rank run differ (empty for one process)."""
+    if len(run.ranks) < 2:
+        return []
+    signatures = {r.rank: _signature(r) for r in run.ranks}
+    out = []
+    for what in next(iter(signatures.values())):
+        values = {rank: sig[what] for rank, sig in signatures.items()}
+        if len(set(values.values())) > 1:
+            out.append(Divergence(what, values))
+    return out

@@ -1,0 +1,391 @@
+"""The HTML report: one self-contained file (styles and script inline, no network) that
+explains a whole run: compiled frames by call stack, each frame's original source next to
+its decompiled transformed code, graph breaks at the user's line, guards grouped with the
+failed one of each recompile marked, the graphs the code calls (linked from their names),
+compile times, divergence between ranks, and a search box. Syntax highlighting uses
+Pygments when it is installed."""
+
+from __future__ import annotations
+
+import html
+import linecache
+import re
+from pathlib import Path
+from typing import Any
+
+from .facts import (divergences, failed_guards, function_of, guard_failed, guard_groups,
+                    short_path, totals, where)
+from .load import RankDump, Run
+
+CSS = """
+body{font:14px/1.45 system-ui,sans-serif;margin:0;color:#1b1f24;background:#fff}
+header{position:sticky;top:0;background:#f6f8fa;border-bottom:1px solid #d0d7de;
+ padding:8px 16px;z-index:2}
+header h1{font-size:18px;margin:0 0 4px}
+#search{width:28em;padding:4px 6px;font-size:14px}
+#hits{margin-left:8px;color:#57606a}
+main{display:flex}
+nav{width:300px;min-width:300px;border-right:1px solid #d0d7de;padding:8px 12px;
+ font-size:13px;max-height:calc(100vh - 70px);overflow:auto;position:sticky;top:70px}
+nav ul{list-style:none;padding-left:14px;margin:2px 0}
+#content{padding:8px 20px;flex:1;min-width:0}
+section{border:1px solid #d0d7de;border-radius:6px;margin:12px 0;padding:8px 12px}
+section.hidden{display:none}
+h2{font-size:16px;margin:4px 0}
+h3{font-size:14px;margin:10px 0 4px}
+.cols{display:flex;gap:12px}
+.cols>div{flex:1;min-width:0}
+.code{overflow:auto;background:#f6f8fa;border-radius:4px;padding:4px 0;font:12px/1.4
+ ui-monospace,monospace;max-height:520px}
+.code pre{margin:0;counter-reset:line}
+.code pre>span[id]{display:block;padding:0 8px}
+.code pre>span[id]::before{counter-increment:line;content:counter(line);display:inline-block;
+ width:3em;color:#8c959f;text-align:right;margin-right:1em}
+.code pre>span.mark{background:#fff8c5}
+.break{background:#ffebe9;border-left:3px solid #cf222e;padding:4px 8px;margin:4px 0}
+.recompile{background:#fff8c5;border-left:3px solid #9a6700;padding:4px 8px;margin:4px 0}
+.diverge{background:#ffebe9;border:1px solid #cf222e}
+.guard{font:12px ui-monospace,monospace;white-space:pre-wrap;margin:1px 0}
+.guard.failed{background:#ffebe9;font-weight:bold}
+.muted{color:#57606a}
+.status-ours{color:#1a7f37}.status-dynamo{color:#9a6700}
+table{border-collapse:collapse}td,th{padding:2px 8px;border-bottom:1px solid #eaeef2;
+ text-align:left}
+mark{background:#fff100}
+"""
+
+SCRIPT = """
+const box = document.getElementById('search');
+const hits = document.getElementById('hits');
+box.addEventListener('input', () => {
+  const q = box.value.trim().toLowerCase();
+  let n = 0;
+  for (const s of document.querySelectorAll('section.searchable')) {
+    const on = !q || s.textContent.toLowerCase().includes(q);
+    s.classList.toggle('hidden', !on);
+    if (on && q) n++;
+  }
+  hits.textContent = q ? n + ' section(s) match' : '';
+});
+"""
+
+
+def _esc(text: Any) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def _anchor(*parts: Any) -> str:
+    return "-".join(re.sub(r"[^A-Za-z0-9_.]+", "_", str(p)) for p in parts)
+
+
+def highlight(source: str, prefix: str, marks: set[int] | None = None) -> str:
+    """``source`` as highlighted HTML, each line a ``<span id="prefix-N">`` (N from 1);
+    lines in ``marks`` are marked."""
+    try:
+        from pygments import highlight as pyg_highlight
+        from pygments.formatters import HtmlFormatter
+        from pygments.lexers import PythonLexer
+
+        body = pyg_highlight(source, PythonLexer(),
+                             HtmlFormatter(linespans=prefix, nowrap=True))
+        lines = body.split("\n")
+    except ImportError:
+        lines = [f'<span id="{prefix}-{i}">{_esc(line)}\n</span>'
+                 for i, line in enumerate(source.splitlines(), 1)]
+    out = "\n".join(lines)
+    for line in marks or ():
+        out = out.replace(f'<span id="{prefix}-{line}">',
+                          f'<span id="{prefix}-{line}" class="mark">', 1)
+    return f'<div class="code"><pre>{out}</pre></div>'
+
+
+def pygments_css() -> str:
+    try:
+        from pygments.formatters import HtmlFormatter
+    except ImportError:
+        return ""
+    return str(HtmlFormatter().get_style_defs(".code"))
+
+
+def _source_block(path: str | None, first: int | None, marks: set[int]) -> tuple[str, int]:
+    """The function that starts at ``first`` in ``path`` (its indented block), and the
+    line number of its first line; ("", 0) when the file cannot be read."""
+    if not path or not first:
+        return "", 0
+    lines = linecache.getlines(path)
+    if not lines or first > len(lines):
+        return "", 0
+    start = first - 1
+    indent = len(lines[start]) - len(lines[start].lstrip())
+    end = start + 1
+    while end < len(lines):
+        text = lines[end]
+        if text.strip() and len(text) - len(text.lstrip()) <= indent \
+                and not text.lstrip().startswith((")", "]", "}")):
+            break
+        end += 1
+    return "".join(lines[start:end]), first
+
+
+def _link_names(code_html: str, graph_ids: dict[str, str]) -> str:
+    """Make each ``__compiled_fn_<n>...`` name in highlighted code a link to its graph."""
+    def repl(match: re.Match[str]) -> str:
+        short = re.match(r"__compiled_fn_\d+", match.group(0))
+        target = graph_ids.get(short.group(0) if short else "")
+        if target is None:
+            return match.group(0)
+        return f'<a href="#{target}">{match.group(0)}</a>'
+
+    return re.sub(r"__compiled_fn_\d+(?:_[0-9a-f]+)*", repl, code_html)
+
+
+class _Page:
+    def __init__(self, run: Run) -> None:
+        self.run = run
+        self.parts: list[str] = []
+        self.nav: list[str] = []
+
+    # ------------------------------------------------------------ pieces
+
+    def frame_id(self, dump: RankDump, frame: dict[str, Any]) -> str:
+        return _anchor("frame", dump.rank, frame.get("compile_id") or
+                       frame.get("transformed_code"))
+
+    def file_id(self, dump: RankDump, name: str) -> str:
+        return _anchor("file", dump.rank, name)
+
+    def graph_ids(self, dump: RankDump, frame: dict[str, Any]) -> dict[str, str]:
+        out: dict[str, str] = {}
+        for graph in frame.get("graphs") or []:
+            out.setdefault(graph["compiled_fn"], self.file_id(dump, graph["file"]))
+        return out
+
+    def failed_by_entry(self, dump: RankDump) -> dict[str, list[Any]]:
+        """For each compile id: the checks of its guard that failed later (recompiles)."""
+        out: dict[str, list[Any]] = {}
+        for frame in dump.frames:
+            for reason in frame.get("recompile_reasons") or []:
+                for failed in failed_guards(reason):
+                    out.setdefault(failed.compile_id, []).append(failed)
+        return out
+
+    # ------------------------------------------------------------ sections
+
+    def header(self) -> None:
+        run = self.run
+        version = next((r.torch_version for r in run.ranks if r.torch_version), "?")
+        stats = []
+        for dump in run.ranks:
+            t = totals(dump)
+            label = f"rank {dump.rank}: " if dump.rank is not None else ""
+            stats.append(f"{label}{t.frames} frames, {t.functions} functions, {t.graphs} "
+                         f"graphs, {t.graph_breaks} graph breaks, {t.recompiles} recompiles, "
+                         f"{t.skipped} run without compiling, compile time "
+                         f"{t.compile_time_s:.2f} s")
+        self.parts.append(
+            f'<header><h1>unveil report: {_esc(run.directory)}</h1>'
+            f'<div class="muted">torch {_esc(version)} &middot; '
+            f'{_esc(" | ".join(stats))}</div>'
+            f'<input id="search" type="search" placeholder="Search frames, code, guards, '
+            f'graph breaks..." aria-label="search"><span id="hits"></span></header>')
+
+    def divergence(self) -> None:
+        if len(self.run.ranks) < 2:
+            return
+        diverging = divergences(self.run)
+        if not diverging:
+            self.parts.append('<section class="searchable" id="ranks"><h2>Ranks</h2>'
+                              f'<p>All {len(self.run.ranks)} ranks compiled the same frames, '
+                              'graphs, guards, graph breaks and recompiles.</p></section>')
+            return
+        rows = []
+        for d in diverging:
+            for rank, value in d.per_rank.items():
+                rows.append(f"<tr><td>{_esc(d.what)}</td><td>rank {_esc(rank)}</td>"
+                            f"<td>{_esc(value or '(none)')}</td></tr>")
+        self.parts.append(
+            '<section class="searchable diverge" id="ranks"><h2>Ranks diverge</h2>'
+            '<p>The ranks did not compile the same thing: a classic cause of hangs in '
+            'collectives (one rank waits in a graph the others never run).</p>'
+            f'<table><tr><th>what</th><th>rank</th><th>value</th></tr>{"".join(rows)}'
+            '</table></section>')
+        self.nav.append('<li><a href="#ranks"><b>ranks diverge</b></a></li>')
+
+    def tree(self, dump: RankDump) -> None:
+        """Frames nested by the user call stack that led to each compile."""
+        root: dict[str, Any] = {}
+        for frame in dump.frames:
+            path = [f"{s.get('name')} ({short_path(s.get('file'))}:{s.get('line')})"
+                    for s in frame.get("stack") or []
+                    if s.get("file") and "/torch/" not in str(s.get("file"))][:-1]
+            node = root
+            for step in path:
+                node = node.setdefault(step, {})
+            node.setdefault("\0frames", []).append(frame)
+
+        def render(node: dict[str, Any]) -> str:
+            items = []
+            for frame in node.get("\0frames", []):
+                items.append(f'<li><a href="#{self.frame_id(dump, frame)}">'
+                             f'{_esc(frame.get("function"))}</a> '
+                             f'<span class="muted">{_esc(frame.get("compile_id") or "")}'
+                             f'</span></li>')
+            for key, child in node.items():
+                if key != "\0frames":
+                    items.append(f"<li>{_esc(key)}<ul>{render(child)}</ul></li>")
+            return "".join(items)
+
+        title = f"rank {dump.rank}" if dump.rank is not None else "frames"
+        self.nav.append(f"<li><b>{_esc(title)}</b><ul>{render(root)}</ul></li>")
+
+    def notes(self, dump: RankDump) -> None:
+        if not (dump.notes or dump.errors):
+            return
+        items = "".join(f"<li>{_esc(n)}</li>" for n in dump.notes + dump.errors)
+        self.parts.append(f'<section class="searchable" id="{_anchor("notes", dump.rank)}">'
+                          f'<h2>What is missing</h2><ul>{items}</ul></section>')
+
+    def frame(self, dump: RankDump, frame: dict[str, Any],
+              failed: dict[str, list[Any]]) -> None:
+        fid = self.frame_id(dump, frame)
+        cid = frame.get("compile_id") or "?"
+        status = frame.get("status") or "?"
+        css = "status-ours" if "unveil" in status else "status-dynamo"
+        time = frame.get("compile_time_s")
+        out = [f'<section class="searchable" id="{fid}">',
+               f'<h2>{_esc(frame.get("function"))} <span class="muted">compile {_esc(cid)}'
+               f'{" &middot; rank " + _esc(dump.rank) if dump.rank is not None else ""}'
+               f'</span></h2>',
+               f'<div class="muted">{_esc(where(frame))} &middot; '
+               f'<span class="{css}">{_esc(status)}</span> &middot; compile time '
+               f'{_esc("%.3f s" % time if time is not None else "?")}'
+               + (" &middot; bytecode-identical to Dynamo's" if frame.get("identical")
+                  else "") + "</div>"]
+        if frame.get("error"):
+            out.append(f'<div class="break">{_esc(frame["error"])}</div>')
+        breaks = frame.get("graph_breaks") or []
+        marks = {b["user_line"] for b in breaks
+                 if b.get("user_line") and b.get("user_file") == frame.get("source_file")}
+        for brk in breaks:
+            snippet = ""
+            if brk.get("user_file") and brk.get("user_line"):
+                text = linecache.getline(brk["user_file"], brk["user_line"]).strip()
+                snippet = f"<br><code>{_esc(text)}</code>" if text else ""
+            out.append(f'<div class="break">graph break at '
+                       f'{_esc(short_path(brk.get("user_file")))}:{_esc(brk.get("user_line"))}'
+                       f': <b>{_esc(brk.get("summary") or "")}</b>{snippet}'
+                       f'<details><summary>Dynamo\'s explanation</summary>'
+                       f'<pre>{_esc(brk.get("reason"))}</pre></details></div>')
+        for reason in frame.get("recompile_reasons") or []:
+            checks = failed_guards(reason)
+            links = ", ".join(
+                f'<code>{_esc(c.expression)}</code> (guard of <a href="#'
+                f'{_anchor("frame", dump.rank, c.compile_id)}">{_esc(c.compile_id)}</a>)'
+                for c in checks) or f"<pre>{_esc(reason)}</pre>"
+            out.append(f'<div class="recompile">recompiled because this check failed: '
+                       f'{links}</div>')
+        source, first = _source_block(frame.get("source_file"), frame.get("first_line"),
+                                      marks)
+        transformed_name = frame.get("transformed_code")
+        transformed = dump.read(transformed_name) if transformed_name else None
+        left = (highlight(source, _anchor(fid, "src"),
+                          {m - first + 1 for m in marks}) if source
+                else '<p class="muted">source not available</p>')
+        right = (_link_names(highlight(transformed, _anchor(fid, "tc")),
+                             self.graph_ids(dump, frame)) if transformed
+                 else '<p class="muted">not dumped</p>')
+        out.append(f'<div class="cols"><div><h3>original source</h3>{left}</div>'
+                   f'<div><h3>transformed code <span class="muted">'
+                   f'{_esc(transformed_name or "")}</span></h3>{right}</div></div>')
+        guards = frame.get("guards") or []
+        if guards:
+            bad = failed.get(cid, [])
+            groups = []
+            for key, items in guard_groups(guards):
+                lines = "".join(
+                    f'<div class="guard{" failed" if guard_failed(g, bad) else ""}">'
+                    f'{_esc(g)}</div>' for g in items)
+                groups.append(f"<h3>{_esc(key)}</h3>{lines}")
+            n_failed = sum(guard_failed(g, bad) for g in guards)
+            note = f", {n_failed} failed later (marked)" if n_failed else ""
+            out.append(f"<details{' open' if n_failed else ''}><summary>guards "
+                       f"({len(guards)}{note})</summary>{''.join(groups)}</details>")
+        graphs = frame.get("graphs") or []
+        if graphs:
+            links = " &middot; ".join(
+                f'<a href="#{self.file_id(dump, g["file"])}">{_esc(g["file"])}</a>'
+                + (" (runs from this file)" if g.get("compiled_from_file") else "")
+                for g in graphs)
+            out.append(f"<h3>graphs</h3><p>{links}</p>")
+        out.append("</section>")
+        self.parts.append("".join(out))
+
+    def skipped(self, dump: RankDump) -> None:
+        for skip in dump.skipped_frames:
+            sid = _anchor("skipped", dump.rank, skip.get("compile_id"))
+            breaks = "".join(
+                f'<div class="break">graph break at {_esc(short_path(b.get("user_file")))}:'
+                f'{_esc(b.get("user_line"))}: <b>{_esc(b.get("summary") or "")}</b></div>'
+                for b in skip.get("graph_breaks") or [])
+            self.parts.append(
+                f'<section class="searchable" id="{sid}"><h2>{_esc(skip.get("function"))} '
+                f'<span class="muted">run without compiling</span></h2>'
+                f'<div class="muted">{_esc(short_path(skip.get("source_file")))}:'
+                f'{_esc(skip.get("first_line"))}</div>{breaks}'
+                f'<pre>{_esc(skip.get("reason"))}</pre></section>')
+            self.nav.append(f'<li><a href="#{sid}">{_esc(skip.get("function"))}</a> '
+                            f'<span class="muted">not compiled</span></li>')
+
+    def files(self, dump: RankDump) -> None:
+        """Graph and full-code files, each its own section (links lead here)."""
+        shown = set()
+        for entry in dump.files:
+            name = entry.get("file")
+            if entry.get("kind") == "transformed_code" or not name or name in shown:
+                continue
+            shown.add(name)
+            text = dump.read(name)
+            if text is None:
+                continue
+            fid = self.file_id(dump, name)
+            self.parts.append(
+                f'<section class="searchable" id="{fid}"><h2>{_esc(name)} <span '
+                f'class="muted">{_esc(entry.get("kind"))} {_esc(entry.get("compile_id"))}'
+                f'</span></h2><details><summary>show</summary>'
+                f'{highlight(text, _anchor(fid, "l"))}</details></section>')
+
+    def render(self) -> str:
+        self.header()
+        self.divergence()
+        for dump in self.run.ranks:
+            self.notes(dump)
+            self.tree(dump)
+            failed = self.failed_by_entry(dump)
+            for frame in dump.frames:
+                self.frame(dump, frame, failed)
+            self.skipped(dump)
+            self.files(dump)
+        head = self.parts[0]
+        body = "".join(self.parts[1:])
+        return ("<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
+                f"<title>unveil report: {_esc(self.run.directory.name)}</title>"
+                f"<style>{CSS}{pygments_css()}</style></head><body>{head}<main>"
+                f"<nav><ul>{''.join(self.nav)}</ul></nav><div id=\"content\">{body}</div>"
+                f"</main><script>{SCRIPT}</script></body></html>\n")
+
+
+def render(run: Run) -> str:
+    """The report for ``run`` as one HTML document."""
+    return _Page(run).render()
+
+
+def write_report(run: Run, path: str | Path | None = None) -> Path:
+    """Write the report (default: ``report.html`` in the dump directory)."""
+    from .._io import write_atomic
+
+    out = Path(path) if path else run.directory / "report.html"
+    write_atomic(out, render(run))
+    return out
+
+
+__all__ = ["render", "write_report", "function_of"]

@@ -1,0 +1,79 @@
+"""The terminal summary ``unveil run`` prints: compiled frames, graphs, graph breaks with
+the user's ``file:line``, recompiles with the guard that failed, compile times."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+from .facts import (divergences, failed_guards, function_of, short_path, totals, where)
+from .load import RankDump, Run
+
+
+def summary(run: Run, report: str | None = None) -> str:
+    """The summary of ``run`` as text (``report``: where the HTML report is)."""
+    lines: list[str] = []
+    for dump in run.ranks:
+        lines.extend(_rank_summary(dump, multi=len(run.ranks) > 1))
+    diverging = divergences(run)
+    if len(run.ranks) > 1:
+        if diverging:
+            lines.append(f"ranks DIVERGE ({len(diverging)} way(s)), a classic cause of "
+                         f"hangs in collectives:")
+            for d in diverging:
+                lines.append(f"  {d.what}:")
+                for rank, value in d.per_rank.items():
+                    lines.append(f"    rank {rank}: {value or '(none)'}")
+        else:
+            lines.append(f"all {len(run.ranks)} ranks compiled the same frames, graphs, "
+                         f"guards, graph breaks and recompiles")
+    lines.append(f"dump: {run.directory}")
+    if report:
+        lines.append(f"report: {report}")
+    return "\n".join(lines) + "\n"
+
+
+def _rank_summary(dump: RankDump, multi: bool) -> list[str]:
+    t = totals(dump)
+    head = f"rank {dump.rank}: " if multi else ""
+    lines = [f"unveil: {head}{t.frames} frame(s) compiled in {t.functions} function(s), "
+             f"{t.graphs} graph(s), {t.graph_breaks} graph break(s), {t.recompiles} "
+             f"recompile(s), {t.skipped} frame(s) run without compiling; compile time "
+             f"{t.compile_time_s:.2f} s"]
+    lines.extend(f"  note: {n}" for n in dump.notes)
+    by_function: dict[tuple[Any, str], list[dict[str, Any]]] = defaultdict(list)
+    for frame in dump.frames:
+        by_function[(frame.get("source_file"), function_of(frame))].append(frame)
+    for (_, name), frames in by_function.items():
+        first = next((f for f in frames if f.get("function") == name), frames[0])
+        lines.append(f"  {name} ({where(first)})")
+        for frame in frames:
+            time = frame.get("compile_time_s")
+            graphs = len(frame.get("compiled_fns") or [])
+            fn = frame.get("function")
+            label = "" if fn == name else f" {fn}"
+            lines.append(f"    compile {frame.get('compile_id') or '?'}{label}: "
+                         f"{graphs} graph(s), "
+                         f"{'%.2f s' % time if time is not None else '? s'}, "
+                         f"{frame.get('status')} -> {frame.get('transformed_code')}")
+            for brk in frame.get("graph_breaks") or []:
+                lines.append(f"      graph break at {short_path(brk.get('user_file'))}:"
+                             f"{brk.get('user_line')}: {brk.get('summary') or brk['reason']}")
+            for reason in frame.get("recompile_reasons") or []:
+                failed = failed_guards(reason)
+                text = "; ".join(f"{f.expression} (guard of {f.compile_id})"
+                                 for f in failed) or reason.splitlines()[0]
+                lines.append(f"      recompiled because this failed: {text}")
+            if frame.get("error"):
+                lines.append(f"      error: {frame['error'][:200]}")
+    for skipped in dump.skipped_frames:
+        reason = (skipped.get("reason") or "").splitlines()
+        lines.append(f"  {skipped.get('function')} ({short_path(skipped.get('source_file'))}:"
+                     f"{skipped.get('first_line')}): run without compiling: "
+                     f"{reason[0] if reason else '?'}")
+        for brk in skipped.get("graph_breaks") or []:
+            lines.append(f"      graph break at {short_path(brk.get('user_file'))}:"
+                         f"{brk.get('user_line')}: {brk.get('summary') or brk['reason']}")
+    for error in dump.errors:
+        lines.append(f"  dump error: {error}")
+    return lines
