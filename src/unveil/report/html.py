@@ -13,8 +13,16 @@ import re
 from pathlib import Path
 from typing import Any
 
-from .facts import (divergences, failed_guards, function_of, guard_failed, guard_groups,
-                    short_path, totals, where)
+from .facts import (
+    divergences,
+    failed_guards,
+    function_of,
+    guard_failed,
+    guard_groups,
+    short_path,
+    totals,
+    where,
+)
 from .load import RankDump, Run
 
 CSS = """
@@ -258,7 +266,7 @@ class _Page:
                f'</span></h2>',
                f'<div class="muted">{_esc(where(frame))} &middot; '
                f'<span class="{css}">{_esc(status)}</span> &middot; compile time '
-               f'{_esc("%.3f s" % time if time is not None else "?")}'
+               f'{_esc(f"{time:.3f} s" if time is not None else "?")}'
                + (" &middot; bytecode-identical to Dynamo's" if frame.get("identical")
                   else "") + "</div>"]
         if frame.get("error"):

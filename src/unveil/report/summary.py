@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from .facts import (divergences, failed_guards, function_of, short_path, totals, where)
+from .facts import divergences, failed_guards, function_of, short_path, totals, where
 from .load import RankDump, Run
 
 
@@ -54,7 +54,7 @@ def _rank_summary(dump: RankDump, multi: bool) -> list[str]:
             label = "" if fn == name else f" {fn}"
             lines.append(f"    compile {frame.get('compile_id') or '?'}{label}: "
                          f"{graphs} graph(s), "
-                         f"{'%.2f s' % time if time is not None else '? s'}, "
+                         f"{f'{time:.2f} s' if time is not None else '? s'}, "
                          f"{frame.get('status')} -> {frame.get('transformed_code')}")
             for brk in frame.get("graph_breaks") or []:
                 lines.append(f"      graph break at {short_path(brk.get('user_file'))}:"
