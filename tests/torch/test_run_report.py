@@ -164,3 +164,56 @@ def test_report_on_a_crashed_run_shows_what_is_there(tmp_path: Path) -> None:
     assert "no manifest.json: the run did not finish" in proc.stdout
     text = check_report(tmp_path / "dump" / "report.html")
     assert "__transformed_code_0_for_f.py" in text
+
+
+DISTRIBUTED = """\
+    import sys
+    import torch
+    import torch.distributed as dist
+
+    dist.init_process_group("gloo")
+    rank = dist.get_rank()
+    diverge = sys.argv[1:] == ["diverge"]
+
+    def step(x):
+        y = torch.relu(x) * 2
+        print("between graphs")
+        return y.sum()
+
+    x = torch.ones(4) * (rank + 1)
+    if diverge and rank == 3:
+        x = x.double()  # rank 3 compiles a different graph
+    out = torch.compile(step, backend="eager")(x)
+    total = torch.tensor([float(out)])
+    dist.all_reduce(total)
+    print("total", total.item())
+    dist.destroy_process_group()
+"""
+
+
+@pytest.mark.parametrize("mode", ["same", "diverge"])
+def test_torchrun_four_ranks_one_report(mode: str, tmp_path: Path) -> None:
+    pytest.importorskip("torch.distributed")
+    prog = script(tmp_path, DISTRIBUTED)
+    torchrun = Path(sys.executable).with_name("torchrun")
+    env = dict(os.environ, PYTHONUNBUFFERED="1", UNVEIL_RANK_WAIT="100")
+    proc = subprocess.run(
+        [str(torchrun), "--standalone", "--nproc-per-node", "4", "-m", "unveil",
+         "run", "--dump", "dump", str(prog), mode], cwd=tmp_path, capture_output=True,
+        text=True, timeout=TIMEOUT, env=env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.count("80.0") == 4, proc.stdout  # every rank: 2 * 4 * (1+2+3+4)
+    dump = tmp_path / "dump"
+    assert sorted(p.name for p in dump.glob("rank_*")) == [f"rank_{r}" for r in range(4)]
+    for r in range(4):
+        manifest = json.loads((dump / f"rank_{r}" / "manifest.json").read_text())
+        assert manifest["frames"], r
+    text = check_report(dump / "report.html")
+    if mode == "same":
+        assert "all 4 ranks compiled the same" in proc.stderr, proc.stderr
+        assert "Ranks diverge" not in text
+    else:
+        assert "ranks DIVERGE" in proc.stderr, proc.stderr
+        rank3 = [line for line in proc.stderr.splitlines() if "rank 3:" in line]
+        assert any("torch.float64" in line for line in rank3), proc.stderr
+        assert "Ranks diverge" in text and "torch.float64" in text

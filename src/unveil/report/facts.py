@@ -113,44 +113,47 @@ def totals(dump: RankDump) -> Totals:
 
 @dataclass
 class Divergence:
-    """One way the ranks differ: what, and each rank's value."""
+    """One way the ranks differ: what, and for each rank what only some ranks have."""
 
     what: str
-    per_rank: dict[int | None, str]
+    per_rank: dict[int | None, str]  # rank -> its items that not every rank has
 
 
-def _signature(dump: RankDump) -> dict[str, str]:
+def _signature(dump: RankDump) -> dict[str, Counter[str]]:
     """What should be the same on every rank, by name."""
-    frames = Counter(f"{f.get('function')} ({where(f)})" for f in dump.frames)
-    breaks = Counter(f"{short_path(b.get('user_file'))}:{b.get('user_line')} "
-                     f"{b.get('summary') or ''}".strip()
-                     for f in dump.frames for b in f.get("graph_breaks") or [])
-    graphs = Counter(g.get("kind") for f in dump.frames for g in f.get("graphs") or [])
-    guards = Counter(_plain(g) for f in dump.frames for g in f.get("guards") or []
-                     if "___check_obj_id" not in g and "___check_type_id" not in g)
-    recompiles = Counter(f.get("function") for f in dump.frames if is_recompile(f))
     return {
-        "frames compiled": _describe(frames),
-        "graphs": _describe(graphs),
-        "graph breaks": _describe(breaks),
-        "recompiles": _describe(recompiles),
-        "guards": _describe(guards),
+        "frames compiled": Counter(f"{f.get('function')} ({where(f)})" for f in dump.frames),
+        "graphs": Counter(str(g.get("kind")) for f in dump.frames
+                          for g in f.get("graphs") or []),
+        "graph breaks": Counter(f"{short_path(b.get('user_file'))}:{b.get('user_line')} "
+                                f"{b.get('summary') or ''}".strip()
+                                for f in dump.frames for b in f.get("graph_breaks") or []),
+        "recompiles": Counter(str(f.get("function")) for f in dump.frames
+                              if is_recompile(f)),
+        # object ids differ between processes and say nothing: left out
+        "guards": Counter(_plain(g) for f in dump.frames for g in f.get("guards") or []
+                          if "___check_obj_id" not in g and "___check_type_id" not in g),
     }
 
 
-def _describe(counter: Counter[Any]) -> str:
-    return "; ".join(f"{k} x{v}" if v > 1 else str(k) for k, v in sorted(counter.items(),
-                                                                          key=str))
+def _describe(counter: Counter[str]) -> str:
+    return "; ".join(f"{k} (x{v})" if v > 1 else k for k, v in sorted(counter.items()))
 
 
 def divergences(run: Run) -> list[Divergence]:
-    """Where the ranks of a multi-rank run differ (empty for one process)."""
+    """Where the ranks of a multi-rank run differ (empty for one process): for each kind
+    of fact, what each rank has that not every rank has."""
     if len(run.ranks) < 2:
         return []
     signatures = {r.rank: _signature(r) for r in run.ranks}
     out = []
     for what in next(iter(signatures.values())):
-        values = {rank: sig[what] for rank, sig in signatures.items()}
-        if len(set(values.values())) > 1:
-            out.append(Divergence(what, values))
+        counters = [sig[what] for sig in signatures.values()]
+        common = counters[0].copy()
+        for counter in counters[1:]:
+            common &= counter
+        extra = {rank: sig[what] - common for rank, sig in signatures.items()}
+        if any(extra.values()):
+            out.append(Divergence(what, {rank: _describe(c) or "(nothing more)"
+                                         for rank, c in extra.items()}))
     return out

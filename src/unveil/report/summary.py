@@ -13,8 +13,9 @@ from .load import RankDump, Run
 def summary(run: Run, report: str | None = None) -> str:
     """The summary of ``run`` as text (``report``: where the HTML report is)."""
     lines: list[str] = []
-    for dump in run.ranks:
-        lines.extend(_rank_summary(dump, multi=len(run.ranks) > 1))
+    for index, dump in enumerate(run.ranks):  # with ranks: the first in full, then totals
+        rank_lines = _rank_summary(dump, multi=len(run.ranks) > 1)
+        lines.extend(rank_lines if index == 0 else rank_lines[:1])
     diverging = divergences(run)
     if len(run.ranks) > 1:
         if diverging:
