@@ -79,8 +79,13 @@ def main(argv: list[str]) -> int:
     print((dump / first["transformed_code"]).read_text().rstrip())
     same = plain == ours
     print(f"\nlosses: plain {plain}, under unveil {ours}: {'the same' if same else 'DIFFERENT'}")
+    from unveil.report.html import write_report
+    from unveil.report.load import load_run
+
+    report = write_report(load_run(dump))
     print(f"\nThe dump is in {dump}: read the files, or step through them "
           f"(pdb: `with unveil.debug(): ...`; VS Code: debugpy).")
+    print(f"The report (open it in a browser): {report}")
     return 0 if same else 1
 
 

@@ -91,7 +91,20 @@ TORCH_VENV="$CACHE/venv-3.11-torch"
 ensure_torch_venv() {
     local python
     python=$(find_python 3.11)
-    ensure_venv "$TORCH_VENV" "$python" -e ".[test,torch,debug]" "$TORCH_SPEC" numpy
+    ensure_venv "$TORCH_VENV" "$python" -e ".[test,torch,debug,report]" "$TORCH_SPEC" numpy
+}
+
+# Debian's Chromium for the report's browser test (Playwright drives it; no browser
+# download). Installed with apt when missing and apt can (root); else the test says so.
+ensure_chromium() { locked _ensure_chromium; }
+_ensure_chromium() {
+    [[ -x /usr/bin/chromium ]] && return 0
+    if command -v apt-get >/dev/null && [[ $(id -u) == 0 ]]; then
+        log "setup: apt-get install chromium (the report's browser test) ..."
+        quietly "$LOGS/setup-chromium.log" apt-get install -y -q chromium \
+            || quietly "$LOGS/setup-chromium.log" bash -c "apt-get update -q && apt-get install -y -q chromium" \
+            || log "setup: could not install chromium (see $LOGS/setup-chromium.log)"
+    fi
 }
 
 # Pyodide (npm) in .cache/pyodide and the wheels pytest needs there in .cache/wheels-314

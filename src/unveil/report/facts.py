@@ -65,8 +65,9 @@ def function_of(frame: dict[str, Any]) -> str:
     return owner_name(frame.get("function") or "?")
 
 
-def short_path(path: str | None) -> str:
-    if not path:
+def short_path(path: object) -> str:
+    """``path`` relative to the working directory when it is under it."""
+    if not isinstance(path, str) or not path:
         return "?"
     try:
         rel = os.path.relpath(path)

@@ -45,7 +45,7 @@ h3{font-size:14px;margin:10px 0 4px}
 .cols>div{flex:1;min-width:0}
 .code{overflow:auto;background:#f6f8fa;border-radius:4px;padding:4px 0;font:12px/1.4
  ui-monospace,monospace;max-height:520px}
-.code pre{margin:0;counter-reset:line}
+.code pre{margin:0;counter-reset:line;line-height:1.4}
 .code pre>span[id]{display:block;padding:0 8px}
 .code pre>span[id]::before{counter-increment:line;content:counter(line);display:inline-block;
  width:3em;color:#8c959f;text-align:right;margin-right:1em}
@@ -86,25 +86,27 @@ def _anchor(*parts: Any) -> str:
     return "-".join(re.sub(r"[^A-Za-z0-9_.]+", "_", str(p)) for p in parts)
 
 
-def highlight(source: str, prefix: str, marks: set[int] | None = None) -> str:
-    """``source`` as highlighted HTML, each line a ``<span id="prefix-N">`` (N from 1);
-    lines in ``marks`` are marked."""
+def highlight(source: str, prefix: str, marks: set[int] | None = None,
+              first_line: int = 1) -> str:
+    """``source`` as highlighted HTML, each line a ``<span id="prefix-N">`` (N from 1,
+    shown numbered from ``first_line``); lines in ``marks`` (N) are marked."""
     try:
         from pygments import highlight as pyg_highlight
         from pygments.formatters import HtmlFormatter
         from pygments.lexers import PythonLexer
 
-        body = pyg_highlight(source, PythonLexer(),
-                             HtmlFormatter(linespans=prefix, nowrap=True))
-        lines = body.split("\n")
+        out = pyg_highlight(source, PythonLexer(),
+                            HtmlFormatter(linespans=prefix, cssclass="hl"))
     except ImportError:
-        lines = [f'<span id="{prefix}-{i}">{_esc(line)}\n</span>'
-                 for i, line in enumerate(source.splitlines(), 1)]
-    out = "\n".join(lines)
+        out = '<div class="hl"><pre>' + "".join(
+            f'<span id="{prefix}-{i}">{_esc(line)}\n</span>'
+            for i, line in enumerate(source.splitlines(), 1)) + "</pre></div>"
     for line in marks or ():
         out = out.replace(f'<span id="{prefix}-{line}">',
                           f'<span id="{prefix}-{line}" class="mark">', 1)
-    return f'<div class="code"><pre>{out}</pre></div>'
+    if first_line != 1:
+        out = out.replace("<pre>", f'<pre style="counter-reset:line {first_line - 1}">', 1)
+    return f'<div class="code">{out}</div>'
 
 
 def pygments_css() -> str:
@@ -112,7 +114,7 @@ def pygments_css() -> str:
         from pygments.formatters import HtmlFormatter
     except ImportError:
         return ""
-    return str(HtmlFormatter().get_style_defs(".code"))
+    return str(HtmlFormatter().get_style_defs(".code .hl"))
 
 
 def _source_block(path: str | None, first: int | None, marks: set[int]) -> tuple[str, int]:
@@ -225,7 +227,8 @@ class _Page:
         for frame in dump.frames:
             path = [f"{s.get('name')} ({short_path(s.get('file'))}:{s.get('line')})"
                     for s in frame.get("stack") or []
-                    if s.get("file") and "/torch/" not in str(s.get("file"))][:-1]
+                    if s.get("file") and "/torch/" not in str(s.get("file"))
+                    and Path(str(s.get("file"))).parent != dump.directory.resolve()][:-1]
             node = root
             for step in path:
                 node = node.setdefault(step, {})
@@ -297,7 +300,7 @@ class _Page:
         transformed_name = frame.get("transformed_code")
         transformed = dump.read(transformed_name) if transformed_name else None
         left = (highlight(source, _anchor(fid, "src"),
-                          {m - first + 1 for m in marks}) if source
+                          {m - first + 1 for m in marks}, first) if source
                 else '<p class="muted">source not available</p>')
         right = (_link_names(highlight(transformed, _anchor(fid, "tc")),
                              self.graph_ids(dump, frame)) if transformed

@@ -203,6 +203,19 @@ def add_trace_handler(callback: TraceCallback) -> Callable[[], None]:
     return remove
 
 
+def interned_string(index: int) -> str | None:
+    """The string the structured trace interned as ``index`` (file names in stacks), for
+    indices interned before unveil listened; None when unknown."""
+    try:
+        from torch._logging.structured import INTERN_TABLE
+    except ImportError:
+        return None
+    for text, i in list(INTERN_TABLE.items()):
+        if i == index:
+            return text
+    return None
+
+
 # Graph events whose payload is a printed string: the caller's local that holds the graph.
 _GRAPH_LOCALS = {"aot_forward_graph": "fw_module", "aot_backward_graph": "bw_module"}
 

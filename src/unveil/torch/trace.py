@@ -101,6 +101,17 @@ class TraceRecorder:
         self.errors: list[str] = []
         self.strings: dict[int, str] = {}  # the trace's interned file names
 
+    def file_name(self, index: Any) -> str | None:
+        """A stack entry's file: the trace names files by interned index."""
+        if not isinstance(index, int):
+            return index if isinstance(index, str) else None
+        if index not in self.strings:
+            text = _dynamo.interned_string(index)
+            if text is None:
+                return None
+            self.strings[index] = text
+        return self.strings[index]
+
     def facts(self, compile_id: str) -> CompileFacts:
         if compile_id not in self.compiles:
             self.compiles[compile_id] = CompileFacts(compile_id)
@@ -125,7 +136,7 @@ class TraceRecorder:
         if "dynamo_start" in metadata:
             self.facts(cid).stack = [
                 {"name": f.get("name"), "line": f.get("line"),
-                 "file": self.strings.get(f.get("filename"), f.get("filename"))}
+                 "file": self.file_name(f.get("filename"))}
                 for f in metadata["dynamo_start"].get("stack") or []]
             return
         kind = next((k for k in metadata if k in GRAPH_EVENTS), None)

@@ -1,0 +1,80 @@
+"""The HTML report in a real browser: headless Chromium (Debian's) driven by Playwright.
+The page loads from disk with no console errors and no network request, every in-page
+link has its target, the search box finds a guard, and a screenshot is taken."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch")
+if getattr(torch, "__file__", None) is None:  # tests/torch itself, as a namespace package
+    pytest.skip("torch is not installed", allow_module_level=True)
+
+from test_run_report import BREAKS_AND_RECOMPILES, script  # noqa: E402
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if not Path(CHROMIUM).exists():
+        if os.environ.get("CI"):
+            pytest.fail("Debian's chromium is not installed (scripts/test installs it)")
+        pytest.skip("Debian's chromium is not installed")
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        yield browser
+        browser.close()
+
+
+def test_report_in_chromium(browser, tmp_path: Path) -> None:
+    prog = script(tmp_path, BREAKS_AND_RECOMPILES)
+    proc = subprocess.run([sys.executable, "-m", "unveil", "run", "--backend", "eager",
+                           "--dump", "dump", str(prog), "0"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=240)
+    assert proc.returncode == 0, proc.stderr
+    report = tmp_path / "dump" / "report.html"
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    problems: list[str] = []
+    page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}")
+            if m.type in ("error", "warning") else None)
+    page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
+    requests: list[str] = []
+    page.on("request", lambda r: requests.append(r.url))
+    page.goto(report.as_uri())
+    page.wait_for_load_state("load")
+    assert problems == []
+    assert all(u.startswith(("file://", "data:")) for u in requests), requests
+    unresolved = page.evaluate("""() => [...document.querySelectorAll('a[href^="#"]')]
+        .map(a => a.getAttribute('href').slice(1))
+        .filter(id => !document.getElementById(id))""")
+    links = page.evaluate("() => document.querySelectorAll('a[href^=\"#\"]').length")
+    assert links > 5 and unresolved == [], unresolved
+    # following a link from a compiled-graph name in the code lands on that graph's file
+    graph_link = page.locator(".code a[href^='#file-']").first
+    target = graph_link.get_attribute("href")
+    graph_link.click()
+    assert page.evaluate("() => location.hash") == target
+    # the search finds a guard: the check that failed and caused the recompile
+    page.fill("#search", "L['n'] == 2")
+    visible = page.locator("section.searchable:not(.hidden)")
+    assert visible.count() >= 1
+    assert "L['n'] == 2" in visible.first.inner_text()
+    assert "match" in page.inner_text("#hits")
+    page.fill("#search", "no such text anywhere 12345")
+    assert page.locator("section.searchable:not(.hidden)").count() == 0
+    page.fill("#search", "")
+    shot = tmp_path / "report.png"
+    page.screenshot(path=str(shot), full_page=False)
+    assert shot.stat().st_size > 10_000
+    assert problems == []
+    page.close()
