@@ -19,6 +19,7 @@ __all__ = [
     "UnveilError",
     "debug",
     "decompile",
+    "explain",
     "install",
     "prepare_debug",
     "recompile",
@@ -59,6 +60,16 @@ def prepare_debug(dump_dir, *, strict: bool = False):  # type: ignore[no-untyped
     from .torch.dump import prepare_debug as _prepare_debug
 
     return _prepare_debug(dump_dir, strict=strict)
+
+
+def explain(fn, *args, backend: str = "eager", dump_dir=None, **kwargs):  # type: ignore[no-untyped-def]
+    """Compile ``fn`` (a function, method or ``nn.Module``) with
+    ``torch.compile(backend=...)``, call it on the arguments under ``prepare_debug`` and
+    return what happened: ``.result``, ``.frames``, ``str()`` is the summary, and a
+    notebook shows the HTML report. Needs PyTorch."""
+    from .report.notebook import explain as _explain
+
+    return _explain(fn, *args, backend=backend, dump_dir=dump_dir, **kwargs)
 
 
 def debug(*, pause: bool | None = None):  # type: ignore[no-untyped-def]

@@ -239,6 +239,16 @@ class prepare_debug:  # noqa: N801 (a context manager named like the function it
     def active(self) -> bool:
         return bool(self._removers)
 
+    def _repr_html_(self) -> str:
+        """In a notebook: the report of this dump (as far as it goes while active)."""
+        from ..report.load import load_run
+        from ..report.notebook import report_iframe
+
+        if self.active:
+            self.write_full_code()
+            self.write_manifest()
+        return report_iframe(load_run(self.dump_dir))
+
     # ------------------------------------------------------------ files
 
     def _claim(self, pattern: str) -> Path:
