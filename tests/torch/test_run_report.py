@@ -85,6 +85,7 @@ def test_run_keeps_output_and_exit_status_and_summarises(tmp_path: Path) -> None
     text = check_report(tmp_path / "dump" / "report.html")
     assert "Data-dependent branching" in text and "n == 2" in text
     assert 'class="guard failed"' in text  # the failed guard is marked
+    assert 'class="src-link"' in text  # transformed lines lead to their source lines
     manifest = json.loads((tmp_path / "dump" / "manifest.json").read_text())
     assert all(f["status"] == "running unveil's code" for f in manifest["frames"])
 

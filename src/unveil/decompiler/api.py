@@ -318,8 +318,12 @@ def class_statement(cls: type) -> ast.stmt:
 # ---------------------------------------------------------------- compiling back
 
 
-def recompile(code: CodeType, filename: str | None = None) -> CodeType:
-    """Decompile ``code``, compile the source back and return the matching code object."""
+def recompile(code: CodeType, filename: str | None = None,
+              line_map: dict[int, int] | None = None) -> CodeType:
+    """Decompile ``code``, compile the source back and return the matching code object.
+
+    ``line_map``, if given, is filled with {line of the source: line in ``code``'s own
+    line table} for the statements whose origin is known."""
     if not isinstance(code, CodeType):
         code = code_of(code)
     constants = Constants()
@@ -338,6 +342,8 @@ def recompile(code: CodeType, filename: str | None = None) -> CodeType:
     if filename:
         _write(filename, source)
     parsed = ast.parse(source, fname)
+    if line_map is not None:
+        line_map.update(_origin_lines(wrapped, parsed))
     markers = _mark_constants(parsed, constants)
     compiled = compile(parsed, fname, "exec", flags=code.co_flags & _FUTURE_FLAGS,
                        dont_inherit=True)
@@ -361,6 +367,24 @@ for _feature in ("annotations", "generator_stop", "barry_as_FLUFL"):
     import __future__
 
     _FUTURE_FLAGS |= getattr(__future__, _feature).compiler_flag
+
+
+def _origin_lines(rendered: ast.AST, parsed: ast.AST) -> dict[int, int]:
+    """{line in the source: the original line} from statements the decompiler tagged
+    (``line``: the line of the instruction that made them); ``parsed`` is the source
+    parsed back, statement for statement the same tree."""
+    ours = [n for n in ast.walk(rendered) if isinstance(n, ast.stmt)]
+    theirs = [n for n in ast.walk(parsed) if isinstance(n, ast.stmt)]
+    out: dict[int, int] = {}
+    if len(ours) != len(theirs):
+        return out
+    for a, b in zip(ours, theirs, strict=True):
+        if type(a) is not type(b):
+            return {}
+        line = getattr(a, "line", None)
+        if isinstance(line, int) and line > 0:
+            out.setdefault(b.lineno, line)
+    return out
 
 
 def code_kind(code: CodeType) -> str:

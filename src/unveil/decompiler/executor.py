@@ -306,7 +306,10 @@ class Machine:
         self.append(stmt)
 
     def append(self, stmt: ast.stmt) -> None:
-        """Add ``stmt``, noting the shared values it evaluates (see :meth:`materialize`)."""
+        """Add ``stmt``, noting the shared values it evaluates (see :meth:`materialize`),
+        and the source line of the instruction that made it (``line``)."""
+        if self.ins is not None and not hasattr(stmt, "line"):
+            stmt.line = self.ins.line  # type: ignore[attr-defined]
         todo: list[Any] = [stmt]
         while todo:
             n = todo.pop()

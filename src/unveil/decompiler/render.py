@@ -82,6 +82,8 @@ class Renderer:
             if isinstance(rendered, list):
                 out.extend(rendered)
             else:
+                if not hasattr(rendered, "line") and hasattr(s, "line"):
+                    rendered.line = s.line  # type: ignore[union-attr]  # the source line
                 out.append(rendered)
         return out
 

@@ -60,6 +60,9 @@ h3{font-size:14px;margin:10px 0 4px}
 table{border-collapse:collapse}td,th{padding:2px 8px;border-bottom:1px solid #eaeef2;
  text-align:left}
 mark{background:#fff100}
+.src-link{margin-left:1.5em;color:#8c959f;font-size:11px;text-decoration:none}
+.src-link:hover{color:#0969da}
+.code pre>span[id]:target{background:#ddf4ff}
 """
 
 SCRIPT = """
@@ -147,6 +150,23 @@ def _link_names(code_html: str, graph_ids: dict[str, str]) -> str:
         return f'<a href="#{target}">{match.group(0)}</a>'
 
     return re.sub(r"__compiled_fn_\d+(?:_[0-9a-f]+)*", repl, code_html)
+
+
+def _link_lines(code_html: str, prefix: str, src_prefix: str, line_map: list[list[int]],
+                first: int, last: int) -> str:
+    """Add to each transformed-code line whose origin is known a link to that line of the
+    original source (shown from ``first`` to ``last``)."""
+    for out_line, src_line in line_map:
+        if not first <= src_line <= last:
+            continue
+        start = code_html.find(f'<span id="{prefix}-{out_line}"')
+        end = code_html.find("\n</span>", start)
+        if start < 0 or end < 0:
+            continue
+        link = (f'<a class="src-link" href="#{src_prefix}-{src_line - first + 1}" '
+                f'title="from line {src_line} of the source">&larr; {src_line}</a>')
+        code_html = code_html[:end] + link + code_html[end:]
+    return code_html
 
 
 class _Page:
@@ -305,6 +325,10 @@ class _Page:
         right = (_link_names(highlight(transformed, _anchor(fid, "tc")),
                              self.graph_ids(dump, frame)) if transformed
                  else '<p class="muted">not dumped</p>')
+        if transformed and source:
+            right = _link_lines(right, _anchor(fid, "tc"), _anchor(fid, "src"),
+                                frame.get("line_map") or [], first,
+                                first + source.count("\n") - 1)
         out.append(f'<div class="cols"><div><h3>original source</h3>{left}</div>'
                    f'<div><h3>transformed code <span class="muted">'
                    f'{_esc(transformed_name or "")}</span></h3>{right}</div></div>')

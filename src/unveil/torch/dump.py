@@ -53,6 +53,8 @@ class FrameRecord:
     compile_time_s: float | None = None
     guards: list[str] = field(default_factory=list)  # its cache entry's, as Dynamo prints
     stack: list[dict[str, Any]] = field(default_factory=list)  # the calls that led here
+    # [line of the transformed-code file, line of the user's source it comes from]
+    line_map: list[list[int]] = field(default_factory=list)
 
 
 @dataclass
@@ -296,13 +298,15 @@ class prepare_debug:  # noqa: N801 (a context manager named like the function it
         from ..decompiler.api import recompile
 
         where = f"{record.qualname} ({record.source_file}:{record.first_line})"
+        lines: dict[int, int] = {}
         try:
-            replacement = recompile(new_code, str(path))
+            replacement = recompile(new_code, str(path), lines)
         except (UnveilError, SyntaxError, ValueError, RecursionError) as exc:
             record.error = f"{type(exc).__name__}: {exc}"
             self._note(path, f"# unveil could not decompile Dynamo's code for {where}; "
                              f"Dynamo's own code runs.\n# {record.error}\n")
             return None
+        record.line_map = sorted([k, v] for k, v in lines.items())
         if not self.strict:  # informative only: compared at exit, off the compile path
             record.status = RUNS_OURS
             self._ours[id(replacement)] = (path.name, replacement)
