@@ -1,7 +1,8 @@
 """Same facts as PyTorch's own view: each script of a small corpus runs once under
 ``unveil run`` with ``TORCH_TRACE`` set, ``tlparse`` reads that trace, and every graph break,
 recompile reason and graph that tlparse shows for a compile id must be in unveil's manifest
-under the same compile id, and in unveil's HTML report.
+under the same compile id, and in unveil's HTML report; so must the script's frames in each
+graph break's user code traceback. Known gaps are strict xfails (see GAPS).
 
 What is read from tlparse's output directory (``tlparse LOG -o OUT -p``):
 ``compile_directory.json`` maps each compile id (``[0/1]``, ``[0/1_2]`` for attempt 2,
@@ -56,6 +57,7 @@ _GRAPH_FILE = re.compile(rf"^(?P<kind>{'|'.join(GRAPH_KINDS)})(?:_[0-9a-z]+)?_\d
 _COMPILE_ID = re.compile(r"^\[(?P<ca>!\d+/)?(?P<frame>\d+|-)/(?P<compile>\d+|-)(?:_\d+)?\]$")
 _BREAK = re.compile(r"\AGraph break in user code at (?P<file>.+?):(?P<line>\d+)\n"
                     r"Graph Break Reason: (?P<reason>.*?)\n\s*User code traceback:", re.S)
+_FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in ', re.M)
 _CHECK = re.compile(r"^(?P<cid>(?:!\d+/)?\d+/\d+): (?P<check>.*?)(?:\s+#\s(?P<note>.*))?$")
 
 CORPUS: dict[str, str] = {
@@ -164,9 +166,15 @@ CORPUS: dict[str, str] = {
     """,
 }
 
-# Facts tlparse shows that unveil's report lacks: (script, check) -> why. Each is an
-# xfail(strict=True): the comparison below fails on it, and passes everywhere else.
+# Facts tlparse shows that unveil's manifest or report lacks: (script, check) -> why. Each
+# is an xfail(strict=True): the comparison below fails on it, and passes everywhere else.
+_NO_BREAK_STACK = (
+    "a graph break keeps only its innermost user file:line; tlparse also shows its user "
+    "code traceback: the calls that led to it (the inlined call site, e.g. f's line that "
+    "called the helper that broke, and the script line that called the compiled function)")
 GAPS: dict[tuple[str, str], str] = {
+    ("breaks", "break_stacks"): _NO_BREAK_STACK,
+    ("skipped", "break_stacks"): _NO_BREAK_STACK,
     ("skipped", "breaks_report"): (
         "for a frame Dynamo ran without compiling, the report shows the graph break's "
         "first line and the frame's fail reason, not the graph break's full text (e.g. "
@@ -179,9 +187,11 @@ GAPS: dict[tuple[str, str], str] = {
 
 
 def cases(check: str) -> list[Any]:
-    """The corpus' script names, known gaps of ``check`` marked xfail(strict=True)."""
-    return [pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=GAPS[name, check]))
-            if (name, check) in GAPS else name for name in CORPUS]
+    """The corpus' script names, known gaps of ``check`` marked xfail(strict=True) (on the
+    comparison's AssertionError only: a run that fails is a failure)."""
+    return [pytest.param(name, marks=pytest.mark.xfail(
+        strict=True, raises=AssertionError, reason=GAPS[name, check]))
+        if (name, check) in GAPS else name for name in CORPUS]
 
 
 # ------------------------------------------------------------------------------ normalizing
@@ -215,6 +225,7 @@ class Break:
     file: str
     line: int
     reason: str
+    stack: list[tuple[str, int]]  # the user code traceback's frames, outermost first
 
 
 @dataclass
@@ -241,7 +252,9 @@ def parse_break(text: str) -> Break:
     if match is None:
         pytest.fail(f"tlparse shows a graph break in a form this test does not know:\n"
                     f"{text[:500]}")
-    return Break(match["file"], int(match["line"]), match["reason"].strip())
+    user_code = text[match.end():].split("\nTraceback (most recent call last):")[0]
+    stack = [(m["file"], int(m["line"])) for m in _FRAME.finditer(user_code)]
+    return Break(match["file"], int(match["line"]), match["reason"].strip(), stack)
 
 
 def parse_reasons(text: str) -> list[str]:
@@ -305,12 +318,17 @@ def run_both(name: str, work: Path) -> Run:
     proc = subprocess.run([sys.executable, "-m", "unveil", "run", "--dump", "dump",
                            f"{name}.py"], cwd=work, env=env, capture_output=True, text=True,
                           timeout=TIMEOUT)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    (log,) = (work / "trace").glob("dedicated_log_torch_trace_*.log")
-    parsed = subprocess.run([TLPARSE, str(log), "-o", str(work / "tl_out"), "--overwrite",
+    if proc.returncode != 0:
+        pytest.fail(f"unveil run {name}.py: exit status {proc.returncode}\n{proc.stderr}")
+    logs = sorted((work / "trace").glob("dedicated_log_torch_trace_*.log"))
+    if len(logs) != 1:
+        pytest.fail(f"TORCH_TRACE wrote {len(logs)} logs for {name}.py, not one")
+    parsed = subprocess.run([TLPARSE, str(logs[0]), "-o", str(work / "tl_out"), "--overwrite",
                              "--no-browser", "--plain-text"], cwd=work, capture_output=True,
                             text=True, timeout=TIMEOUT)
-    assert parsed.returncode == 0, parsed.stdout + parsed.stderr
+    if parsed.returncode != 0:
+        pytest.fail(f"tlparse on {name}'s trace: exit status {parsed.returncode}\n"
+                    f"{parsed.stdout}{parsed.stderr}")
     dump = work / "dump"
     return Run(name, read_tlparse(work / "tl_out"),
                json.loads((dump / "manifest.json").read_text()), dump,
@@ -318,16 +336,28 @@ def run_both(name: str, work: Path) -> Run:
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Run]:
-    """Each script runs once for all the checks (filled on first use)."""
+def runs() -> dict[str, Run | str]:
+    """Each script runs once for all the checks (filled on first use; a str: why it failed)."""
     return {}
 
 
+def get_run(runs: dict[str, Run | str], name: str,
+            tmp_path_factory: pytest.TempPathFactory) -> Run:
+    if name not in runs:
+        try:
+            runs[name] = run_both(name, tmp_path_factory.mktemp("tlparse") / name)
+        except pytest.fail.Exception as exc:
+            runs[name] = str(exc)
+    got = runs[name]
+    if isinstance(got, str):
+        pytest.fail(got)
+    return got
+
+
 @pytest.fixture
-def run(script: str, runs: dict[str, Run], tmp_path_factory: pytest.TempPathFactory) -> Run:
-    if script not in runs:
-        runs[script] = run_both(script, tmp_path_factory.mktemp("tlparse") / script)
-    return runs[script]
+def run(script: str, runs: dict[str, Run | str],
+        tmp_path_factory: pytest.TempPathFactory) -> Run:
+    return get_run(runs, script, tmp_path_factory)
 
 
 def missing_from(report: str, pieces: list[str]) -> list[str]:
@@ -342,13 +372,11 @@ def explain(run: Run, missing: list[str]) -> str:
 # ------------------------------------------------------------------------------ checks
 
 
-def test_corpus_covers_every_fact(runs: dict[str, Run],
+def test_corpus_covers_every_fact(runs: dict[str, Run | str],
                                   tmp_path_factory: pytest.TempPathFactory) -> None:
     """The comparison is not empty: tlparse finds each kind of fact somewhere."""
-    for name in CORPUS:
-        if name not in runs:
-            runs[name] = run_both(name, tmp_path_factory.mktemp("tlparse") / name)
-    facts = [c for r in runs.values() for c in r.tlparse.values()]
+    done = {name: get_run(runs, name, tmp_path_factory) for name in CORPUS}
+    facts = [c for r in done.values() for c in r.tlparse.values()]
     kinds = {kind for c in facts for kind, _ in c.graphs}
     assert kinds == set(GRAPH_KINDS), kinds
     reasons = " ".join(b.reason for c in facts for b in c.breaks)
@@ -358,7 +386,7 @@ def test_corpus_covers_every_fact(runs: dict[str, Run],
     recompiles = " ".join(r for c in facts for r in c.recompiles)
     for gist in ("n == 2", "size mismatch", "dtype mismatch", "GLOBAL_STATE changed"):
         assert gist in recompiles, gist
-    assert runs["skipped"].manifest["skipped_frames"], "a frame run without compiling"
+    assert done["skipped"].manifest["skipped_frames"], "a frame run without compiling"
 
 
 @pytest.mark.parametrize("script", CORPUS)
@@ -380,6 +408,23 @@ def test_graph_breaks_in_manifest(run: Run) -> None:
         theirs = Counter((b.file, b.line, norm(b.reason)) for b in facts.breaks)
         missing += [f"{cid}: {f}:{line}: {reason[:300]}"
                     for (f, line, reason) in theirs - ours]
+    assert not missing, explain(run, missing)
+
+
+@pytest.mark.parametrize("script", cases("break_stacks"))
+def test_graph_break_user_stacks_in_manifest(run: Run) -> None:
+    """Each frame of the script in a graph break's user code traceback (the calls that led
+    to the break, inlined ones included) is in the manifest: a frame of the compile's stack,
+    or the break's own location."""
+    entries = run.entries()
+    missing = []
+    for cid, facts in run.tlparse.items():
+        entry = entries.get(cid) or {}
+        ours = {(s.get("file"), s.get("line")) for s in entry.get("stack") or []}
+        ours |= {(b["user_file"], b["user_line"]) for b in entry.get("graph_breaks") or []}
+        for b in facts.breaks:
+            missing += [f"{cid}: break at {b.file}:{b.line} called through {f}:{line}"
+                        for f, line in b.stack if f == f"{run.name}.py" and (f, line) not in ours]
     assert not missing, explain(run, missing)
 
 
