@@ -169,6 +169,25 @@ def _link_lines(code_html: str, prefix: str, src_prefix: str, line_map: list[lis
     return code_html
 
 
+def _break_html(brk: dict[str, Any]) -> str:
+    """A graph break: where, its gist, the user's line, the calls that led there, and
+    Dynamo's whole explanation."""
+    snippet = ""
+    if brk.get("user_file") and brk.get("user_line"):
+        text = linecache.getline(brk["user_file"], brk["user_line"]).strip()
+        snippet = f"<br><code>{_esc(text)}</code>" if text else ""
+    calls = "".join(
+        f"<li>{_esc(short_path(f.get('file')))}:{_esc(f.get('line'))} in "
+        f"{_esc(f.get('name'))}: <code>{_esc(f.get('code') or '')}</code></li>"
+        for f in brk.get("user_stack") or [])
+    chain = (f"<details><summary>how the code got there</summary><ul>{calls}</ul></details>"
+             if calls else "")
+    return (f'<div class="break">graph break at {_esc(short_path(brk.get("user_file")))}:'
+            f'{_esc(brk.get("user_line"))}: <b>{_esc(brk.get("summary") or "")}</b>{snippet}'
+            f'{chain}<details><summary>Dynamo\'s explanation</summary>'
+            f'<pre>{_esc(brk.get("reason"))}</pre></details></div>')
+
+
 class _Page:
     def __init__(self, run: Run) -> None:
         self.run = run
@@ -297,16 +316,7 @@ class _Page:
         breaks = frame.get("graph_breaks") or []
         marks = {b["user_line"] for b in breaks
                  if b.get("user_line") and b.get("user_file") == frame.get("source_file")}
-        for brk in breaks:
-            snippet = ""
-            if brk.get("user_file") and brk.get("user_line"):
-                text = linecache.getline(brk["user_file"], brk["user_line"]).strip()
-                snippet = f"<br><code>{_esc(text)}</code>" if text else ""
-            out.append(f'<div class="break">graph break at '
-                       f'{_esc(short_path(brk.get("user_file")))}:{_esc(brk.get("user_line"))}'
-                       f': <b>{_esc(brk.get("summary") or "")}</b>{snippet}'
-                       f'<details><summary>Dynamo\'s explanation</summary>'
-                       f'<pre>{_esc(brk.get("reason"))}</pre></details></div>')
+        out.extend(_break_html(brk) for brk in breaks)
         for reason in frame.get("recompile_reasons") or []:
             checks = failed_guards(reason)
             links = ", ".join(
@@ -314,7 +324,8 @@ class _Page:
                 f'{_anchor("frame", dump.rank, c.compile_id)}">{_esc(c.compile_id)}</a>)'
                 for c in checks) or f"<pre>{_esc(reason)}</pre>"
             out.append(f'<div class="recompile">recompiled because this check failed: '
-                       f'{links}</div>')
+                       f'{links}<details><summary>where that guard came from</summary>'
+                       f'<pre>{_esc(reason)}</pre></details></div>')
         source, first = _source_block(frame.get("source_file"), frame.get("first_line"),
                                       marks)
         transformed_name = frame.get("transformed_code")
@@ -358,10 +369,7 @@ class _Page:
     def skipped(self, dump: RankDump) -> None:
         for skip in dump.skipped_frames:
             sid = _anchor("skipped", dump.rank, skip.get("compile_id"))
-            breaks = "".join(
-                f'<div class="break">graph break at {_esc(short_path(b.get("user_file")))}:'
-                f'{_esc(b.get("user_line"))}: <b>{_esc(b.get("summary") or "")}</b></div>'
-                for b in skip.get("graph_breaks") or [])
+            breaks = "".join(_break_html(b) for b in skip.get("graph_breaks") or [])
             self.parts.append(
                 f'<section class="searchable" id="{sid}"><h2>{_esc(skip.get("function"))} '
                 f'<span class="muted">run without compiling</span></h2>'

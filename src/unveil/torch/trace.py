@@ -38,6 +38,8 @@ class GraphBreak:
     user_file: str | None
     user_line: int | None
     summary: str = ""  # its one-line gist, e.g. "Data-dependent branching"
+    # the user code that led there, outermost first: {"file", "line", "name", "code"}
+    user_stack: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass
@@ -85,11 +87,25 @@ def parse_graph_break(text: str) -> GraphBreak:
     if match:
         reason = match.group(1).strip()
     lines = [line.strip() for line in reason.splitlines() if line.strip()]
-    gist = [line for line in lines if not line.startswith("Encountered graph break when")]
+    gist = [line for line in lines if not line.startswith(_WRAPPERS)]
     summary = (gist or lines or [""])[0]
+    stack = []
+    traceback = text.split("User code traceback:", 1)
+    if len(traceback) == 2:
+        body = traceback[1].split("\nTraceback (most recent call last)", 1)[0]
+        for match in _FRAME.finditer(body):
+            stack.append({"file": match.group(1), "line": int(match.group(2)),
+                          "name": match.group(3), "code": (match.group(4) or "").strip()})
     if where is None:
-        return GraphBreak(reason, None, None, summary)
-    return GraphBreak(reason, where.group(1), int(where.group(2)), summary)
+        return GraphBreak(reason, None, None, summary, stack)
+    return GraphBreak(reason, where.group(1), int(where.group(2)), summary, stack)
+
+
+# Lines of a graph-break reason that wrap the cause rather than say it.
+_WRAPPERS = ("Encountered graph break when", "Failed to handle graph break gracefully",
+             "Graph break encountered", "Graph break under ")
+_FRAME = re.compile(r'^\s*File "([^"]+)", line (\d+), in (\S+)\n(?:(?!\s*File ")(.*)\n)?',
+                    re.M)
 
 
 class TraceRecorder:
