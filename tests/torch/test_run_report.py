@@ -81,11 +81,13 @@ def test_run_keeps_output_and_exit_status_and_summarises(tmp_path: Path) -> None
     assert "graph break at prog.py:6: Failed to trace builtin operator" in err, err
     assert "graph break at prog.py:7: Data-dependent branching" in err, err
     assert "recompiled because this failed: n == 2 (guard of 0/0)" in err, err
+    assert "compile 0/0: 1 graph(s), 2 attempt(s)" in err, err  # restarted at the break
     assert "report: dump/report.html" in err
     text = check_report(tmp_path / "dump" / "report.html")
     assert "Data-dependent branching" in text and "n == 2" in text
     assert 'class="guard failed"' in text  # the failed guard is marked
     assert 'class="src-link"' in text  # transformed lines lead to their source lines
+    assert "2 compile attempts: Dynamo restarted 1 time(s)" in text
     manifest = json.loads((tmp_path / "dump" / "manifest.json").read_text())
     assert all(f["status"] == "running unveil's code" for f in manifest["frames"])
 

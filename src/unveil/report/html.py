@@ -313,6 +313,12 @@ class _Page:
                   else "") + "</div>"]
         if frame.get("error"):
             out.append(f'<div class="break">{_esc(frame["error"])}</div>')
+        restarts = frame.get("restart_reasons") or []
+        if restarts:
+            items = "".join(f"<li><pre>{_esc(r)}</pre></li>" for r in restarts)
+            out.append(f"<details><summary>{len(restarts) + 1} compile attempts: Dynamo "
+                       f"restarted {len(restarts)} time(s)</summary><ol>{items}</ol>"
+                       f"</details>")
         breaks = frame.get("graph_breaks") or []
         marks = {b["user_line"] for b in breaks
                  if b.get("user_line") and b.get("user_file") == frame.get("source_file")}

@@ -53,8 +53,9 @@ def _rank_summary(dump: RankDump, multi: bool) -> list[str]:
             graphs = len(frame.get("compiled_fns") or [])
             fn = frame.get("function")
             label = "" if fn == name else f" {fn}"
+            attempts = len(frame.get("restart_reasons") or []) + 1
             lines.append(f"    compile {frame.get('compile_id') or '?'}{label}: "
-                         f"{graphs} graph(s), "
+                         f"{graphs} graph(s), {attempts} attempt(s), "
                          f"{f'{time:.2f} s' if time is not None else '? s'}, "
                          f"{frame.get('status')} -> {frame.get('transformed_code')}")
             for brk in frame.get("graph_breaks") or []:

@@ -53,6 +53,9 @@ class FrameRecord:
     compile_time_s: float | None = None
     guards: list[str] = field(default_factory=list)  # its cache entry's, as Dynamo prints
     stack: list[dict[str, Any]] = field(default_factory=list)  # the calls that led here
+    # Dynamo's attempts at this compile: each restart (e.g. after a graph break, to trace
+    # up to it) and why
+    restart_reasons: list[str] = field(default_factory=list)
     # [line of the transformed-code file, line of the user's source it comes from]
     line_map: list[list[int]] = field(default_factory=list)
 
@@ -433,6 +436,7 @@ def _merge(record: FrameRecord, facts: CompileFacts) -> None:
     record.recompile_reasons = list(facts.recompile_reasons)
     record.compile_time_s = facts.compile_time_s
     record.stack = list(facts.stack)
+    record.restart_reasons = list(facts.restart_reasons)
 
 
 def _calls(source: str | None) -> set[str]:

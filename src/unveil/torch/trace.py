@@ -58,6 +58,7 @@ class CompileFacts:
     source_file: str | None = None
     first_line: int | None = None
     guarded_code: bool | None = None  # False: Dynamo ran the frame without compiling it
+    restart_reasons: list[str] = field(default_factory=list)  # why earlier attempts restarted
     stack: list[dict[str, Any]] = field(default_factory=list)  # user frames, outermost first
 
 
@@ -177,6 +178,7 @@ class TraceRecorder:
             facts.source_file = metrics.get("co_filename")
             facts.first_line = metrics.get("co_firstlineno")
             facts.guarded_code = metrics.get("has_guarded_code")
+            facts.restart_reasons = [str(r) for r in metrics.get("restart_reasons") or []]
 
     def graph(self, cid: str, kind: str, payload: str | None, graph_module: Any) -> None:
         facts = self.facts(cid)
