@@ -200,6 +200,20 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+def _debuggee(plain: PlainRun, dump_dir: Path, tmp_path: Path, mode: str,
+              *extra: str) -> tuple[subprocess.Popen[bytes], int, Path, Path]:
+    """The script started under debugpy, waiting for a client: (process, port, stdout
+    file, stderr file)."""
+    port = _free_port()
+    stdout, stderr = tmp_path / "stdout.txt", tmp_path / "stderr.txt"
+    with stdout.open("wb") as out, stderr.open("wb") as err:
+        proc = subprocess.Popen(
+            [sys.executable, "-Xfrozen_modules=off", "-m", "debugpy", "--listen",
+             f"127.0.0.1:{port}", "--wait-for-client", str(plain.script), str(dump_dir),
+             plain.backend, mode, *extra], stdout=out, stderr=err, env=_env())
+    return proc, port, stdout, stderr
+
+
 def _wait_for(path: Path, proc: subprocess.Popen[bytes], timeout: float) -> None:
     deadline = time.monotonic() + timeout
     while not path.exists():
@@ -215,13 +229,7 @@ def test_debugpy_stops_in_transformed_code_and_graph(plain: PlainRun, tmp_path: 
     dump_dir, targets = _fresh(plain.dump_dir), plain.targets
     markers = tmp_path / "markers"
     markers.mkdir()
-    port = _free_port()
-    stdout, stderr = tmp_path / "stdout.txt", tmp_path / "stderr.txt"
-    with stdout.open("wb") as out, stderr.open("wb") as err:
-        proc = subprocess.Popen(
-            [sys.executable, "-Xfrozen_modules=off", "-m", "debugpy", "--listen",
-             f"127.0.0.1:{port}", "--wait-for-client", str(plain.script), str(dump_dir),
-             plain.backend, "dap", str(markers)], stdout=out, stderr=err, env=_env())
+    proc, port, stdout, stderr = _debuggee(plain, dump_dir, tmp_path, "dap", str(markers))
     client = None
 
     def report() -> str:
@@ -295,13 +303,7 @@ def test_debugpy_breakpoints_from_the_previous_run_are_hit(plain: PlainRun,
                            env=_env())
     assert first.returncode == 0, first.stderr
     _check_same_lines(dump_dir, targets)  # the files a user opens in the editor
-    port = _free_port()
-    stdout, stderr = tmp_path / "stdout.txt", tmp_path / "stderr.txt"
-    with stdout.open("wb") as out, stderr.open("wb") as err:
-        proc = subprocess.Popen(
-            [sys.executable, "-Xfrozen_modules=off", "-m", "debugpy", "--listen",
-             f"127.0.0.1:{port}", "--wait-for-client", str(plain.script), str(dump_dir),
-             plain.backend, "ide"], stdout=out, stderr=err, env=_env())
+    proc, port, stdout, stderr = _debuggee(plain, dump_dir, tmp_path, "ide")
     client = None
     try:
         client = DAPClient.connect("127.0.0.1", port, timeout=60)
