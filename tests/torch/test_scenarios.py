@@ -453,3 +453,21 @@ def test_strict_export_does_not_crash(tmp_path: Path) -> None:
             exported = torch.export.export(model, (x,), strict=True)
     assert torch.allclose(exported.module()(x), model(x))
     json.loads((tmp_path / "manifest.json").read_text())  # written, valid
+
+
+def test_fullgraph_error_is_the_same(tmp_path: Path) -> None:
+    """fullgraph=True makes a graph break an error: the same error with unveil."""
+    def run() -> str:
+        try:
+            torch.compile(brk_print, backend="eager", fullgraph=True)(torch.ones(2))
+        except Exception as exc:  # noqa: BLE001 (the error is the behaviour compared)
+            return type(exc).__name__
+        return "no error"
+
+    expected = run()
+    torch._dynamo.reset()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with unveil.prepare_debug(tmp_path):
+            got = run()
+    assert expected == got != "no error"
