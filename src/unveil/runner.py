@@ -37,9 +37,9 @@ def run_script(script: str, args: list[str], dump: str, backend: str | None = No
 
     rank = _dynamo.distributed_rank()
     debug = prepare_debug(dump)
-    old_argv, old_path0 = sys.argv[:], sys.path[0] if sys.path else None
+    old_argv, old_path = sys.argv[:], sys.path[:]
     sys.argv = [str(path), *args]
-    sys.path.insert(0, str(path.resolve().parent))
+    sys.path.insert(0, str(path.resolve().parent))  # as `python script.py` does
     status = 0
     try:
         with debug, _dynamo.forced_backend(backend):
@@ -51,11 +51,7 @@ def run_script(script: str, args: list[str], dump: str, backend: str | None = No
                 traceback.print_exc()
                 status = 1
     finally:
-        sys.argv = old_argv
-        if sys.path and sys.path[0] == str(path.resolve().parent):
-            del sys.path[0]
-        elif old_path0 is not None and old_path0 not in sys.path:
-            sys.path.insert(0, old_path0)
+        sys.argv, sys.path[:] = old_argv, old_path
     _report(Path(dump), rank, report)
     return status
 

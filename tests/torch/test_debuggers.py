@@ -21,6 +21,7 @@ import textwrap
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -214,6 +215,22 @@ def _debuggee(plain: PlainRun, dump_dir: Path, tmp_path: Path, mode: str,
     return proc, port, stdout, stderr
 
 
+def _initialize(client: Any) -> None:  # a dap_client.DAPClient (imported in the tests)
+    """The DAP handshake's first request, as VS Code sends it."""
+    client.request("initialize", {"clientID": "unveil-tests", "adapterID": "debugpy",
+                                  "pathFormat": "path", "linesStartAt1": True,
+                                  "columnsStartAt1": True})
+
+
+def _stop(client: Any, proc: subprocess.Popen[bytes]) -> None:
+    """Close the DAP connection and end the debuggee if it still runs."""
+    if client is not None:
+        client.close()
+    if proc.poll() is None:
+        proc.kill()
+        proc.wait(timeout=30)
+
+
 def _wait_for(path: Path, proc: subprocess.Popen[bytes], timeout: float) -> None:
     deadline = time.monotonic() + timeout
     while not path.exists():
@@ -238,9 +255,7 @@ def test_debugpy_stops_in_transformed_code_and_graph(plain: PlainRun, tmp_path: 
 
     try:
         client = DAPClient.connect("127.0.0.1", port, timeout=60)
-        client.request("initialize", {"clientID": "unveil-tests", "adapterID": "debugpy",
-                                      "pathFormat": "path", "linesStartAt1": True,
-                                      "columnsStartAt1": True})
+        _initialize(client)
         attach = client.send("attach", {"justMyCode": True})  # VS Code's default
         client.event("initialized")
         # debugpy refuses breakpoints in files that do not exist yet ("Breakpoint in file
@@ -283,11 +298,7 @@ def test_debugpy_stops_in_transformed_code_and_graph(plain: PlainRun, tmp_path: 
         print(report())
         raise
     finally:
-        if client is not None:
-            client.close()
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(timeout=30)
+        _stop(client, proc)
 
 
 def test_debugpy_breakpoints_from_the_previous_run_are_hit(plain: PlainRun,
@@ -307,9 +318,7 @@ def test_debugpy_breakpoints_from_the_previous_run_are_hit(plain: PlainRun,
     client = None
     try:
         client = DAPClient.connect("127.0.0.1", port, timeout=60)
-        client.request("initialize", {"clientID": "unveil-tests", "adapterID": "debugpy",
-                                      "pathFormat": "path", "linesStartAt1": True,
-                                      "columnsStartAt1": True})
+        _initialize(client)
         attach = client.send("attach", {"justMyCode": True})
         client.event("initialized")
         for t in targets:
@@ -333,8 +342,4 @@ def test_debugpy_breakpoints_from_the_previous_run_are_hit(plain: PlainRun,
         assert proc.wait(timeout=TIMEOUT) == 0, stderr.read_text()
         assert _out_lines(stdout.read_text()) == plain.expected
     finally:
-        if client is not None:
-            client.close()
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(timeout=30)
+        _stop(client, proc)

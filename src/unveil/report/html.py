@@ -13,6 +13,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from ..torch.trace import short_name
 from .facts import (
     divergences,
     failed_guards,
@@ -143,8 +144,7 @@ def _source_block(path: str | None, first: int | None, marks: set[int]) -> tuple
 def _link_names(code_html: str, graph_ids: dict[str, str]) -> str:
     """Make each ``__compiled_fn_<n>...`` name in highlighted code a link to its graph."""
     def repl(match: re.Match[str]) -> str:
-        short = re.match(r"__compiled_fn_\d+", match.group(0))
-        target = graph_ids.get(short.group(0) if short else "")
+        target = graph_ids.get(short_name(match.group(0)))
         if target is None:
             return match.group(0)
         return f'<a href="#{target}">{match.group(0)}</a>'
@@ -196,8 +196,12 @@ class _Page:
 
     # ------------------------------------------------------------ pieces
 
+    def compile_anchor(self, dump: RankDump, compile_id: str) -> str:
+        """The id of the section of the frame compiled as ``compile_id``."""
+        return _anchor("frame", dump.rank, compile_id)
+
     def frame_id(self, dump: RankDump, frame: dict[str, Any]) -> str:
-        return _anchor("frame", dump.rank, frame.get("compile_id") or
+        return self.compile_anchor(dump, frame.get("compile_id") or
                        frame.get("transformed_code"))
 
     def file_id(self, dump: RankDump, name: str) -> str:
@@ -327,7 +331,7 @@ class _Page:
             checks = failed_guards(reason)
             links = ", ".join(
                 f'<code>{_esc(c.expression)}</code> (guard of <a href="#'
-                f'{_anchor("frame", dump.rank, c.compile_id)}">{_esc(c.compile_id)}</a>)'
+                f'{self.compile_anchor(dump, c.compile_id)}">{_esc(c.compile_id)}</a>)'
                 for c in checks) or f"<pre>{_esc(reason)}</pre>"
             out.append(f'<div class="recompile">recompiled because this check failed: '
                        f'{links}<details><summary>where that guard came from</summary>'

@@ -23,8 +23,8 @@ from typing import Any
 from .._io import write_atomic
 from ..errors import BadInputError, UnveilError
 from . import _dynamo
-from .full_code import CodeView, code_views, full_code, identifier, owner_name
-from .trace import CompileFacts, TraceRecorder
+from .full_code import CodeView, code_views, full_code, identifier, one_line, owner_name
+from .trace import COMPILED_FN, CompileFacts, TraceRecorder
 
 RUNS_OURS = "running unveil's code"
 RUNS_DYNAMO = "running Dynamo's code"
@@ -124,7 +124,12 @@ def _warm_up() -> None:
         compare(code, recompile(code))
 
 
-def _alive(pid: int) -> bool:
+def _other_live_process(manifest: dict[str, Any]) -> bool:
+    """Whether ``manifest`` was written by another process that is still running (one
+    sharing the dump directory)."""
+    pid = manifest.get("pid")
+    if not isinstance(pid, int) or pid == os.getpid():
+        return False
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -202,13 +207,8 @@ class prepare_debug:  # noqa: N801 (a context manager named like the function it
         old = _read_manifest(self.dump_dir / "manifest.json")
         if old is None:
             return
-        pid = old.get("pid")
-        if not isinstance(pid, int):
-            return
-        if pid == os.getpid():
-            if self.dump_dir.resolve() in _active_dirs:
-                return
-        elif _alive(pid):
+        if not isinstance(old.get("pid"), int) or _other_live_process(old) \
+                or old["pid"] == os.getpid() and self.dump_dir.resolve() in _active_dirs:
             return
         for entry in old.get("files") or []:
             name = entry.get("file") if isinstance(entry, dict) else None
@@ -225,15 +225,17 @@ class prepare_debug:  # noqa: N801 (a context manager named like the function it
         _active_dirs.discard(self.dump_dir.resolve())
         self.write_full_code()
         self.write_manifest()
-        if not self.manifest.frames and exc_info[0] is None and self.manifest.skipped_frames:
+        if self.manifest.frames or exc_info[0] is not None:
+            return
+        if self.manifest.skipped_frames:
             first = self.manifest.skipped_frames[0]
             warnings.warn(
                 f"unveil.prepare_debug: Dynamo compiled no frame while it was active: it ran "
                 f"{len(self.manifest.skipped_frames)} frame(s) without compiling them, e.g. "
                 f"{first['function']} ({first['source_file']}:{first['first_line']}): "
-                f"{_one_line(first['reason'] or '')[:200]}; see skipped_frames in "
+                f"{one_line(first['reason'] or '', 200)}; see skipped_frames in "
                 f"{str(self.dump_dir / 'manifest.json')!r}", UserWarning, stacklevel=2)
-        elif not self.manifest.frames and exc_info[0] is None:
+        else:
             warnings.warn(
                 f"unveil.prepare_debug: Dynamo compiled no frame while it was active, so "
                 f"{str(self.dump_dir)!r} holds no code; a function compiled (called) before "
@@ -311,19 +313,18 @@ class prepare_debug:  # noqa: N801 (a context manager named like the function it
             return None
         record.line_map = sorted([k, v] for k, v in lines.items())
         if not self.strict:  # informative only: compared at exit, off the compile path
-            record.status = RUNS_OURS
-            self._ours[id(replacement)] = (path.name, replacement)
             self._pending.append((record, new_code, replacement))
-            return replacement
-        difference = compare(new_code, replacement)
-        record.identical = difference is None
-        if difference is not None:
-            record.error = f"not bytecode-identical to Dynamo's code: {difference}"
-            self._note(path, f"\n# unveil: the code compiled from this file is not "
-                             f"bytecode-identical to Dynamo's for {where}, and\n# "
-                             f"prepare_debug(strict=True) asks for that, so Dynamo's own code "
-                             f"runs.\n# {_one_line(str(difference))}\n", append=True)
-            return None
+        else:
+            difference = compare(new_code, replacement)
+            record.identical = difference is None
+            if difference is not None:
+                record.error = f"not bytecode-identical to Dynamo's code: {difference}"
+                self._note(path, f"\n# unveil: the code compiled from this file is not "
+                                 f"bytecode-identical to Dynamo's for {where}, and\n# "
+                                 f"prepare_debug(strict=True) asks for that, so Dynamo's own "
+                                 f"code runs.\n# {one_line(str(difference), 500)}\n",
+                           append=True)
+                return None
         record.status = RUNS_OURS
         self._ours[id(replacement)] = (path.name, replacement)
         return replacement
@@ -423,8 +424,7 @@ class prepare_debug:  # noqa: N801 (a context manager named like the function it
         self.manifest.errors = sorted(set(self.manifest.errors + self._trace.errors))
         path = self.dump_dir / "manifest.json"
         other = _read_manifest(path)
-        if other is not None and other.get("pid") not in (None, os.getpid()) \
-                and isinstance(other.get("pid"), int) and _alive(other["pid"]):
+        if other is not None and _other_live_process(other):
             path = self.dump_dir / f"manifest_{os.getpid()}.json"  # a process sharing the dir
         write_atomic(path, json.dumps(asdict(self.manifest), indent=2) + "\n")
         return path
@@ -441,10 +441,4 @@ def _merge(record: FrameRecord, facts: CompileFacts) -> None:
 
 def _calls(source: str | None) -> set[str]:
     """The compiled graphs (``__compiled_fn_<n>``) a transformed source calls."""
-    import re
-
-    return {m.group(0) for m in re.finditer(r"__compiled_fn_\d+", source or "")}
-
-
-def _one_line(text: str) -> str:
-    return " ".join(text.split())[:500]
+    return set(COMPILED_FN.findall(source or ""))

@@ -89,16 +89,17 @@ def guard_function(name: str, guards: list[str]) -> str:
              "    __guard_hit = True"]
     for part in guards:
         expr, note = guard_expression(part)
-        comment = f"  # {_one_line(note)}" if note else ""
+        comment = f"  # {one_line(note)}" if note else ""
         if expr is None:
-            lines.append(f"    # not Python as Dynamo prints it: {_one_line(part)}")
+            lines.append(f"    # not Python as Dynamo prints it: {one_line(part)}")
         else:
             lines.append(f"    __guard_hit = __guard_hit and {expr}{comment}")
     lines.append("    return __guard_hit")
     return "\n".join(lines)
 
 
-def _one_line(text: str, limit: int = 300) -> str:
+def one_line(text: str, limit: int = 300) -> str:
+    """``text`` with its whitespace collapsed, cut at ``limit`` characters."""
     text = " ".join(text.split())
     return text if len(text) <= limit else text[:limit] + " ..."
 

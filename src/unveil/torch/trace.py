@@ -51,7 +51,6 @@ class CompileFacts:
     graphs: list[GraphFile] = field(default_factory=list)
     graph_breaks: list[GraphBreak] = field(default_factory=list)
     recompile_reasons: list[str] = field(default_factory=list)
-    guards_tree: str | None = None  # Dynamo's own print of the guard tree
     compile_time_s: float | None = None
     fail_reason: str | None = None  # why Dynamo gave up, when it did
     function: str | None = None  # from the compile metrics
@@ -71,9 +70,12 @@ def compile_id_of(metadata: dict[str, Any]) -> str | None:
     return (f"!{prefix}/" if prefix is not None else "") + f"{frame}/{compile_}"
 
 
+COMPILED_FN = re.compile(r"__compiled_fn_\d+")  # a compiled graph's name, without the uuid
+
+
 def short_name(compiled_fn: str) -> str:
     """``__compiled_fn_7_0d3c...`` -> ``__compiled_fn_7`` (the uuid only makes it unique)."""
-    match = re.match(r"__compiled_fn_\d+", compiled_fn)
+    match = COMPILED_FN.match(compiled_fn)
     return match.group(0) if match else compiled_fn
 
 
@@ -166,8 +168,6 @@ class TraceRecorder:
                 self.facts(cid).graph_breaks.append(parse_graph_break(payload))
             elif name == "recompile_reasons" and payload:
                 self.facts(cid).recompile_reasons.extend(_reasons(payload))
-        elif "dynamo_cpp_guards_str" in metadata and payload:
-            self.facts(cid).guards_tree = payload.strip("\n")
         elif "compilation_metrics" in metadata:
             metrics = metadata["compilation_metrics"]
             facts = self.facts(cid)
