@@ -158,12 +158,15 @@ def cache_entries(code: CodeType) -> list[CacheEntry]:
 # ------------------------------------------------------------------ the structured trace
 
 TraceCallback = Callable[[dict[str, Any], "str | None", Any], None]
+# (event, artifact name or None) -> whether a handler uses it; see add_trace_handler
+TraceWants = Callable[[str, "str | None"], bool]
 
 
 class _TraceHandler(logging.Handler):
-    def __init__(self, callback: TraceCallback) -> None:
+    def __init__(self, callback: TraceCallback, wants: TraceWants | None) -> None:
         super().__init__(logging.DEBUG)
         self.callback = callback
+        self.wants = wants
 
     def emit(self, record: logging.LogRecord) -> None:
         metadata = getattr(record, "metadata", None)
@@ -176,26 +179,86 @@ class _TraceHandler(logging.Handler):
             logging.getLogger("unveil").debug("unveil: trace event failed", exc_info=True)
 
 
-def add_trace_handler(callback: TraceCallback) -> Callable[[], None]:
+def _trace_structured_code() -> CodeType | None:
+    """The code of ``torch._logging._internal.trace_structured`` when it is the one
+    :class:`_TraceHandlers` knows (it tests ``trace_log.handlers`` with its arguments
+    ``name`` and ``metadata_fn`` in hand), else None."""
+    try:
+        from torch._logging._internal import trace_structured
+    except ImportError:
+        return None
+    code = getattr(trace_structured, "__code__", None)
+    if (not isinstance(code, CodeType) or "handlers" not in code.co_names
+            or code.co_varnames[:2] != ("name", "metadata_fn")):
+        return None
+    return code
+
+
+class _TraceHandlers(list):  # type: ignore[type-arg]
+    """``trace_log.handlers`` while unveil listens. ``trace_structured`` computes an event
+    (metadata and payload: tensor descriptions, guard and graph prints, chromium events)
+    whenever this list is true, before any handler or filter could drop it. Asked from
+    there, this list is false when all its handlers are unveil's and none wants the event,
+    so Dynamo skips the events unveil does not record."""
+
+    code: CodeType | None = None  # trace_structured's, set before use
+
+    def __bool__(self) -> bool:
+        if not list.__len__(self):
+            return False
+        frame = sys._getframe(1)
+        if frame.f_code is not self.code:
+            return True
+        wants = [getattr(h, "wants", None) if isinstance(h, _TraceHandler) else None
+                 for h in self]
+        if None in wants:  # another handler (TORCH_TRACE's): it gets every event
+            return True
+        try:
+            local = frame.f_locals
+            event = local["name"]
+            artifact = local["metadata_fn"]().get("name") if event == "artifact" else None
+            return any(want(event, artifact) for want in wants)  # type: ignore[misc]
+        except Exception:  # noqa: BLE001 (unsure: compute the event)
+            return True
+
+
+def add_trace_handler(callback: TraceCallback,
+                      wants: TraceWants | None = None) -> Callable[[], None]:
     """Call ``callback(metadata, payload, graph_module)`` for every event of Dynamo's
     structured trace (``torch.__trace``, what ``TORCH_TRACE`` writes): graphs, guards,
     graph breaks, recompile reasons, compile metrics. ``graph_module`` is the FX
     GraphModule a graph event prints, when it can be found, else None. Returns the
-    function that removes the handler."""
+    function that removes the handler.
+
+    ``wants(event, artifact)`` (default: ``callback.wants`` if it has one) says which
+    events the callback uses (``artifact`` is the artifact's name for ``"artifact"``
+    events, else None): while only such handlers listen, Dynamo does not even compute
+    the others. An event it does not want may still arrive (another handler, such as
+    ``TORCH_TRACE``'s, wants everything)."""
     try:
         from torch._logging._internal import trace_log
     except ImportError:
         warnings.warn(f"unveil: PyTorch {torch_version()} has no structured trace log; graphs, "
                       "guards and graph breaks will not be dumped", RuntimeWarning, stacklevel=3)
         return lambda: None
-    handler = _TraceHandler(callback)
+    if wants is None:
+        wants = getattr(callback, "wants", None)
+    handler = _TraceHandler(callback, wants)
     old_level, old_propagate = trace_log.level, trace_log.propagate
     trace_log.setLevel(logging.DEBUG)
     trace_log.propagate = False  # the trace is for its handlers, never the root logger
+    code = _trace_structured_code()
+    if code is not None and type(trace_log.handlers) is list:
+        handlers = _TraceHandlers(trace_log.handlers)
+        handlers.code = code
+        trace_log.handlers = handlers
     trace_log.addHandler(handler)
 
     def remove() -> None:
         trace_log.removeHandler(handler)
+        if (isinstance(trace_log.handlers, _TraceHandlers)
+                and not any(isinstance(h, _TraceHandler) for h in trace_log.handlers)):
+            trace_log.handlers = list(trace_log.handlers)
         if not trace_log.handlers:
             trace_log.setLevel(old_level)
             trace_log.propagate = old_propagate

@@ -20,6 +20,10 @@ GRAPH_EVENTS = ("dynamo_output_graph", "aot_joint_graph", "aot_forward_graph",
 # Graphs whose code runs as it is printed (eager, aot_eager): compiled from their file.
 RUNNABLE = ("dynamo_output_graph", "aot_forward_graph", "aot_backward_graph",
             "aot_inference_graph")
+# What TraceRecorder.record reads; Dynamo skips computing the other events (tensor
+# descriptions, guard prints, chromium timings, bytecode listings) while it alone listens.
+RECORDED_EVENTS = frozenset(("str", "dynamo_start", "compilation_metrics", *GRAPH_EVENTS))
+RECORDED_ARTIFACTS = frozenset(("dynamo_graph_break_reason", "recompile_reasons"))
 
 
 @dataclass
@@ -135,6 +139,11 @@ class TraceRecorder:
         if compile_id not in self.compiles:
             self.compiles[compile_id] = CompileFacts(compile_id)
         return self.compiles[compile_id]
+
+    @staticmethod
+    def wants(event: str, artifact: str | None) -> bool:
+        """Whether :meth:`record` uses this trace event (``artifact``: an artifact's name)."""
+        return event in RECORDED_EVENTS or artifact in RECORDED_ARTIFACTS
 
     def __call__(self, metadata: dict[str, Any], payload: str | None, graph_module: Any) -> None:
         try:
