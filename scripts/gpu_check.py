@@ -61,7 +61,7 @@ def main(argv: list[str]) -> int:
     dump = Path(argv[0] if argv else "unveil_gpu_dump").resolve()
     plain = run(None)
     ours = run(dump)
-    same = all(torch.allclose(a, b, atol=1e-5, rtol=1e-4) for a, b in zip(plain, ours))
+    same = all(torch.allclose(a, b, atol=1e-5, rtol=1e-4) for a, b in zip(plain, ours, strict=True))
     print(f"outputs and input grads equal with and without unveil: {same}")
     manifest = json.loads((dump / "manifest.json").read_text())
     statuses = {f["transformed_code"]: f["status"] for f in manifest["frames"]}

@@ -77,7 +77,7 @@ def check_dump(dump: Path) -> dict:
     for path in dump.glob("*.py"):
         compile(path.read_text(), str(path), "exec")
     for frame in manifest["frames"]:
-        assert frame["status"] == "running unveil's code", frame
+        assert frame["status"] == "running unveil's code", (frame["error"], frame)
         assert frame["compile_id"], frame
         assert frame["guards"], frame
         graphs = {g["compiled_fn"] for g in frame["graphs"]}
@@ -471,3 +471,52 @@ def test_fullgraph_error_is_the_same(tmp_path: Path) -> None:
         with unveil.prepare_debug(tmp_path):
             got = run()
     assert expected == got != "no error"
+
+
+def _sneaky_recompile(real: Callable[..., Any]) -> Callable[..., Any]:
+    """``recompile`` that adds a ``print`` to the start of the code it returns: a
+    decompiler bug of the kind the equivalence check is there to catch."""
+    def recompile(code: Any, filename: str | None = None, line_map: Any = None) -> Any:
+        good = real(code, filename, line_map)
+        source = Path(filename).read_text() if filename else ""
+        marker = f"def {code.co_name}("
+        lines = source.splitlines()
+        at = next(k for k, line in enumerate(lines) if line.lstrip().startswith(marker))
+        indent = " " * (len(lines[at]) - len(lines[at].lstrip()) + 4)
+        lines.insert(at + 1, f"{indent}print('sneaky')")
+        namespace: dict[str, Any] = {}
+        exec(compile("\n".join(lines), filename or "<x>", "exec"), namespace)
+        fn = namespace.get(code.co_name) or namespace["__unveil_closure__"]()
+        assert fn.__code__.co_name == good.co_name
+        return fn.__code__
+    return recompile
+
+
+def test_code_not_shown_equivalent_keeps_dynamo_code(tmp_path: Path, monkeypatch) -> None:
+    """A recompiled frame that does something Dynamo's code does not (here: an extra
+    print) is caught: Dynamo's own code runs, the file and manifest say why."""
+    from unveil.decompiler import api
+
+    expected = _calls(torch.compile(brk_print, backend="eager"), INPUTS)
+    torch._dynamo.reset()
+    monkeypatch.setattr(api, "recompile", _sneaky_recompile(api.recompile))
+    with unveil.prepare_debug(tmp_path):
+        got = _calls(torch.compile(brk_print, backend="eager"), INPUTS)
+    assert [(str(v), o) for v, o in expected] == [(str(v), o) for v, o in got]
+    assert "sneaky" not in "".join(o for _, o in got)
+    manifest = json.loads((tmp_path / "manifest.json").read_text())
+    assert manifest["frames"]
+    for frame in manifest["frames"]:
+        assert frame["status"] == "running Dynamo's code", frame
+        assert frame["equivalent"] is False
+        assert frame["error"].startswith("not shown to do what Dynamo's code does"), frame
+        text = (tmp_path / frame["transformed_code"]).read_text()
+        assert "could not show that the code compiled from this file does what" in text
+        compile(text, frame["transformed_code"], "exec")
+
+
+def test_every_frame_is_shown_equivalent(tmp_path: Path) -> None:
+    manifest = run_both(brk_if, INPUTS, tmp_path)
+    for frame in manifest["frames"]:
+        assert frame["equivalent"] is True, frame
+        assert frame["equivalence"].endswith("paths compared"), frame

@@ -21,6 +21,7 @@ from .functions import (
     lambda_body,
     module_body,
 )
+from .nodes import walk
 from .render import Renderer
 
 CO_NEWLOCALS = 0x02
@@ -322,6 +323,8 @@ def recompile(code: CodeType, filename: str | None = None,
               line_map: dict[int, int] | None = None) -> CodeType:
     """Decompile ``code``, compile the source back and return the matching code object.
 
+    ``filename``, if given, is where the source is **written** (an existing file there is
+    replaced) and what the code's ``co_filename`` names, so debuggers find it.
     ``line_map``, if given, is filled with {line of the source: line in ``code``'s own
     line table} for the statements whose origin is known."""
     if not isinstance(code, CodeType):
@@ -373,8 +376,8 @@ def _origin_lines(rendered: ast.AST, parsed: ast.AST) -> dict[int, int]:
     """{line in the source: the original line} from statements the decompiler tagged
     (``line``: the line of the instruction that made them); ``parsed`` is the source
     parsed back, statement for statement the same tree."""
-    ours = [n for n in ast.walk(rendered) if isinstance(n, ast.stmt)]
-    theirs = [n for n in ast.walk(parsed) if isinstance(n, ast.stmt)]
+    ours = [n for n in walk(rendered) if isinstance(n, ast.stmt)]
+    theirs = [n for n in walk(parsed) if isinstance(n, ast.stmt)]
     out: dict[int, int] = {}
     if len(ours) != len(theirs):
         return out

@@ -69,12 +69,35 @@ if _Base is not None and _Precedence is not None:
                 self.traverse(_spelled_out(node))
                 self.write(")")
 
+        def visit_BinOp(self, node: ast.BinOp) -> None:
+            if isinstance(node.op, ast.Pow) and _negative_number(node.left):
+                node.left = _signed(node.left)  # ``(-1) ** n``, not ``-1 ** n``
+            super().visit_BinOp(node)
+
+        def visit_Attribute(self, node: ast.Attribute) -> None:
+            if _negative_number(node.value):
+                node.value = _signed(node.value)  # ``(-1).real``, not ``-1 .real``
+            super().visit_Attribute(node)
+
         def visit_AugAssign(self, node: ast.AugAssign) -> None:
             if _bare_tuple(node.value):
                 self.set_precedence(_Precedence.TUPLE, node.value)
             super().visit_AugAssign(node)
 else:  # pragma: no cover
     _Printer = None
+
+
+def _negative_number(node: ast.expr) -> bool:
+    """A constant int or float whose literal starts with a minus sign."""
+    return isinstance(node, ast.Constant) and type(node.value) in (int, float) \
+        and repr(node.value).startswith("-")
+
+
+def _signed(node: ast.Constant) -> ast.expr:
+    """``-x`` as the unary minus it is, so the printer knows its precedence."""
+    return ast.copy_location(
+        ast.UnaryOp(op=ast.USub(), operand=ast.copy_location(ast.Constant(-node.value), node)),
+        node)
 
 
 def _same_code(text: str, node: ast.expr) -> bool:

@@ -314,7 +314,10 @@ class _Page:
                f'<span class="{css}">{_esc(status)}</span> &middot; compile time '
                f'{_esc(f"{time:.3f} s" if time is not None else "?")}'
                + (" &middot; bytecode-identical to Dynamo's" if frame.get("identical")
-                  else "") + "</div>"]
+                  else "")
+               + (f" &middot; shown to do what Dynamo's code does "
+                  f"({_esc(frame.get('equivalence'))})" if frame.get("equivalent") else "")
+               + "</div>"]
         if frame.get("error"):
             out.append(f'<div class="break">{_esc(frame["error"])}</div>')
         restarts = frame.get("restart_reasons") or []

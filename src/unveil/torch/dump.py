@@ -5,7 +5,9 @@ compiled from that file (so breakpoints there are hit). Its graphs go to
 runs from those files too). At exit, ``full_code_for_<fn>_<n>.py`` shows each function's
 whole dispatch and ``manifest.json`` lists everything. A frame that cannot be decompiled
 (or, with ``strict=True``, whose recompiled code is not bytecode-identical to Dynamo's)
-keeps Dynamo's own code; its file and the manifest say why."""
+keeps Dynamo's own code; its file and the manifest say why. So does a frame whose
+recompiled code cannot be shown to do what Dynamo's code does (:mod:`unveil.equivalence`
+runs both symbolically and compares every path)."""
 
 from __future__ import annotations
 
@@ -44,6 +46,9 @@ class FrameRecord:
     transformed_code: str | None  # the dumped file, relative to dump_dir
     status: str  # RUNS_OURS | RUNS_DYNAMO
     identical: bool | None = None  # recompiled bytecode equals Dynamo's (normalised)
+    # whether the recompiled code was shown to do what Dynamo's does, and how (or why not)
+    equivalent: bool | None = None
+    equivalence: str | None = None
     error: str | None = None
     compiled_fns: list[str] = field(default_factory=list)  # graphs its code calls
     resume_fns: list[str] = field(default_factory=list)  # resume functions it calls
@@ -158,11 +163,14 @@ class prepare_debug:  # noqa: N801 (a context manager named like the function it
     Use ``with unveil.prepare_debug("dump"):`` or call ``__enter__``/``__exit__`` by hand.
     Entering the same object again (``unveil.debug()`` does) adds to the same dump.
 
-    Each frame's decompiled code is compiled back and compared with Dynamo's bytecode;
-    the manifest says whether it is identical. Dynamo's own style (values kept on the
-    stack across jumps) is rarely what CPython's compiler writes, so by default the
-    recompiled code runs either way; ``strict=True`` keeps Dynamo's own code for every
-    frame that is not bytecode-identical.
+    Each frame's decompiled code is compiled back and checked against Dynamo's: run
+    symbolically along every path, both must make the same calls, attribute and item
+    accesses, branches, returns and raises, in the same order, on the same values
+    (:func:`unveil.equivalence.prove_equivalent`). Where that cannot be shown, Dynamo's
+    own code runs and the file and manifest say why. Dynamo's style (values juggled on
+    the stack) is rarely what CPython's compiler writes, so the bytecode itself is
+    seldom identical; the manifest says whether it is, and ``strict=True`` keeps
+    Dynamo's own code for every frame that is not bytecode-identical.
     """
 
     def __init__(self, dump_dir: str | os.PathLike[str], *, strict: bool = False) -> None:
@@ -301,6 +309,7 @@ class prepare_debug:  # noqa: N801 (a context manager named like the function it
     def _replace(self, record: FrameRecord, path: Path, new_code: CodeType) -> CodeType | None:
         from ..check import compare
         from ..decompiler.api import recompile
+        from ..equivalence import prove_equivalent
 
         where = f"{record.qualname} ({record.source_file}:{record.first_line})"
         lines: dict[int, int] = {}
@@ -312,8 +321,18 @@ class prepare_debug:  # noqa: N801 (a context manager named like the function it
                              f"Dynamo's own code runs.\n# {record.error}\n")
             return None
         record.line_map = sorted([k, v] for k, v in lines.items())
+        verdict = prove_equivalent(new_code, replacement)
+        record.equivalent, record.equivalence = verdict.equivalent, verdict.reason
         if not self.strict:  # informative only: compared at exit, off the compile path
             self._pending.append((record, new_code, replacement))
+            if not verdict.equivalent:
+                record.error = f"not shown to do what Dynamo's code does: {verdict.reason}"
+                self._note(path, f"\n# unveil could not show that the code compiled from "
+                                 f"this file does what Dynamo's code does for {where},\n# so "
+                                 f"Dynamo's own code runs; this file shows what was "
+                                 f"recovered.\n# {one_line(verdict.reason, 500)}\n",
+                           append=True)
+                return None
         else:
             difference = compare(new_code, replacement)
             record.identical = difference is None

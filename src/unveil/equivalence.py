@@ -1,0 +1,897 @@
+"""Show that two code objects do the same thing, by running both symbolically.
+
+``prepare_debug`` swaps Dynamo's transformed bytecode for the code compiled from its
+decompiled source. The two are never bytecode-identical (Dynamo juggles values on the
+stack; the source names them), so "the same" must be shown another way. This module
+runs both code objects on symbolic inputs along every path and compares what each path
+does that anyone outside the frame could see:
+
+* **effects**, in order: every operation that may run other code (calls, attribute and
+  item access on values it knows nothing about, arithmetic, comparisons, truth tests,
+  imports, stores outside the frame), with its operands as symbolic terms;
+* **branch outcomes**, and the path's **end**: the value returned or the exception
+  raised (every effect may raise: uncaught, that ends the path; inside a ``try`` the
+  path goes on in the handler).
+
+Values are terms: arguments, constants, results of earlier effects (``("res", k)``),
+globals and cell contents read after ``k`` effects. Lists, dicts and sets the frame
+builds itself are followed exactly (item stores, slices, ``extend``...) until they
+escape into an effect; then their contents at that moment are part of the effect, and
+later changes are effects too. Locals are not observable; their names and the order of
+pure steps (loads, stack shuffles, building tuples) do not matter.
+
+The two code objects are equivalent when their sets of paths are equal, signature and
+free variables included. The check is conservative: anything it cannot model (loops,
+generators, class bodies, ``match``, sets, too many paths or steps, Python other than
+3.11-3.13) makes it
+undecided, which callers treat like "not shown". It needs only :mod:`dis`.
+"""
+
+from __future__ import annotations
+
+import ast
+import dis
+import sys
+from dataclasses import dataclass, field
+from types import CodeType
+from typing import Any
+
+from .bytecode.exceptions import parse_exception_table
+
+__all__ = ["Verdict", "prove_equivalent"]
+
+MAX_PATHS = 4096
+MAX_STEPS = 100_000  # instructions executed, all paths together
+
+_NULL_FIRST = sys.version_info < (3, 13)  # 3.11/3.12 push NULL below the callable
+_SUPPORTED = (3, 11) <= sys.version_info[:2] <= (3, 13)
+_SIGNATURE_FLAGS = 0x04 | 0x08 | 0x20 | 0x80 | 0x100 | 0x200  # varargs, varkw, generators...
+
+Term = tuple  # a symbolic value; see the module docstring
+NULL: Term = ("null",)
+UNBOUND: Term = ("unbound",)
+NONE: Term = ("const", "NoneType", "None", False)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The answer: ``equivalent`` is True only when every path was compared and matched."""
+
+    equivalent: bool
+    reason: str  # what was compared, or why they differ or could not be compared
+    paths: int = 0
+
+
+class Undecided(Exception):
+    """The code does something this checker does not model."""
+
+
+# ---------------------------------------------------------------- terms
+
+
+def const_term(value: Any) -> Term:
+    """The term of a constant; tuples become tuple terms, code objects are named."""
+    if type(value) is tuple:
+        return ("tuple", *(const_term(v) for v in value))
+    if isinstance(value, CodeType):  # numbered among its namesakes, in co_consts order
+        return ("code", value.co_name)
+    if type(value) is frozenset:
+        return ("const", "frozenset", repr(sorted(map(repr, value))), bool(value))
+    return ("const", type(value).__name__, repr(value), bool(value))
+
+
+@dataclass
+class Obj:
+    """A list, dict or set the frame built itself."""
+
+    kind: str
+    items: list[Any]  # list/set: terms; dict: [key, value] pairs
+    escaped: bool = False
+
+    def copy(self) -> Obj:
+        return Obj(self.kind, [list(i) if self.kind == "dict" else i for i in self.items],
+                   self.escaped)
+
+
+@dataclass
+class State:
+    """One path's machine state."""
+
+    pc: int
+    stack: list[Term]
+    local: dict[str, Term]
+    heap: dict[int, Obj]
+    trace: list[Any]
+    effects: int = 0
+    exc_info: Term = ("exc_info0",)
+    kw_names: Term | None = None
+    bools: set[Term] = field(default_factory=set)  # terms known to be True or False
+    canon: dict[Any, int] = field(default_factory=dict)  # object or code -> order seen
+
+    def fork(self) -> State:
+        return State(self.pc, list(self.stack), dict(self.local),
+                     {k: o.copy() for k, o in self.heap.items()}, list(self.trace),
+                     self.effects, self.exc_info, self.kw_names, set(self.bools),
+                     dict(self.canon))
+
+
+# ---------------------------------------------------------------- the explorer
+
+
+class Explorer:
+    """Every path through one code object, as tuples of effects and an end."""
+
+    def __init__(self, code: CodeType) -> None:
+        self.code = code
+        raw = list(dis.get_instructions(code))
+        self.instrs = [i for i in raw if i.opname != "EXTENDED_ARG"]
+        self.index = {i.offset: k for k, i in enumerate(self.instrs)}
+        for i in reversed(raw):  # a jump may land on the EXTENDED_ARG of its target
+            if i.opname == "EXTENDED_ARG":
+                self.index[i.offset] = self.index[i.offset + 2]
+        self.handlers = parse_exception_table(code)
+        self.paths: set[tuple[Any, ...]] = set()
+        # its nested code objects by (name, k-th of that name); those whose functions are
+        # seen outside the frame are compared too
+        self.codes: dict[tuple[str, int], CodeType] = {}
+        for const in code.co_consts:
+            if isinstance(const, CodeType):
+                k = sum(key[0] == const.co_name for key in self.codes)
+                self.codes[const.co_name, k] = const
+        self.used: dict[int, set[tuple[str, int]]] = {}  # canonical id -> code keys
+        self.next_obj = 0
+        self.steps = 0
+        self.work: list[State] = []
+
+    # -- driving
+
+    def run(self) -> set[tuple[Any, ...]]:
+        code = self.code
+        local = {name: ("arg", name) for name in code.co_varnames[:_nargs(code)]}
+        local.update((name, ("cell", name)) for name in code.co_freevars)
+        self.work.append(State(0, [], local, {}, []))
+        while self.work:
+            state = self.work.pop()
+            self.walk(state)
+            if len(self.paths) > MAX_PATHS:
+                raise Undecided(f"more than {MAX_PATHS} paths")
+        return self.paths
+
+    def end(self, state: State, what: Term) -> None:
+        self.paths.add((*state.trace, what))
+
+    def walk(self, state: State) -> None:
+        while True:
+            self.steps += 1
+            if self.steps > MAX_STEPS:
+                raise Undecided(f"more than {MAX_STEPS} steps")
+            ins = self.instrs[state.pc]
+            state.pc += 1
+            step = _STEPS.get(ins.opname)
+            if step is None:
+                raise Undecided(f"{ins.opname} is not modelled")
+            if step(self, state, ins) is False:
+                return
+
+    def jump(self, state: State, ins: dis.Instruction) -> None:
+        # backward jumps are common outside loops too (3.11+ moves cold blocks to the
+        # end); loops end in FOR_ITER (not modelled) or in the step and path limits
+        state.pc = self.index[ins.argval]
+
+    # -- effects and exceptions
+
+    def effect(self, state: State, *what: Any, result_bool: bool = False) -> Term:
+        """Record an effect on the path; fork the path where it raises; its result."""
+        k = state.effects
+        state.effects += 1
+        rendered = tuple(self.render(state, w) for w in what)
+        if state.exc_info != ("exc_info0",):
+            rendered += (("exc_info", self.render(state, state.exc_info)),)
+        state.trace.append(rendered)
+        self.raise_(state.fork(), ("exc", k), forked=True)
+        result = ("res", k)
+        if result_bool:
+            state.bools.add(result)
+        return result
+
+    def raise_(self, state: State, exc: Term, *, forked: bool = False) -> None:
+        """Raise ``exc`` at the current instruction: to its handler, or out of the frame."""
+        offset = self.instrs[state.pc - 1].offset
+        handler = next((h for h in self.handlers if h.start <= offset < h.end), None)
+        if forked:
+            state.trace.append(("raised",))
+        if handler is None:
+            self.end(state, ("raise", self.render(state, exc)))
+            return
+        del state.stack[handler.depth:]
+        if handler.lasti:
+            state.stack.append(("lasti",))
+        state.stack.append(exc)
+        state.pc = self.index[handler.target]
+        self.work.append(state)
+
+    # -- values
+
+    def new_obj(self, state: State, kind: str, items: list[Any]) -> Term:
+        self.next_obj += 1
+        state.heap[self.next_obj] = Obj(kind, items)
+        return ("obj", self.next_obj)
+
+    def local_obj(self, state: State, term: Term) -> Obj | None:
+        """The frame's own object behind ``term``, while its contents are known."""
+        if term[0] == "obj":
+            obj = state.heap[term[1]]
+            if not obj.escaped:
+                return obj
+        return None
+
+    def items_of(self, state: State, term: Term) -> list[Term] | None:
+        """The items of a tuple or of the frame's own list, when known."""
+        if term[0] == "tuple":
+            items = list(term[1:])
+        else:
+            obj = self.local_obj(state, term)
+            if obj is None or obj.kind not in ("list", "set"):
+                return None
+            items = obj.items
+        return None if any(i[0] == "star" for i in items) else list(items)
+
+    def render(self, state: State, term: Any, escape: bool = True,
+               seen: frozenset[int] = frozenset()) -> Any:
+        """``term`` as it appears in an effect: the frame's objects by their contents
+        (once; then they have escaped and are named by the order of escape)."""
+        if type(term) is not tuple or not term:
+            return term
+        if term[0] == "obj":
+            key = term[1]
+            obj = state.heap[key]
+            cid = state.canon.setdefault(key, len(state.canon))
+            if obj.escaped or key in seen:
+                return ("object", cid)
+            inner = seen | {key}
+            if obj.kind == "dict":
+                items: tuple[Any, ...] = tuple(
+                    (self.render(state, k, escape, inner), self.render(state, v, escape, inner))
+                    for k, v in obj.items)
+            elif obj.kind == "function":  # code, closure and defaults, __name__ (see below)
+                items = tuple(self.render(state, i, escape, inner) for i in obj.items[:3])
+            else:
+                items = tuple(self.render(state, i, escape, inner) for i in obj.items)
+            if escape:
+                obj.escaped = True
+            return ("object", cid, obj.kind, items)
+        if term[0] == "code":  # named by order of appearance, compared at the end
+            cid = state.canon.setdefault(term, len(state.canon))
+            self.used.setdefault(cid, set()).add(term[1:])
+            return ("code", cid)
+        if term[0] in ("const", "arg", "res", "exc", "global", "deref", "null"):
+            return term
+        return tuple(self.render(state, t, escape, seen) for t in term)
+
+    def truth(self, state: State, term: Term) -> bool | None:
+        """``bool(term)`` when it is known without running code."""
+        if term[0] == "const":
+            return bool(term[3])
+        if term[0] in ("tuple", "obj"):
+            if term[0] == "obj" and self.local_obj(state, term) is None:
+                return None
+            items = self.items_of(state, term)
+            if items is None and term[0] == "obj" and state.heap[term[1]].kind == "dict":
+                return bool(state.heap[term[1]].items)
+            return None if items is None else bool(items)
+        return None
+
+    def branch(self, state: State, term: Term, jump_if: bool, ins: dis.Instruction,
+               keep: bool = False) -> bool:
+        """Follow a conditional jump on ``bool(term)``, forking where it is unknown;
+        ``keep``: the value stays on the stack where the jump is taken."""
+        value, known = term, self.truth(state, term)
+        if known is None:
+            if term not in state.bools:
+                term = self.effect(state, "bool", term, result_bool=True)
+            cond, taken = _condition(self.render(state, term, escape=False), jump_if)
+            other = state.fork()
+            other.trace.append(("if", cond, not taken))
+            self.work.append(other)
+            state.trace.append(("if", cond, taken))
+        elif known != jump_if:
+            return True
+        if keep:
+            state.stack.append(value)
+        self.jump(state, ins)
+        return True
+
+    def call(self, state: State, fn: Term, args: list[Term], kwnames: tuple[str, ...],
+             kwvalues: list[Term]) -> Term:
+        """Call ``fn``: the frame's own list methods run here, anything else is an effect."""
+        if fn[0] == "method" and not kwnames:
+            result = self.list_method(state, fn[1], fn[2], args)
+            if result is not None:
+                return result
+        if fn[0] == "strmethod" and not kwnames and all(a[:2] == ("const", "str") for a in args):
+            value = getattr(_const_value(fn[1]), fn[2])(*map(_const_value, args))
+            return const_term(value)
+        if fn[0] == "method":  # a method we do not model: the object escapes
+            fn = ("getattr", fn[1], fn[2])
+        return self.effect(state, "call", fn, tuple(args), kwnames, tuple(kwvalues))
+
+    def list_method(self, state: State, target: Term, name: str,
+                    args: list[Term]) -> Term | None:
+        obj = self.local_obj(state, target)
+        if obj is None or obj.kind != "list":
+            return None
+        if name == "append" and len(args) == 1:
+            obj.items.append(args[0])
+            return NONE
+        if name == "extend" and len(args) == 1:
+            items = self.items_of(state, args[0])
+            if items is None:
+                return None
+            obj.items.extend(items)
+            return NONE
+        if name == "pop" and not args and obj.items and obj.items[-1][0] != "star":
+            return obj.items.pop()
+        return None
+
+
+def _condition(cond: Any, outcome: bool) -> tuple[Any, bool]:
+    """``not x`` taken false is ``x`` taken true; ``a is not b`` is ``a is b`` inverted."""
+    while cond[0] == "not":
+        cond, outcome = cond[1], not outcome
+    if cond[0] == "is" and cond[3]:
+        cond, outcome = (*cond[:3], 0), not outcome
+    return cond, outcome
+
+
+# A function made in the frame is one of its objects: [code, closure and defaults,
+# __name__, __qualname__]. __qualname__ is kept (code may read and set it) but not compared:
+# recompiled code is compiled inside a wrapper function, so the qualified names of its
+# nested functions differ by that prefix; they only show in reprs and tracebacks.
+_FUNCTION_NAMES = {"__name__": 2, "__qualname__": 3}
+_FUNCTION_ATTRS = ("__closure__", *_FUNCTION_NAMES)
+
+
+def _function_attr(obj: Obj, name: str) -> Term:
+    if name == "__closure__":
+        return dict(obj.items[1]).get(8, NONE)
+    return obj.items[_FUNCTION_NAMES[name]]  # type: ignore[no-any-return]
+
+
+def _const_value(term: Term) -> Any:
+    """The value of a constant string term."""
+    return ast.literal_eval(term[2])
+
+
+# ---------------------------------------------------------------- opcode groups
+
+
+def _pure_stack(ex: Explorer, st: State, ins: dis.Instruction) -> bool:
+    """Stack shuffles and no-ops."""
+    op, s = ins.opname, st.stack
+    if op == "POP_TOP":
+        s.pop()
+    elif op == "PUSH_NULL":
+        s.append(NULL)
+    elif op == "COPY":
+        s.append(s[-ins.arg])
+    elif op == "SWAP":
+        s[-1], s[-ins.arg] = s[-ins.arg], s[-1]
+    elif op == "LOAD_CONST" and isinstance(ins.argval, CodeType):
+        s.append(("code", *next(k for k, c in ex.codes.items() if c is ins.argval)))
+    elif op == "LOAD_CONST":
+        s.append(const_term(ins.argval))
+    elif op == "RETURN_CONST":
+        ex.end(st, ("return", const_term(ins.argval)))
+        return False
+    elif op == "LOAD_ASSERTION_ERROR":
+        s.append(("builtin", "AssertionError"))
+    elif op == "KW_NAMES":  # 3.11's dis does not resolve its constant
+        st.kw_names = const_term(ex.code.co_consts[ins.arg])
+    return True
+
+
+def _locals(ex: Explorer, st: State, ins: dis.Instruction) -> bool:
+    """Fast locals: pure, except that reading or deleting an unbound one raises."""
+    op, s = ins.opname, st.stack
+    names = ins.argval if isinstance(ins.argval, tuple) else (ins.argval,)
+    if op in ("LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_LOAD_FAST"):
+        for name in names:
+            value = st.local.get(name, UNBOUND)
+            if value is UNBOUND or value == UNBOUND:
+                ex.raise_(st, ("builtin", "UnboundLocalError", name))
+                return False
+            s.append(value)
+    elif op == "LOAD_FAST_AND_CLEAR":
+        s.append(st.local.pop(names[0], UNBOUND))
+    elif op in ("STORE_FAST", "STORE_FAST_STORE_FAST"):
+        for name in names:
+            value = s.pop()
+            if value == UNBOUND:
+                st.local.pop(name, None)
+            else:
+                st.local[name] = value
+    elif op == "STORE_FAST_LOAD_FAST":
+        st.local[names[0]] = s.pop()
+        s.append(st.local[names[1]])
+    elif op == "DELETE_FAST":
+        if names[0] not in st.local:
+            ex.raise_(st, ("builtin", "UnboundLocalError", names[0]))
+            return False
+        del st.local[names[0]]
+    return True
+
+
+def _outside(ex: Explorer, st: State, ins: dis.Instruction) -> bool:
+    """Globals, cells and attributes: reads are terms or effects, writes are effects."""
+    op, s = ins.opname, st.stack
+    if op == "LOAD_GLOBAL":
+        value = ("global", ins.argval, st.effects)
+        if ins.arg & 1 and _NULL_FIRST:
+            s.append(NULL)
+        s.append(value)
+        if ins.arg & 1 and not _NULL_FIRST:
+            s.append(NULL)
+    elif op == "LOAD_DEREF":
+        s.append(("deref", ins.argval, st.effects))
+    elif op == "LOAD_CLOSURE":
+        s.append(("cell", ins.argval))
+    elif op == "MAKE_CELL":  # 3.13 loads cells with LOAD_FAST
+        st.local[ins.argval] = ("cell", ins.argval)
+    elif op == "COPY_FREE_VARS":
+        pass
+    elif op in ("STORE_GLOBAL", "STORE_DEREF"):
+        ex.effect(st, op, ins.argval, s.pop())
+    elif op in ("DELETE_GLOBAL", "DELETE_DEREF"):
+        ex.effect(st, op, ins.argval)
+    elif op in ("LOAD_ATTR", "LOAD_METHOD"):
+        method = op == "LOAD_METHOD" or (sys.version_info >= (3, 12) and ins.arg & 1)
+        owner = s.pop()
+        obj = ex.local_obj(st, owner)
+        if obj is not None and obj.kind == "list" and ins.argval in ("append", "extend", "pop"):
+            value: Term = ("method", owner, ins.argval)
+        elif obj is not None and obj.kind == "function" and ins.argval in _FUNCTION_ATTRS:
+            # a function made here: ``(lambda: x).__closure__[0]`` is x's cell
+            value = _function_attr(obj, ins.argval)
+        elif owner[:2] == ("const", "str") and ins.argval in ("removeprefix", "removesuffix"):
+            value = ("strmethod", owner, ins.argval)
+        else:
+            value = ex.effect(st, "getattr", owner, ins.argval)
+        if method and _NULL_FIRST:
+            s.append(NULL)
+        s.append(value)
+        if method and not _NULL_FIRST:
+            s.append(NULL)
+    elif op == "STORE_ATTR":
+        owner, value = s.pop(), s.pop()
+        obj = ex.local_obj(st, owner)
+        if obj is not None and obj.kind == "function" and ins.argval in _FUNCTION_NAMES:
+            obj.items[_FUNCTION_NAMES[ins.argval]] = value
+        else:
+            ex.effect(st, "setattr", owner, ins.argval, value)
+    elif op == "DELETE_ATTR":
+        ex.effect(st, "delattr", s.pop(), ins.argval)
+    elif op == "IMPORT_NAME":
+        fromlist = s.pop()
+        level = s.pop()
+        s.append(ex.effect(st, "import", ins.argval, fromlist, level))
+    elif op == "IMPORT_FROM":
+        s.append(ex.effect(st, "import_from", s[-1], ins.argval))
+    return True
+
+
+def _calls(ex: Explorer, st: State, ins: dis.Instruction) -> bool:
+    op, s = ins.opname, st.stack
+    if op == "PRECALL":
+        return True
+    kwnames: tuple[str, ...] = ()
+    if op in ("CALL", "CALL_KW"):
+        if op == "CALL_KW":
+            names = s.pop()
+        else:
+            names, st.kw_names = st.kw_names, None
+        if names is not None:
+            kwnames = tuple(n[2] for n in names[1:])
+        args = s[len(s) - ins.arg:] if ins.arg else []
+        del s[len(s) - ins.arg:]
+        second, first = s.pop(), s.pop()
+        if _NULL_FIRST:
+            fn, args = (second, args) if first == NULL else (first, [second, *args])
+        else:
+            fn, args = (first, args) if second == NULL else (first, [second, *args])
+        kwvalues = args[len(args) - len(kwnames):] if kwnames else []
+        args = args[:len(args) - len(kwnames)]
+        s.append(ex.call(st, fn, args, kwnames, kwvalues))
+        return True
+    # CALL_FUNCTION_EX
+    kwargs = s.pop() if ins.arg & 1 else None
+    star = s.pop()
+    second, first = s.pop(), s.pop()
+    if (first == NULL) == (second == NULL):
+        raise Undecided("CALL_FUNCTION_EX without a NULL beside the callable")
+    fn = second if first == NULL else first
+    items = ex.items_of(st, star)
+    positional = items if items is not None else [("star", star)]
+    names: list[str] = []
+    values: list[Term] = []
+    if kwargs is not None:
+        obj = ex.local_obj(st, kwargs)
+        if obj is not None and obj.kind == "dict" and all(
+                k[0] == "const" and k[1] == "str" for k, _ in obj.items):
+            names = [k[2] for k, _ in obj.items]
+            values = [v for _, v in obj.items]
+        else:
+            names, values = ["**"], [kwargs]
+    s.append(ex.call(st, fn, positional, tuple(names), values))
+    return True
+
+
+def _operators(ex: Explorer, st: State, ins: dis.Instruction) -> bool:
+    """Arithmetic, comparisons, formatting: effects (they may run ``__dunder__`` code)."""
+    op, s = ins.opname, st.stack
+    if op == "IS_OP":
+        right, left = s.pop(), s.pop()
+        if left[0] == right[0] == "const" and left[1] in ("NoneType", "bool", "ellipsis") \
+                and right[1] in ("NoneType", "bool", "ellipsis"):
+            s.append(const_term((left == right) != bool(ins.arg)))
+            return True
+        result = ("is", left, right, ins.arg)
+        st.bools.add(result)
+        s.append(result)
+    elif op == "CONTAINS_OP":  # ``not in`` is ``in``, negated
+        right, left = s.pop(), s.pop()
+        result = ex.effect(st, "in", left, right, result_bool=True)
+        if ins.arg:
+            result = ("not", result)
+            st.bools.add(result)
+        s.append(result)
+    elif op in ("BINARY_OP", "COMPARE_OP"):
+        right, left = s.pop(), s.pop()
+        if op == "BINARY_OP" and ins.argrepr == "+" and left[:2] == right[:2] == ("const", "str"):
+            s.append(const_term(_const_value(left) + _const_value(right)))
+            return True
+        # the argument names the operator (argrepr alone may be empty or ambiguous)
+        to_bool = op == "COMPARE_OP" and sys.version_info >= (3, 13) and ins.arg & 16
+        result = ex.effect(st, op, ins.arg & ~16 if to_bool else ins.arg, ins.argrepr,
+                           left, right)
+        if to_bool:  # 3.13 folds the truth test into the comparison
+            result = ex.effect(st, "bool", result, result_bool=True)
+        s.append(result)
+    elif op in ("UNARY_NEGATIVE", "UNARY_INVERT", "UNARY_POSITIVE"):
+        s.append(ex.effect(st, op, s.pop()))
+    elif op in ("UNARY_NOT", "TO_BOOL"):
+        value = s.pop()
+        known = ex.truth(st, value)
+        if known is not None:
+            value = const_term(known)
+        elif value not in st.bools:
+            value = ex.effect(st, "bool", value, result_bool=True)
+        if op == "UNARY_NOT":
+            value = const_term(not known) if known is not None else ("not", value)
+            st.bools.add(value)
+        s.append(value)
+    elif op == "FORMAT_VALUE":
+        spec = s.pop() if ins.arg & 4 else const_term("")
+        s.append(ex.effect(st, "format", ins.arg & 3, s.pop(), spec))
+    elif op in ("CONVERT_VALUE", "FORMAT_SIMPLE"):
+        s.append(ex.effect(st, op, ins.arg, s.pop()))
+    elif op == "FORMAT_WITH_SPEC":
+        spec = s.pop()
+        s.append(ex.effect(st, "format", 0, s.pop(), spec))
+    elif op == "BUILD_STRING":
+        parts = s[len(s) - ins.arg:] if ins.arg else []
+        del s[len(s) - ins.arg:]
+        s.append(("str", *parts))
+    return True
+
+
+def _containers(ex: Explorer, st: State, ins: dis.Instruction) -> bool:
+    """Building, filling, indexing and unpacking tuples, lists, dicts and sets."""
+    op, s, n = ins.opname, st.stack, ins.arg or 0
+    if op in ("BUILD_TUPLE", "BUILD_LIST", "BUILD_SET", "BUILD_SLICE"):
+        items = s[len(s) - n:] if n else []
+        del s[len(s) - n:]
+        if op == "BUILD_TUPLE" or op == "BUILD_SLICE":
+            s.append(("tuple" if op == "BUILD_TUPLE" else "slice", *items))
+        elif op == "BUILD_SET":
+            raise Undecided("sets are not modelled")
+        else:
+            s.append(ex.new_obj(st, op[6:].lower(), items))
+    elif op in ("BUILD_MAP", "BUILD_CONST_KEY_MAP"):
+        if op == "BUILD_MAP":
+            flat = s[len(s) - 2 * n:] if n else []
+            del s[len(s) - 2 * n:]
+            pairs = [[flat[i], flat[i + 1]] for i in range(0, len(flat), 2)]
+        else:
+            keys = s.pop()
+            values = s[len(s) - n:]
+            del s[len(s) - n:]
+            pairs = [[k, v] for k, v in zip(keys[1:], values, strict=True)]
+        if any(k[0] != "const" or k[1] != "str" for k, _ in pairs):
+            raise Undecided("a dict with keys that are not constant strings")
+        s.append(ex.new_obj(st, "dict", pairs))
+    elif op in ("LIST_APPEND", "SET_ADD", "LIST_EXTEND", "SET_UPDATE"):
+        value = s.pop()
+        target = s[-n]
+        obj = ex.local_obj(st, target)
+        items = [value] if op in ("LIST_APPEND", "SET_ADD") else ex.items_of(st, value)
+        if obj is None:
+            ex.effect(st, op, target, value)
+        elif items is None:
+            obj.items.append(("star", ex.effect(st, "iter", value)))
+        else:
+            obj.items.extend(items)
+    elif op in ("DICT_UPDATE", "DICT_MERGE", "MAP_ADD"):
+        if op == "MAP_ADD":
+            value, key = s.pop(), s.pop()
+            source: Obj | None = Obj("dict", [[key, value]])
+        else:
+            value = s.pop()
+            source = ex.local_obj(st, value)
+        target = s[-n]
+        obj = ex.local_obj(st, target)
+        if obj is None or source is None or source.kind != "dict" \
+                or any(k[0] != "const" or k[1] != "str" for k, _ in source.items):
+            ex.effect(st, op, target, value)
+        else:
+            for key, val in source.items:
+                old = next((p for p in obj.items if p[0] == key), None)
+                if old is not None and op == "DICT_MERGE":
+                    raise Undecided("a repeated keyword argument")
+                if old is not None:
+                    old[1] = val
+                else:
+                    obj.items.append([key, val])
+    elif op in ("LIST_TO_TUPLE", "CALL_INTRINSIC_1"):
+        if op == "CALL_INTRINSIC_1" and ins.argrepr != "INTRINSIC_LIST_TO_TUPLE":
+            s.append(ex.effect(st, ins.argrepr, s.pop()))
+            return True
+        value = s.pop()
+        obj = ex.local_obj(st, value)
+        if obj is None:
+            s.append(ex.effect(st, "tuple", value))
+        else:
+            s.append(("tuple", *obj.items))
+    elif op in ("BINARY_SUBSCR", "BINARY_SLICE"):
+        key = s.pop() if op == "BINARY_SUBSCR" else ("slice", *reversed([s.pop(), s.pop()]))
+        s.append(_getitem(ex, st, s.pop(), key))
+    elif op in ("STORE_SUBSCR", "STORE_SLICE"):
+        key = s.pop() if op == "STORE_SUBSCR" else ("slice", *reversed([s.pop(), s.pop()]))
+        container, value = s.pop(), s.pop()
+        _setitem(ex, st, container, key, value)
+    elif op == "DELETE_SUBSCR":
+        key, container = s.pop(), s.pop()
+        _setitem(ex, st, container, key, None)
+    elif op in ("UNPACK_SEQUENCE", "UNPACK_EX"):
+        value = s.pop()
+        items = ex.items_of(st, value)
+        if op == "UNPACK_SEQUENCE" and items is not None and len(items) == n:
+            s.extend(reversed(items))
+        else:
+            result = ex.effect(st, op, value, n)
+            count = n if op == "UNPACK_SEQUENCE" else (n & 0xFF) + 1 + (n >> 8)
+            s.extend(("item", result, i) for i in reversed(range(count)))
+    return True
+
+
+def _index(term: Term, length: int) -> int | slice | None:
+    """A constant index or slice (of constants) as Python values."""
+    def value(t: Term) -> Any:
+        if t[0] != "const" or t[1] not in ("int", "NoneType"):
+            raise ValueError
+        return None if t[1] == "NoneType" else int(t[2])
+    try:
+        if term[0] == "slice":
+            return slice(*(value(t) for t in term[1:]))
+        index = value(term)
+    except ValueError:
+        return None
+    return index if index is not None and -length <= index < length else None
+
+
+def _getitem(ex: Explorer, st: State, container: Term, key: Term) -> Term:
+    items = ex.items_of(st, container)
+    if items is not None:
+        index = _index(key, len(items))
+        if isinstance(index, int):
+            return items[index]
+        if isinstance(index, slice):
+            if container[0] == "tuple":
+                return ("tuple", *items[index])
+            return ex.new_obj(st, st.heap[container[1]].kind, items[index])
+    obj = ex.local_obj(st, container)
+    if obj is not None and obj.kind == "dict" and key[:2] == ("const", "str"):
+        pair = next((p for p in obj.items if p[0] == key), None)
+        if pair is not None:
+            return pair[1]
+    return ex.effect(st, "getitem", container, key)
+
+
+def _setitem(ex: Explorer, st: State, container: Term, key: Term, value: Term | None) -> None:
+    """``container[key] = value`` (``del container[key]`` when value is None)."""
+    obj = ex.local_obj(st, container)
+    if obj is not None and obj.kind == "list" and not any(i[0] == "star" for i in obj.items):
+        index = _index(key, len(obj.items))
+        items = ex.items_of(st, value) if value is not None and key[0] == "slice" else None
+        if isinstance(index, int) and value is not None and key[0] != "slice":
+            obj.items[index] = value
+            return
+        if isinstance(index, slice) and index.step is None and (value is None or items is not None):
+            obj.items[index] = items or []
+            return
+        if isinstance(index, int) and value is None:
+            del obj.items[index]
+            return
+    if obj is not None and obj.kind == "dict" and key[:2] == ("const", "str") \
+            and value is not None:
+        pair = next((p for p in obj.items if p[0] == key), None)
+        if pair is not None:
+            pair[1] = value
+        else:
+            obj.items.append([key, value])
+        return
+    if value is None:
+        ex.effect(st, "delitem", container, key)
+    else:
+        ex.effect(st, "setitem", container, key, value)
+
+
+def _flow(ex: Explorer, st: State, ins: dis.Instruction) -> bool:
+    """Jumps, returns, raises and exception handlers."""
+    op, s = ins.opname, st.stack
+    if op in ("JUMP_FORWARD", "JUMP_BACKWARD", "JUMP", "JUMP_NO_INTERRUPT",
+              "JUMP_BACKWARD_NO_INTERRUPT"):
+        ex.jump(st, ins)
+    elif op.endswith(("_IF_NONE", "_IF_NOT_NONE")):
+        test = ("is", s.pop(), NONE, 0)
+        st.bools.add(test)
+        return ex.branch(st, test, not op.endswith("_NOT_NONE"), ins)
+    elif op.endswith(("_IF_TRUE", "_IF_FALSE", "_OR_POP")):
+        # 3.11's JUMP_IF_X_OR_POP keeps the value on the stack where it jumps
+        return ex.branch(st, s.pop(), "_TRUE" in op, ins, keep=op.endswith("_OR_POP"))
+    elif op == "RETURN_VALUE":
+        ex.end(st, ("return", ex.render(st, s.pop())))
+        return False
+    elif op == "RAISE_VARARGS":
+        if ins.arg == 0:
+            exc = st.exc_info
+        else:  # making the exception may run code; either way this path raises
+            args = [s.pop() for _ in range(ins.arg)][::-1]
+            exc = ("exc", st.effects)
+            st.effects += 1
+            st.trace.append(("raise", *(ex.render(st, a) for a in args)))
+        ex.raise_(st, exc)
+        return False
+    elif op == "RERAISE":
+        exc = s.pop()
+        if ins.arg:
+            s.pop()
+        ex.raise_(st, exc)
+        return False
+    elif op == "PUSH_EXC_INFO":
+        exc = s.pop()
+        s.append(st.exc_info)
+        st.exc_info = exc
+        s.append(exc)
+    elif op == "POP_EXCEPT":
+        st.exc_info = s.pop()
+    elif op == "CHECK_EXC_MATCH":
+        kind = s.pop()
+        s.append(ex.effect(st, "except_match", s[-1], kind, result_bool=True))
+    elif op == "BEFORE_WITH":
+        manager = s.pop()
+        entered = ex.effect(st, "with_enter", manager)
+        s.append(("exit_of", entered))
+        s.append(entered)
+    elif op == "WITH_EXCEPT_START":
+        s.append(ex.effect(st, "call", s[-4], ("exc_args", s[-1]), (), ()))
+    elif op == "MAKE_FUNCTION":
+        code = s.pop()
+        parts = []
+        if sys.version_info < (3, 13):
+            for flag in (8, 4, 2, 1):
+                if ins.arg & flag:
+                    parts.append((flag, s.pop()))
+        made = ex.codes[code[1:]]
+        s.append(ex.new_obj(st, "function", [code, tuple(sorted(parts)),
+                                             const_term(made.co_name),
+                                             const_term(made.co_qualname)]))
+    elif op == "SET_FUNCTION_ATTRIBUTE":
+        fn, value = s.pop(), s.pop()
+        obj = ex.local_obj(st, fn)
+        if obj is None or obj.kind != "function":
+            raise Undecided("SET_FUNCTION_ATTRIBUTE on a function made elsewhere")
+        obj.items[1] = tuple(sorted((*obj.items[1], (ins.arg, value))))
+        s.append(fn)
+    elif op == "GET_ITER":
+        s.append(ex.effect(st, "iter", s.pop()))
+    return True
+
+
+_GROUPS = {
+    _pure_stack: "NOP RESUME CACHE POP_TOP PUSH_NULL COPY SWAP LOAD_CONST RETURN_CONST "
+                 "LOAD_ASSERTION_ERROR KW_NAMES NOT_TAKEN",
+    _locals: "LOAD_FAST LOAD_FAST_CHECK LOAD_FAST_LOAD_FAST LOAD_FAST_AND_CLEAR STORE_FAST "
+             "STORE_FAST_STORE_FAST STORE_FAST_LOAD_FAST DELETE_FAST",
+    _outside: "LOAD_GLOBAL LOAD_DEREF LOAD_CLOSURE MAKE_CELL COPY_FREE_VARS STORE_GLOBAL "
+              "STORE_DEREF DELETE_GLOBAL DELETE_DEREF LOAD_ATTR LOAD_METHOD STORE_ATTR "
+              "DELETE_ATTR IMPORT_NAME IMPORT_FROM",
+    _calls: "PRECALL CALL CALL_KW CALL_FUNCTION_EX",
+    _operators: "IS_OP BINARY_OP COMPARE_OP CONTAINS_OP UNARY_NEGATIVE UNARY_INVERT "
+                "UNARY_POSITIVE UNARY_NOT TO_BOOL FORMAT_VALUE CONVERT_VALUE FORMAT_SIMPLE "
+                "FORMAT_WITH_SPEC BUILD_STRING",
+    _containers: "BUILD_TUPLE BUILD_LIST BUILD_SET BUILD_SLICE BUILD_MAP BUILD_CONST_KEY_MAP "
+                 "LIST_APPEND SET_ADD LIST_EXTEND SET_UPDATE DICT_UPDATE DICT_MERGE MAP_ADD "
+                 "LIST_TO_TUPLE CALL_INTRINSIC_1 BINARY_SUBSCR BINARY_SLICE STORE_SUBSCR "
+                 "STORE_SLICE DELETE_SUBSCR UNPACK_SEQUENCE UNPACK_EX",
+    _flow: "JUMP_FORWARD JUMP_BACKWARD JUMP JUMP_NO_INTERRUPT JUMP_BACKWARD_NO_INTERRUPT "
+           "POP_JUMP_IF_NONE POP_JUMP_IF_NOT_NONE POP_JUMP_FORWARD_IF_NONE "
+           "POP_JUMP_FORWARD_IF_NOT_NONE POP_JUMP_BACKWARD_IF_NONE "
+           "POP_JUMP_BACKWARD_IF_NOT_NONE POP_JUMP_IF_TRUE POP_JUMP_IF_FALSE "
+           "POP_JUMP_FORWARD_IF_TRUE POP_JUMP_FORWARD_IF_FALSE POP_JUMP_BACKWARD_IF_TRUE "
+           "POP_JUMP_BACKWARD_IF_FALSE JUMP_IF_TRUE_OR_POP JUMP_IF_FALSE_OR_POP "
+           "RETURN_VALUE RAISE_VARARGS RERAISE PUSH_EXC_INFO POP_EXCEPT CHECK_EXC_MATCH "
+           "BEFORE_WITH WITH_EXCEPT_START MAKE_FUNCTION SET_FUNCTION_ATTRIBUTE GET_ITER",
+}
+_STEPS = {name: step for step, names in _GROUPS.items() for name in names.split()}
+
+
+# ---------------------------------------------------------------- comparing
+
+
+def _nargs(code: CodeType) -> int:
+    return (code.co_argcount + code.co_kwonlyargcount
+            + bool(code.co_flags & 0x04) + bool(code.co_flags & 0x08))
+
+
+def _signature(code: CodeType) -> tuple[Any, ...]:
+    return (code.co_argcount, code.co_posonlyargcount, code.co_kwonlyargcount,
+            code.co_varnames[:_nargs(code)], code.co_flags & _SIGNATURE_FLAGS,
+            code.co_freevars)
+
+
+def _first_difference(ours: set[tuple[Any, ...]], theirs: set[tuple[Any, ...]]) -> str:
+    """Where the closest pair of paths, one only in ``ours``, parts."""
+    path = min(ours - theirs, key=repr)
+    best, at = None, -1
+    for other in theirs:
+        k = 0
+        while k < min(len(path), len(other)) and path[k] == other[k]:
+            k += 1
+        if k > at:
+            best, at = other, k
+    mine = repr(path[at]) if at < len(path) else "(end)"
+    other = repr(best[at]) if best is not None and at < len(best) else "(end)"
+    return f"step {at + 1}: {mine[:200]} against {other[:200]}"
+
+
+def prove_equivalent(original: CodeType, candidate: CodeType) -> Verdict:
+    """Whether ``candidate`` does what ``original`` does on every path (see the module
+    docstring for what that covers). Never raises."""
+    if not _SUPPORTED:
+        return Verdict(False, f"not checked on Python {sys.version_info[0]}."
+                              f"{sys.version_info[1]}")
+    if _signature(original) != _signature(candidate):
+        return Verdict(False, "signatures or free variables differ")
+    try:
+        mine = Explorer(original)
+        theirs = Explorer(candidate)
+        a, b = mine.run(), theirs.run()
+    except Undecided as exc:
+        return Verdict(False, f"undecided: {exc}")
+    except (IndexError, KeyError, TypeError, ValueError) as exc:  # malformed bytecode
+        return Verdict(False, f"undecided: {type(exc).__name__}: {exc}")
+    if a != b:
+        side = "the original" if a - b else "the candidate"
+        diff = _first_difference(a, b) if a - b else _first_difference(b, a)
+        return Verdict(False, f"{len(a)} paths against {len(b)}; a path of {side} differs "
+                              f"at {diff}")
+    if mine.used.keys() != theirs.used.keys() or any(
+            len(keys) != 1 for keys in (*mine.used.values(), *theirs.used.values())):
+        return Verdict(False, "they make functions of different nested code")
+    for cid, keys in sorted(mine.used.items()):
+        code = mine.codes[next(iter(keys))]
+        inner = prove_equivalent(code, theirs.codes[next(iter(theirs.used[cid]))])
+        if not inner.equivalent:
+            prefix = "undecided: " if inner.reason.startswith("undecided") else ""
+            return Verdict(False, f"{prefix}nested {code.co_name}: {inner.reason}")
+    return Verdict(True, f"{len(a)} paths compared", len(a))

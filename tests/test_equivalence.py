@@ -1,0 +1,215 @@
+"""unveil.equivalence: showing that two code objects do the same thing.
+
+Two directions, both needed: recompiled code (and hand-written pairs that differ only in
+how values are kept) must be shown equivalent, and pairs that differ in anything a
+caller could see (an effect, its order or operands, a branch, an exception handler, the
+result) must not be."""
+# pyodide-compatible
+
+from __future__ import annotations
+
+import sys
+import textwrap
+from types import CodeType, FunctionType
+
+import pytest
+
+from unveil.decompiler.api import recompile
+from unveil.equivalence import prove_equivalent
+
+SUPPORTED = (3, 11) <= sys.version_info[:2] <= (3, 13)
+needs_support = pytest.mark.skipif(not SUPPORTED, reason="the checker models 3.11-3.13")
+
+
+def code_of(source: str, name: str = "f") -> CodeType:
+    namespace: dict[str, object] = {}
+    exec(compile(textwrap.dedent(source), "<test>", "exec", dont_inherit=True), namespace)
+    return namespace[name].__code__  # type: ignore[attr-defined, no-any-return]
+
+
+RECOMPILED = {
+    "calls": """
+        def f(a, b, *args, key=None, **kw):
+            x = g(a, b=b)
+            h(*args, **kw)
+            return k(x, a.attr, b[0], key=key)
+    """,
+    "branches": """
+        def f(a, b):
+            if a is None:
+                return g()
+            elif a in b and not b:
+                h(a)
+            return a if b else -a
+    """,
+    "try_except": """
+        def f(a):
+            try:
+                x = g(a)
+            except (KeyError, ValueError) as e:
+                h(e)
+                return None
+            except Exception:
+                raise
+            return x + 1
+    """,
+    "try_finally": """
+        def f(a):
+            try:
+                return g(a)
+            finally:
+                k()
+    """,
+    "with": """
+        def f(m, a):
+            with m as v, g(a):
+                h(v)
+            return v
+    """,
+    "containers": """
+        def f(a, b):
+            t = (a, b)
+            l = [a, *b]
+            d = {'x': a, **b}
+            l[0] = t
+            del l[1]
+            return g(l, d, t[1:], a[b:1])
+    """,
+    "closure": """
+        def f(a):
+            def inner(b):
+                return a + b
+            return inner(g(lambda: a))
+    """,
+    "strings_and_raise": """
+        def f(a, b):
+            assert a, f'{a!r:>{b}} and {b}'
+            if b:
+                raise ValueError('bad') from a
+            return a.x.y
+    """,
+}
+
+
+@needs_support
+@pytest.mark.parametrize("name", sorted(RECOMPILED))
+def test_recompiled_code_is_equivalent(name: str) -> None:
+    code = code_of(RECOMPILED[name])
+    verdict = prove_equivalent(code, recompile(code))
+    assert verdict.equivalent, verdict.reason
+    assert verdict.paths > 1 and "paths compared" in verdict.reason
+
+
+# the same effects on the same values in the same order, kept differently
+SAME = {
+    "temporaries": ("def f(a):\n    fn = h\n    t = g()\n    u = fn(t, a)\n    del t\n"
+                    "    return u",
+                    "def f(a):\n    return h(g(), a)"),
+    "list juggling": ("def f(x, y):\n    l = [x]\n    l.append(y)\n    l[0:0] = []\n"
+                      "    return k(*l)",
+                      "def f(x, y):\n    return k(x, y)"),
+    "is not": ("def f(a):\n    if not a is None:\n        return g()\n    return h()",
+               "def f(a):\n    if a is None:\n        return h()\n    return g()"),
+    "not in": ("def f(a, b):\n    if a not in b:\n        g()",
+               "def f(a, b):\n    if a in b:\n        pass\n    else:\n        g()"),
+    "dead store": ("def f(a):\n    unused = [a]\n    return g(a)",
+                   "def f(a):\n    return g(a)"),
+    "renamed function": ("def f(a):\n    def g(b):\n        return a + b\n    return k(g)",
+                         "def f(a):\n    def _f1(b):\n        return a + b\n"
+                         "    _f1.__name__ = 'g'\n"
+                         "    _f1.__qualname__ = _f1.__qualname__.removesuffix('_f1') + 'g'\n"
+                         "    return k(_f1)"),
+    "cell of a closure": ("def f(a):\n    return k((lambda: a).__closure__[0])",
+                          "def f(a):\n    c = (lambda: a).__closure__\n    return k(c[0])"),
+    "slice of own list": ("def f(a, b):\n    return g([a, b, a][1:])",
+                          "def f(a, b):\n    return g([b, a])"),
+}
+
+
+@needs_support
+@pytest.mark.parametrize("name", sorted(SAME))
+def test_same_behaviour_is_equivalent(name: str) -> None:
+    first, second = SAME[name]
+    verdict = prove_equivalent(code_of(first), code_of(second))
+    assert verdict.equivalent, verdict.reason
+
+
+# each pair differs in something a caller can observe
+DIFFERENT = {
+    "call order": ("def f():\n    g()\n    h()", "def f():\n    h()\n    g()"),
+    "argument order": ("def f(a, b):\n    return g(a, b)", "def f(a, b):\n    return g(b, a)"),
+    "constant": ("def f():\n    return g(1)", "def f():\n    return g(2)"),
+    "constant type": ("def f():\n    return g(1)", "def f():\n    return g(True)"),
+    "float constant": ("def f():\n    return g(1)", "def f():\n    return g(1.0)"),
+    "missing effect": ("def f(a):\n    g()\n    return a", "def f(a):\n    return a"),
+    "in / not in": ("def f(a, b):\n    return g(a in b)", "def f(a, b):\n    return g(a not in b)"),
+    "operator": ("def f(a, b):\n    return a + b", "def f(a, b):\n    return a - b"),
+    "comparison": ("def f(a, b):\n    return a < b", "def f(a, b):\n    return a <= b"),
+    "is / ==": ("def f(a):\n    return g() if a is None else h()",
+                "def f(a):\n    return g() if a == None else h()"),
+    "branches swapped": ("def f(a):\n    if a:\n        g()\n    else:\n        h()",
+                         "def f(a):\n    if a:\n        h()\n    else:\n        g()"),
+    "result": ("def f(a, b):\n    return a", "def f(a, b):\n    return b"),
+    "dropped handler": ("def f():\n    try:\n        g()\n    except KeyError:\n        h()",
+                        "def f():\n    g()"),
+    "handler type": ("def f():\n    try:\n        g()\n    except KeyError:\n        h()",
+                     "def f():\n    try:\n        g()\n    except ValueError:\n        h()"),
+    "finally": ("def f():\n    try:\n        g()\n    finally:\n        h()",
+                "def f():\n    g()\n    h()"),
+    "raise in handler": ("def f():\n    try:\n        g()\n    except:\n        pass\n    h()",
+                         "def f():\n    try:\n        g()\n    except:\n        h()\n"
+                         "        return\n    h()"),
+    "global read after a call": ("def f():\n    x = G\n    g()\n    return x",
+                                 "def f():\n    g()\n    return G"),
+    "list changed after escape": ("def f():\n    l = []\n    g(l)\n    l.append(1)\n    return l",
+                                  "def f():\n    l = [1]\n    g(l)\n    return l"),
+    "one list or two": ("def f():\n    l = []\n    return g(l, l)", "def f():\n    return g([], [])"),
+    "keyword name": ("def f(a):\n    return g(x=a)", "def f(a):\n    return g(y=a)"),
+    "keyword order": ("def f(a, b):\n    return g(x=a, y=b)", "def f(a, b):\n    return g(y=b, x=a)"),
+    "attribute": ("def f(o):\n    o.a = 1", "def f(o):\n    o.b = 1"),
+    "with vs enter/exit": ("def f(m):\n    with m:\n        g()",
+                           "def f(m):\n    m.__enter__()\n    g()\n    m.__exit__(None, None, None)"),
+    "unbound local": ("def f(a):\n    if a:\n        x = 1\n    return x",
+                      "def f(a):\n    x = 1\n    return x"),
+    "assert": ("def f(a):\n    assert a\n    return g()", "def f(a):\n    return g()"),
+    "signature": ("def f(a, b):\n    return g(a)", "def f(a, c):\n    return g(a)"),
+    "function name": ("def f(a):\n    def g(b):\n        return a + b\n    return k(g)",
+                      "def f(a):\n    def _f1(b):\n        return a + b\n"
+                      "    _f1.__name__ = 'h'\n    return k(_f1)"),
+    "nested code": ("def f(a):\n    return g(lambda: a + 1)",
+                    "def f(a):\n    return g(lambda: a + 2)"),
+}
+
+
+@needs_support
+@pytest.mark.parametrize("name", sorted(DIFFERENT))
+def test_different_behaviour_is_not_equivalent(name: str) -> None:
+    first, second = DIFFERENT[name]
+    a, b = code_of(first), code_of(second)
+    for x, y in ((a, b), (b, a)):
+        verdict = prove_equivalent(x, y)
+        assert not verdict.equivalent, verdict.reason
+        assert verdict.reason and "undecided" not in verdict.reason, verdict.reason
+
+
+@needs_support
+def test_what_is_not_modelled_is_undecided_not_equivalent() -> None:
+    code = code_of("def f(a):\n    for x in a:\n        g(x)")
+    verdict = prove_equivalent(code, code)
+    assert not verdict.equivalent and verdict.reason.startswith("undecided")
+
+
+@pytest.mark.skipif(SUPPORTED, reason="only where the checker does not run")
+def test_other_pythons_are_not_checked() -> None:
+    code = code_of("def f(a):\n    return a")
+    verdict = prove_equivalent(code, code)
+    assert not verdict.equivalent and "not checked on Python" in verdict.reason
+
+
+def test_negative_constant_as_power_base_keeps_its_parentheses() -> None:
+    """Found by the checker in the standard library: ``(-1) ** n`` came back as
+    ``-1 ** n``, and ``(-2.5).real`` as ``-2.5 .real``."""
+    code = code_of("def f(n, x):\n    return (-1) ** n + (-2.5).real + x")
+    f = FunctionType(recompile(code), {})
+    for n in (2, 3):
+        assert f(n, 1) == (-1) ** n + (-2.5).real + 1
