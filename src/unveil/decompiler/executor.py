@@ -40,6 +40,7 @@ from .exprs import (
     is_stable,
     name,
 )
+from .nodes import children
 
 _BINOPS: dict[str, type[ast.operator]] = {
     "+": ast.Add, "-": ast.Sub, "*": ast.Mult, "/": ast.Div, "//": ast.FloorDiv, "%": ast.Mod,
@@ -317,7 +318,7 @@ class Machine:
                 if n.name is None:
                     n.embedded = True  # type: ignore[attr-defined]
                 continue
-            todo.extend(ast.iter_child_nodes(n))
+            todo.extend(children(n))
         self.state.stmts.append(stmt)
 
     def flush(self, writes: tuple[str, ...] = ()) -> None:

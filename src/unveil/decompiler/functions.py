@@ -19,6 +19,7 @@ from . import cfg as cfg_mod
 from . import patterns
 from .executor import ClassBuild, Context
 from .exprs import Func, Names
+from .nodes import children, names_in
 from .render import Renderer
 from .structure import Structurer, Unstructurable
 from .translate import Translator
@@ -370,11 +371,13 @@ def unused_free_variables(code: CodeType, body: list[ast.stmt]) -> list[str]:
     """Free variables the body never names (hand-made bytecode, or reads only in code
     that cannot run), which a dead reference keeps free."""
     candidates = [f for f in code.co_freevars if f.isidentifier() and not f.startswith("__class")]
+    if not candidates:
+        return []
     own = _own_names(body)
     missing = [f for f in candidates if f not in own]
     if not missing:
         return []
-    anywhere = {n.id for s in body for n in ast.walk(s) if isinstance(n, ast.Name)}
+    anywhere = names_in(body)
     nested = [f for f in missing if f in anywhere]
     if nested:  # named only inside nested scopes, which may bind the name themselves
         free = _free_through_nested(code, body, nested)
@@ -397,7 +400,7 @@ def unbound_locals(code: CodeType, body: list[ast.stmt]) -> list[str]:
     missing = [n for n in dict.fromkeys(candidates) if n not in bound]
     if not missing:
         return []
-    named = {n.id for s in body for n in ast.walk(s) if isinstance(n, ast.Name)}
+    named = names_in(body)
     return [n for n in missing if n in named]
 
 
@@ -429,7 +432,7 @@ def _own_scope(body: list[ast.stmt]) -> Iterable[ast.AST]:
             else:
                 todo.extend(d for d in (*node.args.defaults, *node.args.kw_defaults) if d)
             continue
-        todo.extend(ast.iter_child_nodes(node))
+        todo.extend(children(node))
 
 
 def _own_bindings(body: list[ast.stmt]) -> set[str]:

@@ -16,6 +16,7 @@ from types import CodeType
 from typing import Any
 
 from .exprs import Shared, negate
+from .nodes import names_in, walk
 from .patterns import catches_all
 
 # ---------------------------------------------------------------- before rendering
@@ -177,8 +178,7 @@ def tidy(stmts: list[ast.stmt], code: CodeType | None = None,
         locals_: set[str] = set()
         if code is not None:
             locals_ = set(code.co_varnames) - set(code.co_cellvars)
-        slot_names = {n.id for s in body for n in ast.walk(s)
-                      if isinstance(n, ast.Name) and re.fullmatch(r"_*_s\d+", n.id)}
+        slot_names = {n for n in names_in(body) if re.fullmatch(r"_*_s\d+", n)}
         _inline_temps(body, temps, locals_ | temps | (slot_names - set(locals_)))
         _returns_into_try(body, temps)
     return body
@@ -239,7 +239,7 @@ def _inline_temps(body: list[ast.stmt], temps: set[str], stable: set[str]) -> No
     value goes in place (the statement evaluates nothing with effects before it)."""
     loads: dict[str, int] = {}
     stores: dict[str, int] = {}
-    for node in ast.walk(ast.Module(body=body, type_ignores=[])):
+    for node in walk(ast.Module(body=body, type_ignores=[])):
         if isinstance(node, ast.Name) and node.id in temps:
             counter = loads if isinstance(node.ctx, ast.Load) else stores
             counter[node.id] = counter.get(node.id, 0) + 1
@@ -380,7 +380,7 @@ def _returns_into_try(stmts: list[ast.stmt], temps: set[str]) -> None:
 
 
 def _names_any(stmts: list[ast.stmt], names: set[str]) -> bool:
-    return any(isinstance(n, ast.Name) and n.id in names for s in stmts for n in ast.walk(s))
+    return any(isinstance(n, ast.Name) and n.id in names for s in stmts for n in walk(s))
 
 
 def _tidy_block(stmts: list[ast.stmt], in_loop: bool, loop_body: bool = False) -> list[ast.stmt]:
