@@ -8,6 +8,7 @@ decompiles the code objects nested in it through the same class.
 from __future__ import annotations
 
 import ast
+import dis
 import sys
 from collections.abc import Iterable
 from types import CodeType
@@ -339,12 +340,16 @@ def docstring_of(code: CodeType) -> str | None:
     return None
 
 
+_DECLARING = frozenset(dis.opmap[n] for n in ("STORE_GLOBAL", "DELETE_GLOBAL", "STORE_DEREF",
+                                               "DELETE_DEREF") if n in dis.opmap)
+
+
 def declarations(code: CodeType) -> list[ast.stmt]:
     """``global``/``nonlocal`` statements the body needs to compile the same way."""
     globals_: list[str] = []
     nonlocals: list[str] = []
-    import dis
-
+    if _DECLARING.isdisjoint(code.co_code[::2]):  # (every code unit starts with its opcode)
+        return []
     for ins in dis.get_instructions(code):
         if ins.opname in ("STORE_GLOBAL", "DELETE_GLOBAL") and ins.argval not in globals_:
             globals_.append(ins.argval)
@@ -440,8 +445,11 @@ def _own_bindings(body: list[ast.stmt]) -> set[str]:
     3.12+ inlines into the scope), not those bound inside nested functions and classes."""
     out: set[str] = set()
     for node in _own_scope(body):
-        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
-            out.add(node.id)
+        if isinstance(node, ast.Name):
+            if not isinstance(node.ctx, ast.Load):
+                out.add(node.id)
+        elif isinstance(node, ast.expr):
+            continue  # (no other expression binds a name in the scope: lambdas have their own)
         elif isinstance(node, (ast.Global, ast.Nonlocal)):
             out.update(node.names)
         elif isinstance(node, ast.alias):

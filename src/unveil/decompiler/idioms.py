@@ -500,11 +500,10 @@ def _drop_duplicated_tails(stmts: list[ast.stmt]) -> None:
         tail = stmts[i + 1:]
         if not tail or not isinstance(tail[-1], ast.Return | ast.Raise) or len(tail) > 3:
             continue
-        key = [ast.dump(t) for t in tail]
         if isinstance(s, ast.For | ast.AsyncFor | ast.While) and s.orelse:
-            _cut_tail(s.orelse, key, keep_one=False)
+            _cut_tail(s.orelse, [ast.dump(t) for t in tail], keep_one=False)
         elif isinstance(s, ast.If) and not s.orelse:
-            _cut_tail(s.body, key, keep_one=True)
+            _cut_tail(s.body, [ast.dump(t) for t in tail], keep_one=True)
 
 
 def _cut_tail(body: list[ast.stmt], key: list[str], keep_one: bool) -> None:
