@@ -57,4 +57,7 @@ def test_children_are_iter_child_nodes() -> None:
 
 def test_names_in() -> None:
     body = ast.parse("def f(a):\n    b = a + c\n    return lambda: d\n").body
-    assert nodes.names_in(body) == {"b", "a", "c", "d"}
+    assert nodes.names_in(body) == {"a", "b", "c", "d"}
+    for tree in _trees():
+        stmts = tree.body if isinstance(tree, ast.Module) else [tree]
+        assert nodes.names_in(stmts) == {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}

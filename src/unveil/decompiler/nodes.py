@@ -37,4 +37,16 @@ def walk(node: ast.AST) -> Iterator[ast.AST]:
 
 def names_in(stmts: list[ast.stmt]) -> set[str]:
     """The ids of all ``Name`` nodes anywhere in ``stmts`` (nested scopes included)."""
-    return {n.id for s in stmts for n in walk(s) if isinstance(n, ast.Name)}
+    out: set[str] = set()
+    todo: list[ast.AST] = list(stmts)
+    for n in todo:  # (the list grows while it is read)
+        if isinstance(n, ast.Name):
+            out.add(n.id)
+            continue  # (its only child is its context)
+        for name in n._fields:
+            value = getattr(n, name, None)
+            if isinstance(value, _AST):
+                todo.append(value)
+            elif isinstance(value, list):
+                todo.extend([v for v in value if isinstance(v, _AST)])
+    return out
