@@ -154,7 +154,8 @@ def main() -> int:
         if k % 50 == 0:
             print(f"  ... {k}/{len(files)} files", file=sys.stderr)
         for code, node in functions(path):
-            where = f"{os.path.basename(path)}:{code.co_firstlineno} {code.co_qualname}"
+            name = getattr(code, "co_qualname", code.co_name)
+            where = f"{os.path.basename(path)}:{code.co_firstlineno} {name}"
             try:
                 again = recompile(code)
             except Exception:  # noqa: BLE001 (counted, not the subject here)

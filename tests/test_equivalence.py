@@ -17,8 +17,8 @@ import pytest
 from unveil.decompiler.api import recompile
 from unveil.equivalence import prove_equivalent
 
-SUPPORTED = (3, 11) <= sys.version_info[:2] <= (3, 13)
-needs_support = pytest.mark.skipif(not SUPPORTED, reason="the checker models 3.11-3.13")
+SUPPORTED = (3, 10) <= sys.version_info[:2] <= (3, 13)
+needs_support = pytest.mark.skipif(not SUPPORTED, reason="the checker models 3.10-3.13")
 
 
 def code_of(source: str, name: str = "f") -> CodeType:
@@ -80,6 +80,14 @@ RECOMPILED = {
             def inner(b):
                 return a + b
             return inner(g(lambda: a))
+    """,
+    "functions_in_branches": """
+        def f(a):
+            if a:
+                g = lambda: 1
+            else:
+                g = lambda: 2
+            return k(g)
     """,
     "strings_and_raise": """
         def f(a, b):
@@ -176,6 +184,11 @@ DIFFERENT = {
     "function name": ("def f(a):\n    def g(b):\n        return a + b\n    return k(g)",
                       "def f(a):\n    def _f1(b):\n        return a + b\n"
                       "    _f1.__name__ = 'h'\n    return k(_f1)"),
+    "functions swapped between branches": (
+        "def f(a):\n    if a:\n        g = lambda: 1\n    else:\n        g = lambda: 2\n"
+        "    return k(g)",
+        "def f(a):\n    if a:\n        g = lambda: 2\n    else:\n        g = lambda: 1\n"
+        "    return k(g)"),
     "nested code": ("def f(a):\n    return g(lambda: a + 1)",
                     "def f(a):\n    return g(lambda: a + 2)"),
 }

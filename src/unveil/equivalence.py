@@ -14,17 +14,23 @@ does that anyone outside the frame could see:
   path goes on in the handler).
 
 Values are terms: arguments, constants, results of earlier effects (``("res", k)``),
-globals and cell contents read after ``k`` effects. Lists, dicts and sets the frame
-builds itself are followed exactly (item stores, slices, ``extend``...) until they
-escape into an effect; then their contents at that moment are part of the effect, and
-later changes are effects too. Locals are not observable; their names and the order of
-pure steps (loads, stack shuffles, building tuples) do not matter.
+globals and cell contents read after ``k`` effects. Lists, dicts (string keys) and
+functions the frame makes itself are followed exactly (item stores, slices,
+``extend``, ``__name__``...) until they escape into an effect; then their contents at
+that moment are part of the effect, and later changes are effects too.
+
+Not compared, by design: local variables (their names, and what ``locals()`` or a frame
+inspection would show), the order of pure steps (loads, stack shuffles, building
+tuples), line numbers, and the names and ``__qualname__`` of nested functions' code
+(recompiled code is compiled inside a wrapper function; they show only in reprs and
+tracebacks). A function's ``__name__`` is compared.
 
 The two code objects are equivalent when their sets of paths are equal, signature and
-free variables included. The check is conservative: anything it cannot model (loops,
-generators, class bodies, ``match``, sets, too many paths or steps, Python other than
-3.11-3.13) makes it
-undecided, which callers treat like "not shown". It needs only :mod:`dis`.
+free variables included, and so are the nested code objects whose functions escape. The
+check is conservative: what it does not model (loops, generators, class bodies,
+``match``, sets, more than ``MAX_PATHS`` paths or ``MAX_STEPS`` steps, Python other than
+3.10-3.13) makes it undecided, which callers treat like "not shown". It needs only
+:mod:`dis`.
 """
 
 from __future__ import annotations
@@ -41,10 +47,12 @@ from .bytecode.exceptions import parse_exception_table
 __all__ = ["Verdict", "prove_equivalent"]
 
 MAX_PATHS = 4096
-MAX_STEPS = 100_000  # instructions executed, all paths together
+MAX_STEPS = 50_000  # instructions executed, all paths together
+MAX_BACK_JUMPS = 8  # on one path: more is a loop, which is not checked
 
-_NULL_FIRST = sys.version_info < (3, 13)  # 3.11/3.12 push NULL below the callable
-_SUPPORTED = (3, 11) <= sys.version_info[:2] <= (3, 13)
+_NULL_FIRST = sys.version_info < (3, 13)  # 3.10-3.12 push NULL below the callable
+_BLOCKS = sys.version_info < (3, 11)  # 3.10 sets up handlers at run time (a block stack)
+_SUPPORTED = (3, 10) <= sys.version_info[:2] <= (3, 13)
 _SIGNATURE_FLAGS = 0x04 | 0x08 | 0x20 | 0x80 | 0x100 | 0x200  # varargs, varkw, generators...
 
 Term = tuple  # a symbolic value; see the module docstring
@@ -107,12 +115,15 @@ class State:
     kw_names: Term | None = None
     bools: set[Term] = field(default_factory=set)  # terms known to be True or False
     canon: dict[Any, int] = field(default_factory=dict)  # object or code -> order seen
+    # 3.10: (handler offset or None for an active handler, stack level)
+    blocks: list[tuple[int | None, int]] = field(default_factory=list)
+    back_jumps: int = 0
 
     def fork(self) -> State:
         return State(self.pc, list(self.stack), dict(self.local),
                      {k: o.copy() for k, o in self.heap.items()}, list(self.trace),
                      self.effects, self.exc_info, self.kw_names, set(self.bools),
-                     dict(self.canon))
+                     dict(self.canon), list(self.blocks), self.back_jumps)
 
 
 # ---------------------------------------------------------------- the explorer
@@ -129,7 +140,7 @@ class Explorer:
         for i in reversed(raw):  # a jump may land on the EXTENDED_ARG of its target
             if i.opname == "EXTENDED_ARG":
                 self.index[i.offset] = self.index[i.offset + 2]
-        self.handlers = parse_exception_table(code)
+        self.handlers = [] if _BLOCKS else parse_exception_table(code)
         self.paths: set[tuple[Any, ...]] = set()
         # its nested code objects by (name, k-th of that name); those whose functions are
         # seen outside the frame are compared too
@@ -138,7 +149,8 @@ class Explorer:
             if isinstance(const, CodeType):
                 k = sum(key[0] == const.co_name for key in self.codes)
                 self.codes[const.co_name, k] = const
-        self.used: dict[int, set[tuple[str, int]]] = {}  # canonical id -> code keys
+        # each path's nested code objects, in the order the path shows them
+        self.path_codes: dict[tuple[Any, ...], set[tuple[tuple[str, int], ...]]] = {}
         self.next_obj = 0
         self.steps = 0
         self.work: list[State] = []
@@ -158,7 +170,12 @@ class Explorer:
         return self.paths
 
     def end(self, state: State, what: Term) -> None:
-        self.paths.add((*state.trace, what))
+        self.add_path(state, (*state.trace, what))
+
+    def add_path(self, state: State, path: tuple[Any, ...]) -> None:
+        self.paths.add(path)
+        codes = tuple(key[1:] for key in state.canon if type(key) is tuple)
+        self.path_codes.setdefault(path, set()).add(codes)
 
     def walk(self, state: State) -> None:
         while True:
@@ -175,8 +192,13 @@ class Explorer:
 
     def jump(self, state: State, ins: dis.Instruction) -> None:
         # backward jumps are common outside loops too (3.11+ moves cold blocks to the
-        # end); loops end in FOR_ITER (not modelled) or in the step and path limits
-        state.pc = self.index[ins.argval]
+        # end), but not many on one path
+        target = self.index[ins.argval]
+        if target < state.pc:
+            state.back_jumps += 1
+            if state.back_jumps > MAX_BACK_JUMPS:
+                raise Undecided("loops are not checked")
+        state.pc = target
 
     # -- effects and exceptions
 
@@ -188,18 +210,31 @@ class Explorer:
         if state.exc_info != ("exc_info0",):
             rendered += (("exc_info", self.render(state, state.exc_info)),)
         state.trace.append(rendered)
-        self.raise_(state.fork(), ("exc", k), forked=True)
+        if self.handled(state):
+            self.raise_(state.fork(), ("exc", k), forked=True)
+        else:  # the common case, without copying the state
+            self.add_path(state, (*state.trace, ("raised",), ("raise", ("exc", k))))
         result = ("res", k)
         if result_bool:
             state.bools.add(result)
         return result
 
+    def handled(self, state: State) -> bool:
+        """Whether an exception raised now has a handler in this frame."""
+        if _BLOCKS:
+            return any(target is not None for target, _ in state.blocks)
+        offset = self.instrs[state.pc - 1].offset
+        return any(h.start <= offset < h.end for h in self.handlers)
+
     def raise_(self, state: State, exc: Term, *, forked: bool = False) -> None:
         """Raise ``exc`` at the current instruction: to its handler, or out of the frame."""
-        offset = self.instrs[state.pc - 1].offset
-        handler = next((h for h in self.handlers if h.start <= offset < h.end), None)
         if forked:
             state.trace.append(("raised",))
+        if _BLOCKS:
+            self.raise_to_block(state, exc)
+            return
+        offset = self.instrs[state.pc - 1].offset
+        handler = next((h for h in self.handlers if h.start <= offset < h.end), None)
         if handler is None:
             self.end(state, ("raise", self.render(state, exc)))
             return
@@ -209,6 +244,26 @@ class Explorer:
         state.stack.append(exc)
         state.pc = self.index[handler.target]
         self.work.append(state)
+
+    def raise_to_block(self, state: State, exc: Term) -> None:
+        """3.10: unwind the block stack to the innermost handler, which finds the old
+        exception (traceback, value, type) and the new one pushed."""
+        while state.blocks:
+            target, level = state.blocks.pop()
+            if target is None:  # leaving a handler: the exception it handled is restored
+                del state.stack[level + 3:]
+                state.exc_info = state.stack[-1][1]
+                del state.stack[level:]
+                continue
+            del state.stack[level:]
+            state.blocks.append((None, level))
+            state.stack.extend(_exc_triple(state.exc_info))
+            state.exc_info = exc
+            state.stack.extend(_exc_triple(exc))
+            state.pc = self.index[target]
+            self.work.append(state)
+            return
+        self.end(state, ("raise", self.render(state, exc)))
 
     # -- values
 
@@ -261,9 +316,7 @@ class Explorer:
                 obj.escaped = True
             return ("object", cid, obj.kind, items)
         if term[0] == "code":  # named by order of appearance, compared at the end
-            cid = state.canon.setdefault(term, len(state.canon))
-            self.used.setdefault(cid, set()).add(term[1:])
-            return ("code", cid)
+            return ("code", state.canon.setdefault(term, len(state.canon)))
         if term[0] in ("const", "arg", "res", "exc", "global", "deref", "null"):
             return term
         return tuple(self.render(state, t, escape, seen) for t in term)
@@ -426,10 +479,11 @@ def _outside(ex: Explorer, st: State, ins: dis.Instruction) -> bool:
     op, s = ins.opname, st.stack
     if op == "LOAD_GLOBAL":
         value = ("global", ins.argval, st.effects)
-        if ins.arg & 1 and _NULL_FIRST:
+        null = not _BLOCKS and ins.arg & 1  # 3.11+: the low bit asks for a NULL
+        if null and _NULL_FIRST:
             s.append(NULL)
         s.append(value)
-        if ins.arg & 1 and not _NULL_FIRST:
+        if null and not _NULL_FIRST:
             s.append(NULL)
     elif op == "LOAD_DEREF":
         s.append(("deref", ins.argval, st.effects))
@@ -505,10 +559,13 @@ def _calls(ex: Explorer, st: State, ins: dis.Instruction) -> bool:
     # CALL_FUNCTION_EX
     kwargs = s.pop() if ins.arg & 1 else None
     star = s.pop()
-    second, first = s.pop(), s.pop()
-    if (first == NULL) == (second == NULL):
-        raise Undecided("CALL_FUNCTION_EX without a NULL beside the callable")
-    fn = second if first == NULL else first
+    if _BLOCKS:
+        fn = s.pop()
+    else:
+        second, first = s.pop(), s.pop()
+        if (first == NULL) == (second == NULL):
+            raise Undecided("CALL_FUNCTION_EX without a NULL beside the callable")
+        fn = second if first == NULL else first
     items = ex.items_of(st, star)
     positional = items if items is not None else [("star", star)]
     names: list[str] = []
@@ -763,7 +820,10 @@ def _flow(ex: Explorer, st: State, ins: dis.Instruction) -> bool:
         return False
     elif op == "RERAISE":
         exc = s.pop()
-        if ins.arg:
+        if _BLOCKS:  # 3.10: the (type, value, traceback) a handler found
+            del s[-2:]
+            exc = exc[1]
+        elif ins.arg:
             s.pop()
         ex.raise_(st, exc)
         return False
@@ -772,6 +832,10 @@ def _flow(ex: Explorer, st: State, ins: dis.Instruction) -> bool:
         s.append(st.exc_info)
         st.exc_info = exc
         s.append(exc)
+    elif op == "POP_EXCEPT" and _BLOCKS:
+        target, level = st.blocks.pop()
+        st.exc_info = s[-1][1]
+        del s[-3:]
     elif op == "POP_EXCEPT":
         st.exc_info = s.pop()
     elif op == "CHECK_EXC_MATCH":
@@ -783,8 +847,10 @@ def _flow(ex: Explorer, st: State, ins: dis.Instruction) -> bool:
         s.append(("exit_of", entered))
         s.append(entered)
     elif op == "WITH_EXCEPT_START":
-        s.append(ex.effect(st, "call", s[-4], ("exc_args", s[-1]), (), ()))
+        exit_fn, exc = (s[-7], s[-1][1]) if _BLOCKS else (s[-4], s[-1])
+        s.append(ex.effect(st, "call", exit_fn, ("exc_args", exc), (), ()))
     elif op == "MAKE_FUNCTION":
+        qualname = s.pop() if _BLOCKS else None
         code = s.pop()
         parts = []
         if sys.version_info < (3, 13):
@@ -794,7 +860,7 @@ def _flow(ex: Explorer, st: State, ins: dis.Instruction) -> bool:
         made = ex.codes[code[1:]]
         s.append(ex.new_obj(st, "function", [code, tuple(sorted(parts)),
                                              const_term(made.co_name),
-                                             const_term(made.co_qualname)]))
+                                             qualname or const_term(made.co_qualname)]))
     elif op == "SET_FUNCTION_ATTRIBUTE":
         fn, value = s.pop(), s.pop()
         obj = ex.local_obj(st, fn)
@@ -804,6 +870,63 @@ def _flow(ex: Explorer, st: State, ins: dis.Instruction) -> bool:
         s.append(fn)
     elif op == "GET_ITER":
         s.append(ex.effect(st, "iter", s.pop()))
+    return True
+
+
+_BINARY_310 = {
+    "POWER", "MULTIPLY", "MATRIX_MULTIPLY", "FLOOR_DIVIDE", "TRUE_DIVIDE", "MODULO", "ADD",
+    "SUBTRACT", "LSHIFT", "RSHIFT", "AND", "XOR", "OR"}
+
+
+def _exc_triple(exc: Term) -> list[Term]:
+    """What 3.10 pushes for an exception: its traceback, value and type (type on top)."""
+    return [("exc_tb", exc), ("exc_value", exc), ("exc_type", exc)]
+
+
+def _py310(ex: Explorer, st: State, ins: dis.Instruction) -> bool:
+    """3.10's own instructions: the block stack, named operators, older calls."""
+    op, s = ins.opname, st.stack
+    if op == "SETUP_FINALLY":
+        st.blocks.append((ins.argval, len(s)))
+    elif op == "SETUP_WITH":
+        entered = ex.effect(st, "with_enter", s.pop())
+        s.append(("exit_of", entered))
+        st.blocks.append((ins.argval, len(s)))
+        s.append(entered)
+    elif op == "POP_BLOCK":
+        st.blocks.pop()
+    elif op == "JUMP_IF_NOT_EXC_MATCH":
+        kind, found = s.pop(), s.pop()
+        match = ex.effect(st, "except_match", found[1], kind, result_bool=True)
+        return ex.branch(st, match, False, ins)
+    elif op == "JUMP_ABSOLUTE":
+        ex.jump(st, ins)
+    elif op == "DUP_TOP":
+        s.append(s[-1])
+    elif op == "DUP_TOP_TWO":
+        s.extend(s[-2:])
+    elif op.startswith("ROT_"):
+        n = {"ROT_TWO": 2, "ROT_THREE": 3, "ROT_FOUR": 4}.get(op, ins.arg)
+        s.insert(len(s) - n, s.pop())
+    elif op in ("CALL_FUNCTION", "CALL_FUNCTION_KW", "CALL_METHOD"):
+        names = s.pop() if op == "CALL_FUNCTION_KW" else None
+        args = s[len(s) - ins.arg:] if ins.arg else []
+        del s[len(s) - ins.arg:]
+        if op == "CALL_METHOD":
+            second, first = s.pop(), s.pop()
+            fn, args = (second, args) if first == NULL else (first, [second, *args])
+        else:
+            fn = s.pop()
+        kwnames = tuple(n[2] for n in names[1:]) if names is not None else ()
+        kwvalues = args[len(args) - len(kwnames):] if kwnames else []
+        args = args[:len(args) - len(kwnames)]
+        s.append(ex.call(st, fn, args, kwnames, kwvalues))
+    else:  # BINARY_X / INPLACE_X: the opcode names the operator
+        right, left = s.pop(), s.pop()
+        if op == "BINARY_ADD" and left[:2] == right[:2] == ("const", "str"):
+            s.append(const_term(_const_value(left) + _const_value(right)))
+        else:
+            s.append(ex.effect(st, "BINARY_OP", op, left, right))
     return True
 
 
@@ -832,6 +955,12 @@ _GROUPS = {
            "RETURN_VALUE RAISE_VARARGS RERAISE PUSH_EXC_INFO POP_EXCEPT CHECK_EXC_MATCH "
            "BEFORE_WITH WITH_EXCEPT_START MAKE_FUNCTION SET_FUNCTION_ATTRIBUTE GET_ITER",
 }
+if _BLOCKS:
+    _GROUPS[_py310] = ("SETUP_FINALLY SETUP_WITH POP_BLOCK JUMP_IF_NOT_EXC_MATCH JUMP_ABSOLUTE "
+                       "DUP_TOP DUP_TOP_TWO ROT_TWO ROT_THREE ROT_FOUR ROT_N CALL_FUNCTION "
+                       "CALL_FUNCTION_KW CALL_METHOD "
+                       + " ".join(f"{kind}_{name}" for kind in ("BINARY", "INPLACE")
+                                  for name in sorted(_BINARY_310)))
 _STEPS = {name: step for step, names in _GROUPS.items() for name in names.split()}
 
 
@@ -885,12 +1014,15 @@ def prove_equivalent(original: CodeType, candidate: CodeType) -> Verdict:
         diff = _first_difference(a, b) if a - b else _first_difference(b, a)
         return Verdict(False, f"{len(a)} paths against {len(b)}; a path of {side} differs "
                               f"at {diff}")
-    if mine.used.keys() != theirs.used.keys() or any(
-            len(keys) != 1 for keys in (*mine.used.values(), *theirs.used.values())):
-        return Verdict(False, "they make functions of different nested code")
-    for cid, keys in sorted(mine.used.items()):
-        code = mine.codes[next(iter(keys))]
-        inner = prove_equivalent(code, theirs.codes[next(iter(theirs.used[cid]))])
+    pairs: set[tuple[tuple[str, int], tuple[str, int]]] = set()
+    for path in a:  # the functions a path passes on, in the order it shows them
+        ours, other = mine.path_codes[path], theirs.path_codes[path]
+        if len(ours) != 1 or len(other) != 1:
+            return Verdict(False, "undecided: a path makes different functions in one of them")
+        pairs.update(zip(next(iter(ours)), next(iter(other)), strict=True))
+    for key, other_key in sorted(pairs):
+        code = mine.codes[key]
+        inner = prove_equivalent(code, theirs.codes[other_key])
         if not inner.equivalent:
             prefix = "undecided: " if inner.reason.startswith("undecided") else ""
             return Verdict(False, f"{prefix}nested {code.co_name}: {inner.reason}")
