@@ -69,7 +69,7 @@ def _renumbered(text: str, numbers: dict[str, str]) -> str:
     return _COUNTED.sub(number, text)
 
 
-def _dump(path: Path, *, other_handler: bool) -> dict[str, str]:
+def _dump(path: Path, *, other_handler: bool, backend: str = "eager") -> dict[str, str]:
     """The dump (file name -> text) of compiling ``breaks_and_branches`` for four inputs
     (recompiles too), compile times left out and counted names renumbered."""
     torch._dynamo.reset()
@@ -78,7 +78,7 @@ def _dump(path: Path, *, other_handler: bool) -> dict[str, str]:
         trace_log.addHandler(other)
     try:
         with unveil.prepare_debug(path), contextlib.redirect_stdout(io.StringIO()):
-            compiled = torch.compile(breaks_and_branches, backend="eager")
+            compiled = torch.compile(breaks_and_branches, backend=backend)
             for x, n in [(torch.ones(3), 2), (-torch.ones(3), 2), (torch.ones(3), 3),
                          (torch.ones(2, 2, dtype=torch.float64), 2)]:
                 compiled(x, n)
@@ -102,12 +102,15 @@ def _dump(path: Path, *, other_handler: bool) -> dict[str, str]:
     return {"manifest.json": text, **files}
 
 
-def test_same_dump_with_and_without_other_handlers(tmp_path: Path,
+@pytest.mark.parametrize("backend", ["eager", "aot_eager", "inductor"])
+def test_same_dump_with_and_without_other_handlers(backend: str, tmp_path: Path,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     _no_other_handlers(monkeypatch)
-    # one call site: the manifest's stacks reach up to this test
-    filtered, everything = (_dump(tmp_path / str(other), other_handler=other)
-                            for other in (False, True))
+    # one call site: the manifest's stacks reach up to this test; the first dump fills
+    # Inductor's caches, so that the two compared ones both hit them
+    _, filtered, everything = (_dump(tmp_path / str(other), other_handler=bool(other),
+                                     backend=backend)
+                               for other in (None, False, True))
     assert filtered == everything
     frames = json.loads(filtered["manifest.json"])["frames"]
     assert any(f["graph_breaks"] for f in frames) and any(f["recompile_reasons"] for f in frames)
