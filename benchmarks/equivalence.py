@@ -28,19 +28,36 @@ import textwrap
 import time
 import types
 import warnings
+import zipfile
 from typing import Any
 
 from unveil.decompiler.api import recompile
 from unveil.equivalence import prove_equivalent
 
 
-def functions(path: str) -> list[tuple[types.CodeType, ast.AST]]:
-    """(code, def node) of every plain function in the file."""
+def sources(lib: str) -> list[tuple[str, str]]:
+    """(path, source) of the top-level modules of the standard library ``lib`` (a folder,
+    or the zip file Pyodide keeps it in)."""
+    if os.path.isdir(lib):
+        out = []
+        for path in sorted(glob.glob(os.path.join(lib, "*.py"))):
+            try:
+                out.append((path, open(path, encoding="utf-8").read()))
+            except (OSError, UnicodeDecodeError):
+                pass
+        return out
+    archive = lib[:lib.index(".zip") + 4]
+    with zipfile.ZipFile(archive) as zf:
+        return [(f"{archive}/{name}", zf.read(name).decode("utf-8")) for name in sorted(zf.namelist())
+                if name.endswith(".py") and "/" not in name]
+
+
+def functions(path: str, source: str) -> list[tuple[types.CodeType, ast.AST]]:
+    """(code, def node) of every plain function in the source."""
     try:
-        source = open(path, encoding="utf-8").read()
         tree = ast.parse(source)
         module = compile(tree, path, "exec", dont_inherit=True)
-    except (SyntaxError, ValueError, UnicodeDecodeError):
+    except (SyntaxError, ValueError):
         return []
     nodes = {(n.name, n.lineno): n for n in ast.walk(tree)
              if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)}
@@ -142,18 +159,17 @@ def main() -> int:
     parser.add_argument("--show", type=int, default=10, help="list this many differences")
     args = parser.parse_args()
     warnings.simplefilter("ignore")
-    lib = os.path.dirname(os.__file__)
-    files = sorted(glob.glob(os.path.join(lib, "*.py")))[:args.limit or None]
+    files = sources(os.path.dirname(os.__file__))[:args.limit or None]
     counts: collections.Counter[str] = collections.Counter()
     undecided: collections.Counter[str] = collections.Counter()
     different: list[str] = []
     fooled: list[str] = []
     mutants: collections.Counter[str] = collections.Counter()
     started = time.perf_counter()
-    for k, path in enumerate(files):
+    for k, (path, source) in enumerate(files):
         if k % 50 == 0:
             print(f"  ... {k}/{len(files)} files", file=sys.stderr)
-        for code, node in functions(path):
+        for code, node in functions(path, source):
             name = getattr(code, "co_qualname", code.co_name)
             where = f"{os.path.basename(path)}:{code.co_firstlineno} {name}"
             try:

@@ -29,7 +29,7 @@ The two code objects are equivalent when their sets of paths are equal, signatur
 free variables included, and so are the nested code objects whose functions escape. The
 check is conservative: what it does not model (loops, generators, class bodies,
 ``match``, sets, more than ``MAX_PATHS`` paths or ``MAX_STEPS`` steps, Python other than
-3.10-3.13) makes it undecided, which callers treat like "not shown". It needs only
+3.10-3.14) makes it undecided, which callers treat like "not shown". It needs only
 :mod:`dis`.
 """
 
@@ -52,7 +52,8 @@ MAX_BACK_JUMPS = 8  # on one path: more is a loop, which is not checked
 
 _NULL_FIRST = sys.version_info < (3, 13)  # 3.10-3.12 push NULL below the callable
 _BLOCKS = sys.version_info < (3, 11)  # 3.10 sets up handlers at run time (a block stack)
-_SUPPORTED = (3, 10) <= sys.version_info[:2] <= (3, 13)
+_PY314 = sys.version_info >= (3, 14)  # kwargs slot in CALL_FUNCTION_EX, LOAD_SPECIAL, ...
+_SUPPORTED = (3, 10) <= sys.version_info[:2] <= (3, 14)
 _SIGNATURE_FLAGS = 0x04 | 0x08 | 0x20 | 0x80 | 0x100 | 0x200  # varargs, varkw, generators...
 
 Term = tuple  # a symbolic value; see the module docstring
@@ -83,6 +84,8 @@ def const_term(value: Any) -> Term:
         return ("tuple", *(const_term(v) for v in value))
     if isinstance(value, CodeType):  # numbered among its namesakes, in co_consts order
         return ("code", value.co_name)
+    if type(value) is slice:  # 3.14 folds constant slices
+        return ("slice", *(const_term(v) for v in (value.start, value.stop, value.step)))
     if type(value) is frozenset:
         return ("const", "frozenset", repr(sorted(map(repr, value))), bool(value))
     return ("const", type(value).__name__, repr(value), bool(value))
@@ -438,6 +441,12 @@ def _pure_stack(ex: Explorer, st: State, ins: dis.Instruction) -> bool:
         return False
     elif op == "LOAD_ASSERTION_ERROR":
         s.append(("builtin", "AssertionError"))
+    elif op == "LOAD_COMMON_CONSTANT":  # 3.14: AssertionError, NotImplementedError, ...
+        s.append(("builtin", ins.argrepr))
+    elif op == "LOAD_SMALL_INT":
+        s.append(const_term(ins.argval))
+    elif op == "POP_ITER":
+        s.pop()
     elif op == "KW_NAMES":  # 3.11's dis does not resolve its constant
         st.kw_names = const_term(ex.code.co_consts[ins.arg])
     return True
@@ -447,7 +456,8 @@ def _locals(ex: Explorer, st: State, ins: dis.Instruction) -> bool:
     """Fast locals: pure, except that reading or deleting an unbound one raises."""
     op, s = ins.opname, st.stack
     names = ins.argval if isinstance(ins.argval, tuple) else (ins.argval,)
-    if op in ("LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_LOAD_FAST"):
+    if op in ("LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_LOAD_FAST", "LOAD_FAST_BORROW",
+              "LOAD_FAST_BORROW_LOAD_FAST_BORROW"):
         for name in names:
             value = st.local.get(name, UNBOUND)
             if value is UNBOUND or value == UNBOUND:
@@ -557,7 +567,11 @@ def _calls(ex: Explorer, st: State, ins: dis.Instruction) -> bool:
         s.append(ex.call(st, fn, args, kwnames, kwvalues))
         return True
     # CALL_FUNCTION_EX
-    kwargs = s.pop() if ins.arg & 1 else None
+    if _PY314:  # a kwargs slot, NULL when there are none
+        kwargs = s.pop()
+        kwargs = None if kwargs == NULL else kwargs
+    else:
+        kwargs = s.pop() if ins.arg & 1 else None
     star = s.pop()
     if _BLOCKS:
         fn = s.pop()
@@ -603,6 +617,9 @@ def _operators(ex: Explorer, st: State, ins: dis.Instruction) -> bool:
         s.append(result)
     elif op in ("BINARY_OP", "COMPARE_OP"):
         right, left = s.pop(), s.pop()
+        if op == "BINARY_OP" and ins.argrepr == "[]":  # 3.14's subscript
+            s.append(_getitem(ex, st, left, right))
+            return True
         if op == "BINARY_OP" and ins.argrepr == "+" and left[:2] == right[:2] == ("const", "str"):
             s.append(const_term(_const_value(left) + _const_value(right)))
             return True
@@ -647,8 +664,10 @@ def _containers(ex: Explorer, st: State, ins: dis.Instruction) -> bool:
     if op in ("BUILD_TUPLE", "BUILD_LIST", "BUILD_SET", "BUILD_SLICE"):
         items = s[len(s) - n:] if n else []
         del s[len(s) - n:]
-        if op == "BUILD_TUPLE" or op == "BUILD_SLICE":
-            s.append(("tuple" if op == "BUILD_TUPLE" else "slice", *items))
+        if op == "BUILD_SLICE":
+            s.append(("slice", *items, NONE) if n == 2 else ("slice", *items))
+        elif op == "BUILD_TUPLE":
+            s.append(("tuple", *items))
         elif op == "BUILD_SET":
             raise Undecided("sets are not modelled")
         else:
@@ -709,10 +728,10 @@ def _containers(ex: Explorer, st: State, ins: dis.Instruction) -> bool:
         else:
             s.append(("tuple", *obj.items))
     elif op in ("BINARY_SUBSCR", "BINARY_SLICE"):
-        key = s.pop() if op == "BINARY_SUBSCR" else ("slice", *reversed([s.pop(), s.pop()]))
+        key = s.pop() if op == "BINARY_SUBSCR" else ("slice", *reversed([s.pop(), s.pop()]), NONE)
         s.append(_getitem(ex, st, s.pop(), key))
     elif op in ("STORE_SUBSCR", "STORE_SLICE"):
-        key = s.pop() if op == "STORE_SUBSCR" else ("slice", *reversed([s.pop(), s.pop()]))
+        key = s.pop() if op == "STORE_SUBSCR" else ("slice", *reversed([s.pop(), s.pop()]), NONE)
         container, value = s.pop(), s.pop()
         _setitem(ex, st, container, key, value)
     elif op == "DELETE_SUBSCR":
@@ -846,8 +865,11 @@ def _flow(ex: Explorer, st: State, ins: dis.Instruction) -> bool:
         entered = ex.effect(st, "with_enter", manager)
         s.append(("exit_of", entered))
         s.append(entered)
+    elif op == "LOAD_SPECIAL":  # 3.14: ``__enter__``/``__exit__`` looked up on the type
+        s.append(ex.effect(st, "special", s.pop(), ins.argrepr))
+        s.append(NULL)
     elif op == "WITH_EXCEPT_START":
-        exit_fn, exc = (s[-7], s[-1][1]) if _BLOCKS else (s[-4], s[-1])
+        exit_fn, exc = (s[-7], s[-1][1]) if _BLOCKS else (s[-5] if _PY314 else s[-4], s[-1])
         s.append(ex.effect(st, "call", exit_fn, ("exc_args", exc), (), ()))
     elif op == "MAKE_FUNCTION":
         qualname = s.pop() if _BLOCKS else None
@@ -932,8 +954,10 @@ def _py310(ex: Explorer, st: State, ins: dis.Instruction) -> bool:
 
 _GROUPS = {
     _pure_stack: "NOP RESUME CACHE POP_TOP PUSH_NULL COPY SWAP LOAD_CONST RETURN_CONST "
-                 "LOAD_ASSERTION_ERROR KW_NAMES NOT_TAKEN",
-    _locals: "LOAD_FAST LOAD_FAST_CHECK LOAD_FAST_LOAD_FAST LOAD_FAST_AND_CLEAR STORE_FAST "
+                 "LOAD_ASSERTION_ERROR KW_NAMES NOT_TAKEN LOAD_COMMON_CONSTANT LOAD_SMALL_INT "
+                 "POP_ITER",
+    _locals: "LOAD_FAST LOAD_FAST_CHECK LOAD_FAST_LOAD_FAST LOAD_FAST_BORROW "
+             "LOAD_FAST_BORROW_LOAD_FAST_BORROW LOAD_FAST_AND_CLEAR STORE_FAST "
              "STORE_FAST_STORE_FAST STORE_FAST_LOAD_FAST DELETE_FAST",
     _outside: "LOAD_GLOBAL LOAD_DEREF LOAD_CLOSURE MAKE_CELL COPY_FREE_VARS STORE_GLOBAL "
               "STORE_DEREF DELETE_GLOBAL DELETE_DEREF LOAD_ATTR LOAD_METHOD STORE_ATTR "
@@ -953,7 +977,8 @@ _GROUPS = {
            "POP_JUMP_FORWARD_IF_TRUE POP_JUMP_FORWARD_IF_FALSE POP_JUMP_BACKWARD_IF_TRUE "
            "POP_JUMP_BACKWARD_IF_FALSE JUMP_IF_TRUE_OR_POP JUMP_IF_FALSE_OR_POP "
            "RETURN_VALUE RAISE_VARARGS RERAISE PUSH_EXC_INFO POP_EXCEPT CHECK_EXC_MATCH "
-           "BEFORE_WITH WITH_EXCEPT_START MAKE_FUNCTION SET_FUNCTION_ATTRIBUTE GET_ITER",
+           "BEFORE_WITH LOAD_SPECIAL WITH_EXCEPT_START MAKE_FUNCTION SET_FUNCTION_ATTRIBUTE "
+           "GET_ITER",
 }
 if _BLOCKS:
     _GROUPS[_py310] = ("SETUP_FINALLY SETUP_WITH POP_BLOCK JUMP_IF_NOT_EXC_MATCH JUMP_ABSOLUTE "
