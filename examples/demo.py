@@ -69,8 +69,10 @@ def main(argv: list[str]) -> int:
         print(f"  {entry['file']:<58} {entry['kind']}")
     print("\nFrames Dynamo transformed (each runs the code compiled from its file):")
     for frame in manifest["frames"]:
+        shown = "shown" if frame.get("equivalent") else "not shown"
         print(f"  compile {frame['compile_id']:<5} {frame['function']:<32} "
-              f"{frame['transformed_code']}  [{frame['status']}]")
+              f"{frame['transformed_code']}  [{frame['status']}; {shown} to do what "
+              f"Dynamo's code does: {frame.get('equivalence')}]")
         for brk in frame["graph_breaks"]:
             print(f"      graph break at {brk['user_file']}:{brk['user_line']}: "
                   f"{brk['summary']}")
