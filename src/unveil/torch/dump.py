@@ -114,19 +114,23 @@ _warmed = False
 
 
 def _warm_up() -> None:
-    """Import the decompiler and run it once on Dynamo-shaped code, so the first compile
-    under ``prepare_debug`` does not pay for imports and first-use set-up."""
+    """Import the decompiler and the equivalence check and run them once on Dynamo-shaped
+    code, so the first compile under ``prepare_debug`` does not pay for imports and
+    first-use set-up."""
     global _warmed
     if _warmed:
         return
     _warmed = True
     from ..check import compare
     from ..decompiler.api import recompile
+    from ..equivalence import prove_equivalent
 
     code = next(c for c in compile(_WARM_UP, "<unveil warm-up>", "exec").co_consts
                 if isinstance(c, CodeType))
     with contextlib.suppress(Exception):
-        compare(code, recompile(code))
+        replacement = recompile(code)
+        compare(code, replacement)
+        prove_equivalent(code, replacement)
 
 
 def _other_live_process(manifest: dict[str, Any]) -> bool:
