@@ -484,17 +484,21 @@ def _locals(ex: Explorer, st: State, ins: dis.Instruction) -> bool:
     return True
 
 
+def _push_callable(stack: list[Term], value: Term, null: bool) -> None:
+    """Push ``value``, with a NULL where this version's calls expect one beside it."""
+    if null and _NULL_FIRST:
+        stack.append(NULL)
+    stack.append(value)
+    if null and not _NULL_FIRST:
+        stack.append(NULL)
+
+
 def _outside(ex: Explorer, st: State, ins: dis.Instruction) -> bool:
     """Globals, cells and attributes: reads are terms or effects, writes are effects."""
     op, s = ins.opname, st.stack
     if op == "LOAD_GLOBAL":
-        value = ("global", ins.argval, st.effects)
-        null = not _BLOCKS and ins.arg & 1  # 3.11+: the low bit asks for a NULL
-        if null and _NULL_FIRST:
-            s.append(NULL)
-        s.append(value)
-        if null and not _NULL_FIRST:
-            s.append(NULL)
+        # 3.11+: the low bit asks for a NULL beside it
+        _push_callable(s, ("global", ins.argval, st.effects), not _BLOCKS and ins.arg & 1)
     elif op == "LOAD_DEREF":
         s.append(("deref", ins.argval, st.effects))
     elif op == "LOAD_CLOSURE":
@@ -520,11 +524,7 @@ def _outside(ex: Explorer, st: State, ins: dis.Instruction) -> bool:
             value = ("strmethod", owner, ins.argval)
         else:
             value = ex.effect(st, "getattr", owner, ins.argval)
-        if method and _NULL_FIRST:
-            s.append(NULL)
-        s.append(value)
-        if method and not _NULL_FIRST:
-            s.append(NULL)
+        _push_callable(s, value, method)
     elif op == "STORE_ATTR":
         owner, value = s.pop(), s.pop()
         obj = ex.local_obj(st, owner)

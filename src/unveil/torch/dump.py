@@ -330,27 +330,28 @@ class prepare_debug:  # noqa: N801 (a context manager named like the function it
         if not self.strict:  # informative only: compared at exit, off the compile path
             self._pending.append((record, new_code, replacement))
             if not verdict.equivalent:
-                record.error = f"not shown to do what Dynamo's code does: {verdict.reason}"
-                self._note(path, f"\n# unveil could not show that the code compiled from "
-                                 f"this file does what Dynamo's code does for {where},\n# so "
-                                 f"Dynamo's own code runs; this file shows what was "
-                                 f"recovered.\n# {one_line(verdict.reason, 500)}\n",
-                           append=True)
-                return None
+                return self._keep_dynamo(
+                    record, path, f"not shown to do what Dynamo's code does: {verdict.reason}",
+                    f"unveil could not show that the code compiled from this file does what "
+                    f"Dynamo's code does for {where},\n# so Dynamo's own code runs; this file "
+                    f"shows what was recovered.")
         else:
             difference = compare(new_code, replacement)
             record.identical = difference is None
             if difference is not None:
-                record.error = f"not bytecode-identical to Dynamo's code: {difference}"
-                self._note(path, f"\n# unveil: the code compiled from this file is not "
-                                 f"bytecode-identical to Dynamo's for {where}, and\n# "
-                                 f"prepare_debug(strict=True) asks for that, so Dynamo's own "
-                                 f"code runs.\n# {one_line(str(difference), 500)}\n",
-                           append=True)
-                return None
+                return self._keep_dynamo(
+                    record, path, f"not bytecode-identical to Dynamo's code: {difference}",
+                    f"unveil: the code compiled from this file is not bytecode-identical to "
+                    f"Dynamo's for {where}, and\n# prepare_debug(strict=True) asks for that, "
+                    f"so Dynamo's own code runs.")
         record.status = RUNS_OURS
         self._ours[id(replacement)] = (path.name, replacement)
         return replacement
+
+    def _keep_dynamo(self, record: FrameRecord, path: Path, error: str, why: str) -> None:
+        """Record why Dynamo's own code keeps running and say so at the end of the file."""
+        record.error = error
+        self._note(path, f"\n# {why}\n# {one_line(error, 500)}\n", append=True)
 
     def _note(self, path: Path, text: str, *, append: bool = False) -> None:
         try:
