@@ -1391,8 +1391,12 @@ class Structurer:
             rest = rest[2:]
         term = block.term
         outer = replace(ctx, clause=None, cleanups=ctx.cleanups[:-1])
-        if not rest and term.kind == "return" and _computed_after(term.value, stmts[idx]):
-            # the compiler copied a ``return`` after the statement into the clause
+        if not rest and (term.kind == "return" and _computed_after(term.value, stmts[idx])
+                         or term.kind == "raise" and (term.value is None or _computed_after(
+                             term.value, stmts[idx]))):
+            # the compiler copied a ``return`` or ``raise`` after the statement into the
+            # clause; a raise there must stay outside it (inside, the exception would get
+            # the handled one as ``__context__``, and a bare ``raise`` would re-raise it)
             info.exits.append((block.id, len(block.stmts)))
             return
         if not rest:

@@ -561,6 +561,29 @@ def name_bound_only_after_a_return(flag):
     unbound_in_dead_handler = 2
 
 
+@cases((ValueError,), (KeyError,), (None,))
+def raise_after_swallowed(kind):
+    """3.12 copies the ``raise`` after the ``try`` into the handler's exit: it must stay
+    outside the clause (inside, the new exception gets the handled one as context)."""
+    try:
+        if kind is not None:
+            raise kind("inner")
+        LOG.append("no error")
+    except:  # noqa: E722
+        pass
+    raise SystemExit(kind)
+
+
+@cases((ValueError,), (None,))
+def bare_raise_after_swallowed(kind):
+    try:
+        if kind is not None:
+            raise kind("inner")
+    except ValueError:
+        LOG.append("swallowed")
+    raise
+
+
 # (keep this last: the module's end is the code after the loop) a module-level retry
 # loop whose exit leads straight to the end of the module
 _RETRIES = 0
