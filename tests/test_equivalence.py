@@ -228,3 +228,20 @@ def test_negative_constant_as_power_base_keeps_its_parentheses() -> None:
     f = FunctionType(recompile(code), {})
     for n in (2, 3):
         assert f(n, 1) == (-1) ** n + (-2.5).real + 1
+
+
+def test_assertion_error_stays_the_builtin_when_a_global_shadows_it() -> None:
+    """Found by the checker in the standard library: an ``assert`` whose test the
+    structure kept apart (a chained comparison, or ``assert False``) came back as
+    ``raise AssertionError(...)``, which looks the name up in globals."""
+    source = ("def f(m):\n    assert 1 <= m <= 12, 'bad month'\n    return m\n"
+              "def g():\n    assert False, 'never'\n")
+    namespace: dict[str, object] = {"AssertionError": KeyError}
+    exec(compile(source, "<test>", "exec", dont_inherit=True), namespace)
+    for name, args in (("f", (13,)), ("f", (0,)), ("g", ())):
+        original = namespace[name]
+        again = FunctionType(recompile(original.__code__), namespace)  # type: ignore[attr-defined]
+        for fn in (original, again):
+            with pytest.raises(AssertionError):
+                fn(*args)  # type: ignore[operator]
+    assert FunctionType(recompile(namespace["f"].__code__), namespace)(5) == 5  # type: ignore[attr-defined]

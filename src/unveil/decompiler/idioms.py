@@ -138,17 +138,20 @@ def _asserts(stmts: list[ast.stmt]) -> list[ast.stmt]:
     for s in stmts:
         a = _assert_of(s)
         if a is None:
-            out.append(s)
+            # the builtin AssertionError raised with no test left (``assert False, msg``,
+            # or a test the structure kept apart): ``raise AssertionError`` would look the
+            # name up in globals
+            msg = _assertion_raised(s)
+            out.append(s if msg is None else ast.Assert(test=ast.Constant(False), msg=msg[0]))
         else:
             out.append(a)
             out.extend(_asserts(s.orelse))  # type: ignore[attr-defined]
     return out
 
 
-def _assert_of(s: ast.stmt) -> ast.stmt | None:
-    if not isinstance(s, ast.If) or len(s.body) != 1:
-        return None
-    r = s.body[0]
+def _assertion_raised(r: ast.stmt) -> tuple[ast.expr | None] | None:
+    """``(message,)`` when ``r`` raises the builtin AssertionError (the interpreter's own,
+    not a global of that name), else None."""
     if not isinstance(r, ast.Raise) or r.cause is not None or r.exc is None:
         return None
     exc = r.exc
@@ -159,6 +162,16 @@ def _assert_of(s: ast.stmt) -> ast.stmt | None:
     if not (isinstance(exc, ast.Name) and getattr(exc, "common", False)
             and exc.id == "AssertionError"):
         return None
+    return (msg,)
+
+
+def _assert_of(s: ast.stmt) -> ast.stmt | None:
+    if not isinstance(s, ast.If) or len(s.body) != 1:
+        return None
+    raised = _assertion_raised(s.body[0])
+    if raised is None:
+        return None
+    msg = raised[0]
     test = s.test
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
         return ast.Assert(test=test.operand, msg=msg)
