@@ -543,28 +543,45 @@ def _outside(ex: Explorer, st: State, ins: dis.Instruction) -> bool:
     return True
 
 
+def _pop(stack: list[Term], n: int) -> list[Term]:
+    """The top ``n`` values, popped, bottom first."""
+    if not n:
+        return []
+    values = stack[-n:]
+    del stack[-n:]
+    return values
+
+
+def _callee(first: Term, second: Term) -> tuple[Term, list[Term]]:
+    """The callable and its self argument (if any) from the two slots under a call's
+    arguments: NULL and callable, or method and self (3.13+: callable, then self or NULL)."""
+    if _NULL_FIRST:
+        return (second, []) if first == NULL else (first, [second])
+    return (first, []) if second == NULL else (first, [second])
+
+
+def _call_keywords_last(ex: Explorer, st: State, fn: Term, args: list[Term],
+                        names: Term | None) -> Term:
+    """Call ``fn``; the last ``len(names)`` arguments are keywords (``names``: the
+    constant tuple of KW_NAMES, CALL_KW or CALL_FUNCTION_KW)."""
+    kwnames = tuple(n[2] for n in names[1:]) if names is not None else ()
+    split = len(args) - len(kwnames)
+    return ex.call(st, fn, args[:split], kwnames, args[split:])
+
+
 def _calls(ex: Explorer, st: State, ins: dis.Instruction) -> bool:
     op, s = ins.opname, st.stack
     if op == "PRECALL":
         return True
-    kwnames: tuple[str, ...] = ()
     if op in ("CALL", "CALL_KW"):
         if op == "CALL_KW":
             names = s.pop()
         else:
             names, st.kw_names = st.kw_names, None
-        if names is not None:
-            kwnames = tuple(n[2] for n in names[1:])
-        args = s[len(s) - ins.arg:] if ins.arg else []
-        del s[len(s) - ins.arg:]
+        args = _pop(s, ins.arg)
         second, first = s.pop(), s.pop()
-        if _NULL_FIRST:
-            fn, args = (second, args) if first == NULL else (first, [second, *args])
-        else:
-            fn, args = (first, args) if second == NULL else (first, [second, *args])
-        kwvalues = args[len(args) - len(kwnames):] if kwnames else []
-        args = args[:len(args) - len(kwnames)]
-        s.append(ex.call(st, fn, args, kwnames, kwvalues))
+        fn, self_arg = _callee(first, second)
+        s.append(_call_keywords_last(ex, st, fn, self_arg + args, names))
         return True
     # CALL_FUNCTION_EX
     if _PY314:  # a kwargs slot, NULL when there are none
@@ -582,17 +599,17 @@ def _calls(ex: Explorer, st: State, ins: dis.Instruction) -> bool:
         fn = second if first == NULL else first
     items = ex.items_of(st, star)
     positional = items if items is not None else [("star", star)]
-    names: list[str] = []
+    keywords: list[str] = []
     values: list[Term] = []
     if kwargs is not None:
         obj = ex.local_obj(st, kwargs)
         if obj is not None and obj.kind == "dict" and all(
                 k[0] == "const" and k[1] == "str" for k, _ in obj.items):
-            names = [k[2] for k, _ in obj.items]
+            keywords = [k[2] for k, _ in obj.items]
             values = [v for _, v in obj.items]
         else:
-            names, values = ["**"], [kwargs]
-    s.append(ex.call(st, fn, positional, tuple(names), values))
+            keywords, values = ["**"], [kwargs]
+    s.append(ex.call(st, fn, positional, tuple(keywords), values))
     return True
 
 
@@ -652,9 +669,7 @@ def _operators(ex: Explorer, st: State, ins: dis.Instruction) -> bool:
         spec = s.pop()
         s.append(ex.effect(st, "format", 0, s.pop(), spec))
     elif op == "BUILD_STRING":
-        parts = s[len(s) - ins.arg:] if ins.arg else []
-        del s[len(s) - ins.arg:]
-        s.append(("str", *parts))
+        s.append(("str", *_pop(s, ins.arg)))
     return True
 
 
@@ -662,8 +677,7 @@ def _containers(ex: Explorer, st: State, ins: dis.Instruction) -> bool:
     """Building, filling, indexing and unpacking tuples, lists, dicts and sets."""
     op, s, n = ins.opname, st.stack, ins.arg or 0
     if op in ("BUILD_TUPLE", "BUILD_LIST", "BUILD_SET", "BUILD_SLICE"):
-        items = s[len(s) - n:] if n else []
-        del s[len(s) - n:]
+        items = _pop(s, n)
         if op == "BUILD_SLICE":
             s.append(("slice", *items, NONE) if n == 2 else ("slice", *items))
         elif op == "BUILD_TUPLE":
@@ -674,13 +688,11 @@ def _containers(ex: Explorer, st: State, ins: dis.Instruction) -> bool:
             s.append(ex.new_obj(st, op[6:].lower(), items))
     elif op in ("BUILD_MAP", "BUILD_CONST_KEY_MAP"):
         if op == "BUILD_MAP":
-            flat = s[len(s) - 2 * n:] if n else []
-            del s[len(s) - 2 * n:]
+            flat = _pop(s, 2 * n)
             pairs = [[flat[i], flat[i + 1]] for i in range(0, len(flat), 2)]
         else:
             keys = s.pop()
-            values = s[len(s) - n:]
-            del s[len(s) - n:]
+            values = _pop(s, n)
             pairs = [[k, v] for k, v in zip(keys[1:], values, strict=True)]
         if any(k[0] != "const" or k[1] != "str" for k, _ in pairs):
             raise Undecided("a dict with keys that are not constant strings")
@@ -932,17 +944,13 @@ def _py310(ex: Explorer, st: State, ins: dis.Instruction) -> bool:
         s.insert(len(s) - n, s.pop())
     elif op in ("CALL_FUNCTION", "CALL_FUNCTION_KW", "CALL_METHOD"):
         names = s.pop() if op == "CALL_FUNCTION_KW" else None
-        args = s[len(s) - ins.arg:] if ins.arg else []
-        del s[len(s) - ins.arg:]
+        args = _pop(s, ins.arg)
         if op == "CALL_METHOD":
             second, first = s.pop(), s.pop()
-            fn, args = (second, args) if first == NULL else (first, [second, *args])
+            fn, self_arg = _callee(first, second)
         else:
-            fn = s.pop()
-        kwnames = tuple(n[2] for n in names[1:]) if names is not None else ()
-        kwvalues = args[len(args) - len(kwnames):] if kwnames else []
-        args = args[:len(args) - len(kwnames)]
-        s.append(ex.call(st, fn, args, kwnames, kwvalues))
+            fn, self_arg = s.pop(), []
+        s.append(_call_keywords_last(ex, st, fn, self_arg + args, names))
     else:  # BINARY_X / INPLACE_X: the opcode names the operator
         right, left = s.pop(), s.pop()
         if op == "BINARY_ADD" and left[:2] == right[:2] == ("const", "str"):
