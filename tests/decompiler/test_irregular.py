@@ -860,6 +860,46 @@ def method_call_split_across_branch() -> Irregular:
 
 
 @case()
+def method_load_kept_across_loop() -> Irregular:
+    """What Dynamo's side-effect replay does (``kwargs.update`` in transformers'
+    ``merge_with_config_defaults``): a method loaded before a ``for`` loop stays on the
+    stack, with its self, while the loop runs; it is called after the loop."""
+    code = asm(
+        [
+            ("LOAD_FAST", "d"),
+            ("LOAD_METHOD", "update"),
+            ("LOAD_FAST", "extra"),
+            ("LOAD_FAST", "xs"),
+            ("GET_ITER",),
+            "top",
+            ("FOR_ITER", "exit"),
+            ("STORE_FAST", "v"),
+            ("LOAD_GLOBAL", "tick", True),
+            ("LOAD_FAST", "v"),
+            ("LOAD_FAST", "v"),
+            ("CALL", 2),
+            ("POP_TOP",),
+            ("JUMP", "top"),
+            "exit",
+            ("END_FOR",),
+            ("CALL_METHOD", 1),
+            ("POP_TOP",),
+            ("LOAD_FAST", "d"),
+            ("RETURN_VALUE",),
+        ],
+        name="method_load_kept_across_loop",
+        argnames=("d", "extra", "xs"),
+    )
+    return Irregular(
+        code,
+        namespace(),
+        [({}, {"a": 1}, [1, 2]), ({"a": 0}, {"b": 2}, []), ({}, 5, [3]), (5, {}, [])],
+        [{"a": 1}, {"a": 0, "b": 2}, Raises(TypeError), Raises(AttributeError)],
+        logs=[[1, 2], [], [3], []],
+    )
+
+
+@case()
 def call_function_ex_list_extended_in_branches() -> Irregular:
     """What Dynamo does before calling a resume function: an argument list on the stack,
     extended differently in two branches, then ``CALL_FUNCTION_EX``."""

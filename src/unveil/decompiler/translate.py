@@ -202,7 +202,7 @@ class Translator:
             # __exit__, a handler's exception) comes back unchanged; checked at the end
             for k in range(len(entry)):
                 first = incoming[0][k] if k < len(incoming[0]) else None
-                if isinstance(first, Special | Cell | Null) and all(
+                if isinstance(first, Special | Cell | Null | MethodSelf) and all(
                         k < len(st) and st[k] is first for st in incoming):
                     entry[k] = first
                     self.assumed.append((block.id, k, first))
