@@ -708,7 +708,15 @@ def source_candidate(func: FunctionType, title: str | None = None) -> Candidate:
     namespace = dict(func.__globals__)
     filename = f"<decompiled {func.__qualname__}>"
     try:
-        if func.__name__ == "<lambda>":
+        if func.__name__ == "<lambda>" and source.startswith("def "):
+            # statements no lambda can hold (Dynamo's code for one): a ``def`` stands in
+            from unveil.decompiler.api import LAMBDA_NAME
+
+            exec_source(source, namespace, filename, like=func.__code__)
+            new = namespace.get(LAMBDA_NAME)
+            if isinstance(new, FunctionType):  # (source cannot name it <lambda>)
+                new.__name__ = new.__qualname__ = func.__name__
+        elif func.__name__ == "<lambda>":
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", SyntaxWarning)
                 code = compile(

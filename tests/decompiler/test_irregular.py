@@ -1241,6 +1241,54 @@ def unused_free_variable() -> Irregular:
     )
 
 
+def _same_cells(original: types.FunctionType, new: types.FunctionType) -> None:
+    """Dynamo asserts that the code it installs has the original's cell variables."""
+    assert new.__code__.co_cellvars == original.__code__.co_cellvars
+
+
+@case()
+def unused_cell_variables() -> Irregular:
+    """Cell variables (a parameter and a local) the code never closes over: Dynamo's code
+    for a frame whose closures it traced into the graph keeps the frame's cells, and
+    rejects a replacement without them (``cell var mismatch``)."""
+    code = asm(
+        [
+            ("LOAD_DEREF", "x"),
+            ("LOAD_CONST", 2),
+            ("BINARY_OP", "*"),
+            ("RETURN_VALUE",),
+        ],
+        name="unused_cell_variables",
+        argnames=("x",),
+        cellvars=("masked", "x"),
+    )
+    return Irregular(code, namespace(), [1, "s", None], [2, "ss", Raises(TypeError)],
+                     extra=_same_cells)
+
+
+@case()
+def lambda_with_statements() -> Irregular:
+    """A code object named ``<lambda>`` whose body is statements, not one expression
+    (Dynamo's code for a compiled lambda: the graph call, then the result taken apart)."""
+    code = asm(
+        [
+            *_tick("graph", ("LOAD_FAST", "x")),
+            ("STORE_FAST", "out"),
+            *_tick("replay", ("LOAD_CONST", None)),
+            ("POP_TOP",),
+            ("LOAD_FAST", "out"),
+            ("LOAD_CONST", 1),
+            ("BINARY_OP", "+"),
+            ("RETURN_VALUE",),
+        ],
+        name="lam",
+        argnames=("x",),
+    )
+    code = code.replace(co_name="<lambda>", **({"co_qualname": "<lambda>"} if PY >= (3, 11) else {}))
+    return Irregular(code, namespace(), [1, 2.5, "s"], [2, 3.5, Raises(TypeError)],
+                     logs=[["graph", "replay"]] * 2 + [["graph", "replay"]])
+
+
 @case()
 def free_variable_swapped_through_stack() -> Irregular:
     """The old value of a free variable stays on the stack while the variable is set to

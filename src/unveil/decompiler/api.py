@@ -25,6 +25,8 @@ from .nodes import walk
 from .render import Renderer
 
 CO_NEWLOCALS = 0x02
+# the name of the ``def`` that stands for a lambda whose body is not one expression
+LAMBDA_NAME = "lambda_"
 
 
 def code_of(obj: object) -> CodeType:
@@ -64,13 +66,18 @@ def decompile_node(obj: object, constants: Constants | None = None) -> ast.AST:
         return ast.Module(body=[_definition_for(code, "class", constants)], type_ignores=[])
     if name == "<lambda>":
         dec = CodeDecompiler(code, constants)
-        value = lambda_body(dec.statements())
-        args = build_arguments(code, None, dec.renderer())
+        stmts = dec.statements()
+        value = lambda_body(stmts)
+        if value is None:  # (bytecode no compiler wrote for a lambda, e.g. Dynamo's)
+            node = function_def(code, LAMBDA_NAME, dec=dec, statements=stmts)
+            args = node.args  # type: ignore[attr-defined]
+        else:
+            args = build_arguments(code, None, dec.renderer())
         if isinstance(func, FunctionType):
             _apply_function_defaults(args, func, dec.renderer(), constants)
-        if value is not None:
-            return ast.Expression(body=ast.Lambda(args=args, body=value))
-        raise DecompilationError("lambda body is not one expression", code_name=name)
+        if value is None:
+            return ast.Module(body=[node], type_ignores=[])
+        return ast.Expression(body=ast.Lambda(args=args, body=value))
     if code_kind(code) == "generic" or code.co_varnames[:code.co_argcount] == (".format",):
         # a type-parameter scope, or a 3.14 lazily evaluated value: as the statement that
         # makes it
@@ -352,13 +359,15 @@ def recompile(code: CodeType, filename: str | None = None,
                        dont_inherit=True)
     if kind == "module":
         found: CodeType | None = compiled
+    elif kind == "lambda" and isinstance(node, ast.FunctionDef):
+        found = _find_code(compiled, LAMBDA_NAME, "function")
     else:
         found = _find_code(compiled, code.co_name, kind)
         if found is None:
             raise DecompilationError("recompiled source lost the function",
                                      code_name=code.co_name)
     found = _restore_constants(found, markers)
-    _check_layout(code, found)
+    _check_layout(code, found, kind)
     replace: dict[str, Any] = {"co_name": code.co_name}
     if hasattr(code, "co_qualname"):
         replace["co_qualname"] = code.co_qualname
@@ -427,10 +436,11 @@ def _definition_for(code: CodeType, kind: str, constants: Constants) -> ast.stmt
                             body=class_body(dec) or [ast.Pass()], decorator_list=[],
                             type_params=params)
     if kind == "lambda":
-        value = lambda_body(dec.statements())
+        stmts = dec.statements()
+        value = lambda_body(stmts)
+        if value is None:  # statements no lambda can hold (Dynamo's code for a lambda)
+            return function_def(code, LAMBDA_NAME, dec=dec, statements=stmts)
         args = build_arguments(code, None, dec.renderer())
-        if value is None:
-            raise DecompilationError("lambda body is not one expression", code_name=code.co_name)
         lam = ast.Lambda(args=args, body=value)
         return ast.Assign(targets=[ast.Name(id="_unveil_lambda", ctx=ast.Store())], value=lam)
     if kind == "comprehension":
@@ -627,17 +637,39 @@ def _find_code(code: CodeType, name: str, kind: str) -> CodeType | None:
     return None
 
 
-def _check_layout(original: CodeType, new: CodeType) -> None:
-    fields = ("co_argcount", "co_posonlyargcount", "co_kwonlyargcount", "co_freevars")
+# flags that say how a frame of the code is set up and run: the layout of its
+# arguments, whether calling it makes a generator or coroutine
+LAYOUT_FLAGS = (inspect.CO_OPTIMIZED | inspect.CO_NEWLOCALS | inspect.CO_VARARGS
+                | inspect.CO_VARKEYWORDS | inspect.CO_GENERATOR | inspect.CO_COROUTINE
+                | inspect.CO_ITERABLE_COROUTINE | inspect.CO_ASYNC_GENERATOR)
+
+
+def layout_difference(original: CodeType, new: CodeType, cells: bool = True) -> str | None:
+    """How ``new`` could not stand in for ``original`` in a frame made for it (its
+    parameters, free and cell variables (``cells``: those too), or how it runs), or
+    None."""
+    fields = ("co_argcount", "co_posonlyargcount", "co_kwonlyargcount", "co_freevars",
+              *(("co_cellvars",) if cells else ()))
     for f in fields:
         if getattr(original, f) != getattr(new, f):
-            raise DecompilationError(f"recompiled code differs in {f}: "
-                                     f"{getattr(original, f)!r} != {getattr(new, f)!r}",
-                                     code_name=original.co_name)
+            return f"{f} {getattr(new, f)!r} instead of {getattr(original, f)!r}"
+    if (original.co_flags ^ new.co_flags) & LAYOUT_FLAGS:
+        return (f"flags {new.co_flags & LAYOUT_FLAGS:#x} instead of "
+                f"{original.co_flags & LAYOUT_FLAGS:#x}")
     n = original.co_argcount + original.co_kwonlyargcount + \
-        bool(original.co_flags & 4) + bool(original.co_flags & 8)
+        bool(original.co_flags & inspect.CO_VARARGS) + \
+        bool(original.co_flags & inspect.CO_VARKEYWORDS)
     if original.co_varnames[:n] != new.co_varnames[:n]:
-        raise DecompilationError("recompiled code has different parameters",
+        return f"parameters {new.co_varnames[:n]!r} instead of {original.co_varnames[:n]!r}"
+    return None
+
+
+def _check_layout(original: CodeType, new: CodeType, kind: str) -> None:
+    # (a function's code can replace another's in a frame, as Dynamo's does; other code
+    # is rebuilt inside a stand-in for its scope, whose cells may differ)
+    difference = layout_difference(original, new, cells=kind in ("function", "lambda"))
+    if difference is not None:
+        raise DecompilationError(f"recompiled code has {difference}",
                                  code_name=original.co_name)
 
 

@@ -390,14 +390,28 @@ def unused_free_variables(code: CodeType, body: list[ast.stmt]) -> list[str]:
     return missing
 
 
+def unused_cells(code: CodeType, body: list[ast.stmt]) -> list[str]:
+    """Cell variables of the original that no nested scope of the body names. Dynamo
+    keeps the cells of the frame it transforms (it checks ``co_cellvars``) even where its
+    code no longer makes the closures that needed them; a dead closure keeps them cells."""
+    candidates = [c for c in code.co_cellvars if c.isidentifier() and not c.startswith("__class")]
+    if not candidates:
+        return []
+    nested: set[str] = set()
+    for node in _own_scope(body):
+        if isinstance(node, _NESTED_SCOPES):
+            nested |= names_in([node])
+    return [c for c in candidates if c not in nested]
+
+
+
+
 def unbound_locals(code: CodeType, body: list[ast.stmt]) -> list[str]:
     """Locals of the original that the body reads but never binds (their only bindings
     were in code that cannot run, such as the handlers of an empty ``try``): without a
     binding the recompiled function would read them as globals or free variables."""
-    nargs = code.co_argcount + code.co_kwonlyargcount \
-        + bool(code.co_flags & CO_VARARGS) + bool(code.co_flags & CO_VARKEYWORDS)
-    args = set(code.co_varnames[:nargs])
-    candidates = [n for n in (*code.co_varnames[nargs:], *code.co_cellvars)
+    args = set(code.co_varnames[:_argument_count(code)])
+    candidates = [n for n in (*code.co_varnames[_argument_count(code):], *code.co_cellvars)
                   if n.isidentifier() and n not in args and not n.startswith("__class")]
     if not candidates:
         return []
@@ -409,15 +423,33 @@ def unbound_locals(code: CodeType, body: list[ast.stmt]) -> list[str]:
     return [n for n in missing if n in named]
 
 
-def _dead_binding(names: list[str]) -> ast.stmt:
-    """``if False: x = None``: compiles to nothing but makes ``x`` local."""
-    return ast.If(test=ast.Constant(False),
-                  body=[ast.Assign(targets=[ast.Name(id=n, ctx=ast.Store()) for n in names],
-                                   value=ast.Constant(None))],
-                  orelse=[])
+def _dead_code(locals_: list[str], cells: list[str]) -> ast.stmt:
+    """``if False: x = None; lambda: y``: compiles to nothing but makes ``x`` local and
+    ``y`` a cell."""
+    body: list[ast.stmt] = []
+    if locals_:
+        body.append(ast.Assign(targets=[ast.Name(id=n, ctx=ast.Store()) for n in locals_],
+                               value=ast.Constant(None)))
+    if cells:
+        value: ast.expr = ast.Name(id=cells[0], ctx=ast.Load()) if len(cells) == 1 else \
+            ast.Tuple(elts=[ast.Name(id=n, ctx=ast.Load()) for n in cells], ctx=ast.Load())
+        body.append(ast.Expr(value=ast.Lambda(args=ast.arguments(
+            posonlyargs=[], args=[], vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None,
+            defaults=[]), body=value)))
+    return ast.If(test=ast.Constant(False), body=body, orelse=[])
+
+
+def _argument_count(code: CodeType) -> int:
+    """How many of ``co_varnames`` are parameters."""
+    return code.co_argcount + code.co_kwonlyargcount \
+        + bool(code.co_flags & CO_VARARGS) + bool(code.co_flags & CO_VARKEYWORDS)
 
 
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+# scopes whose reads of a name make it a cell of the enclosing function (3.12 inlines
+# list, set and dict comprehensions; generator expressions stay functions)
+_NESTED_SCOPES: tuple[type[ast.AST], ...] = (*_SCOPES, ast.GeneratorExp) + (
+    (ast.ListComp, ast.SetComp, ast.DictComp) if sys.version_info < (3, 12) else ())
 
 
 def _own_scope(body: list[ast.stmt]) -> Iterable[ast.AST]:
@@ -513,9 +545,14 @@ def _free_through_nested(code: CodeType, body: list[ast.stmt], names: list[str])
 
 
 def function_def(code: CodeType, name: str, parent: CodeDecompiler | None = None,
-                 func: Func | None = None, decorators: list[ast.expr] | None = None) -> ast.stmt:
-    dec = parent.child(code) if parent is not None else CodeDecompiler(code)
-    body = dec.statements()
+                 func: Func | None = None, decorators: list[ast.expr] | None = None,
+                 dec: CodeDecompiler | None = None,
+                 statements: list[ast.stmt] | None = None) -> ast.stmt:
+    """``def name(...)`` for ``code``; ``dec`` and its ``statements``, when the caller
+    has decompiled the body already."""
+    if dec is None:
+        dec = parent.child(code) if parent is not None else CodeDecompiler(code)
+    body = dec.statements() if statements is None else statements
     if body and isinstance(body[-1], ast.Return) and body[-1].value is None:
         body = body[:-1]
     patterns.drop_final_return(body)
@@ -528,8 +565,12 @@ def function_def(code: CodeType, name: str, parent: CodeDecompiler | None = None
     if unused:
         head.append(_dead_reference(unused))
     unbound = unbound_locals(code, body)
-    if unbound:
-        head.append(_dead_binding(unbound))
+    cells = unused_cells(code, body)
+    if cells:  # a cell needs a binding in the function too
+        bound = _own_bindings(body).union(code.co_varnames[:_argument_count(code)])
+        unbound += [c for c in cells if c not in bound and c not in unbound]
+    if unbound or cells:
+        head.append(_dead_code(unbound, cells))
     body = head + body
     if parent is not None and func is not None:
         args = parent.arguments(func)

@@ -195,6 +195,8 @@ def full_code(fn_name: str, views: list[CodeView], graphs: dict[str, list[str]])
            "this file in a namespace that holds the function's module\nglobals and the "
            "guards' helpers (each cache entry's guard_manager.closure_vars).\n"
            '"""', PRELUDE.rstrip()]
+    from ..decompiler.api import LAMBDA_NAME
+
     dispatch: list[str] = []
     for index, view in enumerate(views):
         code = view.code
@@ -210,8 +212,9 @@ def full_code(fn_name: str, views: list[CodeView], graphs: dict[str, list[str]])
             out.append(f"# cache entry {k} (compile {entry.compile_id}); its code: "
                        f"{entry.transformed_file or 'not dumped'}")
             out.append(guard_function(guard, entry.guards))
-            renamed = (renamed_def(entry.source, code.co_name, body)
-                       if entry.source else None)
+            # (a lambda's transformed code is a ``def`` of that name)
+            own = LAMBDA_NAME if code.co_name == "<lambda>" else code.co_name
+            renamed = renamed_def(entry.source, own, body) if entry.source else None
             if renamed is None:
                 out.append(f"# (the transformed code of entry {k} is not available as source)")
                 continue
@@ -224,7 +227,10 @@ def full_code(fn_name: str, views: list[CodeView], graphs: dict[str, list[str]])
             lines.append(f"    if {guard}(L, G):")
             lines.append(f"        return {body}({call_arguments(code)})")
         lines.append(f"    # no guard holds: Dynamo compiles {code.co_name} again")
-        lines.append(f"    return {code.co_name}({call_arguments(code)})")
+        if code.co_name.isidentifier():
+            lines.append(f"    return {code.co_name}({call_arguments(code)})")
+        else:  # a lambda has no name to call it by
+            lines.append(f"    raise LookupError({'no guard holds: Dynamo compiles ' + code.co_name + ' again'!r})")
         dispatch.append("\n".join(lines))
     if graphs:
         out.append("# " + "=" * 70 + "\n# compiled graphs, by the name the code calls\n# "
