@@ -96,6 +96,58 @@ RECOMPILED = {
                 raise ValueError('bad') from a
             return a.x.y
     """,
+    "for_loops": """
+        def f(d, xs):
+            total = 0
+            for k, v in d.items():
+                if k is None:
+                    continue
+                total += g(k, v)
+            else:
+                h(total)
+            for x in xs:
+                if x:
+                    break
+                for y in x:
+                    total = total * y
+            return total, x
+    """,
+    "while_loop_with_try": """
+        def f(it, n):
+            out = []
+            while n > 0:
+                n -= 1
+                try:
+                    out.append(next(it))
+                except StopIteration:
+                    out = None
+                if g(out):
+                    break
+            return out, n
+    """,
+    "loop_returns": """
+        def f(xs, key):
+            for x in xs:
+                if x == key:
+                    return x
+            raise KeyError(key)
+    """,
+    "dict_keys": """
+        def f(a, b):
+            d = {0: a, 1: b, 'x': a, (1, 2): b, None: 3}
+            d[1.0] = a
+            e = {a: 1, b: 2}
+            return g(d[0], d[True], d, e)
+    """,
+    "global_and_cell_stores": """
+        def f(a):
+            global G, H
+            def inner():
+                return a
+            G, H = h(), a
+            a = G
+            return inner
+    """,
 }
 
 
@@ -131,6 +183,16 @@ SAME = {
                           "def f(a):\n    c = (lambda: a).__closure__\n    return k(c[0])"),
     "slice of own list": ("def f(a, b):\n    return g([a, b, a][1:])",
                           "def f(a, b):\n    return g([b, a])"),
+    # Dynamo's replay of a dict update: loop variables and temporaries named differently
+    "loop variables named differently": (
+        "def f(d, o):\n    for k, v in d.items():\n        o.__setitem__(k, v)\n    return o",
+        "def f(d, o):\n    for key, value in d.items():\n        o.__setitem__(key, value)\n"
+        "    return o"),
+    "stores to globals in either order": (
+        "def f(a):\n    global G, H\n    x = g()\n    G = a\n    H = x\n    return G",
+        "def f(a):\n    global G, H\n    H, G = g(), a\n    return a"),
+    "int keys looked up": ("def f(a):\n    d = {1: a, 2: 0}\n    return g(d[1])",
+                           "def f(a):\n    return g(a)"),
 }
 
 
@@ -191,6 +253,47 @@ DIFFERENT = {
         "    return k(g)"),
     "nested code": ("def f(a):\n    return g(lambda: a + 1)",
                     "def f(a):\n    return g(lambda: a + 2)"),
+    # loops
+    "loop body effect": ("def f(xs):\n    for x in xs:\n        g(x)",
+                         "def f(xs):\n    for x in xs:\n        h(x)"),
+    "loop carried value": ("def f(xs):\n    t = 0\n    for x in xs:\n        t = t + x\n"
+                           "    return t",
+                           "def f(xs):\n    t = 0\n    for x in xs:\n        t = x + t\n"
+                           "    return t"),
+    "loop start value": ("def f(xs):\n    t = 0\n    for x in xs:\n        t = t + x\n"
+                         "    return t",
+                         "def f(xs):\n    t = 1\n    for x in xs:\n        t = t + x\n"
+                         "    return t"),
+    "value after a loop": ("def f(xs):\n    t = 0\n    for x in xs:\n        t = g(x)\n"
+                           "    return t",
+                           "def f(xs):\n    t = 0\n    for x in xs:\n        t = x\n"
+                           "        g(x)\n    return t"),
+    "loop variable after a loop": ("def f(xs):\n    for x in xs:\n        g(x)\n    return x",
+                                   "def f(xs):\n    x = None\n    for x in xs:\n"
+                                   "        g(x)\n    return x"),
+    "break or continue": ("def f(xs):\n    for x in xs:\n        if g(x):\n            break\n"
+                          "        h(x)",
+                          "def f(xs):\n    for x in xs:\n        if g(x):\n"
+                          "            continue\n        h(x)"),
+    "else of a loop": ("def f(xs):\n    for x in xs:\n        if g(x):\n            break\n"
+                       "    else:\n        h()",
+                       "def f(xs):\n    for x in xs:\n        if g(x):\n            break\n"
+                       "    h()"),
+    "list built in a loop": ("def f(xs):\n    l = []\n    for x in xs:\n        l.append(x)\n"
+                             "    return g(l)",
+                             "def f(xs):\n    l = []\n    for x in xs:\n        l.append(x)\n"
+                             "        l.append(x)\n    return g(l)"),
+    "list escaping in a loop": ("def f(xs):\n    l = []\n    for x in xs:\n        g(l)\n"
+                                "    l.append(1)\n    return l",
+                                "def f(xs):\n    l = []\n    for x in xs:\n        g(l)\n"
+                                "    return [1]"),
+    "global stored twice": ("def f():\n    global G\n    G = 1\n    G = 2",
+                            "def f():\n    global G\n    G = 2\n    G = 1"),
+    "global store before a call": ("def f():\n    global G\n    G = 1\n    g()",
+                                   "def f():\n    global G\n    g()\n    G = 1"),
+    "dict key 1 and True": ("def f(a):\n    return g({1: a})", "def f(a):\n    return g({True: a})"),
+    "dict key lookup": ("def f(a, b):\n    d = {1: a, 2: b}\n    return g(d[1])",
+                        "def f(a, b):\n    d = {1: a, 2: b}\n    return g(d[2])"),
 }
 
 
@@ -207,7 +310,7 @@ def test_different_behaviour_is_not_equivalent(name: str) -> None:
 
 @needs_support
 def test_what_is_not_modelled_is_undecided_not_equivalent() -> None:
-    code = code_of("def f(a):\n    for x in a:\n        g(x)")
+    code = code_of("def f(a):\n    for x in a:\n        yield g(x)")
     verdict = prove_equivalent(code, code)
     assert not verdict.equivalent and verdict.reason.startswith("undecided")
 
@@ -245,3 +348,19 @@ def test_assertion_error_stays_the_builtin_when_a_global_shadows_it() -> None:
             with pytest.raises(AssertionError):
                 fn(*args)  # type: ignore[operator]
     assert FunctionType(recompile(namespace["f"].__code__), namespace)(5) == 5  # type: ignore[attr-defined]
+
+
+@needs_support
+def test_super_calls() -> None:
+    """``super().name`` (3.12+: one ``LOAD_SUPER_ATTR``) is compared by the name it looks up."""
+    source = ("class A(B):\n    def f(self, x):\n        super().f(x)\n"
+              "        return super(A, self).g + 1\n"
+              "    def g(self, x):\n        super().g(x)\n"
+              "        return super(A, self).g + 1\n")
+    namespace: dict[str, object] = {}
+    exec(compile(source, "<test>", "exec", dont_inherit=True), {"B": object}, namespace)
+    f, g = (namespace["A"].__dict__[n].__code__ for n in "fg")  # type: ignore[attr-defined]
+    verdict = prove_equivalent(f, recompile(f))
+    assert verdict.equivalent, verdict.reason
+    verdict = prove_equivalent(f, g.replace(co_name="f"))
+    assert not verdict.equivalent and "undecided" not in verdict.reason, verdict.reason

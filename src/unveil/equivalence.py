@@ -42,7 +42,9 @@ from dataclasses import dataclass, field
 from types import CodeType
 from typing import Any
 
+from .bytecode import for_iter_exit
 from .bytecode.exceptions import parse_exception_table
+from .decompiler.regions import dominators, natural_loops
 
 __all__ = ["Verdict", "prove_equivalent"]
 
@@ -121,12 +123,49 @@ class State:
     # 3.10: (handler offset or None for an active handler, stack level)
     blocks: list[tuple[int | None, int]] = field(default_factory=list)
     back_jumps: int = 0
+    # the time of the loop iteration this path runs in (empty outside loops); see now()
+    scope: tuple[int, ...] = ()
+    # stores to globals and cells since the last effect: (opcode, name) -> (value, as
+    # rendered); no code runs between them, so only the last value of each counts
+    stores: dict[tuple[str, str], tuple[Term, Any]] = field(default_factory=dict)
 
     def fork(self) -> State:
         return State(self.pc, list(self.stack), dict(self.local),
                      {k: o.copy() for k, o in self.heap.items()}, list(self.trace),
                      self.effects, self.exc_info, self.kw_names, set(self.bools),
-                     dict(self.canon), list(self.blocks), self.back_jumps)
+                     dict(self.canon), list(self.blocks), self.back_jumps, self.scope,
+                     dict(self.stores))
+
+    def now(self) -> tuple[int, ...]:
+        """When on this path: the number of effects so far, after the loop iterations
+        (each named by the time its loop started) this path runs in."""
+        return (*self.scope, self.effects)
+
+
+@dataclass
+class Loop:
+    """A natural loop of the code: ``body`` holds the instruction indices that can come
+    back to ``header`` without passing it (the header included)."""
+
+    header: int
+    body: frozenset[int]
+    changed: frozenset[str]  # locals the body stores or deletes
+    deleted: frozenset[str]  # locals the body may leave unbound
+    live: frozenset[str]  # locals that may be read at the header before a store
+
+
+@dataclass
+class Summary:
+    """A loop being summarised: its body runs once from a header state whose changing
+    locals are opaque (``("phi", time, name, maybe_unbound)``), and every way that run
+    ends is kept."""
+
+    loop: Loop
+    work: list[State] = field(default_factory=list)
+    # (kind, state, path): kind "continue" (back at the header), "exit" (left the loop,
+    # goes on in the frame) or "end" (the frame returned or raised); path as the
+    # summary shows it, ending included
+    endings: list[tuple[str, State, tuple[Any, ...]]] = field(default_factory=list)
 
 
 # ---------------------------------------------------------------- the explorer
@@ -135,8 +174,11 @@ class State:
 class Explorer:
     """Every path through one code object, as tuples of effects and an end."""
 
-    def __init__(self, code: CodeType) -> None:
+    def __init__(self, code: CodeType, shapes: dict[Any, int] | None = None) -> None:
         self.code = code
+        # loop bodies by number, shared by the explorers compared (so a path holds a
+        # small number, not the loop's paths, and the same body has the same number)
+        self.shapes: dict[Any, int] = {} if shapes is None else shapes
         raw = list(dis.get_instructions(code))
         self.instrs = [i for i in raw if i.opname != "EXTENDED_ARG"]
         self.index = {i.offset: k for k, i in enumerate(self.instrs)}
@@ -144,6 +186,12 @@ class Explorer:
             if i.opname == "EXTENDED_ARG":
                 self.index[i.offset] = self.index[i.offset + 2]
         self.handlers = [] if _BLOCKS else parse_exception_table(code)
+        # where each FOR_ITER goes on once its iterator is exhausted (which pops it)
+        self.for_exits = {k: self.index[for_iter_exit(raw, i, raw.index(i))]
+                          for k, i in enumerate(self.instrs) if i.opname == "FOR_ITER"}
+        self.loops = _loops(self) if any(  # (only where some jump goes back)
+            (i.opcode in dis.hasjrel or i.opcode in dis.hasjabs) and i.argval <= i.offset
+            for i in self.instrs) else {}
         self.paths: set[tuple[Any, ...]] = set()
         # its nested code objects by (name, k-th of that name); those whose functions are
         # seen outside the frame are compared too
@@ -157,6 +205,7 @@ class Explorer:
         self.next_obj = 0
         self.steps = 0
         self.work: list[State] = []
+        self.summaries: list[Summary] = []  # loops being summarised, innermost last
 
     # -- driving
 
@@ -173,15 +222,28 @@ class Explorer:
         return self.paths
 
     def end(self, state: State, what: Term) -> None:
+        self.flush(state)
         self.add_path(state, (*state.trace, what))
 
     def add_path(self, state: State, path: tuple[Any, ...]) -> None:
+        if self.summaries:  # a return or raise inside a loop being summarised
+            self.summaries[-1].endings.append(("end", state, path))
+            return
         self.paths.add(path)
         codes = tuple(key[1:] for key in state.canon if type(key) is tuple)
         self.path_codes.setdefault(path, set()).add(codes)
 
-    def walk(self, state: State) -> None:
+    def walk(self, state: State, at_header: bool = False) -> None:
+        """Run ``state`` to the end of its path (``at_header``: it starts on the header
+        of the loop being summarised, which it runs rather than summarises)."""
         while True:
+            if (not at_header and self.loops and self.summaries) \
+                    and self.leaves_loop(state):
+                return
+            if state.pc in self.loops and not at_header:
+                self.summarize(state, self.loops[state.pc])
+                return
+            at_header = False
             self.steps += 1
             if self.steps > MAX_STEPS:
                 raise Undecided(f"more than {MAX_STEPS} steps")
@@ -195,19 +257,127 @@ class Explorer:
 
     def jump(self, state: State, ins: dis.Instruction) -> None:
         # backward jumps are common outside loops too (3.11+ moves cold blocks to the
-        # end), but not many on one path
+        # end), but not many on one path; a loop's own go back to its header, where it
+        # is summarised
         target = self.index[ins.argval]
-        if target < state.pc:
+        if target < state.pc and target not in self.loops:
             state.back_jumps += 1
             if state.back_jumps > MAX_BACK_JUMPS:
-                raise Undecided("loops are not checked")
+                raise Undecided("a loop that is not a natural loop (entered in the middle)")
         state.pc = target
+
+    # -- loops
+
+    def leaves_loop(self, state: State) -> bool:
+        """End the path of a loop body where it goes back to the header or leaves."""
+        summary = self.summaries[-1]
+        loop = summary.loop
+        if state.pc == loop.header:
+            self.flush(state)
+            updates = tuple((name, self.render(state, state.local.get(name, UNBOUND)))
+                            for name in sorted(loop.live & loop.changed))
+            summary.endings.append(("continue", state,
+                                    (*state.trace, ("continue", updates))))
+            return True
+        if state.pc not in loop.body:
+            self.flush(state)
+            summary.endings.append(("exit", state, (*state.trace, ("exit",))))
+            return True
+        return False
+
+    def summarize(self, outer: State, loop: Loop) -> None:
+        """Run the loop at ``outer.pc`` as one step: its body once, from a state in which
+        the locals it changes hold their value at the start of any iteration (opaque),
+        then go on from every way out of it. The path records the loop as its entry
+        values and the set of paths through the body; two loops are the same when those
+        are, since the same iteration then does the same on the same values."""
+        self.flush(outer)
+        if outer.kw_names is not None:
+            raise Undecided("a loop starts between KW_NAMES and its call")
+        time = outer.now()
+        touched: set[int] = set()  # the frame's objects the body changes or lets escape
+        for _ in range(8):
+            base = outer.fork()
+            # what the loop starts from: the objects it touches (escaping here, with
+            # their contents) and the values of the locals it changes and reads
+            entry = tuple(self.render(base, ("obj", k)) for k in sorted(touched))
+            inits = tuple((name, self.render(base, base.local.get(name, UNBOUND)))
+                          for name in sorted(loop.changed & loop.live))
+            header = base.fork()
+            for name in loop.changed:
+                value = header.local.get(name, UNBOUND)
+                header.local[name] = ("phi", time, name,
+                                      _maybe_unbound(value) or name in loop.deleted)
+            header.trace, header.effects, header.scope = [], 0, time
+            header.back_jumps = 0
+            start = header.fork()  # (header runs as the first path)
+            summary = Summary(loop)
+            self.summaries.append(summary)
+            outer_work, self.work = self.work, summary.work
+            try:
+                self.walk(header, at_header=True)
+                while summary.work:
+                    self.walk(summary.work.pop())
+                    if len(summary.endings) > MAX_PATHS:
+                        raise Undecided(f"more than {MAX_PATHS} paths through a loop")
+            finally:
+                self.work = outer_work
+                self.summaries.pop()
+            more = _touched(start, summary.endings) - touched
+            if not more:
+                break
+            touched |= more
+        else:
+            raise Undecided("a loop keeps changing the frame's own objects")
+        outer = base
+        for kind, state, _ in summary.endings:
+            if kind == "continue" and (state.stack != start.stack
+                                       or state.exc_info != start.exc_info
+                                       or state.blocks != start.blocks):
+                raise Undecided("a loop changes the values kept on the stack around it")
+        endings = summary.endings
+        body = self.shape(frozenset(path for _, _, path in endings))
+        # the functions body paths make, compared like those of any path (in an order
+        # both sides agree on)
+        codes = [key for _, state, path in sorted(endings, key=lambda e: repr(e[2]))
+                 for key in state.canon if type(key) is tuple and key not in outer.canon
+                 ] if any(len(e[1].canon) > len(outer.canon) for e in endings) else []
+        for kind, state, path in endings:
+            if kind == "continue":
+                continue
+            # (the way out taken: its path through the body)
+            item = ("loop", entry, inits, body, self.shape(path))
+            if kind == "end":  # the frame returned or raised in the loop
+                state = outer.fork()
+                state.trace.append(item)
+            else:
+                state.trace = [*outer.trace, item]
+                state.scope, state.effects = outer.scope, outer.effects + 1
+                state.back_jumps = outer.back_jumps
+            for key in codes:
+                state.canon.setdefault(key, len(state.canon))
+            if kind == "end":
+                self.add_path(state, tuple(state.trace))
+            else:
+                self.work.append(state)
+
+    def shape(self, value: Any) -> int:
+        """The number of ``value`` among the loop bodies and ways out seen."""
+        return self.shapes.setdefault(value, len(self.shapes))
 
     # -- effects and exceptions
 
+    def flush(self, state: State) -> None:
+        """Record the stores to globals and cells made since the last effect."""
+        if state.stores:
+            state.trace.append(("store", *sorted(
+                (op, name, shown) for (op, name), (_, shown) in state.stores.items())))
+            state.stores.clear()
+
     def effect(self, state: State, *what: Any, result_bool: bool = False) -> Term:
         """Record an effect on the path; fork the path where it raises; its result."""
-        k = state.effects
+        self.flush(state)
+        k = state.now()
         state.effects += 1
         rendered = tuple(self.render(state, w) for w in what)
         if state.exc_info != ("exc_info0",):
@@ -322,6 +492,8 @@ class Explorer:
             return ("code", state.canon.setdefault(term, len(state.canon)))
         if term[0] in ("const", "arg", "res", "exc", "global", "deref", "null"):
             return term
+        if term[0] == "phi":  # a local at the start of an iteration of the loop at time
+            return term[:3]
         return tuple(self.render(state, t, escape, seen) for t in term)
 
     def truth(self, state: State, term: Term) -> bool | None:
@@ -343,6 +515,7 @@ class Explorer:
         ``keep``: the value stays on the stack where the jump is taken."""
         value, known = term, self.truth(state, term)
         if known is None:
+            self.flush(state)
             if term not in state.bools:
                 term = self.effect(state, "bool", term, result_bool=True)
             cond, taken = _condition(self.render(state, term, escape=False), jump_if)
@@ -459,14 +632,13 @@ def _locals(ex: Explorer, st: State, ins: dis.Instruction) -> bool:
     if op in ("LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_LOAD_FAST", "LOAD_FAST_BORROW",
               "LOAD_FAST_BORROW_LOAD_FAST_BORROW"):
         for name in names:
-            value = st.local.get(name, UNBOUND)
-            if value is UNBOUND or value == UNBOUND:
-                ex.raise_(st, ("builtin", "UnboundLocalError", name))
+            value = _bound(ex, st, name)
+            if value is None:
                 return False
             s.append(value)
     elif op == "LOAD_FAST_AND_CLEAR":
         s.append(st.local.pop(names[0], UNBOUND))
-    elif op in ("STORE_FAST", "STORE_FAST_STORE_FAST"):
+    elif op in ("STORE_FAST", "STORE_FAST_STORE_FAST", "STORE_FAST_MAYBE_NULL"):
         for name in names:
             value = s.pop()
             if value == UNBOUND:
@@ -475,13 +647,33 @@ def _locals(ex: Explorer, st: State, ins: dis.Instruction) -> bool:
                 st.local[name] = value
     elif op == "STORE_FAST_LOAD_FAST":
         st.local[names[0]] = s.pop()
-        s.append(st.local[names[1]])
+        value = _bound(ex, st, names[1])
+        if value is None:
+            return False
+        s.append(value)
     elif op == "DELETE_FAST":
-        if names[0] not in st.local:
-            ex.raise_(st, ("builtin", "UnboundLocalError", names[0]))
+        if _bound(ex, st, names[0]) is None:
             return False
         del st.local[names[0]]
     return True
+
+
+def _bound(ex: Explorer, st: State, name: str) -> Term | None:
+    """The value of local ``name``; None where reading it raises (the path goes on
+    there). A loop's local that may be unbound (the loop may not have run, or it
+    deletes it) forks: bound, or raising."""
+    value = st.local.get(name, UNBOUND)
+    if value == UNBOUND:
+        ex.raise_(st, ("builtin", "UnboundLocalError", name))
+        return None
+    if value[0] == "phi" and value[3]:
+        ex.flush(st)
+        unbound = st.fork()
+        unbound.trace.append(("bound", value[:3], False))
+        ex.raise_(unbound, ("builtin", "UnboundLocalError", name))
+        st.trace.append(("bound", value[:3], True))
+        value = st.local[name] = (*value[:3], False)
+    return value
 
 
 def _push_callable(stack: list[Term], value: Term, null: bool) -> None:
@@ -498,17 +690,21 @@ def _outside(ex: Explorer, st: State, ins: dis.Instruction) -> bool:
     op, s = ins.opname, st.stack
     if op == "LOAD_GLOBAL":
         # 3.11+: the low bit asks for a NULL beside it
-        _push_callable(s, ("global", ins.argval, st.effects), not _BLOCKS and ins.arg & 1)
+        stored = st.stores.get(("STORE_GLOBAL", ins.argval))
+        value = stored[0] if stored else ("global", ins.argval, st.now())
+        _push_callable(s, value, not _BLOCKS and ins.arg & 1)
     elif op == "LOAD_DEREF":
-        s.append(("deref", ins.argval, st.effects))
+        stored = st.stores.get(("STORE_DEREF", ins.argval))
+        s.append(stored[0] if stored else ("deref", ins.argval, st.now()))
     elif op == "LOAD_CLOSURE":
         s.append(("cell", ins.argval))
     elif op == "MAKE_CELL":  # 3.13 loads cells with LOAD_FAST
         st.local[ins.argval] = ("cell", ins.argval)
     elif op == "COPY_FREE_VARS":
         pass
-    elif op in ("STORE_GLOBAL", "STORE_DEREF"):
-        ex.effect(st, op, ins.argval, s.pop())
+    elif op in ("STORE_GLOBAL", "STORE_DEREF"):  # runs no code: kept until the next effect
+        value = s.pop()
+        st.stores[op, ins.argval] = (value, ex.render(st, value))
     elif op in ("DELETE_GLOBAL", "DELETE_DEREF"):
         ex.effect(st, op, ins.argval)
     elif op in ("LOAD_ATTR", "LOAD_METHOD"):
@@ -525,6 +721,10 @@ def _outside(ex: Explorer, st: State, ins: dis.Instruction) -> bool:
         else:
             value = ex.effect(st, "getattr", owner, ins.argval)
         _push_callable(s, value, method)
+    elif op == "LOAD_SUPER_ATTR":  # 3.12+: super().name, the call and lookup in one
+        self_arg, cls, sup = s.pop(), s.pop(), s.pop()
+        value = ex.effect(st, "super_attr", sup, cls, self_arg, ins.argval, ins.arg & 2)
+        _push_callable(s, value, ins.arg & 1)
     elif op == "STORE_ATTR":
         owner, value = s.pop(), s.pop()
         obj = ex.local_obj(st, owner)
@@ -694,9 +894,14 @@ def _containers(ex: Explorer, st: State, ins: dis.Instruction) -> bool:
             keys = s.pop()
             values = _pop(s, n)
             pairs = [[k, v] for k, v in zip(keys[1:], values, strict=True)]
-        if any(k[0] != "const" or k[1] != "str" for k, _ in pairs):
-            raise Undecided("a dict with keys that are not constant strings")
-        s.append(ex.new_obj(st, "dict", pairs))
+        if any(_key(k) is _NOT_CONSTANT for k, _ in pairs):
+            # hashing and comparing the keys may run code: one effect makes the dict
+            s.append(ex.effect(st, "dict", tuple(tuple(p) for p in pairs)))
+            return True
+        made: list[list[Term]] = []
+        for key, value in pairs:
+            _dict_set(made, key, value)
+        s.append(ex.new_obj(st, "dict", made))
     elif op in ("LIST_APPEND", "SET_ADD", "LIST_EXTEND", "SET_UPDATE"):
         value = s.pop()
         target = s[-n]
@@ -717,18 +922,15 @@ def _containers(ex: Explorer, st: State, ins: dis.Instruction) -> bool:
             source = ex.local_obj(st, value)
         target = s[-n]
         obj = ex.local_obj(st, target)
-        if obj is None or source is None or source.kind != "dict" \
-                or any(k[0] != "const" or k[1] != "str" for k, _ in source.items):
+        if obj is None or source is None or source.kind != "dict" or any(
+                _key(k) is _NOT_CONSTANT or (op == "DICT_MERGE" and k[1] != "str")
+                for k, _ in source.items):
             ex.effect(st, op, target, value)
         else:
             for key, val in source.items:
-                old = next((p for p in obj.items if p[0] == key), None)
-                if old is not None and op == "DICT_MERGE":
+                if op == "DICT_MERGE" and _dict_get(obj.items, key) is not None:
                     raise Undecided("a repeated keyword argument")
-                if old is not None:
-                    old[1] = val
-                else:
-                    obj.items.append([key, val])
+                _dict_set(obj.items, key, val)
     elif op in ("LIST_TO_TUPLE", "CALL_INTRINSIC_1"):
         if op == "CALL_INTRINSIC_1" and ins.argrepr != "INTRINSIC_LIST_TO_TUPLE":
             s.append(ex.effect(st, ins.argrepr, s.pop()))
@@ -761,6 +963,42 @@ def _containers(ex: Explorer, st: State, ins: dis.Instruction) -> bool:
     return True
 
 
+_NOT_CONSTANT = object()
+_KEY_TYPES = ("str", "int", "bool", "float", "NoneType", "bytes", "complex")
+
+
+def _key(term: Term) -> Any:
+    """The value of a dict key term whose hash and equality run no code (a constant of
+    a built-in type, or a tuple of such), else ``_NOT_CONSTANT``."""
+    if term[0] == "const" and term[1] in _KEY_TYPES:
+        try:
+            return ast.literal_eval(term[2])
+        except (ValueError, SyntaxError):  # nan, inf: no literal
+            return _NOT_CONSTANT
+    if term[0] == "tuple":
+        items = tuple(_key(t) for t in term[1:])
+        return _NOT_CONSTANT if _NOT_CONSTANT in items else items
+    return _NOT_CONSTANT
+
+
+def _dict_get(pairs: list[list[Term]], key: Term) -> list[Term] | None:
+    """The [key, value] pair of a constant ``key`` (equal as Python compares keys:
+    ``1``, ``1.0`` and ``True`` are one key), or None."""
+    value = _key(key)
+    if value is _NOT_CONSTANT:
+        return None
+    return next((p for p in pairs if _key(p[0]) == value), None)
+
+
+def _dict_set(pairs: list[list[Term]], key: Term, value: Term) -> None:
+    """``d[key] = value`` on a dict's pairs: an equal key keeps its place and object."""
+    pair = _dict_get(pairs, key)
+    if pair is not None:
+        pair[1] = value
+    else:
+        pairs.append([key, value])
+
+
 def _index(term: Term, length: int) -> int | slice | None:
     """A constant index or slice (of constants) as Python values."""
     def value(t: Term) -> Any:
@@ -787,8 +1025,8 @@ def _getitem(ex: Explorer, st: State, container: Term, key: Term) -> Term:
                 return ("tuple", *items[index])
             return ex.new_obj(st, st.heap[container[1]].kind, items[index])
     obj = ex.local_obj(st, container)
-    if obj is not None and obj.kind == "dict" and key[:2] == ("const", "str"):
-        pair = next((p for p in obj.items if p[0] == key), None)
+    if obj is not None and obj.kind == "dict":
+        pair = _dict_get(obj.items, key)
         if pair is not None:
             return pair[1]
     return ex.effect(st, "getitem", container, key)
@@ -809,13 +1047,9 @@ def _setitem(ex: Explorer, st: State, container: Term, key: Term, value: Term | 
         if isinstance(index, int) and value is None:
             del obj.items[index]
             return
-    if obj is not None and obj.kind == "dict" and key[:2] == ("const", "str") \
+    if obj is not None and obj.kind == "dict" and _key(key) is not _NOT_CONSTANT \
             and value is not None:
-        pair = next((p for p in obj.items if p[0] == key), None)
-        if pair is not None:
-            pair[1] = value
-        else:
-            obj.items.append([key, value])
+        _dict_set(obj.items, key, value)
         return
     if value is None:
         ex.effect(st, "delitem", container, key)
@@ -844,7 +1078,8 @@ def _flow(ex: Explorer, st: State, ins: dis.Instruction) -> bool:
             exc = st.exc_info
         else:  # making the exception may run code; either way this path raises
             args = [s.pop() for _ in range(ins.arg)][::-1]
-            exc = ("exc", st.effects)
+            ex.flush(st)
+            exc = ("exc", st.now())
             st.effects += 1
             st.trace.append(("raise", *(ex.render(st, a) for a in args)))
         ex.raise_(st, exc)
@@ -854,8 +1089,7 @@ def _flow(ex: Explorer, st: State, ins: dis.Instruction) -> bool:
         if _BLOCKS:  # 3.10: the (type, value, traceback) a handler found
             del s[-2:]
             exc = exc[1]
-        elif ins.arg:
-            s.pop()
+        # (3.11+: with an argument, it reads the offset under the exception, not pops it)
         ex.raise_(st, exc)
         return False
     elif op == "PUSH_EXC_INFO":
@@ -904,6 +1138,15 @@ def _flow(ex: Explorer, st: State, ins: dis.Instruction) -> bool:
         s.append(fn)
     elif op == "GET_ITER":
         s.append(ex.effect(st, "iter", s.pop()))
+    elif op == "FOR_ITER":  # the next item, or (exhausted) the iterator popped, and out
+        item = ex.effect(st, "next", s[-1])
+        done = st.fork()
+        done.trace.append(("next", item, False))
+        done.stack.pop()
+        done.pc = ex.for_exits[st.pc - 1]
+        ex.work.append(done)
+        st.trace.append(("next", item, True))
+        s.append(item)
     return True
 
 
@@ -966,10 +1209,10 @@ _GROUPS = {
                  "POP_ITER",
     _locals: "LOAD_FAST LOAD_FAST_CHECK LOAD_FAST_LOAD_FAST LOAD_FAST_BORROW "
              "LOAD_FAST_BORROW_LOAD_FAST_BORROW LOAD_FAST_AND_CLEAR STORE_FAST "
-             "STORE_FAST_STORE_FAST STORE_FAST_LOAD_FAST DELETE_FAST",
+             "STORE_FAST_STORE_FAST STORE_FAST_LOAD_FAST STORE_FAST_MAYBE_NULL DELETE_FAST",
     _outside: "LOAD_GLOBAL LOAD_DEREF LOAD_CLOSURE MAKE_CELL COPY_FREE_VARS STORE_GLOBAL "
               "STORE_DEREF DELETE_GLOBAL DELETE_DEREF LOAD_ATTR LOAD_METHOD STORE_ATTR "
-              "DELETE_ATTR IMPORT_NAME IMPORT_FROM",
+              "DELETE_ATTR IMPORT_NAME IMPORT_FROM LOAD_SUPER_ATTR",
     _calls: "PRECALL CALL CALL_KW CALL_FUNCTION_EX",
     _operators: "IS_OP BINARY_OP COMPARE_OP CONTAINS_OP UNARY_NEGATIVE UNARY_INVERT "
                 "UNARY_POSITIVE UNARY_NOT TO_BOOL FORMAT_VALUE CONVERT_VALUE FORMAT_SIMPLE "
@@ -986,7 +1229,7 @@ _GROUPS = {
            "POP_JUMP_BACKWARD_IF_FALSE JUMP_IF_TRUE_OR_POP JUMP_IF_FALSE_OR_POP "
            "RETURN_VALUE RAISE_VARARGS RERAISE PUSH_EXC_INFO POP_EXCEPT CHECK_EXC_MATCH "
            "BEFORE_WITH LOAD_SPECIAL WITH_EXCEPT_START MAKE_FUNCTION SET_FUNCTION_ATTRIBUTE "
-           "GET_ITER",
+           "GET_ITER FOR_ITER",
 }
 if _BLOCKS:
     _GROUPS[_py310] = ("SETUP_FINALLY SETUP_WITH POP_BLOCK JUMP_IF_NOT_EXC_MATCH JUMP_ABSOLUTE "
@@ -995,6 +1238,116 @@ if _BLOCKS:
                        + " ".join(f"{kind}_{name}" for kind in ("BINARY", "INPLACE")
                                   for name in sorted(_BINARY_310)))
 _STEPS = {name: step for step, names in _GROUPS.items() for name in names.split()}
+
+
+# ---------------------------------------------------------------- loops
+
+_JUMPS = {"JUMP_FORWARD", "JUMP_BACKWARD", "JUMP", "JUMP_NO_INTERRUPT", "JUMP_ABSOLUTE",
+          "JUMP_BACKWARD_NO_INTERRUPT"}
+_ENDS = {"RETURN_VALUE", "RETURN_CONST", "RAISE_VARARGS", "RERAISE"}
+_READS = {"LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_BORROW", "LOAD_FAST_LOAD_FAST",
+          "LOAD_FAST_BORROW_LOAD_FAST_BORROW", "DELETE_FAST", "LOAD_FAST_AND_CLEAR",
+          "MAKE_CELL"}  # (deleting reads: it raises when the local is unbound)
+_WRITES = {"STORE_FAST", "STORE_FAST_STORE_FAST", "STORE_FAST_MAYBE_NULL", "DELETE_FAST",
+           "LOAD_FAST_AND_CLEAR", "MAKE_CELL"}
+_UNBINDS = {"DELETE_FAST", "LOAD_FAST_AND_CLEAR", "STORE_FAST_MAYBE_NULL"}
+
+
+def _names(ins: dis.Instruction) -> tuple[str, ...]:
+    return ins.argval if isinstance(ins.argval, tuple) else (ins.argval,)
+
+
+def _successors(ex: Explorer) -> list[list[int]]:
+    """Each instruction's successors, exception handlers included (3.10: from the
+    ``SETUP_*`` instruction, which the handler's own code cannot come before)."""
+    out: list[list[int]] = []
+    last = len(ex.instrs)
+    for k, ins in enumerate(ex.instrs):
+        op = ins.opname
+        if k in ex.for_exits:
+            succ = [k + 1, ex.for_exits[k]]
+        elif op in _JUMPS:
+            succ = [ex.index[ins.argval]]
+        elif op in _ENDS:
+            succ = []
+        else:
+            succ = [k + 1] if k + 1 < last else []
+            if ins.opcode in dis.hasjrel or ins.opcode in dis.hasjabs:
+                succ.append(ex.index[ins.argval])
+        handler = next((h for h in ex.handlers if h.start <= ins.offset < h.end), None)
+        if handler is not None:
+            succ.append(ex.index[handler.target])
+        out.append([t for t in succ if t < last])
+    return out
+
+
+def _loops(ex: Explorer) -> dict[int, Loop]:
+    """The natural loops of ``ex.code``, by header (instruction index): which locals
+    each body changes and which may be read at the header before they are stored."""
+    succs = _successors(ex)
+    preds: list[list[int]] = [[] for _ in succs]
+    for k, targets in enumerate(succs):
+        for t in targets:
+            preds[t].append(k)
+    idom = dominators(0, succs.__getitem__)
+    bodies = natural_loops(0, succs.__getitem__, preds.__getitem__, idom)
+    if not bodies:
+        return {}
+    # which locals may be read before they are stored, at each instruction
+    live: list[frozenset[str]] = [frozenset()] * len(succs)
+    order = sorted(idom, reverse=True)
+    changed = True
+    while changed:
+        changed = False
+        for k in order:
+            ins = ex.instrs[k]
+            out: set[str] = set()
+            for t in succs[k]:
+                out |= live[t]
+            names = _names(ins)
+            op = ins.opname
+            if op == "STORE_FAST_LOAD_FAST":  # stores the first, then loads the second
+                out.discard(names[0])
+                out.add(names[1])
+            elif op in _READS:
+                out.update(names)
+            elif op in _WRITES:
+                out.difference_update(names)
+            new = frozenset(out)
+            if new != live[k]:
+                live[k], changed = new, True
+    loops = {}
+    for header, nodes in bodies.items():
+        writes: set[str] = set()
+        unbinds: set[str] = set()
+        for k in nodes:
+            ins = ex.instrs[k]
+            if ins.opname == "STORE_FAST_LOAD_FAST":
+                writes.add(_names(ins)[0])
+            elif ins.opname in _WRITES:
+                writes.update(_names(ins))
+            if ins.opname in _UNBINDS:
+                unbinds.update(_names(ins))
+        loops[header] = Loop(header, frozenset(nodes), frozenset(writes),
+                             frozenset(unbinds), live[header])
+    return loops
+
+
+def _maybe_unbound(value: Term) -> bool:
+    return value == UNBOUND or (value[0] == "phi" and value[3])
+
+
+def _touched(header: State, endings: list[tuple[str, State, tuple[Any, ...]]]) -> set[int]:
+    """The frame's objects, made before the loop, that some way through its body
+    changes or lets escape."""
+    out = set()
+    for key, obj in header.heap.items():
+        for _, state, _ in endings:
+            now = state.heap.get(key)
+            if now is None or now.escaped != obj.escaped or now.items != obj.items:
+                out.add(key)
+                break
+    return out
 
 
 # ---------------------------------------------------------------- comparing
@@ -1011,19 +1364,29 @@ def _signature(code: CodeType) -> tuple[Any, ...]:
             code.co_freevars)
 
 
-def _first_difference(ours: set[tuple[Any, ...]], theirs: set[tuple[Any, ...]]) -> str:
-    """Where the closest pair of paths, one only in ``ours``, parts."""
-    path = min(ours - theirs, key=repr)
+def _first_difference(ours: set[tuple[Any, ...]],
+                      theirs: set[tuple[Any, ...]]) -> tuple[str, bool]:
+    """Where the closest pair of paths, one only in ``ours``, parts; whether one has a
+    loop there and the other not (two loops that differ are a difference; a loop
+    against no loop may be the same loop entered elsewhere, e.g. with its test first)."""
+    path = min(ours - theirs, key=len)
+
+    def kind(p: tuple[Any, ...], k: int) -> Any:
+        return p[k][0] if k < len(p) and isinstance(p[k], tuple) and p[k] else None
+
     best, at = None, -1
     for other in theirs:
-        k = 0
-        while k < min(len(path), len(other)) and path[k] == other[k]:
+        k, n = 0, min(len(path), len(other))
+        while k < n and path[k] == other[k]:
             k += 1
-        if k > at:
+        if k > at or k == at and kind(other, k) == kind(path, k) != kind(best, k):
             best, at = other, k
-    mine = repr(path[at]) if at < len(path) else "(end)"
-    other = repr(best[at]) if best is not None and at < len(best) else "(end)"
-    return f"step {at + 1}: {mine[:200]} against {other[:200]}"
+    mine = path[at] if at < len(path) else "(end)"
+    other = best[at] if best is not None and at < len(best) else "(end)"
+    loop = (kind(path, at) == "loop") != (best is not None and kind(best, at) == "loop") or (
+        kind(path, at) == "loop" == kind(best, at)  # (loops over other locals)
+        and [n for n, _ in mine[2]] != [n for n, _ in other[2]])
+    return f"step {at + 1}: {repr(mine)[:200]} against {repr(other)[:200]}", loop
 
 
 def prove_equivalent(original: CodeType, candidate: CodeType) -> Verdict:
@@ -1036,7 +1399,7 @@ def prove_equivalent(original: CodeType, candidate: CodeType) -> Verdict:
         return Verdict(False, "signatures or free variables differ")
     try:
         mine = Explorer(original)
-        theirs = Explorer(candidate)
+        theirs = Explorer(candidate, mine.shapes)
         a, b = mine.run(), theirs.run()
     except Undecided as exc:
         return Verdict(False, f"undecided: {exc}")
@@ -1044,7 +1407,10 @@ def prove_equivalent(original: CodeType, candidate: CodeType) -> Verdict:
         return Verdict(False, f"undecided: {type(exc).__name__}: {exc}")
     if a != b:
         side = "the original" if a - b else "the candidate"
-        diff = _first_difference(a, b) if a - b else _first_difference(b, a)
+        diff, loop = _first_difference(a, b) if a - b else _first_difference(b, a)
+        if loop:  # a loop against no loop: maybe the same loop, cut elsewhere
+            return Verdict(False, f"undecided: loops of different shapes ({len(a)} paths "
+                                  f"against {len(b)}; {side} differs at {diff})")
         return Verdict(False, f"{len(a)} paths against {len(b)}; a path of {side} differs "
                               f"at {diff}")
     pairs: set[tuple[tuple[str, int], tuple[str, int]]] = set()

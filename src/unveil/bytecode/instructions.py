@@ -337,7 +337,7 @@ def read(code: CodeType) -> Bytecode:
             emit("JUMP_IF_NOT_EXC_MATCH", ins, jump=ins.argval)
             continue
         if name == "FOR_ITER":
-            emit("FOR_ITER", ins, jump=_for_iter_exit(raw, ins, k))
+            emit("FOR_ITER", ins, jump=for_iter_exit(raw, ins, k))
             continue
         if name == "POP_ITER":
             emit("POP_TOP", ins)
@@ -521,7 +521,7 @@ def _next_real(raw: list[dis.Instruction], k: int) -> dis.Instruction | None:
     return raw[k] if k < len(raw) else None
 
 
-def _for_iter_exit(raw: list[dis.Instruction], ins: dis.Instruction, k: int) -> int:
+def for_iter_exit(raw: list[dis.Instruction], ins: dis.Instruction, k: int) -> int:
     """Byte offset where a ``FOR_ITER`` continues once its iterator is exhausted."""
     target = ins.argval
     if VERSION < (3, 12):
