@@ -10,6 +10,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
+from ..torch.dump import RUNS_OURS
 from ..torch.full_code import owner_name
 from .load import RankDump, Run
 
@@ -94,6 +95,7 @@ class Totals:
     recompiles: int
     skipped: int
     compile_time_s: float
+    dynamo_code: int  # compiled frames that run Dynamo's code, not their dumped file
 
 
 def totals(dump: RankDump) -> Totals:
@@ -106,7 +108,8 @@ def totals(dump: RankDump) -> Totals:
         + sum(len(s.get("graph_breaks") or []) for s in dump.skipped_frames),
         recompiles=sum(1 for f in frames if is_recompile(f)),
         skipped=len(dump.skipped_frames),
-        compile_time_s=sum(f.get("compile_time_s") or 0.0 for f in frames))
+        compile_time_s=sum(f.get("compile_time_s") or 0.0 for f in frames),
+        dynamo_code=sum(1 for f in frames if f.get("status") != RUNS_OURS))
 
 
 # ---------------------------------------------------------------- ranks

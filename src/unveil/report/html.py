@@ -233,8 +233,9 @@ class _Page:
             label = f"rank {dump.rank}: " if dump.rank is not None else ""
             stats.append(f"{label}{t.frames} frames, {t.functions} functions, {t.graphs} "
                          f"graphs, {t.graph_breaks} graph breaks, {t.recompiles} recompiles, "
-                         f"{t.skipped} run without compiling, compile time "
-                         f"{t.compile_time_s:.2f} s")
+                         f"{t.skipped} run without compiling, "
+                         + (f"{t.dynamo_code} run Dynamo's own code, " if t.dynamo_code else "")
+                         + f"compile time {t.compile_time_s:.2f} s")
         self.parts.append(
             f'<header><h1>unveil report: {_esc(run.directory)}</h1>'
             f'<div class="muted">torch {_esc(version)} &middot; '

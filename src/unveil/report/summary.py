@@ -41,6 +41,10 @@ def _rank_summary(dump: RankDump, multi: bool) -> list[str]:
              f"{t.graphs} graph(s), {t.graph_breaks} graph break(s), {t.recompiles} "
              f"recompile(s), {t.skipped} frame(s) run without compiling; compile time "
              f"{t.compile_time_s:.2f} s"]
+    if t.dynamo_code:
+        lines.append(f"  {t.dynamo_code} of {t.frames} compiled frame(s) run Dynamo's own "
+                     f"code, not their dumped file (breakpoints there are not hit); the "
+                     f"file and the 'error' below say why")
     lines.extend(f"  note: {n}" for n in dump.notes)
     by_function: dict[tuple[Any, str], list[dict[str, Any]]] = defaultdict(list)
     for frame in dump.frames:

@@ -30,6 +30,9 @@ from .trace import COMPILED_FN, CompileFacts, TraceRecorder
 
 RUNS_OURS = "running unveil's code"
 RUNS_DYNAMO = "running Dynamo's code"
+# the first words of a file whose frame runs Dynamo's code
+DYNAMO_RUNS = ("Dynamo's own code runs, not the code in this file (breakpoints here are not "
+               "hit)")
 
 __all__ = ["prepare_debug", "identifier", "last_dump"]
 
@@ -312,7 +315,7 @@ class prepare_debug:  # noqa: N801 (a context manager named like the function it
 
     def _replace(self, record: FrameRecord, path: Path, new_code: CodeType) -> CodeType | None:
         from ..check import compare
-        from ..decompiler.api import recompile
+        from ..decompiler.api import layout_difference, recompile
         from ..equivalence import prove_equivalent
 
         where = f"{record.qualname} ({record.source_file}:{record.first_line})"
@@ -321,44 +324,64 @@ class prepare_debug:  # noqa: N801 (a context manager named like the function it
             replacement = recompile(new_code, str(path), lines)
         except (UnveilError, SyntaxError, ValueError, RecursionError) as exc:
             record.error = f"{type(exc).__name__}: {exc}"
-            self._note(path, f"# unveil could not decompile Dynamo's code for {where}; "
-                             f"Dynamo's own code runs.\n# {record.error}\n")
+            self._note(path, f"# {DYNAMO_RUNS}: unveil could not decompile Dynamo's code for "
+                             f"{where}.\n# {one_line(record.error, 500)}\n")
             return None
         record.line_map = sorted([k, v] for k, v in lines.items())
+        # the last gate: Dynamo installs only code whose frame layout is its own
+        problem = layout_difference(new_code, replacement)
+        if problem is not None:
+            return self._keep_dynamo(record, path, f"recompiled code has {problem}",
+                                     f"the code compiled from it has {problem}")
         verdict = prove_equivalent(new_code, replacement)
         record.equivalent, record.equivalence = verdict.equivalent, verdict.reason
         if not self.strict:  # informative only: compared at exit, off the compile path
-            self._pending.append((record, new_code, replacement))
-            if not verdict.equivalent:
+            if not verdict.equivalent and verdict.reason.startswith("undecided") \
+                    and compare(new_code, replacement) is None:
+                # what the check cannot follow is the same bytecode: a proof too
+                record.equivalent, record.identical = True, True
+                record.equivalence = f"bytecode-identical ({verdict.reason})"
+            else:
+                self._pending.append((record, new_code, replacement))
+            if not record.equivalent:
+                undecided = verdict.reason.startswith("undecided")
                 return self._keep_dynamo(
                     record, path, f"not shown to do what Dynamo's code does: {verdict.reason}",
-                    f"unveil could not show that the code compiled from this file does what "
-                    f"Dynamo's code does for {where},\n# so Dynamo's own code runs; this file "
-                    f"shows what was recovered.")
+                    f"unveil could not {'check' if undecided else 'show'} that the code "
+                    f"compiled from it does what Dynamo's code does"
+                    + (" (the check does not follow all of it)" if undecided else ""))
         else:
             difference = compare(new_code, replacement)
             record.identical = difference is None
             if difference is not None:
                 return self._keep_dynamo(
                     record, path, f"not bytecode-identical to Dynamo's code: {difference}",
-                    f"unveil: the code compiled from this file is not bytecode-identical to "
-                    f"Dynamo's for {where}, and\n# prepare_debug(strict=True) asks for that, "
-                    f"so Dynamo's own code runs.")
+                    "the code compiled from it is not bytecode-identical to Dynamo's, which "
+                    "prepare_debug(strict=True) asks for")
         record.status = RUNS_OURS
         self._ours[id(replacement)] = (path.name, replacement)
         return replacement
 
     def _keep_dynamo(self, record: FrameRecord, path: Path, error: str, why: str) -> None:
-        """Record why Dynamo's own code keeps running and say so at the end of the file."""
+        """Record why Dynamo's own code keeps running and say so in one sentence at the
+        top of the file (its line map moves down with the text)."""
         record.error = error
-        self._note(path, f"\n# {why}\n# {one_line(error, 500)}\n", append=True)
+        where = f"{record.qualname} ({record.source_file}:{record.first_line})"
+        header = (f"# {DYNAMO_RUNS} for {where}: {why}.\n"
+                  f"# Why: {one_line(error, 500)}\n\n")
+        if self._note(path, header, prepend=True):
+            shift = header.count("\n")
+            record.line_map = [[line + shift, origin] for line, origin in record.line_map]
 
-    def _note(self, path: Path, text: str, *, append: bool = False) -> None:
+    def _note(self, path: Path, text: str, *, prepend: bool = False) -> bool:
+        """Write ``text`` to the file (before what it holds, with ``prepend``)."""
         try:
-            old = path.read_text(encoding="utf-8") if append else ""
-            write_atomic(path, old + text)
+            old = path.read_text(encoding="utf-8") if prepend else ""
+            write_atomic(path, text + old)
         except OSError as exc:
             self.manifest.errors.append(f"cannot write {str(path)!r}: {exc}")
+            return False
+        return True
 
     # ------------------------------------------------------------ at exit
 
