@@ -900,6 +900,43 @@ def method_load_kept_across_loop() -> Irregular:
 
 
 @case()
+def name_read_after_a_store_kept_on_the_stack() -> Irregular:
+    """What Dynamo does before calling a wrapped forward (transformers'
+    ``can_return_tuple``): ``self`` is copied, stored to a temporary and kept in the call's
+    argument tuple; the temporary is then read while the tuple waits on the stack, in a
+    list that is sliced (so it is named first). The read must come after the store."""
+    code = asm(
+        [
+            ("NULL_PREFIX",),
+            ("LOAD_GLOBAL", "collect"),
+            ("NULL_SUFFIX",),
+            ("LOAD_FAST", "a"),
+            ("COPY", 1),
+            ("STORE_FAST", "t"),
+            ("BUILD_TUPLE", 1),
+            ("LOAD_FAST", "t"),
+            ("LOAD_ATTR", "real"),
+            ("BUILD_LIST", 1),
+            ("COPY", 1),
+            ("LOAD_CONST", 0),
+            ("LOAD_CONST", 1),
+            ("BUILD_SLICE", 2),
+            ("BINARY_SUBSCR",),
+            ("SWAP", 2),
+            ("POP_TOP",),
+            ("SWAP", 2),
+            ("LIST_EXTEND", 1),
+            ("CALL_FUNCTION_EX", 0),
+            ("RETURN_VALUE",),
+        ],
+        name="name_read_after_a_store_kept_on_the_stack",
+        argnames=("a",),
+    )
+    return Irregular(code, namespace(), [1, 2.5, "s"], [(1, 1), (2.5, 2.5), Raises(AttributeError)],
+                     logs=[["collect"], ["collect"], []])
+
+
+@case()
 def call_function_ex_list_extended_in_branches() -> Irregular:
     """What Dynamo does before calling a resume function: an argument list on the stack,
     extended differently in two branches, then ``CALL_FUNCTION_EX``."""

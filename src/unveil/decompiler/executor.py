@@ -40,7 +40,7 @@ from .exprs import (
     is_stable,
     name,
 )
-from .nodes import children
+from .nodes import children, walk
 
 _BINOPS: dict[str, type[ast.operator]] = {
     "+": ast.Add, "-": ast.Sub, "*": ast.Mult, "/": ast.Div, "//": ast.FloorDiv, "%": ast.Mod,
@@ -174,6 +174,8 @@ class Machine:
     speculative: bool = False
     spec_floor: int = 0
     spec_counts: dict[tuple[int, str], int]
+    # names a store left as a walrus in a value still on the stack (``(x := v)``)
+    walrus_names: set[str]
 
     def bump(self, node: ast.expr, key: str, start: int) -> int:
         """Increment counter ``key`` of ``node``; while speculating, only in an overlay."""
@@ -426,6 +428,8 @@ class Machine:
                 if not isinstance(target, ast.Name):
                     # walrus cannot store an attribute or item: assign now
                     self.materialize_shared_targets(value)
+                else:
+                    self.walrus_names.add(target.id)
                 return
             targets = getattr(value, "targets", None) or []
             value.targets = []  # type: ignore[attr-defined]
@@ -473,6 +477,22 @@ class Machine:
     def materialize_shared_targets(self, shared: Shared) -> None:
         self.flush_below(shared)
         self.materialize(shared)
+
+    def settle_walrus(self, ident: str) -> None:
+        """Before ``ident`` is read: a store to it still waiting as a walrus in a value on
+        the stack (which an expression may evaluate later than this read) is made now,
+        with what was evaluated before it."""
+        if ident not in self.walrus_names:
+            return
+        for entry in list(self.state.stack):
+            for node in walk(entry):
+                if isinstance(node, Shared) and node.name is None and any(
+                        isinstance(t, ast.Name) and t.id == ident
+                        for t in getattr(node, "targets", None) or ()):
+                    self.check_speculation()
+                    self.flush_below(entry)
+                    self.materialize(node)
+                    return
 
     def flush_below(self, node: ast.expr) -> None:
         stack = self.state.stack
@@ -595,6 +615,7 @@ class Loads(Machine):
         self.push(const(ins.argval))
 
     def load_fast(self, ins: Instr) -> None:
+        self.settle_walrus(ins.argval)
         self.push(name(ins.argval, "fast"))
 
     def load_deref(self, ins: Instr) -> None:
@@ -1658,5 +1679,6 @@ class Executor(*_FAMILIES):  # type: ignore[misc]
         self.state = State()
         self.ins = None
         self.spec_counts = {}
+        self.walrus_names = set()
         self._table = {op: getattr(self, method)
                        for family in _FAMILIES for op, method in family.ops.items()}
