@@ -174,8 +174,9 @@ class Machine:
     speculative: bool = False
     spec_floor: int = 0
     spec_counts: dict[tuple[int, str], int]
-    # names a store left as a walrus in a value still on the stack (``(x := v)``)
-    walrus_names: set[str]
+    # stores left as a walrus in a value not evaluated yet (``(x := v)``), by name, with
+    # the state (block) that made them
+    walrus: dict[str, list[tuple[State, Shared]]]
 
     def bump(self, node: ast.expr, key: str, start: int) -> int:
         """Increment counter ``key`` of ``node``; while speculating, only in an overlay."""
@@ -311,6 +312,8 @@ class Machine:
     def append(self, stmt: ast.stmt) -> None:
         """Add ``stmt``, noting the shared values it evaluates (see :meth:`materialize`),
         and the source line of the instruction that made it (``line``)."""
+        if self.walrus:
+            self.settle_walrus(stmt)
         if self.ins is not None and not hasattr(stmt, "line"):
             stmt.line = self.ins.line  # type: ignore[attr-defined]
         todo: list[Any] = [stmt]
@@ -319,6 +322,10 @@ class Machine:
             if isinstance(n, Shared):
                 if n.name is None:
                     n.embedded = True  # type: ignore[attr-defined]
+                    if self.walrus:  # the shared values it holds are evaluated here too
+                        for inner in walk(n.value):
+                            if isinstance(inner, Shared):
+                                inner.evaluated = True  # type: ignore[attr-defined]
                 continue
             todo.extend(children(n))
         self.state.stmts.append(stmt)
@@ -429,7 +436,7 @@ class Machine:
                     # walrus cannot store an attribute or item: assign now
                     self.materialize_shared_targets(value)
                 else:
-                    self.walrus_names.add(target.id)
+                    self.walrus.setdefault(target.id, []).append((self.state, value))
                 return
             targets = getattr(value, "targets", None) or []
             value.targets = []  # type: ignore[attr-defined]
@@ -478,21 +485,32 @@ class Machine:
         self.flush_below(shared)
         self.materialize(shared)
 
-    def settle_walrus(self, ident: str) -> None:
-        """Before ``ident`` is read: a store to it still waiting as a walrus in a value on
-        the stack (which an expression may evaluate later than this read) is made now,
-        with what was evaluated before it."""
-        if ident not in self.walrus_names:
+    def settle_walrus(self, stmt: ast.stmt) -> None:
+        """Before ``stmt`` is added: a name it reads whose store still waits as a walrus in
+        a value not evaluated yet (a later statement evaluates it) is stored first: the
+        read comes after the store in the bytecode."""
+        reads = {n.id for n in walk(stmt) if isinstance(n, ast.Name)
+                 and isinstance(n.ctx, ast.Load) and n.id in self.walrus}
+        if not reads:
             return
-        for entry in list(self.state.stack):
-            for node in walk(entry):
-                if isinstance(node, Shared) and node.name is None and any(
-                        isinstance(t, ast.Name) and t.id == ident
-                        for t in getattr(node, "targets", None) or ()):
-                    self.check_speculation()
-                    self.flush_below(entry)
-                    self.materialize(node)
-                    return
+        inside = {id(n) for n in walk(stmt) if isinstance(n, Shared)}
+        for ident in reads:
+            # (embedded: a statement made already evaluates it, walrus included)
+            pending = self.walrus[ident] = [
+                (state, shared) for state, shared in self.walrus[ident]
+                if shared.name is None and not getattr(shared, "embedded", False)
+                and not getattr(shared, "evaluated", False) and any(
+                    isinstance(t, ast.Name) and t.id == ident
+                    for t in getattr(shared, "targets", None) or ())]
+            # (a block's own: another block's may be evaluated by its branch test)
+            for entry in [p for p in pending if p[0] is self.state and id(p[1]) not in inside]:
+                pending.remove(entry)  # (settled once: what settling adds reads it too)
+                shared = entry[1]
+                self.check_speculation()
+                if not is_stable(shared.value):
+                    self.flush()  # what the stack evaluated before it, in order
+                if shared.name is None:
+                    self.materialize(shared)
 
     def flush_below(self, node: ast.expr) -> None:
         stack = self.state.stack
@@ -615,7 +633,6 @@ class Loads(Machine):
         self.push(const(ins.argval))
 
     def load_fast(self, ins: Instr) -> None:
-        self.settle_walrus(ins.argval)
         self.push(name(ins.argval, "fast"))
 
     def load_deref(self, ins: Instr) -> None:
@@ -1679,6 +1696,6 @@ class Executor(*_FAMILIES):  # type: ignore[misc]
         self.state = State()
         self.ins = None
         self.spec_counts = {}
-        self.walrus_names = set()
+        self.walrus = {}
         self._table = {op: getattr(self, method)
                        for family in _FAMILIES for op, method in family.ops.items()}
