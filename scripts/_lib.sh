@@ -86,12 +86,15 @@ ensure_native_venv() {
     ensure_venv "$CACHE/venv-$v" "$python" -e ".[test]" "${tools[@]}"
 }
 
-# The PyTorch venv (Python 3.11 only), shared by tests/torch and scripts/demo (numpy: torch warns without it).
+# The PyTorch venv (Python 3.11 only), shared by tests/torch and scripts/demo (numpy: torch
+# warns without it; transformers: the real-model tests, pinned so a release cannot move CI).
 TORCH_VENV="$CACHE/venv-3.11-torch"
+TRANSFORMERS_SPEC="transformers==5.23.0"
 ensure_torch_venv() {
     local python
     python=$(find_python 3.11)
-    ensure_venv "$TORCH_VENV" "$python" -e ".[test,torch,debug,report]" "$TORCH_SPEC" numpy
+    ensure_venv "$TORCH_VENV" "$python" -e ".[test,torch,debug,report,models]" "$TORCH_SPEC" \
+        "$TRANSFORMERS_SPEC" numpy
 }
 
 # Debian's Chromium for the report's browser test (Playwright drives it; no browser

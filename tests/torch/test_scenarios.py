@@ -7,6 +7,7 @@ for every compiled graph, guards as Python, graph breaks and recompiles in the m
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import io
 import json
 import warnings
@@ -521,3 +522,184 @@ def test_every_frame_is_shown_equivalent(tmp_path: Path) -> None:
     for frame in manifest["frames"]:
         assert frame["equivalent"] is True, frame
         assert frame["equivalence"].endswith("paths compared"), frame
+
+
+# ------------------------------------------------------------------ programs unveil once broke
+
+
+@dataclasses.dataclass
+class _Out:
+    value: Any
+    mask: Any
+
+
+def closure_into_dataclass(x):
+    masked = x > 0
+
+    def pick(t):
+        return t * masked
+    return _Out(value=pick(x), mask=masked)
+
+
+def cell_stored_twice(x):
+    acc = x + 1
+
+    def read():
+        return acc * 2
+    acc = acc * 3
+    r = read()
+    acc = r + 1
+    return read() + acc
+
+
+def nonlocal_counter(x):
+    count = 0
+
+    def bump(t):
+        nonlocal count
+        count += 1
+        return t + count
+    y = bump(bump(x))
+    return y, count
+
+
+def lambdas_capturing_cells(x):
+    k = x.sum()
+    fs = [lambda t, i=i: t * i + k for i in range(3)]
+    return [f(x) for f in fs]
+
+
+@pytest.mark.parametrize("fn", [closure_into_dataclass, cell_stored_twice, nonlocal_counter,
+                                lambdas_capturing_cells], ids=lambda f: f.__name__)
+def test_closures_keep_their_cells(fn, tmp_path: Path) -> None:
+    """Dynamo keeps the frame's cells in its code even where the closures went into the
+    graph; unveil's code must have them too (else Dynamo asserts 'cell var mismatch' in the
+    user's program), and must be shown to do the same."""
+    def same_fields(a: Any, b: Any) -> bool:
+        return _same(dataclasses.astuple(a), dataclasses.astuple(b), True) \
+            if dataclasses.is_dataclass(a) else _same(a, b, True)
+
+    expected = _calls(torch.compile(fn, backend="eager"), INPUTS)
+    torch._dynamo.reset()
+    with unveil.prepare_debug(tmp_path):
+        got = _calls(torch.compile(fn, backend="eager"), INPUTS)
+    for (e_val, e_out), (g_val, g_out) in zip(expected, got, strict=True):
+        assert same_fields(e_val, g_val), (e_val, g_val)
+        assert e_out == g_out
+    manifest = check_dump(tmp_path)
+    for frame in manifest["frames"]:
+        assert frame["equivalent"] is True, frame
+
+
+STEPS = 0
+RUNNING: Any = None
+
+
+def counts_steps_in_globals(x):
+    global STEPS, RUNNING
+    STEPS += 1
+    RUNNING = x.mean()
+    return x * STEPS
+
+
+def test_globals_stored(tmp_path: Path) -> None:
+    global STEPS, RUNNING
+
+    def run(ctx: Any) -> list[Any]:
+        global STEPS, RUNNING
+        STEPS, RUNNING = 0, None
+        torch._dynamo.reset()
+        with ctx:
+            compiled = torch.compile(counts_steps_in_globals, backend="eager")
+            return [(compiled(x), STEPS, RUNNING) for (x,) in INPUTS]
+
+    expected = run(contextlib.nullcontext())
+    got = run(unveil.prepare_debug(tmp_path))
+    for (e, e_steps, e_mean), (g, g_steps, g_mean) in zip(expected, got, strict=True):
+        assert torch.equal(e, g) and e_steps == g_steps and torch.equal(e_mean, g_mean)
+    check_dump(tmp_path)
+
+
+def test_lambda(tmp_path: Path) -> None:
+    """A compiled lambda: Dynamo's code for it is statements, which a lambda cannot hold."""
+    manifest = run_both(lambda x: (x * 2).sin() + 1, INPUTS, tmp_path)
+    (frame,) = manifest["frames"]
+    assert frame["function"] == "<lambda>"
+    assert "def lambda_(x):" in (tmp_path / frame["transformed_code"]).read_text()
+
+
+class _Stateful(torch.nn.Module):
+    """A module that changes its own state in forward: a counter, a dict with int and
+    string keys, a list."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = torch.nn.Linear(3, 3)
+        self.calls = 0
+        self.cache: dict[Any, Any] = {}
+        self.history: list[Any] = []
+
+    def forward(self, x):
+        self.calls += 1
+        self.cache["last"] = x.sum()
+        self.cache[self.calls % 2] = x.mean()
+        self.history.append(x.shape[0])
+        return self.lin(x)
+
+
+def test_module_that_changes_its_state(tmp_path: Path) -> None:
+    def run(ctx: Any) -> tuple[list[Any], Any]:
+        torch._dynamo.reset()
+        torch.manual_seed(0)
+        model = _Stateful()
+        with ctx:
+            compiled = torch.compile(model, backend="eager")
+            out = [compiled(x) for (x,) in INPUTS]
+        return out, (model.calls, sorted(model.cache, key=str), model.history)
+
+    (expected, e_state), (got, g_state) = run(contextlib.nullcontext()), run(
+        unveil.prepare_debug(tmp_path))
+    assert e_state == g_state
+    assert all(torch.equal(a, b) for a, b in zip(expected, got, strict=True))
+    check_dump(tmp_path)
+
+
+def test_generator_function(tmp_path: Path) -> None:
+    def gen(x):
+        for i in range(3):
+            yield x * i
+
+    def consume(x):
+        return sum(gen(x)) + torch.stack(list(gen(x))).mean()
+
+    run_both(consume, INPUTS, tmp_path)
+
+
+def _wrong_cells(real: Callable[..., Any]) -> Callable[..., Any]:
+    """``recompile`` that returns code without the original's cell variables: the layout
+    gate must keep Dynamo's code (Dynamo itself would assert in the user's program)."""
+    def recompile(code: Any, filename: str | None = None, line_map: Any = None) -> Any:
+        good = real(code, filename, line_map)
+        return good.replace(co_cellvars=()) if good.co_cellvars else good
+    return recompile
+
+
+def test_layout_gate_keeps_dynamo_code(tmp_path: Path, monkeypatch) -> None:
+    from unveil.decompiler import api
+
+    expected = _calls(torch.compile(closure_into_dataclass, backend="eager"), INPUTS)
+    torch._dynamo.reset()
+    monkeypatch.setattr(api, "recompile", _wrong_cells(api.recompile))
+    with unveil.prepare_debug(tmp_path):
+        got = _calls(torch.compile(closure_into_dataclass, backend="eager"), INPUTS)
+    assert [repr(v) for v, _ in expected] == [repr(v) for v, _ in got]
+    manifest = json.loads((tmp_path / "manifest.json").read_text())
+    (frame,) = manifest["frames"]
+    assert frame["status"] == "running Dynamo's code", frame
+    assert "co_cellvars" in frame["error"], frame
+    text = (tmp_path / frame["transformed_code"]).read_text()
+    assert text.startswith("# Dynamo's own code runs, not the code in this file")
+    from unveil.report.load import load_run
+    from unveil.report.summary import summary
+
+    assert "1 of 1 compiled frame(s) run Dynamo's own code" in summary(load_run(tmp_path))

@@ -1,0 +1,97 @@
+"""``unveil.prepare_debug`` on real model code nobody here wrote: `transformers` models built
+from tiny configs with seeded random weights (nothing downloaded), the workloads of
+``benchmarks/real_models.py``: forward passes of 18 architectures, ``generate()`` on two
+causal LMs (several frames, recompiles) and two training steps (forward, loss, backward,
+optimizer).
+
+Each workload runs compiled without and with unveil: the results are equal (bit for bit,
+but for Inductor), every frame Dynamo transformed has its file and runs the code compiled
+from it, and a breakpoint (set as pdb sets them, through :mod:`bdb`) on the graph call in a
+transformed file is hit when the workload runs again. All workloads run with ``aot_eager``,
+a subset with ``eager`` and ``inductor`` (CI time)."""
+
+from __future__ import annotations
+
+import bdb
+import json
+import re
+import sys
+import warnings
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+import pytest
+
+torch = pytest.importorskip("torch")
+if getattr(torch, "__file__", None) is None:  # tests/torch itself, as a namespace package
+    pytest.skip("torch is not installed", allow_module_level=True)
+pytest.importorskip("transformers")
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+import real_models  # noqa: E402
+
+from unveil.torch.dump import RUNS_OURS  # noqa: E402
+
+EAGER = ["bert", "gpt2", "llama", "t5", "vit", "gpt2-generate", "bert-train"]
+INDUCTOR = ["llama", "bert-train"]
+CASES = ([(w.name, "aot_eager") for w in real_models.WORKLOADS]
+         + [(name, "eager") for name in EAGER] + [(name, "inductor") for name in INDUCTOR])
+
+
+class Breakpoints(bdb.Bdb):
+    """pdb's machinery without its prompt: records the breakpoints hit, then goes on."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.hits: list[tuple[str, int]] = []
+
+    def user_line(self, frame: FrameType) -> None:
+        if self.break_here(frame):
+            self.hits.append((frame.f_code.co_filename, frame.f_lineno))
+        self.set_continue()
+
+
+def _graph_call_line(path: Path) -> int | None:
+    """The line of a transformed file that looks up a compiled graph to call it."""
+    for number, line in enumerate(path.read_text().splitlines(), 1):
+        if re.search(r"\b__compiled_fn_\w+", line) and not line.lstrip().startswith("#"):
+            return number
+    return None
+
+
+@pytest.fixture(autouse=True)
+def _quiet() -> Any:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("name", "backend"), CASES, ids=[f"{n}-{b}" for n, b in CASES])
+def test_real_model(name: str, backend: str, tmp_path: Path) -> None:
+    workload = real_models.BY_NAME[name]
+    expected = real_models.run_plain(workload, backend, calls=2)
+    with real_models.under_unveil(tmp_path):
+        once = workload.run(workload.build(), backend)
+        got = [once()]
+        manifest_frames = None
+        debugger = Breakpoints()
+        targets = []
+        for path in tmp_path.glob("__transformed_code_*.py"):
+            line = _graph_call_line(path)
+            if line is not None:
+                assert debugger.set_break(str(path), line) is None
+                targets.append(str(path))
+        assert targets, sorted(p.name for p in tmp_path.iterdir())
+        got.append(debugger.runcall(once))
+        sys.settrace(None)
+    assert real_models.same(expected, got, exact=backend != "inductor")
+    manifest_frames = json.loads((tmp_path / "manifest.json").read_text())["frames"]
+    assert manifest_frames, "Dynamo transformed no frame"
+    for frame in manifest_frames:
+        assert frame["status"] == RUNS_OURS, (frame["transformed_code"], frame["error"])
+        source = (tmp_path / frame["transformed_code"]).read_text()
+        compile(source, frame["transformed_code"], "exec")
+    hit_files = {debugger.canonic(f) for f, _ in debugger.hits}
+    assert hit_files & {debugger.canonic(t) for t in targets}, (debugger.hits, targets)
