@@ -30,7 +30,6 @@ pytest.importorskip("transformers")
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 import real_models  # noqa: E402
-
 from unveil.torch.dump import RUNS_OURS  # noqa: E402
 
 EAGER = ["bert", "gpt2", "llama", "t5", "vit", "gpt2-generate", "bert-train"]
