@@ -249,3 +249,21 @@ def test_install_logs_decompiled_source_with_bytecode_logs() -> None:
     torch._dynamo.reset()
     torch.compile(data_dependent, backend="eager")(torch.ones(2))
     assert not any(r.startswith("DECOMPILED SOURCE") for r in records)
+
+
+def test_dump_directory_replaced_while_running(tmp_path: Path) -> None:
+    """The dump directory cannot be written at the end (here a file took its place): the
+    program still finishes as without unveil, its own exception untouched, with a
+    warning that the dump is incomplete."""
+    import shutil
+
+    dump = tmp_path / "dump"
+    compiled = torch.compile(with_print_break, backend="eager")
+    with pytest.warns(RuntimeWarning, match="could not finish the dump"):
+        with pytest.raises(KeyError, match="mine"):
+            with unveil.prepare_debug(dump):
+                result, _ = _run(compiled, torch.ones(2))
+                shutil.rmtree(dump)
+                dump.write_text("not a directory")
+                raise KeyError("mine")
+    assert torch.equal(result, with_print_break(torch.ones(2)))

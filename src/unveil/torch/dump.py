@@ -238,8 +238,13 @@ class prepare_debug:  # noqa: N801 (a context manager named like the function it
             remove()
         self._removers = []
         _active_dirs.discard(self.dump_dir.resolve())
-        self.write_full_code()
-        self.write_manifest()
+        try:
+            self.write_full_code()
+            self.write_manifest()
+        except Exception as exc:  # noqa: BLE001 (the program's own exit stays as it is)
+            warnings.warn(f"unveil.prepare_debug: could not finish the dump in "
+                          f"{str(self.dump_dir)!r}: {type(exc).__name__}: {exc}",
+                          RuntimeWarning, stacklevel=2)
         if self.manifest.frames or exc_info[0] is not None:
             return
         if self.manifest.skipped_frames:
