@@ -921,12 +921,12 @@ def name_read_after_a_store_kept_on_the_stack() -> Irregular:
             ("LOAD_CONST", 0),
             ("LOAD_CONST", 1),
             ("BUILD_SLICE", 2),
-            ("BINARY_SUBSCR",),
+            ("SUBSCR",),
             ("SWAP", 2),
             ("POP_TOP",),
             ("SWAP", 2),
             ("LIST_EXTEND", 1),
-            ("CALL_FUNCTION_EX", 0),
+            ("CALL_EX", False),
             ("RETURN_VALUE",),
         ],
         name="name_read_after_a_store_kept_on_the_stack",
@@ -934,6 +934,38 @@ def name_read_after_a_store_kept_on_the_stack() -> Irregular:
     )
     return Irregular(code, namespace(), [1, 2.5, "s"], [(1, 1), (2.5, 2.5), Raises(AttributeError)],
                      logs=[["collect"], ["collect"], []])
+
+
+@case()
+def slice_kept_as_a_value() -> Irregular:
+    """A slice object built and kept as a value, not used as a subscript's key right
+    away (Dynamo's side-effect replay: ``output[:] = ...`` with the slice made early):
+    in source it is ``slice(None, None)``, since ``:`` is syntax only in a subscript."""
+    code = asm(
+        [
+            ("LOAD_CONST", None),
+            ("LOAD_CONST", None),
+            ("BUILD_SLICE", 2),
+            ("STORE_FAST", "s"),
+            ("LOAD_FAST", "x"),
+            ("LOAD_FAST", "s"),
+            ("SUBSCR",),
+            ("LOAD_FAST", "x"),
+            ("LOAD_CONST", 1),
+            ("LOAD_FAST", "n"),
+            ("BUILD_SLICE", 2),
+            ("SUBSCR",),
+            ("LOAD_FAST", "s"),
+            ("BUILD_TUPLE", 3),
+            ("RETURN_VALUE",),
+        ],
+        name="slice_kept_as_a_value",
+        argnames=("x", "n"),
+    )
+    return Irregular(
+        code, namespace(), [([1, 2, 3], 2), ("abc", None), (5, 1)],
+        [([1, 2, 3], [2], slice(None, None)), ("abc", "bc", slice(None, None)),
+         Raises(TypeError)])
 
 
 @case()

@@ -283,13 +283,25 @@ class Renderer:
         return self.literal(value)
 
     def subscript_slice(self, node: ast.expr) -> ast.expr:
-        """3.14 folds constant slices: ``x[1:]`` loads ``slice(1, None, None)``."""
+        """The key of a subscript: slices in their ``a:b`` form (3.14 folds constant ones:
+        ``x[1:]`` loads ``slice(1, None, None)``), in a tuple too."""
         if isinstance(node, ast.Constant) and isinstance(node.value, slice):
             sl = node.value
             return ast.Slice(lower=None if sl.start is None else self.literal(sl.start),
                              upper=None if sl.stop is None else self.literal(sl.stop),
                              step=None if sl.step is None else self.literal(sl.step))
+        if isinstance(node, ast.Slice):
+            return ast.Slice(*(None if part is None else self.expr(part)
+                               for part in (node.lower, node.upper, node.step)))
+        if isinstance(node, ast.Tuple) and any(isinstance(e, ast.Slice) for e in node.elts):
+            return ast.Tuple(elts=[self.subscript_slice(e) for e in node.elts], ctx=ast.Load())
         return self.expr(node)
+
+    def r_Slice(self, node: ast.Slice) -> ast.expr:
+        # a slice anywhere but a subscript's key (kept as a value: Dynamo's code) is the
+        # object ``slice(a, b)``; ``a:b`` is only syntax there
+        return _nameable(ast.Slice(*(None if part is None else self.expr(part)
+                                     for part in (node.lower, node.upper, node.step))))
 
     def r_Subscript(self, node: ast.Subscript) -> ast.expr:
         return ast.Subscript(value=self.expr(node.value), slice=self.subscript_slice(node.slice),
