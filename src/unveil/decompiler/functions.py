@@ -410,9 +410,11 @@ def unbound_locals(code: CodeType, body: list[ast.stmt]) -> list[str]:
     """Locals of the original that the body reads but never binds (their only bindings
     were in code that cannot run, such as the handlers of an empty ``try``): without a
     binding the recompiled function would read them as globals or free variables."""
-    args = set(code.co_varnames[:_argument_count(code)])
+    # (a local named like a free variable, which bytecode allows (Dynamo's resume
+    # functions have both): the name in source is the free variable)
+    skip = set(code.co_varnames[:_argument_count(code)]) | set(code.co_freevars)
     candidates = [n for n in (*code.co_varnames[_argument_count(code):], *code.co_cellvars)
-                  if n.isidentifier() and n not in args and not n.startswith("__class")]
+                  if n.isidentifier() and n not in skip and not n.startswith("__class")]
     if not candidates:
         return []
     bound = _own_bindings(body)
