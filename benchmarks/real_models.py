@@ -51,6 +51,8 @@ class Workload:
     make: Callable[[], Any]  # the model, from a config (seeded random weights)
     kind: str = "forward"  # forward | generate | train
     inputs: Callable[[Any], dict[str, Any]] = field(default=lambda model: {})
+    # frames known to keep Dynamo's code: how many, and the reason they give
+    known_gap: tuple[int, str] | None = None
 
     def build(self) -> Any:
         import torch
@@ -142,6 +144,25 @@ def _prompt(model: Any) -> dict[str, Any]:
     return {"input_ids": ids, "attention_mask": (ids > 0).long()}
 
 
+def _text_everything(model: Any) -> dict[str, Any]:
+    """Attentions and hidden states too: graph breaks inside transformers' output
+    capturing, with resume functions."""
+    return {**_text(model), "output_attentions": True, "output_hidden_states": True}
+
+
+def _with_hook(make: Callable[[], Any]) -> Callable[[], Any]:
+    """A model whose first block has a forward pre-hook that prints (a graph break in
+    a hook, in each layer call)."""
+    def made() -> Any:
+        model = make()
+
+        def announce(module: Any, args: Any, kwargs: Any) -> None:
+            print("entering", type(module).__name__)
+        model.transformer.h[0].register_forward_pre_hook(announce, with_kwargs=True)
+        return model
+    return made
+
+
 def _whisper(model: Any) -> dict[str, Any]:
     import torch
 
@@ -227,6 +248,14 @@ WORKLOADS: list[Workload] = [
         **_ENCODER, "vocab_size": 99, "pad_token_id": 0, "bos_token_id": 1, "eos_token_id": 2},
         vision_config={**_ENCODER, "image_size": 32, "patch_size": 8}, projection_dim=16),
              inputs=_clip),
+    # graph breaks in real code: resume functions, frames run without compiling
+    Workload("gpt2-everything", _model("GPT2LMHeadModel", "GPT2Config", n_embd=32, n_layer=2,
+                                       n_head=2, n_positions=64, **_VOCAB),
+             inputs=_text_everything,
+             known_gap=(1, "('call', ('global', 'slice'")),
+    Workload("gpt2-hook", _with_hook(_model("GPT2LMHeadModel", "GPT2Config", n_embd=32,
+                                            n_layer=2, n_head=2, n_positions=64, **_VOCAB)),
+             inputs=_text),
     # generate(): several frames and recompiles; training steps
     Workload("gpt2-generate", _model("GPT2LMHeadModel", "GPT2Config", n_embd=32, n_layer=2,
                                      n_head=2, n_positions=64, **_VOCAB), kind="generate",
