@@ -763,6 +763,12 @@ class Stores(Machine):
             t = ast.Name(id=ident, ctx=ast.Store())
             t.kind = kind  # type: ignore[attr-defined]
             targets.append(t)
+        if all(kind == "fast" for _, kind in names):
+            # 3.10 rotates the values into place before the stores: write them in the
+            # order they were made (the order of stores to locals shows nowhere)
+            pairs = sorted(zip(targets, values, strict=True),
+                           key=lambda p: getattr(p[1], "_seq", 0))
+            targets, values = [t for t, _ in pairs], [v for _, v in pairs]
         self.skip = k - 1
         writes = tuple(n for n, kind in names if kind == "fast")
         self.emit(ast.Assign(targets=[ast.Tuple(elts=targets, ctx=ast.Store())],
