@@ -31,6 +31,7 @@ import warnings
 import zipfile
 from typing import Any
 
+from unveil.check import compare
 from unveil.decompiler.api import recompile
 from unveil.equivalence import prove_equivalent
 
@@ -148,7 +149,7 @@ def mutant(code: types.CodeType, node: ast.AST) -> tuple[types.CodeType, str] | 
     except SyntaxError:
         return None
     new = namespace["__outer__"]().__code__
-    if new.co_code == code.co_code and new.co_consts == code.co_consts:
+    if compare(code, new) is None:  # the change compiles to nothing (dead code: `if 0:`)
         return None
     return new, changer.done
 

@@ -1364,11 +1364,14 @@ def _signature(code: CodeType) -> tuple[Any, ...]:
             code.co_freevars)
 
 
-def _first_difference(ours: set[tuple[Any, ...]],
-                      theirs: set[tuple[Any, ...]]) -> tuple[str, bool]:
-    """Where the closest pair of paths, one only in ``ours``, parts; whether one has a
-    loop there and the other not (two loops that differ are a difference; a loop
-    against no loop may be the same loop entered elsewhere, e.g. with its test first)."""
+def _first_difference(ours: set[tuple[Any, ...]] | frozenset[tuple[Any, ...]],
+                      theirs: set[tuple[Any, ...]] | frozenset[tuple[Any, ...]],
+                      shapes: dict[int, Any]) -> tuple[str, bool]:
+    """Where the closest pair of paths, one only in ``ours``, parts (inside the bodies of
+    two loops that start the same, where they part there); whether the loops do not line
+    up there: a loop against no loop, or loops over other locals, may be the same loop
+    entered elsewhere (a rotated ``while``, a state machine). ``shapes``: loop bodies by
+    number."""
     path = min(ours - theirs, key=len)
 
     def kind(p: tuple[Any, ...], k: int) -> Any:
@@ -1383,9 +1386,18 @@ def _first_difference(ours: set[tuple[Any, ...]],
             best, at = other, k
     mine = path[at] if at < len(path) else "(end)"
     other = best[at] if best is not None and at < len(best) else "(end)"
-    loop = (kind(path, at) == "loop") != (best is not None and kind(best, at) == "loop") or (
-        kind(path, at) == "loop" == kind(best, at)  # (loops over other locals)
-        and [n for n, _ in mine[2]] != [n for n, _ in other[2]])
+    if kind(path, at) == "loop" == kind(best, at):
+        if [n for n, _ in mine[2]] != [n for n, _ in other[2]]:
+            return f"step {at + 1}: loops over other locals", True
+        if mine[1:3] == other[1:3] and mine[3] != other[3]:  # the bodies part: where?
+            inner, shape = _first_difference(
+                *((shapes[mine[3]], shapes[other[3]]) if shapes[mine[3]] - shapes[other[3]]
+                  else (shapes[other[3]], shapes[mine[3]])), shapes)
+            return f"step {at + 1}, in the loop: {inner}", shape
+    kinds = {kind(path, at), kind(best, at) if best is not None else None}
+    # (one leaves a loop where the other goes on doing something: what comes after the
+    # loop's end in one is inside the loop in the other)
+    loop = len(kinds) == 2 and ("loop" in kinds or "exit" in kinds and "continue" not in kinds)
     return f"step {at + 1}: {repr(mine)[:200]} against {repr(other)[:200]}", loop
 
 
@@ -1407,7 +1419,9 @@ def prove_equivalent(original: CodeType, candidate: CodeType) -> Verdict:
         return Verdict(False, f"undecided: {type(exc).__name__}: {exc}")
     if a != b:
         side = "the original" if a - b else "the candidate"
-        diff, loop = _first_difference(a, b) if a - b else _first_difference(b, a)
+        shapes = {number: shape for shape, number in mine.shapes.items()}
+        diff, loop = _first_difference(a, b, shapes) if a - b else \
+            _first_difference(b, a, shapes)
         if loop:  # a loop against no loop: maybe the same loop, cut elsewhere
             return Verdict(False, f"undecided: loops of different shapes ({len(a)} paths "
                                   f"against {len(b)}; {side} differs at {diff})")
