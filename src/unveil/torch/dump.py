@@ -111,7 +111,9 @@ def dynamo_like(x, n, fn, resume):
         _t6 = _t5[-1]
         del _t5[-1]
         return resume([], _t5, *_t6)
-    return {'a': x, 'b': [n, *_t3]}, (lambda y: y + n)
+    for k, v in x.items():
+        fn.__setitem__(k, v)
+    return {'a': x, 'b': [n, *_t3], 0: n}, (lambda y: y + n)
 """
 _warmed = False
 
