@@ -132,7 +132,18 @@ def mutant(code: types.CodeType, node: ast.AST) -> tuple[types.CodeType, str] | 
     fn = changer.mutate(tree.body[0])  # type: ignore[arg-type]
     if not changer.done:
         return None
-    fn.decorator_list, fn.returns = [], None  # evaluated where the def runs: not here
+    new = _compiled(code, fn)
+    base = _compiled(code, ast.parse(textwrap.dedent(ast.unparse(node))).body[0])
+    if new is None or base is not None and compare(base, new) is None:
+        return None  # the change compiles to nothing (it was in dead code: `if 0:`)
+    return new, changer.done
+
+
+def _compiled(code: types.CodeType, fn: Any) -> types.CodeType | None:
+    """The code of the function ``fn`` (a def node) compiled as ``code`` was: its
+    decorators, defaults and annotations stripped (evaluated where the def runs), inside
+    a function that provides ``code``'s free variables."""
+    fn.decorator_list, fn.returns = [], None
     fn.args.defaults = [ast.Constant(None) for _ in fn.args.defaults]
     fn.args.kw_defaults = [None if d is None else ast.Constant(None)
                            for d in fn.args.kw_defaults]
@@ -140,7 +151,6 @@ def mutant(code: types.CodeType, node: ast.AST) -> tuple[types.CodeType, str] | 
                 fn.args.vararg, fn.args.kwarg):
         if arg is not None:
             arg.annotation = None
-    # compile inside a function that provides the free variables, as the original has
     outer = "def __outer__():\n" + "".join(f"    {v} = None\n" for v in code.co_freevars)
     outer += textwrap.indent(ast.unparse(fn), "    ") + f"\n    return {fn.name}\n"
     namespace: dict[str, Any] = {}
@@ -148,10 +158,7 @@ def mutant(code: types.CodeType, node: ast.AST) -> tuple[types.CodeType, str] | 
         exec(compile(outer, code.co_filename, "exec", dont_inherit=True), namespace)
     except SyntaxError:
         return None
-    new = namespace["__outer__"]().__code__
-    if compare(code, new) is None:  # the change compiles to nothing (dead code: `if 0:`)
-        return None
-    return new, changer.done
+    return namespace["__outer__"]().__code__  # type: ignore[no-any-return]
 
 
 def main() -> int:

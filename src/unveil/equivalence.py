@@ -842,8 +842,9 @@ def _operators(ex: Explorer, st: State, ins: dis.Instruction) -> bool:
             return True
         # the argument names the operator (argrepr alone may be empty or ambiguous)
         to_bool = op == "COMPARE_OP" and sys.version_info >= (3, 13) and ins.arg & 16
-        result = ex.effect(st, op, ins.arg & ~16 if to_bool else ins.arg, ins.argrepr,
-                           left, right)
+        # (3.14's dis shows the folded truth test in argrepr: 'bool(>=)')
+        shown = ins.argrepr.removeprefix("bool(").removesuffix(")") if to_bool else ins.argrepr
+        result = ex.effect(st, op, ins.arg & ~16 if to_bool else ins.arg, shown, left, right)
         if to_bool:  # 3.13 folds the truth test into the comparison
             result = ex.effect(st, "bool", result, result_bool=True)
         s.append(result)
