@@ -1294,29 +1294,42 @@ def _loops(ex: Explorer) -> dict[int, Loop]:
     bodies = natural_loops(0, succs.__getitem__, preds.__getitem__, idom)
     if not bodies:
         return {}
-    # which locals may be read before they are stored, at each instruction
-    live: list[frozenset[str]] = [frozenset()] * len(succs)
+    # which locals may be read before they are stored, at each instruction: one bit
+    # per local; (kill, gen) per instruction; iterated to a fixed point, last first
+    bit: dict[str, int] = {}
+
+    def mask(names: tuple[str, ...]) -> int:
+        m = 0
+        for name in names:
+            m |= 1 << bit.setdefault(name, len(bit))
+        return m
+
+    effects: list[tuple[int, int]] = []
+    for ins in ex.instrs:
+        names = _names(ins) if isinstance(ins.argval, str | tuple) else ()
+        op = ins.opname
+        if op == "STORE_FAST_LOAD_FAST":  # stores the first, then loads the second
+            effects.append((mask(names[:1]), mask(names[1:])))
+        elif op in _READS:  # (those that also write read first)
+            effects.append((0, mask(names)))
+        elif op in _WRITES:
+            effects.append((mask(names), 0))
+        else:
+            effects.append((0, 0))
+    live = [0] * len(succs)
     order = sorted(idom, reverse=True)
     changed = True
     while changed:
         changed = False
         for k in order:
-            ins = ex.instrs[k]
-            out: set[str] = set()
+            out = 0
             for t in succs[k]:
                 out |= live[t]
-            names = _names(ins)
-            op = ins.opname
-            if op == "STORE_FAST_LOAD_FAST":  # stores the first, then loads the second
-                out.discard(names[0])
-                out.add(names[1])
-            elif op in _READS:
-                out.update(names)
-            elif op in _WRITES:
-                out.difference_update(names)
-            new = frozenset(out)
+            kill, gen = effects[k]
+            new = (out & ~kill) | gen
             if new != live[k]:
                 live[k], changed = new, True
+    names_of = sorted(bit, key=bit.__getitem__)
     loops = {}
     for header, nodes in bodies.items():
         writes: set[str] = set()
@@ -1329,8 +1342,9 @@ def _loops(ex: Explorer) -> dict[int, Loop]:
                 writes.update(_names(ins))
             if ins.opname in _UNBINDS:
                 unbinds.update(_names(ins))
+        alive = frozenset(n for i, n in enumerate(names_of) if live[header] >> i & 1)
         loops[header] = Loop(header, frozenset(nodes), frozenset(writes),
-                             frozenset(unbinds), live[header])
+                             frozenset(unbinds), alive)
     return loops
 
 

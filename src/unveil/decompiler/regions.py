@@ -77,14 +77,45 @@ def dominates(idom: dict[int, int], a: int, b: int) -> bool:
         b = parent
 
 
+def dominator_intervals(idom: dict[int, int]) -> dict[int, tuple[int, int]]:
+    """Each node's (entry, exit) numbers in a depth-first walk of the dominator tree:
+    ``a`` dominates ``b`` exactly when ``a``'s interval holds ``b``'s (a constant-time
+    test, where :func:`dominates` walks up the tree)."""
+    children: dict[int, list[int]] = {}
+    root = None
+    for n, parent in idom.items():
+        if parent == n:
+            root = n
+        else:
+            children.setdefault(parent, []).append(n)
+    out: dict[int, tuple[int, int]] = {}
+    if root is None:
+        return out
+    clock = 0
+    enter: dict[int, int] = {}
+    stack: list[tuple[int, bool]] = [(root, False)]
+    while stack:
+        n, done = stack.pop()
+        if done:
+            out[n] = (enter[n], clock)
+        else:
+            enter[n] = clock
+            stack.append((n, True))
+            stack.extend((c, False) for c in children.get(n, ()))
+        clock += 1
+    return out
+
+
 def natural_loops(entry: int, succs: Callable[[int], Iterable[int]],
                   preds: Callable[[int], Iterable[int]],
                   idom: dict[int, int]) -> dict[int, set[int]]:
     """Blocks of each natural loop, by header. Retreating edges to non-dominators are ignored."""
     loops: dict[int, set[int]] = {}
+    span = dominator_intervals(idom)
     for n in idom:
+        low, high = span[n]
         for s in succs(n):
-            if s in idom and dominates(idom, s, n):
+            if s in span and span[s][0] <= low and high <= span[s][1]:  # s dominates n
                 body = loops.setdefault(s, {s})
                 todo = [n]
                 while todo:
