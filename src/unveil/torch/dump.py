@@ -12,6 +12,7 @@ runs both symbolically and compares every path)."""
 from __future__ import annotations
 
 import contextlib
+import gc
 import json
 import os
 import tempfile
@@ -312,6 +313,11 @@ class prepare_debug:  # noqa: N801 (a context manager named like the function it
             resume_fns=sorted({n for n in new_code.co_names if n.startswith("__resume_at")}))
         self._codes[id(code)] = code
         self.manifest.frames.append(record)
+        # no garbage collection while unveil works: a full collection of the program's
+        # (Dynamo's) heap, which a few of unveil's allocations may start, costs far more
+        # than unveil's own work, and runs anyway, later
+        collecting = gc.isenabled()
+        gc.disable()
         try:
             path = self._claim(f"__transformed_code_{{n}}_for_{identifier(code.co_name)}.py")
             record.transformed_code = path.name
@@ -319,6 +325,9 @@ class prepare_debug:  # noqa: N801 (a context manager named like the function it
         except Exception as exc:  # noqa: BLE001 (keep Dynamo's code, say why)
             record.error = f"{type(exc).__name__}: {exc}"
             return None
+        finally:
+            if collecting:
+                gc.enable()
 
     def _replace(self, record: FrameRecord, path: Path, new_code: CodeType) -> CodeType | None:
         from ..check import compare
