@@ -364,3 +364,32 @@ def test_super_calls() -> None:
     assert verdict.equivalent, verdict.reason
     verdict = prove_equivalent(f, g.replace(co_name="f"))
     assert not verdict.equivalent and "undecided" not in verdict.reason, verdict.reason
+
+
+class _Opaque:
+    """A constant as Dynamo puts in its code (a tensor, a config dict): its repr and
+    truth run code, so the checker must use neither."""
+
+    def __repr__(self) -> str:
+        raise AssertionError("repr of a constant was taken")
+
+    def __bool__(self) -> bool:
+        raise AssertionError("truth of a constant was taken")
+
+
+def _with_constant(code: CodeType, old: object, new: object) -> CodeType:
+    return code.replace(co_consts=tuple(new if c == old else c for c in code.co_consts))
+
+
+@needs_support
+def test_object_constants_compare_by_identity_without_their_repr() -> None:
+    code = code_of("def f(a):\n    if 'MARK':\n        g('MARK', a)\n    return a")
+    one, other = _Opaque(), _Opaque()
+    a = _with_constant(code, "MARK", one)
+    verdict = prove_equivalent(a, _with_constant(code, "MARK", one))
+    assert verdict.equivalent, verdict.reason
+    verdict = prove_equivalent(a, _with_constant(code, "MARK", other))
+    assert not verdict.equivalent, verdict.reason
+    from unveil.bytecode import read
+
+    assert any(i.argval is one for i in read(a).instrs)

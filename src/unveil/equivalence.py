@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from types import CodeType
 from typing import Any
 
-from .bytecode import for_iter_exit
+from .bytecode import for_iter_exit, instructions
 from .bytecode.exceptions import parse_exception_table
 from .decompiler.regions import dominators, natural_loops
 
@@ -90,7 +90,15 @@ def const_term(value: Any) -> Term:
         return ("slice", *(const_term(v) for v in (value.start, value.stop, value.step)))
     if type(value) is frozenset:
         return ("const", "frozenset", repr(sorted(map(repr, value))), bool(value))
-    return ("const", type(value).__name__, repr(value), bool(value))
+    if type(value) in _LITERAL_TYPES:
+        return ("const", type(value).__name__, repr(value), bool(value))
+    # any other object (Dynamo's code holds modules, functions, tensors as constants):
+    # itself, as the recompiled code holds the same object; its repr and truth may run
+    # code, and cost (a tensor's)
+    return ("const", type(value).__name__, f"<object at {id(value):#x}>", None)
+
+
+_LITERAL_TYPES = (int, float, complex, str, bytes, bool, type(None), type(Ellipsis))
 
 
 @dataclass
@@ -179,7 +187,7 @@ class Explorer:
         # loop bodies by number, shared by the explorers compared (so a path holds a
         # small number, not the loop's paths, and the same body has the same number)
         self.shapes: dict[Any, int] = {} if shapes is None else shapes
-        raw = list(dis.get_instructions(code))
+        raw = instructions(code)
         self.instrs = [i for i in raw if i.opname != "EXTENDED_ARG"]
         self.index = {i.offset: k for k, i in enumerate(self.instrs)}
         for i in reversed(raw):  # a jump may land on the EXTENDED_ARG of its target
@@ -499,7 +507,7 @@ class Explorer:
     def truth(self, state: State, term: Term) -> bool | None:
         """``bool(term)`` when it is known without running code."""
         if term[0] == "const":
-            return bool(term[3])
+            return None if term[3] is None else bool(term[3])
         if term[0] in ("tuple", "obj"):
             if term[0] == "obj" and self.local_obj(state, term) is None:
                 return None

@@ -202,9 +202,45 @@ def _line_table(code: CodeType) -> dict[int, int | None]:
 # ---------------------------------------------------------------- reading
 
 
+class _Unshown:
+    """Stands in for a constant while :mod:`dis` lists the code: dis writes every loaded
+    constant's ``repr`` (``argrepr``), which for objects Dynamo puts in its code (a dict
+    of a model's configuration, a tensor) costs milliseconds and may run their code."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "<constant>"
+
+
+_SHOWN = (int, float, complex, str, bytes, bool, type(None), type(Ellipsis), CodeType)
+
+
+def _shown(value: object) -> bool:
+    """Whether ``dis`` may write ``value``'s repr: literals, code, and tuples or frozensets
+    of those."""
+    if type(value) in (tuple, frozenset):
+        return all(_shown(v) for v in value)  # type: ignore[attr-defined]
+    return type(value) in _SHOWN
+
+
+def instructions(code: CodeType) -> list[dis.Instruction]:
+    """``list(dis.get_instructions(code))``, but for the ``argrepr`` of constants other
+    than literals and code objects, which is ``<constant>`` (``argval`` is the
+    constant)."""
+    consts = code.co_consts
+    stand_ins = {k: _Unshown() for k, c in enumerate(consts) if not _shown(c)}
+    if not stand_ins:
+        return list(dis.get_instructions(code))
+    listed = code.replace(co_consts=tuple(stand_ins.get(k, c) for k, c in enumerate(consts)))
+    back = {id(v): consts[k] for k, v in stand_ins.items()}
+    return [i._replace(argval=back[id(i.argval)]) if id(i.argval) in back else i
+            for i in dis.get_instructions(listed)]
+
+
 def read(code: CodeType) -> Bytecode:
     """Read ``code`` into normalised instructions and handlers."""
-    raw = [i for i in dis.get_instructions(code) if i.opname not in ("CACHE", "EXTENDED_ARG")]
+    raw = [i for i in instructions(code) if i.opname not in ("CACHE", "EXTENDED_ARG")]
     lines = _line_table(code)
     cells = set(code.co_cellvars) | set(code.co_freevars)
     nvars = len(code.co_varnames)
@@ -596,7 +632,7 @@ def _handlers(code: CodeType, out: list[Instr], first_index: dict[int, int],
               offsets: list[int]) -> list[Handler | None]:
     legacy = VERSION < (3, 11)
     if legacy:
-        ranges: list[RawHandler] = simulate_block_stack(code, list(dis.get_instructions(code)))
+        ranges: list[RawHandler] = simulate_block_stack(code, instructions(code))
     else:
         ranges = parse_exception_table(code)
     result: list[Handler | None] = [None] * len(out)
