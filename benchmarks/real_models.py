@@ -393,12 +393,14 @@ def worker_frames(name: str, backend: str, blocks: int) -> dict[str, Any]:
             b2, a2 = best(theirs), best(ours)
             ratios.append((a + a2) / (b + b2))
     reasons = [f.get("error") or "" for f in frames if f["status"] != dump_module.RUNS_OURS]
+    shares = [(w / d, f.get("transformed_code") or f.get("name") or "")
+              for w, d, f in zip(work, dynamo_times, frames, strict=False) if d]
     return {"frames": len(frames),
             "ours": sum(f["status"] == dump_module.RUNS_OURS for f in frames),
             "reasons": reasons,
             "work_s": sum(work), "dynamo_s": sum(dynamo_times),
-            "work_share": max((w / d for w, d in zip(work, dynamo_times, strict=False) if d),
-                              default=0.0),
+            "work_share": max(shares, default=(0.0, ""))[0],
+            "worst_frame": max(shares, default=(0.0, ""))[1],
             "steady": statistics.median(ratios)}
 
 
@@ -455,8 +457,12 @@ def table(rows: list[dict[str, Any]]) -> str:
     for r in rows:
         first = f"{r['first_ratio']:.3f}" if "first_ratio" in r else "-"
         why = "; ".join(sorted(set(r["reasons"])))[:120] or ""
+        share = f"{r['work_share']:.1%}"
+        if r["frames"] > 1:  # which frame, and the share over all frames
+            worst = r.get("worst_frame", "").removesuffix(".py").partition("_for_")[2]
+            share += f" ({worst}); {r['work_s'] / max(r['dynamo_s'], 1e-9):.1%} all"
         lines.append(f"| {r['workload']} | {r['backend']} | {r['frames']} | {r['ours']} | "
-                     f"{r['work_share']:.1%} | {first} | {r['steady']:.3f} | {why} |")
+                     f"{share} | {first} | {r['steady']:.3f} | {why} |")
     frames = sum(r["frames"] for r in rows)
     ours = sum(r["ours"] for r in rows)
     lines.append(f"| **all** | | {frames} | {ours} ({ours / max(frames, 1):.1%}) | | | | |")
