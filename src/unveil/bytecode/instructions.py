@@ -29,6 +29,7 @@ import bisect
 import dis
 import opcode as _opcode
 import sys
+import weakref
 from dataclasses import dataclass, replace
 from types import CodeType
 from typing import Any
@@ -227,15 +228,32 @@ def _shown(value: object) -> bool:
 def instructions(code: CodeType) -> list[dis.Instruction]:
     """``list(dis.get_instructions(code))``, but for the ``argrepr`` of constants other
     than literals and code objects, which is ``<constant>`` (``argval`` is the
-    constant)."""
+    constant). The last few code objects listed are remembered (weakly, by identity):
+    Dynamo's code is read by the decompiler and then by the equivalence check."""
+    for known, listed in _RECENT:
+        if known() is code:
+            return list(listed)
     consts = code.co_consts
     stand_ins = {k: _Unshown() for k, c in enumerate(consts) if not _shown(c)}
-    if not stand_ins:
-        return list(dis.get_instructions(code))
-    listed = code.replace(co_consts=tuple(stand_ins.get(k, c) for k, c in enumerate(consts)))
-    back = {id(v): consts[k] for k, v in stand_ins.items()}
-    return [i._replace(argval=back[id(i.argval)]) if id(i.argval) in back else i
-            for i in dis.get_instructions(listed)]
+    if stand_ins:
+        shown = code.replace(co_consts=tuple(stand_ins.get(k, c) for k, c in enumerate(consts)))
+        back = {id(v): consts[k] for k, v in stand_ins.items()}
+        result = [i._replace(argval=back[id(i.argval)]) if id(i.argval) in back else i
+                  for i in dis.get_instructions(shown)]
+    else:
+        result = list(dis.get_instructions(code))
+    _RECENT.insert(0, (weakref.ref(code, _forget), tuple(result)))
+    del _RECENT[8:]
+    return result
+
+
+# (code, its instructions), newest first; an entry goes with its code object, so the
+# constants its instructions hold (a tensor, say) are not kept alive here
+_RECENT: list[tuple[weakref.ref[CodeType], tuple[dis.Instruction, ...]]] = []
+
+
+def _forget(gone: weakref.ref[CodeType]) -> None:
+    _RECENT[:] = [entry for entry in _RECENT if entry[0] is not gone]
 
 
 def read(code: CodeType) -> Bytecode:

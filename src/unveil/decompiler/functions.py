@@ -350,7 +350,7 @@ def declarations(code: CodeType) -> list[ast.stmt]:
     nonlocals: list[str] = []
     if _DECLARING.isdisjoint(code.co_code[::2]):  # (every code unit starts with its opcode)
         return []
-    for ins in dis.get_instructions(code):
+    for ins in bytecode.instructions(code):
         if ins.opname in ("STORE_GLOBAL", "DELETE_GLOBAL") and ins.argval not in globals_:
             globals_.append(ins.argval)
         elif ins.opname in ("STORE_DEREF", "DELETE_DEREF") and ins.argval in code.co_freevars \
