@@ -393,14 +393,14 @@ def worker_frames(name: str, backend: str, blocks: int) -> dict[str, Any]:
             b2, a2 = best(theirs), best(ours)
             ratios.append((a + a2) / (b + b2))
     reasons = [f.get("error") or "" for f in frames if f["status"] != dump_module.RUNS_OURS]
-    shares = [(w / d, f.get("transformed_code") or f.get("name") or "")
-              for w, d, f in zip(work, dynamo_times, frames, strict=False) if d]
+    share, worst = max(((w / d, f.get("transformed_code") or f["qualname"])
+                        for w, d, f in zip(work, dynamo_times, frames, strict=False) if d),
+                       default=(0.0, ""))
     return {"frames": len(frames),
             "ours": sum(f["status"] == dump_module.RUNS_OURS for f in frames),
             "reasons": reasons,
             "work_s": sum(work), "dynamo_s": sum(dynamo_times),
-            "work_share": max(shares, default=(0.0, ""))[0],
-            "worst_frame": max(shares, default=(0.0, ""))[1],
+            "work_share": share, "worst_frame": worst,
             "steady": statistics.median(ratios)}
 
 

@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from types import CodeType
 from typing import Any
 
-from .bytecode import for_iter_exit, instructions
+from .bytecode import LITERAL_TYPES, for_iter_exit, instructions
 from .bytecode.exceptions import parse_exception_table
 from .decompiler.regions import dominators, natural_loops
 
@@ -90,15 +90,13 @@ def const_term(value: Any) -> Term:
         return ("slice", *(const_term(v) for v in (value.start, value.stop, value.step)))
     if type(value) is frozenset:
         return ("const", "frozenset", repr(sorted(map(repr, value))), bool(value))
-    if type(value) in _LITERAL_TYPES:
+    if type(value) in LITERAL_TYPES:
         return ("const", type(value).__name__, repr(value), bool(value))
     # any other object (Dynamo's code holds modules, functions, tensors as constants):
     # itself, as the recompiled code holds the same object; its repr and truth may run
     # code, and cost (a tensor's)
     return ("const", type(value).__name__, f"<object at {id(value):#x}>", None)
 
-
-_LITERAL_TYPES = (int, float, complex, str, bytes, bool, type(None), type(Ellipsis))
 
 
 @dataclass

@@ -6,6 +6,16 @@ opcodes have one meaning each, jump targets given as instruction indices, and
 exception handlers as :class:`Handler` records, whatever the interpreter.
 """
 
-from .instructions import Bytecode, Handler, Instr, for_iter_exit, instructions, read, retarget
+from .instructions import (
+    LITERAL_TYPES,
+    Bytecode,
+    Handler,
+    Instr,
+    for_iter_exit,
+    instructions,
+    read,
+    retarget,
+)
 
-__all__ = ["Bytecode", "Handler", "Instr", "for_iter_exit", "instructions", "read", "retarget"]
+__all__ = ["LITERAL_TYPES", "Bytecode", "Handler", "Instr", "for_iter_exit", "instructions", "read",
+           "retarget"]

@@ -21,6 +21,8 @@ protects each instruction. The normalisation, per version:
   becomes ``BEFORE_WITH`` whose ``arg`` is the number of stack slots of the exit callable.
 
 Jump targets come from ``argval`` (byte offsets), never from ``argrepr``.
+:func:`instructions` is ``dis``'s listing as the rest of unveil reads it: constants that
+are not literals (Dynamo's code holds tensors, modules, config dicts) are never ``repr``'d.
 """
 
 from __future__ import annotations
@@ -214,7 +216,10 @@ class _Unshown:
         return "<constant>"
 
 
-_SHOWN = (int, float, complex, str, bytes, bool, type(None), type(Ellipsis), CodeType)
+# the types of constants a compiler writes as literals (their repr is cheap and runs no
+# user code); Dynamo's code also holds other objects: modules, functions, tensors, dicts
+LITERAL_TYPES = (int, float, complex, str, bytes, bool, type(None), type(Ellipsis))
+_SHOWN = (*LITERAL_TYPES, CodeType)
 
 
 def _shown(value: object) -> bool:
