@@ -94,9 +94,9 @@ def const_term(value: Any) -> Term:
         return ("const", type(value).__name__, repr(value), bool(value))
     # any other object (Dynamo's code holds modules, functions, tensors as constants):
     # itself, as the recompiled code holds the same object; its repr and truth may run
-    # code, and cost (a tensor's)
-    return ("const", type(value).__name__, f"<object at {id(value):#x}>", None)
-
+    # code, and cost (a tensor's). Its kind is "object", never a literal type's name (a
+    # class may be called `int`), so nothing reads it as a literal.
+    return ("const", "object", f"<{type(value).__qualname__} at {id(value):#x}>", None)
 
 
 @dataclass
