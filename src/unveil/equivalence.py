@@ -1388,15 +1388,38 @@ def _signature(code: CodeType) -> tuple[Any, ...]:
 def _first_difference(ours: set[tuple[Any, ...]] | frozenset[tuple[Any, ...]],
                       theirs: set[tuple[Any, ...]] | frozenset[tuple[Any, ...]],
                       shapes: dict[int, Any]) -> tuple[str, bool]:
-    """Where the closest pair of paths, one only in ``ours``, parts (inside the bodies of
-    two loops that start the same, where they part there); whether the loops do not line
-    up there: a loop against no loop, or loops over other locals, may be the same loop
-    entered elsewhere (a rotated ``while``, a state machine). ``shapes``: loop bodies by
-    number."""
-    path = min(ours - theirs, key=len)
+    """Where a path only in ``ours`` parts from the closest path of ``theirs`` (inside the
+    bodies of two loops that start the same, where they part there); whether the loops do
+    not line up there: a loop against no loop, or loops over other locals, may be the
+    same loop entered elsewhere (a rotated ``while``, a state machine). ``shapes``: loop
+    bodies by number.
 
-    def kind(p: tuple[Any, ...], k: int) -> Any:
-        return p[k][0] if k < len(p) and isinstance(p[k], tuple) and p[k] else None
+    Paths are taken shortest first in a fixed order (a set's order changes with the hash
+    seed), and any of the first few that parts where loops do not line up decides: the
+    verdict never depends on the order of sets."""
+    order = sorted(theirs, key=_path_key)
+    first: str | None = None
+    for path in sorted(ours - theirs, key=_path_key)[:_PATHS_TRIED]:
+        where, loop = _parting(path, order, shapes)
+        if loop:
+            return where, True
+        first = first or where
+    return first or "(end)", False
+
+
+_PATHS_TRIED = 8  # paths only in one code that _first_difference looks at
+
+
+def _path_key(path: tuple[Any, ...]) -> tuple[int, str]:
+    return len(path), repr(path)
+
+
+def _parting(path: tuple[Any, ...], theirs: list[tuple[Any, ...]],
+             shapes: dict[int, Any]) -> tuple[str, bool]:
+    """:func:`_first_difference` for one path of ours."""
+    def kind(p: tuple[Any, ...] | None, k: int) -> Any:
+        return p[k][0] if p is not None and k < len(p) and isinstance(p[k], tuple) and p[k] \
+            else None
 
     best, at = None, -1
     for other in theirs:
@@ -1415,7 +1438,7 @@ def _first_difference(ours: set[tuple[Any, ...]] | frozenset[tuple[Any, ...]],
                 *((shapes[mine[3]], shapes[other[3]]) if shapes[mine[3]] - shapes[other[3]]
                   else (shapes[other[3]], shapes[mine[3]])), shapes)
             return f"step {at + 1}, in the loop: {inner}", shape
-    kinds = {kind(path, at), kind(best, at) if best is not None else None}
+    kinds = {kind(path, at), kind(best, at)}
     # (one leaves a loop where the other goes on doing something: what comes after the
     # loop's end in one is inside the loop in the other)
     loop = len(kinds) == 2 and ("loop" in kinds or "exit" in kinds and "continue" not in kinds)
