@@ -1421,13 +1421,17 @@ def _parting(path: tuple[Any, ...], theirs: list[tuple[Any, ...]],
         return p[k][0] if p is not None and k < len(p) and isinstance(p[k], tuple) and p[k] \
             else None
 
-    best, at = None, -1
+    # the path of theirs that goes along longest; among those, one whose step there is of
+    # the same kind as ours, else one that does something rather than raise (the
+    # exception edge of a step says less than the step)
+    best, at, rank = None, -1, (-1, False, False)
     for other in theirs:
         k, n = 0, min(len(path), len(other))
         while k < n and path[k] == other[k]:
             k += 1
-        if k > at or k == at and kind(other, k) == kind(path, k) != kind(best, k):
-            best, at = other, k
+        mine_rank = (k, kind(other, k) == kind(path, k), kind(other, k) != "raised")
+        if mine_rank > rank:
+            best, at, rank = other, k, mine_rank
     mine = path[at] if at < len(path) else "(end)"
     other = best[at] if best is not None and at < len(best) else "(end)"
     if kind(path, at) == "loop" == kind(best, at):
