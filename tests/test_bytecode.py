@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import dis
 import gc
+import sys
 import weakref
+from collections.abc import Iterator
+from types import CodeType
 
-from unveil.bytecode import instructions
+from unveil.bytecode import instructions, listing
 
 
 class _Opaque:
@@ -44,3 +47,87 @@ def test_remembered_listing_does_not_keep_constants_alive() -> None:
     del opaque, code
     gc.collect()
     assert alive() is None
+
+
+def _all_codes(code: CodeType) -> Iterator[CodeType]:
+    yield code
+    for const in code.co_consts:
+        if isinstance(const, CodeType):
+            yield from _all_codes(const)
+
+
+def _same(mine: listing.Raw, theirs: listing.Raw) -> bool:
+    if mine.opname == "KW_NAMES" and theirs.argval is dis.UNKNOWN:  # 3.11's dis leaves it
+        return mine[:3] == theirs[:3] and mine[4:] == theirs[4:]
+    return mine[:3] == theirs[:3] and mine[4:] == theirs[4:] and (
+        mine.argval is theirs.argval
+        or type(mine.argval) is type(theirs.argval) and mine.argval == theirs.argval)
+
+
+# every kind of instruction: jumps both ways, EXTENDED_ARG (many names, a long jump),
+# cells, f-strings, comparisons, operators, imports, with, async, comprehensions
+_SOURCE = "\n".join([
+    "import os.path as p",
+    "from json import loads",
+    *(f"v{k} = {k} * 1.5" for k in range(300)),
+    "def f(a, *b, c=1, **d):",
+    "    x = [i for i in b if i > a]",
+    "    def g(): return x, a",
+    "    while a and not b or c is None:",
+    "        a -= 1",
+    *("        c = c + a" for _ in range(80)),
+    "    try:",
+    "        with open(a) as fh: y = f'{fh!r:>10} {a}'",
+    "    except (OSError, ValueError) as e:",
+    "        raise RuntimeError(e) from None",
+    "    finally:",
+    "        del x",
+    "    return a in b, a not in d, a @ c, -a, ~a, b[1:2], {**d}, g",
+    "async def h(xs):",
+    "    async for x in xs:",
+    "        await x",
+    "    async with xs as y: return [z async for z in y]",
+])
+
+
+def test_listing_is_what_dis_gives_on_every_kind_of_instruction() -> None:
+    import inspect
+    import json.decoder
+
+    sources = [_SOURCE, inspect.getsource(json.decoder), inspect.getsource(dis)]
+    checked = 0
+    for source in sources:
+        for code in _all_codes(compile(source, "<listing>", "exec")):
+            mine, theirs = listing._decode(code), listing._from_dis(code)
+            assert mine is not None
+            assert len(mine) == len(theirs), code.co_name
+            for a, b in zip(mine, theirs, strict=True):
+                assert _same(a, b), (code.co_name, a, b)
+            checked += len(mine)
+    assert checked > 4000
+    ops = {i.opname for s in sources for c in _all_codes(compile(s, "<l>", "exec"))
+           for i in listing._decode(c) or ()}
+    assert {"EXTENDED_ARG", "BINARY_OP" if sys.version_info >= (3, 11) else "BINARY_ADD",
+            "COMPARE_OP", "LOAD_DEREF"} <= ops
+
+
+def test_listing_names_operators_and_comparisons() -> None:
+    def f(a: int, b: int) -> object:
+        return a + b if a < b else a is b
+
+    shown = {(i.opname, i.argrepr) for i in instructions(f.__code__) if i.argrepr}
+    assert ("COMPARE_OP", "<") in shown or ("COMPARE_OP", "bool(<)") in shown
+    if sys.version_info >= (3, 11):
+        assert ("BINARY_OP", "+") in shown
+
+
+def test_code_with_an_opcode_the_reader_does_not_know_is_listed_by_dis(monkeypatch) -> None:
+    def f(a: int) -> int:
+        return a * 2
+
+    code = f.__code__.replace(co_consts=f.__code__.co_consts)  # (not remembered yet)
+    monkeypatch.setattr(listing, "_KNOWN", frozenset())
+    assert listing._decode(code) is None
+    listed = instructions(code)
+    assert [(i.opname, i.offset) for i in listed] == \
+        [(i.opname, i.offset) for i in dis.get_instructions(code)]

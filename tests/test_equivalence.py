@@ -311,9 +311,29 @@ def test_different_behaviour_is_not_equivalent(name: str) -> None:
 
 @needs_support
 def test_what_is_not_modelled_is_undecided_not_equivalent() -> None:
-    code = code_of("def f(a):\n    for x in a:\n        yield g(x)")
-    verdict = prove_equivalent(code, code)
+    source = "def f(a):\n    for x in a:\n        yield g(x)"
+    verdict = prove_equivalent(code_of(source), code_of(source))
     assert not verdict.equivalent and verdict.reason.startswith("undecided")
+
+
+@needs_support
+def test_a_nested_code_object_passed_on_as_it_is_needs_no_exploring() -> None:
+    """Dynamo passes the code of a nested function to ``_create_nested_fn``; the code
+    compiled from unveil's file holds that same object: the same code is a proof."""
+    inner = code_of("def g(a):\n    for x in a:\n        yield g(x)", "g")  # (not modelled)
+
+    def holding(source: str, code: CodeType) -> CodeType:
+        outer = code_of(source)
+        return outer.replace(co_consts=tuple(code if c == "K" else c for c in outer.co_consts))
+
+    first = holding("def f(a):\n    return make('K', a)", inner)
+    second = holding("def f(a):\n    made = make('K', a)\n    return made", inner)
+    assert prove_equivalent(first, second).equivalent
+    assert prove_equivalent(inner, inner).reason == "the same code object"
+    copy = holding("def f(a):\n    made = make('K', a)\n    return made", code_of(
+        "def g(a):\n    for x in a:\n        yield g(x)", "g"))
+    verdict = prove_equivalent(first, copy)  # an equal copy is explored, and undecided
+    assert not verdict.equivalent and "undecided" in verdict.reason
 
 
 def test_other_pythons_are_not_checked(monkeypatch: pytest.MonkeyPatch) -> None:

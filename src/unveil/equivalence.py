@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from types import CodeType
 from typing import Any
 
-from .bytecode import LITERAL_TYPES, for_iter_exit, instructions
+from .bytecode import LITERAL_TYPES, Raw, for_iter_exit, instructions
 from .bytecode.exceptions import parse_exception_table
 from .decompiler.regions import dominators, natural_loops
 
@@ -261,7 +261,7 @@ class Explorer:
             if step(self, state, ins) is False:
                 return
 
-    def jump(self, state: State, ins: dis.Instruction) -> None:
+    def jump(self, state: State, ins: Raw) -> None:
         # backward jumps are common outside loops too (3.11+ moves cold blocks to the
         # end), but not many on one path; a loop's own go back to its header, where it
         # is summarised
@@ -515,7 +515,7 @@ class Explorer:
             return None if items is None else bool(items)
         return None
 
-    def branch(self, state: State, term: Term, jump_if: bool, ins: dis.Instruction,
+    def branch(self, state: State, term: Term, jump_if: bool, ins: Raw,
                keep: bool = False) -> bool:
         """Follow a conditional jump on ``bool(term)``, forking where it is unknown;
         ``keep``: the value stays on the stack where the jump is taken."""
@@ -600,7 +600,7 @@ def _const_value(term: Term) -> Any:
 # ---------------------------------------------------------------- opcode groups
 
 
-def _pure_stack(ex: Explorer, st: State, ins: dis.Instruction) -> bool:
+def _pure_stack(ex: Explorer, st: State, ins: Raw) -> bool:
     """Stack shuffles and no-ops."""
     op, s = ins.opname, st.stack
     if op == "POP_TOP":
@@ -631,7 +631,7 @@ def _pure_stack(ex: Explorer, st: State, ins: dis.Instruction) -> bool:
     return True
 
 
-def _locals(ex: Explorer, st: State, ins: dis.Instruction) -> bool:
+def _locals(ex: Explorer, st: State, ins: Raw) -> bool:
     """Fast locals: pure, except that reading or deleting an unbound one raises."""
     op, s = ins.opname, st.stack
     names = ins.argval if isinstance(ins.argval, tuple) else (ins.argval,)
@@ -691,7 +691,7 @@ def _push_callable(stack: list[Term], value: Term, null: bool) -> None:
         stack.append(NULL)
 
 
-def _outside(ex: Explorer, st: State, ins: dis.Instruction) -> bool:
+def _outside(ex: Explorer, st: State, ins: Raw) -> bool:
     """Globals, cells and attributes: reads are terms or effects, writes are effects."""
     op, s = ins.opname, st.stack
     if op == "LOAD_GLOBAL":
@@ -775,7 +775,7 @@ def _call_keywords_last(ex: Explorer, st: State, fn: Term, args: list[Term],
     return ex.call(st, fn, args[:split], kwnames, args[split:])
 
 
-def _calls(ex: Explorer, st: State, ins: dis.Instruction) -> bool:
+def _calls(ex: Explorer, st: State, ins: Raw) -> bool:
     op, s = ins.opname, st.stack
     if op == "PRECALL":
         return True
@@ -819,7 +819,7 @@ def _calls(ex: Explorer, st: State, ins: dis.Instruction) -> bool:
     return True
 
 
-def _operators(ex: Explorer, st: State, ins: dis.Instruction) -> bool:
+def _operators(ex: Explorer, st: State, ins: Raw) -> bool:
     """Arithmetic, comparisons, formatting: effects (they may run ``__dunder__`` code)."""
     op, s = ins.opname, st.stack
     if op == "IS_OP":
@@ -880,7 +880,7 @@ def _operators(ex: Explorer, st: State, ins: dis.Instruction) -> bool:
     return True
 
 
-def _containers(ex: Explorer, st: State, ins: dis.Instruction) -> bool:
+def _containers(ex: Explorer, st: State, ins: Raw) -> bool:
     """Building, filling, indexing and unpacking tuples, lists, dicts and sets."""
     op, s, n = ins.opname, st.stack, ins.arg or 0
     if op in ("BUILD_TUPLE", "BUILD_LIST", "BUILD_SET", "BUILD_SLICE"):
@@ -1064,7 +1064,7 @@ def _setitem(ex: Explorer, st: State, container: Term, key: Term, value: Term | 
         ex.effect(st, "setitem", container, key, value)
 
 
-def _flow(ex: Explorer, st: State, ins: dis.Instruction) -> bool:
+def _flow(ex: Explorer, st: State, ins: Raw) -> bool:
     """Jumps, returns, raises and exception handlers."""
     op, s = ins.opname, st.stack
     if op in ("JUMP_FORWARD", "JUMP_BACKWARD", "JUMP", "JUMP_NO_INTERRUPT",
@@ -1167,7 +1167,7 @@ def _exc_triple(exc: Term) -> list[Term]:
     return [("exc_tb", exc), ("exc_value", exc), ("exc_type", exc)]
 
 
-def _py310(ex: Explorer, st: State, ins: dis.Instruction) -> bool:
+def _py310(ex: Explorer, st: State, ins: Raw) -> bool:
     """3.10's own instructions: the block stack, named operators, older calls."""
     op, s = ins.opname, st.stack
     if op == "SETUP_FINALLY":
@@ -1260,7 +1260,7 @@ _WRITES = {"STORE_FAST", "STORE_FAST_STORE_FAST", "STORE_FAST_MAYBE_NULL", "DELE
 _UNBINDS = {"DELETE_FAST", "LOAD_FAST_AND_CLEAR", "STORE_FAST_MAYBE_NULL"}
 
 
-def _names(ins: dis.Instruction) -> tuple[str, ...]:
+def _names(ins: Raw) -> tuple[str, ...]:
     return ins.argval if isinstance(ins.argval, tuple) else (ins.argval,)
 
 
@@ -1455,6 +1455,8 @@ def prove_equivalent(original: CodeType, candidate: CodeType) -> Verdict:
     if not _SUPPORTED:
         return Verdict(False, f"not checked on Python {sys.version_info[0]}."
                               f"{sys.version_info[1]}")
+    if original is candidate:  # (a nested function's code the recompiled code kept)
+        return Verdict(True, "the same code object")
     if _signature(original) != _signature(candidate):
         return Verdict(False, "signatures or free variables differ")
     try:

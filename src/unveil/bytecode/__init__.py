@@ -7,7 +7,6 @@ exception handlers as :class:`Handler` records, whatever the interpreter.
 """
 
 from .instructions import (
-    LITERAL_TYPES,
     Bytecode,
     Handler,
     Instr,
@@ -16,6 +15,7 @@ from .instructions import (
     read,
     retarget,
 )
+from .listing import LITERAL_TYPES, Raw, branches
 
-__all__ = ["LITERAL_TYPES", "Bytecode", "Handler", "Instr", "for_iter_exit", "instructions", "read",
-           "retarget"]
+__all__ = ["LITERAL_TYPES", "Bytecode", "Handler", "Instr", "Raw", "branches", "for_iter_exit",
+           "instructions", "read", "retarget"]

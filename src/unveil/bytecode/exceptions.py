@@ -11,6 +11,8 @@ import dis
 from dataclasses import dataclass
 from types import CodeType
 
+from .listing import Raw
+
 
 @dataclass(frozen=True, slots=True)
 class RawHandler:
@@ -52,7 +54,7 @@ def parse_exception_table(code: CodeType) -> list[RawHandler]:
 _SETUP_OPS = {"SETUP_FINALLY", "SETUP_WITH", "SETUP_ASYNC_WITH"}
 
 
-def simulate_block_stack(code: CodeType, instrs: list[dis.Instruction]) -> list[RawHandler]:
+def simulate_block_stack(code: CodeType, instrs: list[Raw]) -> list[RawHandler]:
     """Recover 3.10 handlers by walking the block stack and the stack depth.
 
     Returns one-instruction ranges (``end = start + 2``); the caller maps them to

@@ -20,9 +20,8 @@ protects each instruction. The normalisation, per version:
 * the ``with`` prologue (``SETUP_WITH``, ``BEFORE_WITH``, 3.14's ``LOAD_SPECIAL`` sequence)
   becomes ``BEFORE_WITH`` whose ``arg`` is the number of stack slots of the exit callable.
 
-Jump targets come from ``argval`` (byte offsets), never from ``argrepr``.
-:func:`instructions` is ``dis``'s listing as the rest of unveil reads it: constants that
-are not literals (Dynamo's code holds tensors, modules, config dicts) are never ``repr``'d.
+Jump targets come from ``argval`` (byte offsets), never from ``argrepr``. The raw
+listing underneath, ``dis``'s as the rest of unveil reads it, is :mod:`.listing`.
 """
 
 from __future__ import annotations
@@ -31,13 +30,13 @@ import bisect
 import dis
 import opcode as _opcode
 import sys
-import weakref
 from dataclasses import dataclass, replace
 from types import CodeType
 from typing import Any
 
 from ..errors import DecompilationError
 from .exceptions import RawHandler, parse_exception_table, simulate_block_stack
+from .listing import Raw, instructions
 
 VERSION = sys.version_info[:2]
 
@@ -205,62 +204,6 @@ def _line_table(code: CodeType) -> dict[int, int | None]:
 # ---------------------------------------------------------------- reading
 
 
-class _Unshown:
-    """Stands in for a constant while :mod:`dis` lists the code: dis writes every loaded
-    constant's ``repr`` (``argrepr``), which for objects Dynamo puts in its code (a dict
-    of a model's configuration, a tensor) costs milliseconds and may run their code."""
-
-    __slots__ = ()
-
-    def __repr__(self) -> str:
-        return "<constant>"
-
-
-# the types of constants a compiler writes as literals (their repr is cheap and runs no
-# user code); Dynamo's code also holds other objects: modules, functions, tensors, dicts
-LITERAL_TYPES = (int, float, complex, str, bytes, bool, type(None), type(Ellipsis))
-_SHOWN = (*LITERAL_TYPES, CodeType)
-
-
-def _shown(value: object) -> bool:
-    """Whether ``dis`` may write ``value``'s repr: literals, code, and tuples or frozensets
-    of those."""
-    if type(value) in (tuple, frozenset):
-        return all(_shown(v) for v in value)  # type: ignore[attr-defined]
-    return type(value) in _SHOWN
-
-
-def instructions(code: CodeType) -> list[dis.Instruction]:
-    """``list(dis.get_instructions(code))``, but for the ``argrepr`` of constants other
-    than literals and code objects, which is ``<constant>`` (``argval`` is the
-    constant). The last few code objects listed are remembered (weakly, by identity):
-    Dynamo's code is read by the decompiler and then by the equivalence check."""
-    for known, listed in _RECENT:
-        if known() is code:
-            return list(listed)
-    consts = code.co_consts
-    stand_ins = {k: _Unshown() for k, c in enumerate(consts) if not _shown(c)}
-    if stand_ins:
-        shown = code.replace(co_consts=tuple(stand_ins.get(k, c) for k, c in enumerate(consts)))
-        back = {id(v): consts[k] for k, v in stand_ins.items()}
-        result = [i._replace(argval=back[id(i.argval)]) if id(i.argval) in back else i
-                  for i in dis.get_instructions(shown)]
-    else:
-        result = list(dis.get_instructions(code))
-    _RECENT.insert(0, (weakref.ref(code, _forget), tuple(result)))
-    del _RECENT[8:]
-    return result
-
-
-# (code, its instructions), newest first; an entry goes with its code object, so the
-# constants its instructions hold (a tensor, say) are not kept alive here
-_RECENT: list[tuple[weakref.ref[CodeType], tuple[dis.Instruction, ...]]] = []
-
-
-def _forget(gone: weakref.ref[CodeType]) -> None:
-    _RECENT[:] = [entry for entry in _RECENT if entry[0] is not gone]
-
-
 def read(code: CodeType) -> Bytecode:
     """Read ``code`` into normalised instructions and handlers."""
     raw = [i for i in instructions(code) if i.opname not in ("CACHE", "EXTENDED_ARG")]
@@ -270,7 +213,7 @@ def read(code: CodeType) -> Bytecode:
     nparams = code.co_argcount + code.co_kwonlyargcount + bool(code.co_flags & 0x04) \
         + bool(code.co_flags & 0x08)
 
-    def is_cell(ins: dis.Instruction) -> bool:
+    def is_cell(ins: Raw) -> bool:
         """Does this fast load read a cell? A slot past the plain locals is a cell, and so is
         a parameter that is also a cell; 3.12+ comprehension variables that shadow a cell
         of the same name are plain locals."""
@@ -284,7 +227,7 @@ def read(code: CodeType) -> Bytecode:
     k = 0
     kw_names: Any = None
 
-    def emit(op: str, ins: dis.Instruction, arg: int | None = None, argval: Any = None,
+    def emit(op: str, ins: Raw, arg: int | None = None, argval: Any = None,
              jump: int | None = None) -> None:
         if jump is not None:
             pending_jumps.append((len(out), jump))
@@ -574,13 +517,13 @@ def read(code: CodeType) -> Bytecode:
     return Bytecode(code, out, handlers)
 
 
-def _next_real(raw: list[dis.Instruction], k: int) -> dis.Instruction | None:
+def _next_real(raw: list[Raw], k: int) -> Raw | None:
     while k < len(raw) and raw[k].opname in ("NOT_TAKEN", "NOP", "CACHE", "EXTENDED_ARG"):
         k += 1
     return raw[k] if k < len(raw) else None
 
 
-def for_iter_exit(raw: list[dis.Instruction], ins: dis.Instruction, k: int) -> int:
+def for_iter_exit(raw: list[Raw], ins: Raw, k: int) -> int:
     """Byte offset where a ``FOR_ITER`` continues once its iterator is exhausted."""
     target = ins.argval
     if VERSION < (3, 12):
@@ -600,7 +543,7 @@ def for_iter_exit(raw: list[dis.Instruction], ins: dis.Instruction, k: int) -> i
     return raw[-1].offset + 2
 
 
-def _match_send_loop(raw: list[dis.Instruction], k: int) -> int:
+def _match_send_loop(raw: list[Raw], k: int) -> int:
     """3.11+'s ``yield from``/``await`` loop, as many instructions as it spans (0: no match).
 
     ``SEND end; YIELD_VALUE; RESUME; JUMP_BACKWARD_NO_INTERRUPT <SEND>; [CLEANUP_THROW];
@@ -627,7 +570,7 @@ def _match_send_loop(raw: list[dis.Instruction], k: int) -> int:
     return j - k
 
 
-def _match_load_special(raw: list[dis.Instruction], k: int,
+def _match_load_special(raw: list[Raw], k: int,
                         targets: set[int]) -> tuple[str, int] | None:
     """3.14's ``with`` prologue: COPY 1; LOAD_SPECIAL exit; SWAP 2; SWAP 3;
     LOAD_SPECIAL enter; CALL 0."""
@@ -687,7 +630,7 @@ def _is_generator_wrapper(out: list[Instr], target: int) -> bool:
             and out[target + 1].op == "RERAISE")
 
 
-def _inlined_builtin_call(raw: list[dis.Instruction], k: int) -> bool:
+def _inlined_builtin_call(raw: list[Raw], k: int) -> bool:
     """Is ``raw[k - 1]`` (a ``COPY 1``) the start of 3.14's in-line fast path for
     ``any``/``all``/``tuple`` over a generator expression?"""
     if k + 2 >= len(raw):

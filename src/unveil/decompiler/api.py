@@ -385,8 +385,7 @@ def _origin_lines(rendered: ast.AST, parsed: ast.AST) -> dict[int, int]:
     """{line in the source: the original line} from statements the decompiler tagged
     (``line``: the line of the instruction that made them); ``parsed`` is the source
     parsed back, statement for statement the same tree."""
-    ours = [n for n in walk(rendered) if isinstance(n, ast.stmt)]
-    theirs = [n for n in walk(parsed) if isinstance(n, ast.stmt)]
+    ours, theirs = _statements(rendered), _statements(parsed)
     out: dict[int, int] = {}
     if len(ours) != len(theirs):
         return out
@@ -396,6 +395,21 @@ def _origin_lines(rendered: ast.AST, parsed: ast.AST) -> dict[int, int]:
         line = getattr(a, "line", None)
         if isinstance(line, int) and line > 0:
             out.setdefault(b.lineno, line)
+    return out
+
+
+def _statements(tree: ast.AST) -> list[ast.stmt]:
+    """The statements in ``tree`` (in one fixed order; expressions hold none)."""
+    out: list[ast.stmt] = []
+    todo = [tree]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.stmt):
+            out.append(node)
+        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+            value = getattr(node, field, None)
+            if type(value) is list:
+                todo.extend(reversed(value))
     return out
 
 
@@ -589,19 +603,29 @@ def _write(filename: str, source: str) -> None:
 
 
 def _mark_constants(tree: ast.AST, constants: Constants) -> dict[str, Any]:
+    """Swap each read of a constant's name in ``tree`` for a marker string constant (in
+    place); the markers, to swap back in the compiled code's constants."""
     markers: dict[str, Any] = {}
-    if not constants.values:
+    values = constants.values
+    if not values:
         return markers
 
-    class Swap(ast.NodeTransformer):
-        def visit_Name(self, node: ast.Name) -> ast.AST:
-            if node.id in constants.values and isinstance(node.ctx, ast.Load):
-                marker = f"\x00unveil-const:{node.id}"
-                markers[marker] = constants.values[node.id]
-                return ast.copy_location(ast.Constant(marker), node)
-            return node
+    def marked(node: ast.expr) -> ast.expr:
+        if isinstance(node, ast.Name) and node.id in values and isinstance(node.ctx, ast.Load):
+            marker = f"\x00unveil-const:{node.id}"
+            markers[marker] = values[node.id]
+            return ast.copy_location(ast.Constant(marker), node)
+        return node
 
-    Swap().visit(tree)
+    for parent in walk(tree):
+        for field in parent._fields:
+            value = getattr(parent, field, None)
+            if type(value) is ast.Name:
+                setattr(parent, field, marked(value))
+            elif type(value) is list:
+                for k, item in enumerate(value):
+                    if type(item) is ast.Name:
+                        value[k] = marked(item)
     return markers
 
 

@@ -312,7 +312,7 @@ class Machine:
     def append(self, stmt: ast.stmt) -> None:
         """Add ``stmt``, noting the shared values it evaluates (see :meth:`materialize`),
         and the source line of the instruction that made it (``line``)."""
-        if self.walrus:
+        if self.walrus and any(self.walrus.values()):
             self.settle_walrus(stmt)
         if self.ins is not None and not hasattr(stmt, "line"):
             stmt.line = self.ins.line  # type: ignore[attr-defined]
@@ -541,12 +541,14 @@ class Machine:
     def check_order(self, start: int) -> None:
         """After a stack shuffle, make sure values are still evaluated in push order."""
         stack = self.state.stack
+        window_nodes = stack[start:]
+        if sum(not is_stable(node) for node in window_nodes) < 2:
+            return  # (one value with effects cannot be out of order with the others)
         seen: set[int] = set()
         last = 0
         ok = True
         for node in stack[:start]:
             _collect_seqs(node, seen)
-        window_nodes = stack[start:]
         for k, node in enumerate(window_nodes):
             if is_stable(node):
                 continue  # evaluated whenever, it gives the same value and effects

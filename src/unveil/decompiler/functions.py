@@ -11,6 +11,7 @@ import ast
 import dis
 import sys
 from collections.abc import Iterable
+from dataclasses import dataclass
 from types import CodeType
 from typing import Any
 
@@ -126,7 +127,7 @@ class CodeDecompiler:
 
         try:
             raw = Structurer(ir).run()
-            raw = tidy_raw(raw)
+            raw = tidy_raw(raw, chains=bytecode.branches(code))
             body = self.renderer().body(raw)
         except (Unstructurable, DecompilationError) as exc:
             self.fallback_reason = str(exc)
@@ -372,41 +373,79 @@ def _dead_reference(names: list[str]) -> ast.stmt:
                   orelse=[])
 
 
-def unused_free_variables(code: CodeType, body: list[ast.stmt]) -> list[str]:
+@dataclass
+class ScopeNames:
+    """The names a scope's body uses, found in one walk (see :func:`scope_names`)."""
+
+    anywhere: set[str]  # every ``Name`` id, nested scopes included
+    own: set[str]  # read or written by the scope itself, and its ``nonlocal`` names
+    bound: set[str]  # bound or declared by the scope itself
+    nested: set[str]  # named inside its nested scopes (see ``_NESTED_SCOPES``)
+
+
+def scope_names(body: list[ast.stmt]) -> ScopeNames:
+    """The names ``body`` uses, as a scope: its own (not the bodies of functions, classes
+    and lambdas in it, whose decorators, defaults and bases belong to it), the names it
+    binds (comprehension targets included, which 3.12+ inlines) and those its nested
+    scopes name."""
+    ids: set[str] = set()
+    declared: set[str] = set()
+    bound: set[str] = set()
+    nested: set[str] = set()
+    for node in _own_scope(body):
+        if isinstance(node, ast.Name):
+            ids.add(node.id)
+            if not isinstance(node.ctx, ast.Load):
+                bound.add(node.id)
+            continue
+        if isinstance(node, _NESTED_SCOPES):
+            nested |= names_in([node])
+        if isinstance(node, ast.expr):
+            continue  # (no other expression binds a name in the scope: lambdas have their own)
+        if isinstance(node, ast.Nonlocal):
+            declared.update(node.names)
+            bound.update(node.names)
+        elif isinstance(node, ast.Global):
+            bound.update(node.names)
+        elif isinstance(node, ast.alias):
+            bound.add(node.asname or node.name.split(".")[0])
+        elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and node.name:
+            bound.add(node.name)
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            bound.add(node.rest)
+        elif isinstance(node, _SCOPES):
+            bound.add(node.name)
+    # (every Name is in the scope's own nodes or inside one of its nested scopes)
+    return ScopeNames(ids | nested, ids | declared, bound, nested)
+
+
+def unused_free_variables(code: CodeType, body: list[ast.stmt],
+                          names: ScopeNames | None = None) -> list[str]:
     """Free variables the body never names (hand-made bytecode, or reads only in code
     that cannot run), which a dead reference keeps free."""
     candidates = [f for f in code.co_freevars if f.isidentifier() and not f.startswith("__class")]
     if not candidates:
         return []
-    own = _own_names(body)
-    missing = [f for f in candidates if f not in own]
+    names = names or scope_names(body)
+    missing = [f for f in candidates if f not in names.own]
     if not missing:
         return []
-    anywhere = names_in(body)
-    nested = [f for f in missing if f in anywhere]
+    nested = [f for f in missing if f in names.anywhere]
     if nested:  # named only inside nested scopes, which may bind the name themselves
         free = _free_through_nested(code, body, nested)
         missing = [f for f in missing if f not in free]
     return missing
 
 
-def unused_cells(code: CodeType, body: list[ast.stmt]) -> list[str]:
+def unused_cells(code: CodeType, names: ScopeNames) -> list[str]:
     """Cell variables of the original that no nested scope of the body names. Dynamo
     keeps the cells of the frame it transforms (it checks ``co_cellvars``) even where its
     code no longer makes the closures that needed them; a dead closure keeps them cells."""
-    candidates = [c for c in code.co_cellvars if c.isidentifier() and not c.startswith("__class")]
-    if not candidates:
-        return []
-    nested: set[str] = set()
-    for node in _own_scope(body):
-        if isinstance(node, _NESTED_SCOPES):
-            nested |= names_in([node])
-    return [c for c in candidates if c not in nested]
+    return [c for c in code.co_cellvars
+            if c.isidentifier() and not c.startswith("__class") and c not in names.nested]
 
 
-
-
-def unbound_locals(code: CodeType, body: list[ast.stmt]) -> list[str]:
+def unbound_locals(code: CodeType, names: ScopeNames) -> list[str]:
     """Locals of the original that the body reads but never binds (their only bindings
     were in code that cannot run, such as the handlers of an empty ``try``): without a
     binding the recompiled function would read them as globals or free variables."""
@@ -415,14 +454,7 @@ def unbound_locals(code: CodeType, body: list[ast.stmt]) -> list[str]:
     skip = set(code.co_varnames[:_argument_count(code)]) | set(code.co_freevars)
     candidates = [n for n in (*code.co_varnames[_argument_count(code):], *code.co_cellvars)
                   if n.isidentifier() and n not in skip and not n.startswith("__class")]
-    if not candidates:
-        return []
-    bound = _own_bindings(body)
-    missing = [n for n in dict.fromkeys(candidates) if n not in bound]
-    if not missing:
-        return []
-    named = names_in(body)
-    return [n for n in missing if n in named]
+    return [n for n in dict.fromkeys(candidates) if n in names.anywhere and n not in names.bound]
 
 
 def _dead_code(locals_: list[str], cells: list[str]) -> ast.stmt:
@@ -472,41 +504,6 @@ def _own_scope(body: list[ast.stmt]) -> Iterable[ast.AST]:
                 todo.extend(d for d in (*node.args.defaults, *node.args.kw_defaults) if d)
             continue
         todo.extend(children(node))
-
-
-def _own_bindings(body: list[ast.stmt]) -> set[str]:
-    """Names the scope itself binds or declares (comprehension targets included, which
-    3.12+ inlines into the scope), not those bound inside nested functions and classes."""
-    out: set[str] = set()
-    for node in _own_scope(body):
-        if isinstance(node, ast.Name):
-            if not isinstance(node.ctx, ast.Load):
-                out.add(node.id)
-        elif isinstance(node, ast.expr):
-            continue  # (no other expression binds a name in the scope: lambdas have their own)
-        elif isinstance(node, (ast.Global, ast.Nonlocal)):
-            out.update(node.names)
-        elif isinstance(node, ast.alias):
-            out.add(node.asname or node.name.split(".")[0])
-        elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and node.name:
-            out.add(node.name)
-        elif isinstance(node, ast.MatchMapping) and node.rest:
-            out.add(node.rest)
-        elif isinstance(node, _SCOPES) and not isinstance(node, ast.Lambda):
-            out.add(node.name)
-    return out
-
-
-def _own_names(body: list[ast.stmt]) -> set[str]:
-    """Names read or written by the scope itself (and ``nonlocal`` ones), not by the
-    bodies of functions, classes and lambdas in it."""
-    out: set[str] = set()
-    for node in _own_scope(body):
-        if isinstance(node, ast.Name):
-            out.add(node.id)
-        elif isinstance(node, ast.Nonlocal):
-            out.update(node.names)
-    return out
 
 
 def _free_through_nested(code: CodeType, body: list[ast.stmt], names: list[str]) -> set[str]:
@@ -563,13 +560,14 @@ def function_def(code: CodeType, name: str, parent: CodeDecompiler | None = None
     if doc is not None:
         head.append(ast.Expr(value=ast.Constant(doc)))
     head.extend(declarations(code))
-    unused = unused_free_variables(code, body)
+    names = scope_names(body)
+    unused = unused_free_variables(code, body, names)
     if unused:
         head.append(_dead_reference(unused))
-    unbound = unbound_locals(code, body)
-    cells = unused_cells(code, body)
+    unbound = unbound_locals(code, names)
+    cells = unused_cells(code, names)
     if cells:  # a cell needs a binding in the function too
-        bound = _own_bindings(body).union(code.co_varnames[:_argument_count(code)])
+        bound = names.bound.union(code.co_varnames[:_argument_count(code)])
         unbound += [c for c in cells if c not in bound and c not in unbound]
     if unbound or cells:
         head.append(_dead_code(unbound, cells))

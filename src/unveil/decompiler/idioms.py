@@ -22,19 +22,21 @@ from .patterns import catches_all
 # ---------------------------------------------------------------- before rendering
 
 
-def tidy_raw(stmts: list[ast.stmt]) -> list[ast.stmt]:
-    return _merge_return_copies([_raw_stmt(s) for s in _asserts(stmts)])
+def tidy_raw(stmts: list[ast.stmt], chains: bool = True) -> list[ast.stmt]:
+    """``chains``: there may be ``and``s to read as chained comparisons."""
+    return _merge_return_copies([_raw_stmt(s, chains) for s in _asserts(stmts)])
 
 
-def _raw_stmt(s: ast.stmt) -> ast.stmt:
+def _raw_stmt(s: ast.stmt, chains: bool) -> ast.stmt:
     for field in ("body", "orelse", "finalbody"):
         value = getattr(s, field, None)
         if isinstance(value, list) and value and isinstance(value[0], ast.stmt):
-            setattr(s, field, tidy_raw(value))
+            setattr(s, field, tidy_raw(value, chains))
     if isinstance(s, ast.Try) or type(s).__name__ == "TryStar":
         for h in s.handlers:  # type: ignore[attr-defined]
-            h.body = tidy_raw(h.body)
-    _walk_exprs(s)
+            h.body = tidy_raw(h.body, chains)
+    if chains:
+        _walk_exprs(s)
     if isinstance(s, ast.Assign) and len(s.targets) == 1:
         aug = _augmented(s.targets[0], s.value)
         if aug is not None:

@@ -771,7 +771,8 @@ def fold(bc: Bytecode) -> Bytecode:
     """``bc`` with the pattern code of each ``match`` case replaced by ``MATCH_CASE``."""
     instrs = bc.instrs
     if not any(i.op in ("MATCH_SEQUENCE", "MATCH_MAPPING", "MATCH_CLASS", "MATCH_KEYS")
-               or i.op == "COPY" and i.arg == 1 for i in instrs):
+               or i.op == "COPY" and i.arg == 1 for i in instrs) \
+            or not any(i.op in _JUMPS for i in instrs):  # (every case tests and jumps)
         return bc
     cases: dict[int, Case] = {}
     covered: set[int] = set()
