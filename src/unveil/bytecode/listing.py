@@ -108,11 +108,9 @@ _CONDITIONAL = frozenset(op for op in _KNOWN if "_IF_" in _OPNAME[op])
 
 
 def branches(code: CodeType) -> bool:
-    """Whether ``code`` or a code object nested in it has a conditional jump (without an
-    ``and``, ``or`` or chained comparison, a body has no ``BoolOp``)."""
-    if not _CONDITIONAL.isdisjoint(code.co_code[::2]):
-        return True
-    return any(isinstance(c, CodeType) and branches(c) for c in code.co_consts)
+    """Whether ``code`` has a conditional jump (without one there is no ``and``, ``or``
+    or chained comparison in it)."""
+    return not _CONDITIONAL.isdisjoint(code.co_code[::2])
 
 
 
@@ -154,6 +152,7 @@ def _decode(code: CodeType) -> list[Raw] | None:
     assert caches is not None
     out: list[Raw] = []
     append = out.append
+    new = tuple.__new__  # (Raw(...) goes through a Python-level __new__)
     extended = 0
     skip = 0
     for offset in range(0, len(raw), 2):
@@ -166,14 +165,14 @@ def _decode(code: CodeType) -> list[Raw] | None:
         skip = caches[op]
         if op not in _HAS_ARG:
             extended = 0
-            append(Raw(_OPNAME[op], op, None, None, "", offset))
+            append(new(Raw, (_OPNAME[op], op, None, None, "", offset)))
             continue
         arg = raw[offset + 1] | extended
         if op == _EXTENDED_ARG:
             extended = arg << 8
             if extended >= _INT_OVERFLOW:
                 extended -= 2 * _INT_OVERFLOW
-            append(Raw(_OPNAME[op], op, arg, arg, "", offset))
+            append(new(Raw, (_OPNAME[op], op, arg, arg, "", offset)))
             continue
         extended = 0
         argval: Any = arg
@@ -222,7 +221,7 @@ def _decode(code: CodeType) -> list[Raw] | None:
             argrepr = "is not" if arg else "is"
         elif op == _CONTAINS_OP and VERSION >= (3, 14):
             argrepr = "not in" if arg else "in"
-        append(Raw(_OPNAME[op], op, arg, argval, argrepr, offset))
+        append(new(Raw, (_OPNAME[op], op, arg, argval, argrepr, offset)))
     return out
 
 

@@ -27,6 +27,13 @@ def _bare_tuple(node: ast.expr | None) -> bool:
 
 if _Base is not None and _Precedence is not None:
     class _Printer(_Base):  # type: ignore[misc, valid-type]
+        def get_type_comment(self, node: ast.AST) -> str | None:
+            # (the base reads ``lineno``, which the decompiler's nodes do not have)
+            comment = getattr(node, "type_comment", None)
+            if self._type_ignores and hasattr(node, "lineno"):
+                comment = self._type_ignores.get(node.lineno) or comment
+            return None if comment is None else f" # type: {comment}"
+
         def visit_Return(self, node: ast.Return) -> None:
             if _bare_tuple(node.value):
                 self.set_precedence(_Precedence.TUPLE, node.value)
@@ -153,8 +160,7 @@ def _spelled_out(node: ast.JoinedStr) -> ast.expr:
 
 
 def unparse(node: Any) -> str:
-    """Source text of ``node``."""
-    ast.fix_missing_locations(node)
+    """Source text of ``node`` (no locations needed)."""
     if _Printer is None:
         return ast.unparse(node)
     return _Printer().visit(node)  # type: ignore[no-any-return]

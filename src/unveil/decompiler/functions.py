@@ -10,7 +10,6 @@ from __future__ import annotations
 import ast
 import dis
 import sys
-from collections.abc import Iterable
 from dataclasses import dataclass
 from types import CodeType
 from typing import Any
@@ -127,6 +126,7 @@ class CodeDecompiler:
 
         try:
             raw = Structurer(ir).run()
+            # (nested code objects are tidied as they are decompiled)
             raw = tidy_raw(raw, chains=bytecode.branches(code))
             body = self.renderer().body(raw)
         except (Unstructurable, DecompilationError) as exc:
@@ -392,7 +392,9 @@ def scope_names(body: list[ast.stmt]) -> ScopeNames:
     declared: set[str] = set()
     bound: set[str] = set()
     nested: set[str] = set()
-    for node in _own_scope(body):
+    todo: list[ast.AST] = list(body)  # (the walk of _own_scope, inlined: it is hot)
+    while todo:
+        node = todo.pop()
         if isinstance(node, ast.Name):
             ids.add(node.id)
             if not isinstance(node.ctx, ast.Load):
@@ -400,21 +402,26 @@ def scope_names(body: list[ast.stmt]) -> ScopeNames:
             continue
         if isinstance(node, _NESTED_SCOPES):
             nested |= names_in([node])
-        if isinstance(node, ast.expr):
-            continue  # (no other expression binds a name in the scope: lambdas have their own)
-        if isinstance(node, ast.Nonlocal):
-            declared.update(node.names)
-            bound.update(node.names)
-        elif isinstance(node, ast.Global):
-            bound.update(node.names)
-        elif isinstance(node, ast.alias):
-            bound.add(node.asname or node.name.split(".")[0])
-        elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and node.name:
-            bound.add(node.name)
-        elif isinstance(node, ast.MatchMapping) and node.rest:
-            bound.add(node.rest)
-        elif isinstance(node, _SCOPES):
-            bound.add(node.name)
+            if isinstance(node, _SCOPES):
+                if not isinstance(node, ast.Lambda):
+                    bound.add(node.name)  # type: ignore[attr-defined]
+                if not getattr(node, "type_params", None):
+                    todo.extend(_scope_parts(node))
+                continue
+        if not isinstance(node, ast.expr):
+            if isinstance(node, ast.Nonlocal):
+                declared.update(node.names)
+                bound.update(node.names)
+            elif isinstance(node, ast.Global):
+                bound.update(node.names)
+            elif isinstance(node, ast.alias):
+                bound.add(node.asname or node.name.split(".")[0])
+            elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)):
+                if node.name:
+                    bound.add(node.name)
+            elif isinstance(node, ast.MatchMapping) and node.rest:
+                bound.add(node.rest)
+        todo.extend(children(node))
     # (every Name is in the scope's own nodes or inside one of its nested scopes)
     return ScopeNames(ids | nested, ids | declared, bound, nested)
 
@@ -486,24 +493,14 @@ _NESTED_SCOPES: tuple[type[ast.AST], ...] = (*_SCOPES, ast.GeneratorExp) + (
     (ast.ListComp, ast.SetComp, ast.DictComp) if sys.version_info < (3, 12) else ())
 
 
-def _own_scope(body: list[ast.stmt]) -> Iterable[ast.AST]:
-    """The nodes of the scope itself: not the bodies of functions, classes and lambdas
-    in it (their own node, decorators, defaults and bases belong to the scope)."""
-    todo: list[ast.AST] = list(body)
-    while todo:
-        node = todo.pop()
-        yield node
-        if isinstance(node, _SCOPES):
-            if getattr(node, "type_params", None):
-                continue  # everything after the decorators sees the type parameters
-            todo.extend(getattr(node, "decorator_list", ()))
-            if isinstance(node, ast.ClassDef):
-                todo.extend(node.bases)
-                todo.extend(node.keywords)
-            else:
-                todo.extend(d for d in (*node.args.defaults, *node.args.kw_defaults) if d)
-            continue
-        todo.extend(children(node))
+def _scope_parts(node: ast.AST) -> list[ast.AST]:
+    """What of a function, class or lambda (without type parameters, which everything
+    after the decorators sees) the enclosing scope evaluates: decorators, defaults, bases."""
+    parts: list[ast.AST] = list(getattr(node, "decorator_list", ()))
+    if isinstance(node, ast.ClassDef):
+        return parts + node.bases + node.keywords  # type: ignore[operator]
+    args = node.args  # type: ignore[attr-defined]
+    return parts + [d for d in (*args.defaults, *args.kw_defaults) if d]
 
 
 def _free_through_nested(code: CodeType, body: list[ast.stmt], names: list[str]) -> set[str]:
