@@ -600,6 +600,8 @@ def _collect_seqs(node: ast.expr, seen: set[int]) -> list[int]:
 def _evaluation_order(stack: list[ast.expr]) -> list[int]:
     """Stack positions in the order their values were computed (the stack order, but
     for values a shuffle moved)."""
+    if len(stack) < 2:
+        return list(range(len(stack)))
     return sorted(range(len(stack)), key=lambda i: (_first_seq(stack[i]), i))
 
 
