@@ -14,13 +14,11 @@ a subset with ``eager`` and ``inductor`` (CI time)."""
 
 from __future__ import annotations
 
-import bdb
 import json
 import re
 import sys
 import warnings
 from pathlib import Path
-from types import FrameType
 from typing import Any
 
 import pytest
@@ -31,6 +29,8 @@ if getattr(torch, "__file__", None) is None:  # tests/torch itself, as a namespa
 pytest.importorskip("transformers")
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+from breakpoints import Breakpoints  # noqa: E402
+
 import real_models  # noqa: E402
 from unveil.torch.dump import RUNS_OURS  # noqa: E402
 
@@ -38,19 +38,6 @@ EAGER = ["bert", "gpt2", "llama", "t5", "vit", "gpt2-generate", "bert-train"]
 INDUCTOR = ["llama", "bert-train"]
 CASES = ([(w.name, "aot_eager") for w in real_models.WORKLOADS]
          + [(name, "eager") for name in EAGER] + [(name, "inductor") for name in INDUCTOR])
-
-
-class Breakpoints(bdb.Bdb):
-    """pdb's machinery without its prompt: records the breakpoints hit, then goes on."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.hits: list[tuple[str, int]] = []
-
-    def user_line(self, frame: FrameType) -> None:
-        if self.break_here(frame):
-            self.hits.append((frame.f_code.co_filename, frame.f_lineno))
-        self.set_continue()
 
 
 def _graph_call_line(path: Path) -> int | None:

@@ -477,8 +477,9 @@ def test_fullgraph_error_is_the_same(tmp_path: Path) -> None:
 def _sneaky_recompile(real: Callable[..., Any]) -> Callable[..., Any]:
     """``recompile`` that adds a ``print`` to the start of the code it returns: a
     decompiler bug of the kind the equivalence check is there to catch."""
-    def recompile(code: Any, filename: str | None = None, line_map: Any = None) -> Any:
-        good = real(code, filename, line_map)
+    def recompile(code: Any, filename: str | None = None, line_map: Any = None,
+                  **options: Any) -> Any:
+        good = real(code, filename, line_map, **options)
         source = Path(filename).read_text() if filename else ""
         marker = f"def {code.co_name}("
         lines = source.splitlines()
@@ -678,8 +679,9 @@ def test_generator_function(tmp_path: Path) -> None:
 def _wrong_cells(real: Callable[..., Any]) -> Callable[..., Any]:
     """``recompile`` that returns code without the original's cell variables: the layout
     gate must keep Dynamo's code (Dynamo itself would assert in the user's program)."""
-    def recompile(code: Any, filename: str | None = None, line_map: Any = None) -> Any:
-        good = real(code, filename, line_map)
+    def recompile(code: Any, filename: str | None = None, line_map: Any = None,
+                  **options: Any) -> Any:
+        good = real(code, filename, line_map, **options)
         return good.replace(co_cellvars=()) if good.co_cellvars else good
     return recompile
 

@@ -6,6 +6,7 @@ import ast
 import builtins
 import inspect
 import types
+from collections.abc import Callable
 from types import CodeType, FunctionType
 from typing import Any
 
@@ -16,6 +17,7 @@ from .functions import (
     COMPREHENSIONS,
     CodeDecompiler,
     Constants,
+    argument_count,
     build_arguments,
     function_def,
     lambda_body,
@@ -23,6 +25,7 @@ from .functions import (
 )
 from .nodes import walk
 from .render import Renderer
+from .simplify import simplify as simplify_body
 
 CO_NEWLOCALS = 0x02
 # the name of the ``def`` that stands for a lambda whose body is not one expression
@@ -327,13 +330,20 @@ def class_statement(cls: type) -> ast.stmt:
 
 
 def recompile(code: CodeType, filename: str | None = None,
-              line_map: dict[int, int] | None = None) -> CodeType:
+              line_map: dict[int, int] | None = None, *, simplify: bool = False,
+              facts: dict[str, object] | None = None, header: str = "",
+              comments: Callable[[ast.stmt], str | None] | None = None) -> CodeType:
     """Decompile ``code``, compile the source back and return the matching code object.
 
     ``filename``, if given, is where the source is **written** (an existing file there is
     replaced) and what the code's ``co_filename`` names, so debuggers find it.
     ``line_map``, if given, is filled with {line of the source: line in ``code``'s own
-    line table} for the statements whose origin is known."""
+    line table} for the statements whose origin is known. ``simplify``: a function body
+    that builds and shuffles its own lists (Dynamo's) is written with each list where it
+    goes (:mod:`unveil.decompiler.simplify`; check the result, e.g. with
+    :func:`unveil.equivalence.prove_equivalent`); ``facts``, if given, gets ``simplified``:
+    whether that changed the body. ``header``: comment lines the source starts with;
+    ``comments``: the comment (one line, without ``#``) to write above a statement."""
     if not isinstance(code, CodeType):
         code = code_of(code)
     constants = Constants()
@@ -342,16 +352,23 @@ def recompile(code: CodeType, filename: str | None = None,
         wrapped: ast.Module = ast.Module(body=module_body(code, constants) or [ast.Pass()],
                                          type_ignores=[])
     else:
-        node = _definition_for(code, kind, constants)
+        changed: list[bool] = []
+        node = _definition_for(code, kind, constants, changed if simplify else None)
+        if facts is not None:
+            facts["simplified"] = any(changed)
         wrapped = _closure_wrapper(node, code)
         imports = [ast.Import(names=[ast.alias(name=n)]) for n in sorted(constants.imported)]
         if imports:
             wrapped.body[:0] = imports
-    source = unparse(wrapped) + "\n"
+    source = header + unparse(wrapped) + "\n"
     fname = filename or f"<unveil {code.co_name}>"
+    parsed = ast.parse(source, fname)
+    if comments is not None:
+        commented = _with_comments(source, parsed, comments)
+        if commented != source:
+            source, parsed = commented, ast.parse(commented, fname)
     if filename:
         _write(filename, source)
-    parsed = ast.parse(source, fname)
     if line_map is not None:
         line_map.update(_origin_lines(wrapped, parsed))
     markers = _mark_constants(parsed, constants)
@@ -398,6 +415,22 @@ def _origin_lines(rendered: ast.AST, parsed: ast.AST) -> dict[int, int]:
     return out
 
 
+def _with_comments(source: str, parsed: ast.AST,
+                   comments: Callable[[ast.stmt], str | None]) -> str:
+    """``source`` with a comment line above each statement ``comments`` has one for."""
+    lines = source.splitlines(keepends=True)
+    above: dict[int, str] = {}
+    for stmt in _statements(parsed):
+        text = comments(stmt)
+        if text and stmt.lineno not in above:
+            line = lines[stmt.lineno - 1]
+            indent = line[:len(line) - len(line.lstrip())]
+            above[stmt.lineno] = f"{indent}# {' '.join(text.split())}\n"
+    if not above:
+        return source
+    return "".join(above.get(k, "") + line for k, line in enumerate(lines, 1))
+
+
 def _statements(tree: ast.AST) -> list[ast.stmt]:
     """The statements in ``tree`` (in one fixed order; expressions hold none)."""
     out: list[ast.stmt] = []
@@ -429,8 +462,10 @@ def code_kind(code: CodeType) -> str:
     return "function"
 
 
-def _definition_for(code: CodeType, kind: str, constants: Constants) -> ast.stmt:
-    """A statement whose compilation holds a code object like ``code``."""
+def _definition_for(code: CodeType, kind: str, constants: Constants,
+                    simplify: list[bool] | None = None) -> ast.stmt:
+    """A statement whose compilation holds a code object like ``code``; with ``simplify``,
+    a function's body goes through :mod:`.simplify` (True is appended when it changed)."""
     dec = CodeDecompiler(code, constants)
     if kind == "generic":
         return generics.hidden_scope_statement(dec, code)
@@ -453,6 +488,8 @@ def _definition_for(code: CodeType, kind: str, constants: Constants) -> ast.stmt
         stmts = dec.statements()
         value = lambda_body(stmts)
         if value is None:  # statements no lambda can hold (Dynamo's code for a lambda)
+            if simplify is not None:
+                stmts = _simplified(code, stmts, simplify)
             return function_def(code, LAMBDA_NAME, dec=dec, statements=stmts)
         args = build_arguments(code, None, dec.renderer())
         lam = ast.Lambda(args=args, body=value)
@@ -475,9 +512,20 @@ def _definition_for(code: CodeType, kind: str, constants: Constants) -> ast.stmt
         return ast.TypeAlias(name=ast.Name(id=code.co_name, ctx=ast.Store()),  # type: ignore
                              type_params=[], value=value)
     name = code.co_name if code.co_name.isidentifier() else "_unveil_f"
-    node = function_def(code, name, dec)
+    if simplify is not None:  # (the body decompiled as function_def would, simplified)
+        child = dec.child(code)
+        stmts = _simplified(code, child.statements(), simplify)
+        node = function_def(code, name, dec, dec=child, statements=stmts)
+    else:
+        node = function_def(code, name, dec)
     node.decorator_list = []  # type: ignore[attr-defined]
     return node
+
+
+def _simplified(code: CodeType, stmts: list[ast.stmt], changed: list[bool]) -> list[ast.stmt]:
+    simpler = simplify_body(stmts, set(code.co_varnames[:argument_count(code)]))
+    changed.append(simpler is not None)
+    return stmts if simpler is None else simpler
 
 
 CO_METHOD = 0x8000000  # 3.14: a function defined directly in a class body

@@ -458,8 +458,8 @@ def unbound_locals(code: CodeType, names: ScopeNames) -> list[str]:
     binding the recompiled function would read them as globals or free variables."""
     # (a local named like a free variable, which bytecode allows (Dynamo's resume
     # functions have both): the name in source is the free variable)
-    skip = set(code.co_varnames[:_argument_count(code)]) | set(code.co_freevars)
-    candidates = [n for n in (*code.co_varnames[_argument_count(code):], *code.co_cellvars)
+    skip = set(code.co_varnames[:argument_count(code)]) | set(code.co_freevars)
+    candidates = [n for n in (*code.co_varnames[argument_count(code):], *code.co_cellvars)
                   if n.isidentifier() and n not in skip and not n.startswith("__class")]
     return [n for n in dict.fromkeys(candidates) if n in names.anywhere and n not in names.bound]
 
@@ -480,7 +480,7 @@ def _dead_code(locals_: list[str], cells: list[str]) -> ast.stmt:
     return ast.If(test=ast.Constant(False), body=body, orelse=[])
 
 
-def _argument_count(code: CodeType) -> int:
+def argument_count(code: CodeType) -> int:
     """How many of ``co_varnames`` are parameters."""
     return code.co_argcount + code.co_kwonlyargcount \
         + bool(code.co_flags & CO_VARARGS) + bool(code.co_flags & CO_VARKEYWORDS)
@@ -564,7 +564,7 @@ def function_def(code: CodeType, name: str, parent: CodeDecompiler | None = None
     unbound = unbound_locals(code, names)
     cells = unused_cells(code, names)
     if cells:  # a cell needs a binding in the function too
-        bound = names.bound.union(code.co_varnames[:_argument_count(code)])
+        bound = names.bound.union(code.co_varnames[:argument_count(code)])
         unbound += [c for c in cells if c not in bound and c not in unbound]
     if unbound or cells:
         head.append(_dead_code(unbound, cells))

@@ -11,6 +11,7 @@ runs both symbolically and compares every path)."""
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import gc
 import json
@@ -18,16 +19,20 @@ import os
 import tempfile
 import threading
 import warnings
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from types import CodeType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._io import write_atomic
 from ..errors import BadInputError, UnveilError
 from . import _dynamo
 from .full_code import CodeView, code_views, full_code, identifier, one_line, owner_name
 from .trace import COMPILED_FN, CompileFacts, TraceRecorder
+
+if TYPE_CHECKING:
+    from ..equivalence import Verdict
 
 RUNS_OURS = "running unveil's code"
 RUNS_DYNAMO = "running Dynamo's code"
@@ -331,13 +336,13 @@ class prepare_debug:  # noqa: N801 (a context manager named like the function it
 
     def _replace(self, record: FrameRecord, path: Path, new_code: CodeType) -> CodeType | None:
         from ..check import compare
-        from ..decompiler.api import layout_difference, recompile
+        from ..decompiler.api import layout_difference
         from ..equivalence import prove_equivalent
 
         where = f"{record.qualname} ({record.source_file}:{record.first_line})"
         lines: dict[int, int] = {}
         try:
-            replacement = recompile(new_code, str(path), lines)
+            replacement, verdict = self._simplest(record, new_code, path, lines)
         except (UnveilError, SyntaxError, ValueError, RecursionError) as exc:
             record.error = f"{type(exc).__name__}: {exc}"
             self._note(path, f"# {DYNAMO_RUNS}: unveil could not decompile Dynamo's code for "
@@ -349,7 +354,8 @@ class prepare_debug:  # noqa: N801 (a context manager named like the function it
         if problem is not None:
             return self._keep_dynamo(record, path, f"recompiled code has {problem}",
                                      f"the code compiled from it has {problem}")
-        verdict = prove_equivalent(new_code, replacement)
+        if verdict is None:
+            verdict = prove_equivalent(new_code, replacement)
         record.equivalent, record.equivalence = verdict.equivalent, verdict.reason
         if not self.strict:  # informative only: compared at exit, off the compile path
             if not verdict.equivalent and verdict.reason.startswith("undecided") \
@@ -377,6 +383,63 @@ class prepare_debug:  # noqa: N801 (a context manager named like the function it
         record.status = RUNS_OURS
         self._ours[id(replacement)] = (path.name, replacement)
         return replacement
+
+    def _simplest(self, record: FrameRecord, new_code: CodeType, path: Path,
+                  lines: dict[int, int]) -> tuple[CodeType, Verdict | None]:
+        """The code compiled from the file written for ``new_code``, and its verdict if it
+        was checked already: the simplified form (:mod:`unveil.decompiler.simplify`) where
+        it is shown to do what Dynamo's code does, else the faithful one (always in strict
+        mode, where the code must be bytecode-identical). Raises what ``recompile`` does."""
+        from ..decompiler.api import layout_difference, recompile
+        from ..equivalence import prove_equivalent
+
+        header, comments = self._explanations(record)
+        if not self.strict:
+            facts: dict[str, object] = {}
+            try:
+                simpler = recompile(new_code, str(path), lines, simplify=True, facts=facts,
+                                    header=header, comments=comments)
+            except (UnveilError, SyntaxError, ValueError, RecursionError):
+                simpler, facts["simplified"] = None, True  # (then as the faithful form fails)
+            if not facts.get("simplified"):
+                assert simpler is not None
+                return simpler, None  # (the faithful form: nothing to simplify)
+            if simpler is not None and layout_difference(new_code, simpler) is None:
+                verdict = prove_equivalent(new_code, simpler)
+                if verdict.equivalent:
+                    return simpler, verdict
+            lines.clear()
+        return recompile(new_code, str(path), lines, header=header, comments=comments), None
+
+    def _explanations(self, record: FrameRecord) -> tuple[str, Callable[[ast.stmt], str | None]]:
+        """The header of a transformed file (which function, which compile, where its
+        guards are) and the comment above each call of a compiled graph (its files) and
+        of a resume function (where the graph broke, and why)."""
+        facts = self._trace.compiles.get(record.compile_id or "")
+        where = f"{record.qualname} ({record.source_file}:{record.first_line})"
+        header = (f"# Dynamo's code for {where}, compile {record.compile_id or '?'}: what "
+                  f"runs when it is called\n# and its guards hold (guards: "
+                  f"full_code_for_{identifier(record.function)}_*.py).\n")
+        graphs: dict[str, list[str]] = {}
+        for graph in facts.graphs if facts else []:
+            graphs.setdefault(graph.compiled_fn, []).append(graph.file)
+        broke = facts.graph_breaks[-1] if facts and facts.graph_breaks else None
+
+        def comment(stmt: ast.stmt) -> str | None:
+            called = [n.func.id for n in _own_nodes(stmt)
+                      if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)]
+            for name in called:
+                if name.startswith("__compiled_fn"):
+                    files = graphs.get(name) or [f"{name}.*.py"]
+                    return f"the graph {name} (its code: {', '.join(files[:3])})"
+            for name in called:
+                if name.startswith("__resume_at") and broke is not None:
+                    line = f" line {broke.user_line}" if broke.user_line else ""
+                    return one_line(f"the rest of {record.function} after the graph break "
+                                    f"at{line}: {broke.summary or broke.reason}", 160)
+            return None
+
+        return header, comment
 
     def _keep_dynamo(self, record: FrameRecord, path: Path, error: str, why: str) -> None:
         """Record why Dynamo's own code keeps running and say so in one sentence at the
@@ -505,3 +568,16 @@ def _merge(record: FrameRecord, facts: CompileFacts) -> None:
 def _calls(source: str | None) -> set[str]:
     """The compiled graphs (``__compiled_fn_<n>``) a transformed source calls."""
     return set(COMPILED_FN.findall(source or ""))
+
+
+def _own_nodes(stmt: ast.stmt) -> list[ast.AST]:
+    """The nodes of ``stmt`` itself: not those of the statements nested in it."""
+    out: list[ast.AST] = []
+    todo: list[ast.AST] = [stmt]
+    while todo:
+        node = todo.pop()
+        out.append(node)
+        for child in ast.iter_child_nodes(node):
+            if not isinstance(child, ast.stmt | ast.excepthandler | ast.match_case):
+                todo.append(child)
+    return out

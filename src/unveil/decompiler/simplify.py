@@ -1,0 +1,735 @@
+"""Simplify a function body that builds and shuffles lists only it can see.
+
+Dynamo's frames keep the values a resume function needs in lists built inside the frame,
+sliced, indexed, extended and emptied (``_t0[0][0:0] = [v]``, ``del _t1[-1]``,
+``f(*_t1[-1])``) before one call. Decompiled faithfully, that reads like a stack machine.
+:func:`simplify` runs the body on lists it models (objects with identity, held by names and
+by other lists), and writes each list where it finally goes, as the display of its items:
+``__resume_at_68_2([], [], value)``.
+
+It is conservative: a value that was evaluated where a list was built (a call, a global,
+a name stored again later) is bound to a name there, so nothing is evaluated later or
+twice; a list that is used in a way not modelled (passed on and then used again, inside a
+loop, a ``try`` or a nested function) leaves the body as it was. The caller checks the
+result against the original (the equivalence check) before using it.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import copy
+import keyword
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from .nodes import walk
+
+
+class GiveUp(Exception):
+    """The body does something with a modelled list that is not modelled."""
+
+
+@dataclass(eq=False)
+class Obj:
+    """A list the body built: its items (expressions safe to evaluate later, or lists)."""
+
+    items: list[ast.expr | Obj]
+    written: bool = False  # written out as a display (then it must not be used again)
+
+
+Value = ast.expr | Obj
+
+
+@dataclass
+class _State:
+    """Names that stand for a list (or for an expression safe to repeat)."""
+
+    env: dict[str, Value] = field(default_factory=dict)
+
+    def copy(self) -> _State:
+        seen: dict[int, Obj] = {}
+
+        def dup(v: Value) -> Value:
+            if isinstance(v, Obj):
+                if id(v) not in seen:
+                    seen[id(v)] = Obj([], v.written)
+                    seen[id(v)].items = [dup(i) for i in v.items]
+                return seen[id(v)]
+            return v
+
+        return _State({k: dup(v) for k, v in self.env.items()})
+
+
+_COMPOUND = (ast.For, ast.AsyncFor, ast.While, ast.Try, ast.With, ast.AsyncWith,
+             ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Match)
+
+
+# names that stand for a value only (unveil's temporaries, Dynamo's): written inline
+# where they are read once, right after they are bound
+TEMPORARY = re.compile(r"^(_[ts]\d+|tmp_\d+)$")
+
+
+def simplify(body: list[ast.stmt], params: set[str]) -> list[ast.stmt] | None:
+    """``body`` with the lists it builds and shuffles written where they go, temporaries
+    read once written where they are read, and walrus stores nothing reads dropped; or
+    None when none of that applies. ``params``: the function's parameter names."""
+    out: list[ast.stmt] | None = None
+    made: set[str] = set()
+    if any(isinstance(n, ast.List) for s in body for n in walk(s)):
+        simplifier = _Simplifier(body, params)
+        try:
+            out = simplifier.run()
+        except GiveUp:
+            out = None
+        made = simplifier.made
+    tidied = _tidy(out or body, params, made)
+    return tidied if tidied is not None else out
+
+
+class _Simplifier:
+    def __init__(self, body: list[ast.stmt], params: set[str]) -> None:
+        self.body = body
+        self.params = params
+        # every store to a name, in the order of the body (a name stored once is
+        # safe to read later)
+        self.stores: dict[str, int] = {}
+        self.taken: set[str] = set(params)
+        for s in body:
+            for n in walk(s):
+                if isinstance(n, ast.Name):
+                    self.taken.add(n.id)
+                    if not isinstance(n.ctx, ast.Load):
+                        self.stores[n.id] = self.stores.get(n.id, 0) + 1
+                elif isinstance(n, ast.arg):
+                    self.taken.add(n.arg)
+        self.changed = False
+        self.made: set[str] = set()  # the names it binds values to
+
+    def run(self) -> list[ast.stmt] | None:
+        out = self.block(self.body, _State(), set())
+        if not self.changed:
+            return None
+        return _drop_dead_names(out)
+
+    # ------------------------------------------------------------ statements
+
+    def block(self, stmts: list[ast.stmt], state: _State, after: set[str]) -> list[ast.stmt]:
+        """``after``: the names read after the block."""
+        if not stmts:
+            return []
+        later = [after]
+        for s in reversed(stmts[1:]):
+            later.append(later[-1] | {n.id for n in walk(s) if isinstance(n, ast.Name)})
+        later.reverse()
+        out: list[ast.stmt] = []
+        for s, read_after in zip(stmts, later, strict=True):
+            if isinstance(s, ast.If):
+                out.extend(self.if_(s, state, read_after))
+            else:
+                out.extend(self.stmt(s, state))
+        return out
+
+    def stmt(self, s: ast.stmt, state: _State) -> list[ast.stmt]:
+        tracked = set(state.env)
+        if isinstance(s, _COMPOUND):
+            if tracked & {n.id for n in walk(s) if isinstance(n, ast.Name)}:
+                raise GiveUp("a modelled list in a compound statement")
+            self.forget_stored(s, state)
+            return [s]
+        pre: list[ast.stmt] = []
+        if isinstance(s, ast.Assign) and len(s.targets) == 1:
+            target = s.targets[0]
+            built = self.built(s.value, state, pre, s)
+            if isinstance(target, ast.Name):
+                if built is not None:
+                    state.env[target.id] = built
+                    self.changed = True
+                    return pre
+                value = self.expr(s.value, state, pre, s)
+                state.env.pop(target.id, None)
+                return [*pre, _at(ast.Assign(targets=[target], value=value), s)]
+            obj = self.target_list(target, state)
+            if obj is not None:  # ``l[a:b] = ...`` or ``l[k] = ...`` on a modelled list
+                assert isinstance(target, ast.Subscript)
+                if not isinstance(target.slice, ast.Slice):
+                    items: list[Value] | None = [self.item(s.value, state, pre, s)]
+                elif isinstance(built, Obj):
+                    items = list(built.items)
+                else:
+                    items = self.items_of(s.value, state, pre, s)
+                if items is None:
+                    raise GiveUp("a store of something not modelled into a list")
+                self.store_items(obj, target, items)  # type: ignore[arg-type]
+                self.changed = True
+                return pre
+        if isinstance(s, ast.Delete) and len(s.targets) == 1:
+            obj = self.target_list(s.targets[0], state)
+            if obj is not None:
+                self.delete_items(obj, s.targets[0])  # type: ignore[arg-type]
+                self.changed = True
+                return []
+        if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) \
+                and isinstance(s.value.func, ast.Attribute) \
+                and isinstance(s.value.func.value, ast.Name) \
+                and isinstance(state.env.get(s.value.func.value.id), Obj) \
+                and s.value.func.attr in ("extend", "append") \
+                and len(s.value.args) == 1 and not s.value.keywords:
+            obj = state.env[s.value.func.value.id]
+            assert isinstance(obj, Obj)
+            if obj.written:
+                raise GiveUp("a list changed after it was written out")
+            if s.value.func.attr == "append":
+                item = self.item(s.value.args[0], state, pre, s)
+                obj.items.append(item)
+            else:
+                items = self.items_of(s.value.args[0], state, pre, s)
+                if items is None:
+                    raise GiveUp("extend with something not modelled")
+                obj.items.extend(items)
+            self.changed = True
+            return pre
+        # any other statement: its expressions read the modelled lists where they go
+        new = copy.copy(s)
+        for name, value in ast.iter_fields(s):
+            if isinstance(value, ast.expr) and not (isinstance(s, ast.Assign | ast.AugAssign
+                                                               | ast.AnnAssign | ast.Delete)
+                                                      and name in ("targets", "target")):
+                setattr(new, name, self.expr(value, state, pre, s))
+        if isinstance(s, ast.Assign | ast.AugAssign | ast.AnnAssign | ast.Delete):
+            targets = s.targets if isinstance(s, ast.Assign | ast.Delete) else [s.target]
+            for t in targets:
+                if {n.id for n in walk(t) if isinstance(n, ast.Name)} & set(state.env):
+                    raise GiveUp("a store into a modelled list that is not modelled")
+        self.forget_stored(s, state)
+        return [*pre, new]
+
+    def if_(self, s: ast.If, state: _State, after: set[str]) -> list[ast.stmt]:
+        """``after``: the names read after the ``if``."""
+        pre: list[ast.stmt] = []
+        test = self.expr(s.test, state, pre, s)
+        other = state.copy()
+        body = self.block(s.body, state, after)
+        orelse = self.block(s.orelse, other, after)
+        if _ends(s.body) and not _ends(s.orelse):
+            state.env = other.env  # only the ``else`` goes on
+        elif not _ends(s.body) and not _ends(s.orelse):
+            # both go on: a list they leave differently must not be used after the ``if``
+            for name in set(state.env) | set(other.env):
+                if _shown_value(state.env.get(name)) != _shown_value(other.env.get(name)):
+                    if name in after:
+                        raise GiveUp("branches that leave a list differently")
+                    state.env.pop(name, None)
+        node = ast.If(test=test, body=body or [ast.Pass()], orelse=orelse)
+        return [*pre, _at(node, s)]
+
+    def forget_stored(self, s: ast.stmt, state: _State) -> None:
+        for n in walk(s):
+            if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load):
+                state.env.pop(n.id, None)
+
+    # ------------------------------------------------------------ lists
+
+    def built(self, node: ast.expr, state: _State, pre: list[ast.stmt],
+              at: ast.stmt, pin: bool = True) -> Value | None:
+        """The modelled list ``node`` makes or names (a display, a name of one, an item
+        of one that is a list). ``pin``: items of a display may be bound to names before
+        the statement (it evaluates the display first); else such a display is not one."""
+        if isinstance(node, ast.List) and isinstance(node.ctx, ast.Load) \
+                and not any(isinstance(e, ast.Starred) for e in node.elts):
+            if not pin and not all(self.repeatable(e) or isinstance(e, ast.List)
+                                   for e in node.elts):
+                return None
+            return Obj([self.item(e, state, pre, at) for e in node.elts])
+        if isinstance(node, ast.Name) and isinstance(state.env.get(node.id), Obj):
+            return state.env[node.id]
+        if isinstance(node, ast.NamedExpr):
+            made = self.built(node.value, state, pre, at, pin)
+            if isinstance(made, Obj):  # ``(l := ...)`` of a list: the name holds it too
+                state.env[node.target.id] = made
+                return made
+            return None
+        if isinstance(node, ast.Subscript):
+            container = self.built(node.value, state, pre, at, pin)
+            if isinstance(container, Obj) and isinstance(node.slice, ast.Slice):
+                where = _slice(node.slice, len(container.items))
+                return None if where is None else Obj(container.items[where[0]:where[1]])
+            if isinstance(container, Obj):
+                index = _index(node.slice)
+                if index is None or not -len(container.items) <= index < len(container.items):
+                    return None
+                return container.items[index]  # (a list, or an expression to repeat)
+        return None
+
+    def item(self, node: ast.expr, state: _State, pre: list[ast.stmt], at: ast.stmt) -> Value:
+        """An item of a list being built: a modelled list, or an expression that gives the
+        same value wherever the list's items are written later (else bound to a name)."""
+        built = self.built(node, state, pre, at)
+        if built is not None:
+            return built
+        value = self.expr(node, state, pre, at)
+        if self.repeatable(value):
+            return value
+        name = self.fresh(value)
+        self.stores[name] = 1
+        pre.append(_at(ast.Assign(targets=[ast.Name(id=name, ctx=ast.Store())], value=value),
+                       at))
+        return ast.Name(id=name, ctx=ast.Load())
+
+    def items_of(self, node: ast.expr, state: _State, pre: list[ast.stmt],
+                 at: ast.stmt, pin: bool = True) -> list[Value] | None:
+        built = self.built(node, state, pre, at, pin)
+        if isinstance(built, Obj):
+            return list(built.items)
+        if pin and isinstance(node, ast.Tuple) \
+                and not any(isinstance(e, ast.Starred) for e in node.elts):
+            return [self.item(e, state, pre, at) for e in node.elts]
+        return None
+
+    def target_list(self, target: ast.expr, state: _State) -> Obj | None:
+        """The modelled list a subscript store or ``del`` changes."""
+        if not isinstance(target, ast.Subscript):
+            return None
+        pre: list[ast.stmt] = []
+        obj = self.built(target.value, state, pre, ast.Pass())
+        if pre:
+            raise GiveUp("a store target that evaluates something")
+        return obj if isinstance(obj, Obj) else None
+
+    def store_items(self, obj: Obj, target: ast.Subscript, items: list[Value]) -> None:
+        if obj.written:
+            raise GiveUp("a list changed after it was written out")
+        where = _slice(target.slice, len(obj.items))
+        if where is None:
+            index = _index(target.slice)
+            if index is None or not -len(obj.items) <= index < len(obj.items) or len(items) != 1:
+                raise GiveUp("a store at an index not modelled")
+            obj.items[index] = items[0]
+            return
+        obj.items[where[0]:where[1]] = items
+
+    def delete_items(self, obj: Obj, target: ast.Subscript) -> None:
+        if obj.written:
+            raise GiveUp("a list changed after it was written out")
+        where = _slice(target.slice, len(obj.items))
+        if where is not None:
+            del obj.items[where[0]:where[1]]
+            return
+        index = _index(target.slice)
+        if index is None or not -len(obj.items) <= index < len(obj.items):
+            raise GiveUp("a deletion at an index not modelled")
+        del obj.items[index]
+
+    # ------------------------------------------------------------ expressions
+
+    def expr(self, node: ast.expr, state: _State, pre: list[ast.stmt], at: ast.stmt) -> ast.expr:
+        """``node`` with the modelled lists read where they go."""
+        if not state.env:
+            return node
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            value = state.env.get(node.id)
+            if value is None:
+                return node
+            return self.write(value)
+        if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load):
+            container = self.built(node.value, state, pre, at, pin=False)
+            if isinstance(container, Obj):
+                index = _index(node.slice)
+                if index is not None and -len(container.items) <= index < len(container.items):
+                    item = container.items[index]
+                    return self.write(item)
+        if isinstance(node, ast.Call):
+            args: list[ast.expr] = []
+            for a in node.args:
+                if isinstance(a, ast.Starred):
+                    items = self.items_of(a.value, state, pre, at, pin=False)
+                    if items is not None and not isinstance(a.value, ast.Tuple):
+                        args.extend(self.write(i) for i in items)
+                        continue
+                    args.append(ast.Starred(value=self.expr(a.value, state, pre, at),
+                                            ctx=ast.Load()))
+                    continue
+                args.append(self.expr(a, state, pre, at))
+            return ast.Call(func=self.expr(node.func, state, pre, at), args=args,
+                            keywords=[ast.keyword(arg=k.arg,
+                                                  value=self.expr(k.value, state, pre, at))
+                                      for k in node.keywords])
+        if isinstance(node, ast.Lambda | ast.GeneratorExp | ast.ListComp | ast.SetComp
+                      | ast.DictComp | ast.NamedExpr):
+            if {n.id for n in walk(node) if isinstance(n, ast.Name)} & set(state.env):
+                raise GiveUp("a modelled list inside a nested scope or a walrus")
+            return node
+        new = copy.copy(node)
+        for name, value in ast.iter_fields(node):
+            if isinstance(value, ast.expr):
+                setattr(new, name, self.expr(value, state, pre, at))
+            elif isinstance(value, list):
+                setattr(new, name, [self.expr(v, state, pre, at) if isinstance(v, ast.expr)
+                                    else v for v in value])
+        return new
+
+    def write(self, value: Value) -> ast.expr:
+        """A list as its display (once: the object goes there), or the expression."""
+        if not isinstance(value, Obj):
+            return value
+        if value.written:
+            raise GiveUp("a list used again after it was written out")
+        value.written = True
+        return ast.List(elts=[self.write(i) for i in value.items], ctx=ast.Load())
+
+    def repeatable(self, node: ast.expr) -> bool:
+        """Whether evaluating ``node`` later (in the same frame) gives the same value and
+        does nothing: constants, and names the body stores at most once (parameters: never)."""
+        if isinstance(node, ast.Constant):
+            return True
+        if isinstance(node, ast.Name):
+            stores = self.stores.get(node.id, 0)
+            return stores == 1 or stores == 0 and node.id in self.params
+        if isinstance(node, ast.Tuple):
+            return all(self.repeatable(e) for e in node.elts)
+        return False
+
+    def fresh(self, value: ast.expr) -> str:
+        name = _unique(_stem(value) or "value", self.taken)
+        self.made.add(name)
+        return name
+
+
+def _stem(value: ast.expr) -> str | None:
+    """A name that says what ``value`` holds: ``f(...)``: ``f_out``; ``x.attr``:
+    ``attr``; ``x[k]``: ``x_k``; None where nothing says it."""
+    name = ""
+    if isinstance(value, ast.Call):
+        func = value.func
+        while isinstance(func, ast.NamedExpr):
+            func = func.value
+        base = ""
+        if isinstance(func, ast.Attribute):
+            base = func.attr
+        elif isinstance(func, ast.Name) and not TEMPORARY.match(func.id):
+            base = func.id
+        elif isinstance(func, ast.Subscript) and isinstance(func.slice, ast.Constant) \
+                and isinstance(func.slice.value, str):  # Dynamo's builtins dict
+            base = func.slice.value
+        name = f"{base.strip('_')}_out" if base.strip("_") else ""
+        if base == "_create_nested_fn" and len(value.args) > 2 \
+                and isinstance(value.args[2], ast.Constant) \
+                and isinstance(value.args[2].value, str):  # Dynamo making a function
+            name = value.args[2].value
+    elif isinstance(value, ast.Attribute):
+        name = value.attr.strip("_")
+    elif isinstance(value, ast.Name) and value.id.startswith("__compiled_fn_"):
+        name = "graph"  # Dynamo's compiled graph (its number changes from run to run)
+    elif isinstance(value, ast.Tuple) and value.elts and all(
+            isinstance(e, ast.Subscript) and isinstance(e.value, ast.Attribute)
+            and e.value.attr == "__closure__" for e in value.elts):
+        name = "cells"  # ``((lambda: x).__closure__[0], ...)``: the cells of x, ...
+    elif isinstance(value, ast.Subscript) and isinstance(value.value, ast.Name) \
+            and isinstance(value.slice, ast.Constant) and type(value.slice.value) is int \
+            and value.slice.value >= 0 and not TEMPORARY.match(value.value.id):
+        name = f"{value.value.id.strip('_')}_{value.slice.value}"
+    name = re.sub(r"_dot_", "_", name)
+    if not name.isidentifier() or name[:1].isdigit() or len(name) > 30 or TEMPORARY.match(name):
+        return None
+    return name
+
+
+def _unique(stem: str, taken: set[str]) -> str:
+    """``stem``, or ``stem_2``, ``stem_3``... whichever is not taken (and take it)."""
+    candidate, k = stem, 1
+    while candidate in taken or keyword.iskeyword(candidate) or hasattr(builtins, candidate):
+        k += 1
+        candidate = f"{stem}_{k}"
+    taken.add(candidate)
+    return candidate
+
+
+# ---------------------------------------------------------------- helpers
+
+
+def _at(new: ast.stmt, old: ast.stmt) -> ast.stmt:
+    line = getattr(old, "line", None)
+    if line is not None:
+        new.line = line  # type: ignore[attr-defined]
+    return ast.copy_location(new, old) if hasattr(old, "lineno") else new
+
+
+def _ends(stmts: list[ast.stmt]) -> bool:
+    return bool(stmts) and isinstance(stmts[-1], ast.Return | ast.Raise)
+
+
+def _shown_value(value: Value | None) -> str:
+    if value is None:
+        return ""
+    return ast.dump(value) if isinstance(value, ast.AST) else repr((value.written, _dump(value)))
+
+
+def _dump(obj: Obj) -> object:
+    return [_dump(i) if isinstance(i, Obj) else ast.dump(i) for i in obj.items]
+
+
+def _index(node: ast.expr) -> int | None:
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) \
+            and isinstance(node.operand, ast.Constant) and type(node.operand.value) is int:
+        return -node.operand.value
+    return None
+
+
+def _slice(node: ast.expr, size: int) -> tuple[int, int] | None:
+    """``(start, stop)`` of a constant slice without step, over ``size`` items."""
+    if not isinstance(node, ast.Slice) or node.step is not None:
+        return None
+    bounds: list[int | None] = []
+    for bound in (node.lower, node.upper):
+        if bound is None or isinstance(bound, ast.Constant) and bound.value is None:
+            bounds.append(None)
+            continue
+        value = _index(bound)
+        if value is None:
+            return None
+        bounds.append(value)
+    start, stop, _ = slice(*bounds).indices(size)
+    return start, max(start, stop)
+
+
+def _drop_dead_names(body: list[ast.stmt]) -> list[ast.stmt]:
+    """Drop ``name = value`` where nothing reads ``name`` and ``value`` is a name or a
+    constant (reading a local or a constant does nothing)."""
+    read = {n.id for s in body for n in walk(s)
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    out = []
+    for s in body:
+        if isinstance(s, ast.Assign) and len(s.targets) == 1 \
+                and isinstance(s.targets[0], ast.Name) and s.targets[0].id not in read \
+                and isinstance(s.value, ast.Constant):
+            continue
+        out.append(s)
+    return out
+
+
+# ---------------------------------------------------------------- temporaries
+
+
+def _tidy(body: list[ast.stmt], params: set[str], made: set[str]) -> list[ast.stmt] | None:
+    """Temporaries read once written inline, unread walrus stores dropped, temporaries only
+    bound and deleted dropped, a branch's value returned where it is made (None: no
+    change). In the body and its ``if`` branches, where the order is plain."""
+    loads: dict[str, int] = {}
+    stores: dict[str, int] = {}
+    deleted: dict[str, int] = {}
+    declared: set[str] = set()
+    for s in body:
+        for n in walk(s):
+            if isinstance(n, ast.Name):
+                table = loads if isinstance(n.ctx, ast.Load) else stores
+                table[n.id] = table.get(n.id, 0) + 1
+                if isinstance(n.ctx, ast.Del):
+                    deleted[n.id] = deleted.get(n.id, 0) + 1
+            elif isinstance(n, ast.Global | ast.Nonlocal):
+                declared.update(n.names)
+    changed = False
+
+    def temporary(name: str, bindings: int = 1) -> bool:
+        return (bool(TEMPORARY.match(name)) or name in made) and name not in params \
+            and name not in declared and stores.get(name) == bindings
+
+    # a temporary bound once, deleted once and never read: neither is needed
+    unused = {name for name, count in deleted.items()
+              if count == 1 and not loads.get(name) and temporary(name, 2)}
+
+    def block(stmts: list[ast.stmt]) -> list[ast.stmt]:
+        nonlocal changed
+        out: list[ast.stmt] = []
+        for s in stmts:
+            if isinstance(s, ast.Delete) and all(isinstance(t, ast.Name) and t.id in unused
+                                                 for t in s.targets):
+                changed = True
+                continue
+            unread = _unread_walrus(s, loads, lambda n: temporary(n) or n in unused)
+            if unread is not None:
+                s, changed = unread, True
+            if isinstance(s, ast.If):
+                s.body = block(s.body)
+                s.orelse = block(s.orelse)
+            if out and isinstance(out[-1], ast.Assign) and len(out[-1].targets) == 1 \
+                    and isinstance(out[-1].targets[0], ast.Name):
+                name, value = out[-1].targets[0].id, out[-1].value
+                if temporary(name) and loads.get(name) == 1:
+                    inlined = _inline(s, name, value)
+                    if inlined is not None:
+                        out[-1] = _copy_line(inlined, out[-1])
+                        changed = True
+                        continue
+            out.append(s)
+        return out
+
+    out = block(body)
+    # ``if c: ...; v = a / else: ...; v = b`` then ``return v``: each branch returns its own
+    for k in range(len(out) - 1):
+        s, after = out[k], out[k + 1]
+        if isinstance(s, ast.If) and isinstance(after, ast.Return) \
+                and isinstance(after.value, ast.Name) and k + 2 == len(out):
+            name = after.value.id
+            if temporary(name, 2) and loads.get(name) == 1 \
+                    and _assigns_last(s.body, name) and _assigns_last(s.orelse, name):
+                for branch in (s.body, s.orelse):
+                    branch[-1] = _copy_line(ast.Return(value=branch[-1].value), branch[-1])
+                out.pop()
+                changed = True
+                break
+    renamed = _renamed(out, stores, params, made)
+    return renamed if renamed is not None else out if changed else None
+
+
+def _assigns_last(stmts: list[ast.stmt], name: str) -> bool:
+    return bool(stmts) and isinstance(stmts[-1], ast.Assign) and len(stmts[-1].targets) == 1 \
+        and isinstance(stmts[-1].targets[0], ast.Name) and stmts[-1].targets[0].id == name
+
+
+def _renamed(body: list[ast.stmt], stores: dict[str, int], params: set[str],
+             made: set[str]) -> list[ast.stmt] | None:
+    """``body`` with unveil's temporaries (``_tN``, ``_sN``) bound once at the top level
+    named after what they hold (``register_forward_hook``, ``graph_out_0_1``); None: none."""
+    taken = set(params)
+    nested: set[str] = set()
+    for s in body:
+        for n in walk(s):
+            if isinstance(n, ast.Name):
+                taken.add(n.id)
+            elif isinstance(n, ast.arg):
+                taken.add(n.arg)
+            elif isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                taken.add(n.name)
+            if isinstance(n, ast.Lambda | ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
+                          | ast.GeneratorExp | ast.ListComp | ast.SetComp | ast.DictComp):
+                nested.update(m.id for m in walk(n) if isinstance(m, ast.Name))
+    names: dict[str, str] = {}
+    for s in body:
+        if isinstance(s, ast.Assign) and len(s.targets) == 1 \
+                and isinstance(s.targets[0], ast.Name):
+            old = s.targets[0].id
+            if re.match(r"^_[ts]\d+$", old) and stores.get(old) == 1 and old not in nested:
+                stem = _stem(s.value)
+                if stem is not None:
+                    names[old] = _unique(stem, taken)
+    for s in body:
+        for n in walk(s):
+            if isinstance(n, ast.Name) and n.id in names:
+                n.id = names[n.id]
+    # the names the simplifier made, again: what they hold may read better now
+    again: dict[str, str] = {}
+    for s in body:
+        if isinstance(s, ast.Assign) and len(s.targets) == 1 \
+                and isinstance(s.targets[0], ast.Name) and s.targets[0].id in made \
+                and s.targets[0].id not in nested:
+            stem = _stem(s.value)
+            if stem is not None and not s.targets[0].id.startswith(stem):
+                taken.discard(s.targets[0].id)
+                again[s.targets[0].id] = _unique(stem, taken)
+    for s in body:
+        for n in walk(s):
+            if isinstance(n, ast.Name) and n.id in again:
+                n.id = again[n.id]
+    return body if names or again else None
+
+
+def _copy_line(new: ast.stmt, old: ast.stmt) -> ast.stmt:
+    """``new`` takes the place of ``old`` and the statement after it: the first line."""
+    line = getattr(old, "line", None)
+    if line is not None:
+        new.line = line  # type: ignore[attr-defined]
+    return new
+
+
+def _unread_walrus(s: ast.stmt, loads: dict[str, int],
+                   temporary: Callable[[str], bool]) -> ast.stmt | None:
+    """``s`` without the walrus stores to temporaries nothing reads (None: none)."""
+    found = [n for n in walk(s) if isinstance(n, ast.NamedExpr)
+             and temporary(n.target.id) and not loads.get(n.target.id)]
+    if not found:
+        return None
+    targets = {id(n) for n in found}
+
+    class Drop(ast.NodeTransformer):
+        def visit_NamedExpr(self, node: ast.NamedExpr) -> ast.AST:
+            self.generic_visit(node)
+            return node.value if id(node) in targets else node
+
+    return Drop().visit(s)  # (in place: the body is the caller's to change)
+
+
+def _inline(s: ast.stmt, name: str, value: ast.expr) -> ast.stmt | None:
+    """``s`` with its one read of ``name`` replaced by ``value``, when what ``s`` evaluates
+    before that read is not affected by evaluating ``value`` later (and does not affect
+    it): None otherwise."""
+    order = _evaluation(s)
+    if order is None:
+        return None
+    before: list[ast.expr] = []
+    for node in order:
+        if isinstance(node, ast.Name) and node.id == name:
+            break
+        before.append(node)
+    else:
+        return None
+    pure_value = _pure(value)
+    for node in before:
+        if not _pure(node) or isinstance(node, ast.Name) and not pure_value \
+                and not _local_read(node):
+            return None
+    replaced = False
+
+    class Put(ast.NodeTransformer):
+        def visit_Name(self, node: ast.Name) -> ast.AST:
+            nonlocal replaced
+            if node.id == name and isinstance(node.ctx, ast.Load):
+                replaced = True
+                return value
+            return node
+
+    new = Put().visit(s)
+    return new if replaced else None
+
+
+def _evaluation(s: ast.stmt) -> list[ast.expr] | None:
+    """The expressions ``s`` evaluates, each before those that use its value (operands
+    in order); None where the order is not plain (conditional parts, nested scopes)."""
+    out: list[ast.expr] = []
+
+    def visit(node: ast.expr) -> bool:
+        if isinstance(node, ast.BoolOp | ast.IfExp | ast.Lambda | ast.GeneratorExp
+                      | ast.ListComp | ast.SetComp | ast.DictComp | ast.Await | ast.Yield
+                      | ast.YieldFrom | ast.Dict | ast.JoinedStr):
+            return False
+        for _, value in ast.iter_fields(node):
+            parts = value if isinstance(value, list) else [value]
+            for part in parts:
+                if isinstance(part, ast.keyword):
+                    part = part.value
+                if isinstance(part, ast.expr) and not visit(part):
+                    return False
+        out.append(node)
+        return True
+
+    if isinstance(s, ast.Return | ast.Expr) and s.value is not None:
+        return out if visit(s.value) else None
+    if isinstance(s, ast.Assign) and all(isinstance(t, ast.Name) for t in s.targets):
+        return out if visit(s.value) else None
+    if isinstance(s, ast.If):
+        return out if visit(s.test) else None
+    return None
+
+
+def _pure(node: ast.expr) -> bool:
+    """Evaluating ``node`` (not its operands) runs no code and changes nothing (a set
+    hashes its items, ``*x`` iterates)."""
+    return isinstance(node, ast.Name | ast.Constant | ast.List | ast.Tuple | ast.Slice)
+
+
+def _local_read(node: ast.Name) -> bool:
+    """A read of a name a call cannot change: unveil's and Dynamo's temporaries (a
+    function's own locals may be cells a call changes; globals may be rebound)."""
+    return bool(TEMPORARY.match(node.id))

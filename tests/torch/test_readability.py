@@ -1,0 +1,103 @@
+"""Dynamo's frames, read: the depyf paper's toy example comes out as the paper shows it,
+simplified code still runs (unveil's, checked equivalent) and stops at breakpoints."""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from breakpoints import Breakpoints  # noqa: E402
+
+import unveil  # noqa: E402
+from unveil.torch.dump import RUNS_OURS  # noqa: E402
+
+
+def toy_example(a, b):
+    x = a / (torch.abs(a) + 1)
+    if b.sum() < 0:
+        b = b * -1
+    return x * b
+
+
+def _frame_function(dump: Path, frame: dict) -> ast.FunctionDef:
+    tree = ast.parse((dump / frame["transformed_code"]).read_text(encoding="utf-8"))
+    found = [n for n in ast.walk(tree)
+             if isinstance(n, ast.FunctionDef) and n.name == frame["function"]]
+    assert found, frame["transformed_code"]
+    return found[0]
+
+
+@pytest.fixture(autouse=True)
+def _fresh_dynamo():
+    torch._dynamo.reset()
+    yield
+    torch._dynamo.reset()
+
+
+def test_toy_example_reads_as_the_paper_shows_it(tmp_path: Path) -> None:
+    a, b = torch.randn(10), torch.randn(10)
+    with unveil.prepare_debug(tmp_path):
+        compiled = torch.compile(toy_example, backend="eager")
+        for args in ((a, b), (a, -b.abs() - 1)):
+            assert torch.allclose(compiled(*args), toy_example(*args))
+    manifest = json.loads((tmp_path / "manifest.json").read_text())
+    first = next(f for f in manifest["frames"] if f["function"] == "toy_example")
+    assert first["status"] == RUNS_OURS, first
+    fn = _frame_function(tmp_path, first)
+    source = ast.unparse(fn)
+    statements = [n for n in ast.walk(fn) if isinstance(n, ast.stmt) and n is not fn]
+    # the paper: the graph's outputs named, one test, a resume call in each branch (torch
+    # 2.13 adds the profiling hooks around the graph call, the deletion of the graph's
+    # outputs and the cells the resume functions close over: see the test below)
+    assert len(statements) <= 11, source
+    calls = [n.func.id for n in ast.walk(fn)
+             if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)]
+    assert sum(isinstance(n, ast.Name) and n.id.startswith("__compiled_fn")
+               for n in ast.walk(fn)) == 1, source  # (the graph, read once and called)
+    assert sum(c.startswith("__resume_at") for c in calls) == 2, source
+    assert sum(isinstance(n, ast.If) for n in ast.walk(fn)) == 1, source
+    # no list juggling, no walrus, no made-up names
+    assert not any(isinstance(n, ast.NamedExpr) or isinstance(n, ast.Delete)
+                   and any(isinstance(t, ast.Subscript) for t in n.targets)
+                   for n in ast.walk(fn)), source
+    assert not any(isinstance(n, ast.Subscript) and isinstance(n.slice, ast.Slice)
+                   for n in ast.walk(fn)), source
+    assert not re.search(r"\b_[ts]\d+\b", source), source
+
+
+@pytest.mark.xfail(reason="torch 2.13's frame adds 3 statements the paper's lacks that "
+                   "no rewrite may drop (record_pregraph_bytecode_enter/exit, del graph_out_0, "
+                   "the resume's closure cells), and the compiled function's global is read "
+                   "before those calls; 11 statements, the issue asks for 8", strict=True)
+def test_toy_example_is_at_most_eight_statements(tmp_path: Path) -> None:
+    with unveil.prepare_debug(tmp_path):
+        torch.compile(toy_example, backend="eager")(torch.randn(10), torch.randn(10))
+    manifest = json.loads((tmp_path / "manifest.json").read_text())
+    first = next(f for f in manifest["frames"] if f["function"] == "toy_example")
+    fn = _frame_function(tmp_path, first)
+    assert len([n for n in ast.walk(fn) if isinstance(n, ast.stmt) and n is not fn]) <= 8
+
+
+def test_a_breakpoint_in_a_simplified_frame_is_hit(tmp_path: Path) -> None:
+    with unveil.prepare_debug(tmp_path):
+        compiled = torch.compile(toy_example, backend="eager")
+        compiled(torch.randn(10), torch.randn(10))
+        files = sorted(tmp_path.glob("__transformed_code_*_for_toy_example.py"))
+        assert files
+        path = files[0]
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        fn = next(n for n in ast.walk(tree)
+                  if isinstance(n, ast.FunctionDef) and n.name == "toy_example")
+        line = fn.body[-1].lineno  # the resume call the false branch ends in
+        debugger = Breakpoints()
+        assert debugger.set_break(str(path), line) is None
+        debugger.runcall(compiled, torch.randn(10), torch.ones(10))
+        sys.settrace(None)
+    assert (str(path), line) in debugger.hits, (debugger.hits, line)
