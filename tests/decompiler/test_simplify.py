@@ -63,6 +63,23 @@ CASES = {
             x = 5
             return resume(*l, x)
     """,
+    # a parameter stored again, and a cell a call changes: read where they were read
+    "parameter_stored_again": """
+        def f(a):
+            _t2 = a
+            show(a)
+            a = 5
+            return resume(_t2, a)
+    """,
+    "cell_changed_by_a_call": """
+        def f(a):
+            def bump():
+                nonlocal a
+                a = a + 1
+            _t2 = a
+            bump()
+            return resume(_t2, a)
+    """,
     "aliases": """
         def f(a, b):
             l = [[a]]

@@ -106,6 +106,7 @@ class _Simplifier:
                     self.taken.add(n.arg)
         self.changed = False
         self.made: set[str] = set()  # the names it binds values to
+        self.cells = _nested_names(body)
 
     def run(self) -> list[ast.stmt] | None:
         out = self.block(self.body, _State(), set())
@@ -384,8 +385,7 @@ class _Simplifier:
         if isinstance(node, ast.Constant):
             return True
         if isinstance(node, ast.Name):
-            stores = self.stores.get(node.id, 0)
-            return stores == 1 or stores == 0 and node.id in self.params
+            return _bound_once(node.id, self.stores, self.params, self.cells)
         if isinstance(node, ast.Tuple):
             return all(self.repeatable(e) for e in node.elts)
         return False
@@ -566,7 +566,7 @@ def _tidy(body: list[ast.stmt], params: set[str], made: set[str]) -> list[ast.st
             out.append(s)
         return out
 
-    out = block(body)
+    out = block(_forwarded(body, loads, stores, params, temporary))
     # ``if c: ...; v = a / else: ...; v = b`` then ``return v``: each branch returns its own
     for k in range(len(out) - 1):
         s, after = out[k], out[k + 1]
@@ -582,6 +582,67 @@ def _tidy(body: list[ast.stmt], params: set[str], made: set[str]) -> list[ast.st
                 break
     renamed = _renamed(out, stores, params, made)
     return renamed if renamed is not None else out if changed else None
+
+
+def _nested_names(body: list[ast.stmt]) -> set[str]:
+    """Names read or bound inside the nested scopes of ``body`` (cells, or free in them:
+    a call may change them)."""
+    return {n.id for s in body for scope in walk(s)
+            if isinstance(scope, ast.Lambda | ast.FunctionDef | ast.AsyncFunctionDef
+                          | ast.ClassDef | ast.GeneratorExp | ast.ListComp | ast.SetComp
+                          | ast.DictComp)
+            for n in walk(scope) if isinstance(n, ast.Name)}
+
+
+def _bound_once(name: str, stores: dict[str, int], params: set[str], cells: set[str]) -> bool:
+    """Whether every read of ``name`` after its binding sees the same value: a parameter
+    the body never stores, or a local it stores (or deletes) once; not a cell, which a
+    call may change."""
+    if name in cells:
+        return False
+    return stores.get(name, 0) == (0 if name in params else 1)
+
+
+def _forwarded(body: list[ast.stmt], loads: dict[str, int], stores: dict[str, int],
+               params: set[str], temporary: Callable[[str], bool]) -> list[ast.stmt]:
+    """``body`` with each temporary bound at its top level to a value that is the same
+    wherever it is read (a constant, a name bound once and never deleted, a parameter
+    never stored) and read once, read as that value where it is read."""
+    nested = _nested_names(body)
+
+    def same_everywhere(value: ast.expr) -> bool:
+        if isinstance(value, ast.Constant):
+            return True
+        if isinstance(value, ast.Name):
+            return value.id.startswith("_unveil_const_") \
+                or _bound_once(value.id, stores, params, nested)
+        return isinstance(value, ast.Tuple) and all(same_everywhere(e) for e in value.elts)
+
+    values: dict[str, ast.expr] = {}
+    for s in body:
+        if isinstance(s, ast.Assign) and len(s.targets) == 1 \
+                and isinstance(s.targets[0], ast.Name):
+            name = s.targets[0].id
+            if temporary(name) and loads.get(name) == 1 and name not in nested \
+                    and same_everywhere(s.value) and not (
+                        isinstance(s.value, ast.Name) and s.value.id in values):
+                values[name] = s.value
+    if not values:
+        return body
+
+    class Put(ast.NodeTransformer):
+        def visit_Name(self, node: ast.Name) -> ast.AST:
+            if isinstance(node.ctx, ast.Load) and node.id in values:
+                return copy.copy(values[node.id])
+            return node
+
+    out: list[ast.stmt] = []
+    for s in body:
+        if isinstance(s, ast.Assign) and len(s.targets) == 1 \
+                and isinstance(s.targets[0], ast.Name) and s.targets[0].id in values:
+            continue
+        out.append(Put().visit(s))
+    return out
 
 
 def _assigns_last(stmts: list[ast.stmt], name: str) -> bool:
@@ -607,14 +668,25 @@ def _renamed(body: list[ast.stmt], stores: dict[str, int], params: set[str],
                           | ast.GeneratorExp | ast.ListComp | ast.SetComp | ast.DictComp):
                 nested.update(m.id for m in walk(n) if isinstance(m, ast.Name))
     names: dict[str, str] = {}
+    paths = _Paths(params)
     for s in body:
+        for n in walk(s):  # (the names given so far: a stem reads the new ones)
+            if isinstance(n, ast.Name) and n.id in names:
+                n.id = names[n.id]
         if isinstance(s, ast.Assign) and len(s.targets) == 1 \
                 and isinstance(s.targets[0], ast.Name):
             old = s.targets[0].id
+            path = paths.of(s.value)
+            if path is not None:
+                paths.known[old] = path
             if re.match(r"^_[ts]\d+$", old) and stores.get(old) == 1 and old not in nested:
-                stem = _stem(s.value)
+                stem = paths.stem(path) or _stem(s.value)
                 if stem is not None:
                     names[old] = _unique(stem, taken)
+        else:
+            for n in walk(s):
+                if isinstance(n, ast.NamedExpr):
+                    paths.of(n)
     for s in body:
         for n in walk(s):
             if isinstance(n, ast.Name) and n.id in names:
@@ -634,6 +706,59 @@ def _renamed(body: list[ast.stmt], stores: dict[str, int], params: set[str],
             if isinstance(n, ast.Name) and n.id in again:
                 n.id = again[n.id]
     return body if names or again else None
+
+
+class _Paths:
+    """Where a value comes from, as attribute and key names: ``self._modules['h']
+    ._modules['0']._parameters['weight']`` is ``h 0 weight`` (names bound to such values,
+    walrus ones included, stand for their path)."""
+
+    PLUMBING = frozenset({"_modules", "_parameters", "_buffers", "__dict__"})
+
+    def __init__(self, params: set[str]) -> None:
+        self.params = params
+        self.known: dict[str, list[str]] = {}
+
+    def of(self, node: ast.expr) -> list[str] | None:
+        if isinstance(node, ast.Name):
+            path = self.known.get(node.id, [node.id])
+            if TEMPORARY.match(path[0]) and not TEMPORARY.match(node.id):
+                return [node.id]  # (a name that says more than the temporary it holds)
+            return path
+        if isinstance(node, ast.NamedExpr):
+            path = self.of(node.value)
+            if path is not None:
+                self.known[node.target.id] = path
+            return path
+        if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) \
+                and isinstance(node.slice.value, str | int):
+            path = self.of(node.value)
+            return None if path is None else [*path, str(node.slice.value)]
+        if isinstance(node, ast.Attribute):
+            path = self.of(node.value)
+            if path is None or node.attr in self.PLUMBING:
+                return path
+            return [*path, node.attr]
+        return None
+
+    def stem(self, path: list[str] | None) -> str | None:
+        """A name from the path: without the parameter it starts from, its last parts."""
+        if not path or len(path) < 2:
+            return None
+        if path[0].startswith("__builtins_dict"):  # Dynamo's builtins (numbered per run)
+            path = ["builtin", *path[1:]]
+        elif path[0].startswith("__"):  # Dynamo's other globals (numbered per run)
+            path = path[1:]
+        parts = path[1:] if path[0] in self.params else path
+        parts = [re.sub(r"\W", "_", p).strip("_") for p in parts]
+        parts = [p for p in parts if p]
+        while len(parts) > 1 and len("_".join(parts)) > 40:
+            parts = parts[1:]
+        name = "_".join(parts)
+        if not name.isidentifier() or name[:1].isdigit() or len(name) > 40 \
+                or TEMPORARY.match(name):
+            return None
+        return name
 
 
 def _copy_line(new: ast.stmt, old: ast.stmt) -> ast.stmt:
