@@ -9,8 +9,9 @@ frame's function (the file's other scaffolding not counted):
 * statements (every statement, nested ones included) and lines;
 * walrus expressions (``(x := ...)``);
 * made-up names: distinct names unveil invented (``_tN``, ``_sN``, ``_unveil_...``);
-* juggling: statements that shuffle a list the frame built itself (slice assignment,
-  ``del l[k]``, ``l.extend(...)``/``append``/``insert``, indexing a list display).
+* juggling: statements that shuffle a list the frame built itself, held by a made-up
+  name (slice assignment, ``del l[k]``, ``l.extend(...)``/``append``/``insert``), or that
+  index a list display.
 
 It prints one row per program and the mean per frame over all frames, and whether each
 frame runs unveil's code::
@@ -59,22 +60,34 @@ class FrameShape:
     juggling: int
 
 
+def _made_up_root(node: ast.expr) -> bool:
+    """Whether ``node`` is (an item of) a list held by a name unveil made up: the lists
+    Dynamo's frames build for themselves (a replay of the program's own ``dict.clear`` or
+    ``list.append`` on its objects is not juggling)."""
+    while isinstance(node, ast.Subscript):
+        node = node.value
+    if isinstance(node, ast.NamedExpr):
+        node = node.target
+    return isinstance(node, ast.Name) and bool(MADE_UP.match(node.id))
+
+
 def _juggles(stmt: ast.stmt) -> bool:
-    """Whether ``stmt`` shuffles a list: slice stores, ``del l[k]``, list methods called
-    as statements, or an index into a list display."""
+    """Whether ``stmt`` shuffles a list the frame built: slice stores, ``del l[k]``, list
+    methods called as statements, or an index into a list display."""
     targets: list[ast.expr] = []
     if isinstance(stmt, ast.Assign):
         targets = stmt.targets
     elif isinstance(stmt, ast.AugAssign | ast.AnnAssign):
         targets = [stmt.target]
     elif isinstance(stmt, ast.Delete):
-        if any(isinstance(t, ast.Subscript) for t in stmt.targets):
+        if any(isinstance(t, ast.Subscript) and _made_up_root(t) for t in stmt.targets):
             return True
-    if any(isinstance(t, ast.Subscript) and isinstance(t.slice, ast.Slice) for t in targets):
+    if any(isinstance(t, ast.Subscript) and isinstance(t.slice, ast.Slice) and _made_up_root(t)
+           for t in targets):
         return True
     if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) \
             and isinstance(stmt.value.func, ast.Attribute) \
-            and stmt.value.func.attr in LIST_METHODS:
+            and stmt.value.func.attr in LIST_METHODS and _made_up_root(stmt.value.func.value):
         return True
     return any(isinstance(n, ast.Subscript) and isinstance(n.value, ast.List)
                for n in ast.walk(stmt) if not isinstance(n, ast.stmt) or n is stmt)
