@@ -3,7 +3,8 @@
 Runs small ``torch.compile`` programs (the depyf paper's toy example and one per kind of
 graph break, a module, a closure, a training step) and, with ``--models``, the workloads
 of ``benchmarks/real_models.py`` (transformers, when installed) under
-``unveil.prepare_debug``, then reads each transformed frame's file. Per frame, in the
+``unveil.prepare_debug(simplify=True)`` (``--faithful``: without it), then reads each
+transformed frame's file. Per frame, in the
 frame's function (the file's other scaffolding not counted):
 
 * statements (every statement, nested ones included) and lines;
@@ -17,7 +18,7 @@ It prints one row per program and the mean per frame over all frames, and whethe
 frame runs unveil's code::
 
     .cache/venv-3.11-torch/bin/python benchmarks/dynamo_readability.py [--models]
-        [--only toy,print] [--json PATH] [--show NAME]
+        [--only toy,print] [--json PATH] [--show] [--faithful]
 """
 
 from __future__ import annotations
@@ -231,7 +232,8 @@ def _model_programs() -> dict[str, Callable[[], None]]:
     return {f"model:{w.name}": run(w) for w in real_models.WORKLOADS}
 
 
-def shapes_of(name: str, program: Callable[[], None], show: bool = False) -> list[FrameShape]:
+def shapes_of(name: str, program: Callable[[], None], show: bool = False,
+              simplify: bool = True) -> list[FrameShape]:
     """Run ``program`` under ``prepare_debug`` and measure every transformed frame."""
     import torch
 
@@ -241,7 +243,7 @@ def shapes_of(name: str, program: Callable[[], None], show: bool = False) -> lis
     out: list[FrameShape] = []
     with tempfile.TemporaryDirectory() as tmp:
         torch._dynamo.reset()
-        with unveil.prepare_debug(tmp):
+        with unveil.prepare_debug(tmp, simplify=simplify):
             program()
         manifest = json.loads((Path(tmp) / "manifest.json").read_text())
         for frame in manifest["frames"]:
@@ -264,6 +266,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", default="", help="comma-separated program names")
     parser.add_argument("--json", metavar="PATH", help="also write every frame's measures")
     parser.add_argument("--show", action="store_true", help="print each transformed file")
+    parser.add_argument("--faithful", action="store_true",
+                        help="prepare_debug's default files (not simplify=True)")
     args = parser.parse_args(argv)
     warnings.simplefilter("ignore")
     try:
@@ -283,7 +287,7 @@ def main(argv: list[str] | None = None) -> int:
         if only and name not in only and name.removeprefix("model:") not in only:
             continue
         print(f"[{name}] ...", file=sys.stderr, flush=True)
-        found = shapes_of(name, program, args.show)
+        found = shapes_of(name, program, args.show, simplify=not args.faithful)
         shapes.extend(found)
         if not found:
             print(f"| {name} | 0 | | | | | | |")

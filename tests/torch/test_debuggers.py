@@ -117,7 +117,7 @@ def _targets(dump_dir: Path, backend: str) -> tuple[Target, Target]:
     transformed = frame["transformed_code"]
     lines = (dump_dir / transformed).read_text().splitlines()
     graph_fn = re.escape(frame["compiled_fns"][0])
-    bound = _line_of(lines, 0, rf"^\s*(\w+) = {graph_fn}\s*$")  # _t0 = __compiled_fn_2_...
+    bound = _line_of(lines, 0, rf"^\s*(\w+) = {graph_fn}\s*(#.*)?$")  # _t0 = __compiled_fn_2_...
     var = re.match(r"\s*(\w+)", lines[bound]).group(1)
     call = _line_of(lines, bound + 1, rf"\b{var}\(")
     graph = next(g for g in frame["graphs"]

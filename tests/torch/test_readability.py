@@ -1,5 +1,6 @@
-"""Dynamo's frames, read: the depyf paper's toy example comes out as the paper shows it,
-simplified code still runs (unveil's, checked equivalent) and stops at breakpoints."""
+"""Dynamo's frames, read (``prepare_debug(simplify=True)``): the depyf paper's toy example
+comes out as the paper shows it, simplified code still runs (unveil's, checked
+equivalent) and stops at breakpoints."""
 
 from __future__ import annotations
 
@@ -43,7 +44,7 @@ def _fresh_dynamo():
 
 def test_toy_example_reads_as_the_paper_shows_it(tmp_path: Path) -> None:
     a, b = torch.randn(10), torch.randn(10)
-    with unveil.prepare_debug(tmp_path):
+    with unveil.prepare_debug(tmp_path, simplify=True):
         compiled = torch.compile(toy_example, backend="eager")
         for args in ((a, b), (a, -b.abs() - 1)):
             assert torch.allclose(compiled(*args), toy_example(*args))
@@ -77,7 +78,7 @@ def test_toy_example_reads_as_the_paper_shows_it(tmp_path: Path) -> None:
                    "the resume's closure cells), and the compiled function's global is read "
                    "before those calls; 11 statements, the issue asks for 8", strict=True)
 def test_toy_example_is_at_most_eight_statements(tmp_path: Path) -> None:
-    with unveil.prepare_debug(tmp_path):
+    with unveil.prepare_debug(tmp_path, simplify=True):
         torch.compile(toy_example, backend="eager")(torch.randn(10), torch.randn(10))
     manifest = json.loads((tmp_path / "manifest.json").read_text())
     first = next(f for f in manifest["frames"] if f["function"] == "toy_example")
@@ -86,7 +87,7 @@ def test_toy_example_is_at_most_eight_statements(tmp_path: Path) -> None:
 
 
 def test_a_breakpoint_in_a_simplified_frame_is_hit(tmp_path: Path) -> None:
-    with unveil.prepare_debug(tmp_path):
+    with unveil.prepare_debug(tmp_path, simplify=True):
         compiled = torch.compile(toy_example, backend="eager")
         compiled(torch.randn(10), torch.randn(10))
         files = sorted(tmp_path.glob("__transformed_code_*_for_toy_example.py"))

@@ -332,7 +332,7 @@ def class_statement(cls: type) -> ast.stmt:
 def recompile(code: CodeType, filename: str | None = None,
               line_map: dict[int, int] | None = None, *, simplify: bool = False,
               facts: dict[str, object] | None = None, header: str = "",
-              comments: Callable[[ast.stmt], str | None] | None = None) -> CodeType:
+              comments: Callable[[str], str | None] | None = None) -> CodeType:
     """Decompile ``code``, compile the source back and return the matching code object.
 
     ``filename``, if given, is where the source is **written** (an existing file there is
@@ -343,7 +343,8 @@ def recompile(code: CodeType, filename: str | None = None,
     goes (:mod:`unveil.decompiler.simplify`; check the result, e.g. with
     :func:`unveil.equivalence.prove_equivalent`); ``facts``, if given, gets ``simplified``:
     whether that changed the body. ``header``: comment lines the source starts with;
-    ``comments``: the comment (one line, without ``#``) to write above a statement."""
+    ``comments``: given a statement's first line, the comment (without ``#``) to end it
+    with, or None."""
     if not isinstance(code, CodeType):
         code = code_of(code)
     constants = Constants()
@@ -363,10 +364,8 @@ def recompile(code: CodeType, filename: str | None = None,
     source = header + unparse(wrapped) + "\n"
     fname = filename or f"<unveil {code.co_name}>"
     parsed = ast.parse(source, fname)
-    if comments is not None:
-        commented = _with_comments(source, parsed, comments)
-        if commented != source:
-            source, parsed = commented, ast.parse(commented, fname)
+    if comments is not None:  # (at the ends of lines: the lines stay where they are)
+        source = _with_comments(source, parsed, comments)
     if filename:
         _write(filename, source)
     if line_map is not None:
@@ -415,20 +414,20 @@ def _origin_lines(rendered: ast.AST, parsed: ast.AST) -> dict[int, int]:
     return out
 
 
-def _with_comments(source: str, parsed: ast.AST,
-                   comments: Callable[[ast.stmt], str | None]) -> str:
-    """``source`` with a comment line above each statement ``comments`` has one for."""
+def _with_comments(source: str, parsed: ast.AST, comments: Callable[[str], str | None]) -> str:
+    """``source`` with a comment at the end of the first line of each statement that
+    ``comments`` has one for."""
     lines = source.splitlines(keepends=True)
-    above: dict[int, str] = {}
+    changed = False
     for stmt in _statements(parsed):
-        text = comments(stmt)
-        if text and stmt.lineno not in above:
-            line = lines[stmt.lineno - 1]
-            indent = line[:len(line) - len(line.lstrip())]
-            above[stmt.lineno] = f"{indent}# {' '.join(text.split())}\n"
-    if not above:
-        return source
-    return "".join(above.get(k, "") + line for k, line in enumerate(lines, 1))
+        line = lines[stmt.lineno - 1]
+        if line.rstrip().endswith("\\") or "#" in line:
+            continue  # (a continued line, or one with a comment or a string holding '#')
+        text = comments(line)
+        if text:
+            lines[stmt.lineno - 1] = f"{line.rstrip()}  # {' '.join(text.split())}\n"
+            changed = True
+    return "".join(lines) if changed else source
 
 
 def _statements(tree: ast.AST) -> list[ast.stmt]:

@@ -77,19 +77,20 @@ def simplify(body: list[ast.stmt], params: set[str]) -> list[ast.stmt] | None:
     None when none of that applies. ``params``: the function's parameter names."""
     out: list[ast.stmt] | None = None
     made: set[str] = set()
+    nested = _nested_names(body)  # (the passes below make no nested scope)
     if any(isinstance(n, ast.List) for s in body for n in walk(s)):
-        simplifier = _Simplifier(body, params)
+        simplifier = _Simplifier(body, params, nested)
         try:
             out = simplifier.run()
         except GiveUp:
             out = None
         made = simplifier.made
-    tidied = _tidy(out or body, params, made)
+    tidied = _tidy(out or body, params, made, nested)
     return tidied if tidied is not None else out
 
 
 class _Simplifier:
-    def __init__(self, body: list[ast.stmt], params: set[str]) -> None:
+    def __init__(self, body: list[ast.stmt], params: set[str], nested: set[str]) -> None:
         self.body = body
         self.params = params
         # every store to a name, in the order of the body (a name stored once is
@@ -106,7 +107,7 @@ class _Simplifier:
                     self.taken.add(n.arg)
         self.changed = False
         self.made: set[str] = set()  # the names it binds values to
-        self.cells = _nested_names(body)
+        self.cells = nested
 
     def run(self) -> list[ast.stmt] | None:
         out = self.block(self.body, _State(), set())
@@ -120,10 +121,12 @@ class _Simplifier:
         """``after``: the names read after the block."""
         if not stmts:
             return []
-        later = [after]
-        for s in reversed(stmts[1:]):
-            later.append(later[-1] | {n.id for n in walk(s) if isinstance(n, ast.Name)})
-        later.reverse()
+        later = [after] * len(stmts)
+        if any(isinstance(s, ast.If) for s in stmts):  # (only an ``if`` asks)
+            later = [after]
+            for s in reversed(stmts[1:]):
+                later.append(later[-1] | {n.id for n in walk(s) if isinstance(n, ast.Name)})
+            later.reverse()
         out: list[ast.stmt] = []
         for s, read_after in zip(stmts, later, strict=True):
             if isinstance(s, ast.If):
@@ -326,7 +329,8 @@ class _Simplifier:
 
     def expr(self, node: ast.expr, state: _State, pre: list[ast.stmt], at: ast.stmt) -> ast.expr:
         """``node`` with the modelled lists read where they go."""
-        if not state.env:
+        if not state.env or not any(isinstance(n, ast.Name) and n.id in state.env
+                                    for n in walk(node)):
             return node
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
             value = state.env.get(node.id)
@@ -513,7 +517,8 @@ def _drop_dead_names(body: list[ast.stmt]) -> list[ast.stmt]:
 # ---------------------------------------------------------------- temporaries
 
 
-def _tidy(body: list[ast.stmt], params: set[str], made: set[str]) -> list[ast.stmt] | None:
+def _tidy(body: list[ast.stmt], params: set[str], made: set[str],
+          nested: set[str]) -> list[ast.stmt] | None:
     """Temporaries read once written inline, unread walrus stores dropped, temporaries only
     bound and deleted dropped, a branch's value returned where it is made (None: no
     change). In the body and its ``if`` branches, where the order is plain."""
@@ -539,6 +544,8 @@ def _tidy(body: list[ast.stmt], params: set[str], made: set[str]) -> list[ast.st
     # a temporary bound once, deleted once and never read: neither is needed
     unused = {name for name, count in deleted.items()
               if count == 1 and not loads.get(name) and temporary(name, 2)}
+    walrus_unread = bool(unused) or any(not loads.get(name) and temporary(name)
+                                        for name in stores)
 
     def block(stmts: list[ast.stmt]) -> list[ast.stmt]:
         nonlocal changed
@@ -548,9 +555,10 @@ def _tidy(body: list[ast.stmt], params: set[str], made: set[str]) -> list[ast.st
                                                  for t in s.targets):
                 changed = True
                 continue
-            unread = _unread_walrus(s, loads, lambda n: temporary(n) or n in unused)
-            if unread is not None:
-                s, changed = unread, True
+            if walrus_unread:
+                unread = _unread_walrus(s, loads, lambda n: temporary(n) or n in unused)
+                if unread is not None:
+                    s, changed = unread, True
             if isinstance(s, ast.If):
                 s.body = block(s.body)
                 s.orelse = block(s.orelse)
@@ -566,7 +574,7 @@ def _tidy(body: list[ast.stmt], params: set[str], made: set[str]) -> list[ast.st
             out.append(s)
         return out
 
-    out = block(_forwarded(body, loads, stores, params, temporary))
+    out = block(_forwarded(body, loads, stores, params, nested, temporary))
     # ``if c: ...; v = a / else: ...; v = b`` then ``return v``: each branch returns its own
     for k in range(len(out) - 1):
         s, after = out[k], out[k + 1]
@@ -580,7 +588,7 @@ def _tidy(body: list[ast.stmt], params: set[str], made: set[str]) -> list[ast.st
                 out.pop()
                 changed = True
                 break
-    renamed = _renamed(out, stores, params, made)
+    renamed = _renamed(out, stores, params, made, nested)
     return renamed if renamed is not None else out if changed else None
 
 
@@ -604,12 +612,11 @@ def _bound_once(name: str, stores: dict[str, int], params: set[str], cells: set[
 
 
 def _forwarded(body: list[ast.stmt], loads: dict[str, int], stores: dict[str, int],
-               params: set[str], temporary: Callable[[str], bool]) -> list[ast.stmt]:
+               params: set[str], nested: set[str],
+               temporary: Callable[[str], bool]) -> list[ast.stmt]:
     """``body`` with each temporary bound at its top level to a value that is the same
     wherever it is read (a constant, a name bound once and never deleted, a parameter
     never stored) and read once, read as that value where it is read."""
-    nested = _nested_names(body)
-
     def same_everywhere(value: ast.expr) -> bool:
         if isinstance(value, ast.Constant):
             return True
@@ -651,11 +658,10 @@ def _assigns_last(stmts: list[ast.stmt], name: str) -> bool:
 
 
 def _renamed(body: list[ast.stmt], stores: dict[str, int], params: set[str],
-             made: set[str]) -> list[ast.stmt] | None:
+             made: set[str], nested: set[str]) -> list[ast.stmt] | None:
     """``body`` with unveil's temporaries (``_tN``, ``_sN``) bound once at the top level
     named after what they hold (``register_forward_hook``, ``graph_out_0_1``); None: none."""
     taken = set(params)
-    nested: set[str] = set()
     for s in body:
         for n in walk(s):
             if isinstance(n, ast.Name):
@@ -664,9 +670,6 @@ def _renamed(body: list[ast.stmt], stores: dict[str, int], params: set[str],
                 taken.add(n.arg)
             elif isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
                 taken.add(n.name)
-            if isinstance(n, ast.Lambda | ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
-                          | ast.GeneratorExp | ast.ListComp | ast.SetComp | ast.DictComp):
-                nested.update(m.id for m in walk(n) if isinstance(m, ast.Name))
     names: dict[str, str] = {}
     paths = _Paths(params)
     for s in body:

@@ -11,11 +11,11 @@ runs both symbolically and compares every path)."""
 
 from __future__ import annotations
 
-import ast
 import contextlib
 import gc
 import json
 import os
+import re
 import tempfile
 import threading
 import warnings
@@ -33,6 +33,8 @@ from .trace import COMPILED_FN, CompileFacts, TraceRecorder
 
 if TYPE_CHECKING:
     from ..equivalence import Verdict
+
+_GRAPH_NAME = re.compile(r"\b__compiled_fn_\w+")  # a graph's global, where the line reads it
 
 RUNS_OURS = "running unveil's code"
 RUNS_DYNAMO = "running Dynamo's code"
@@ -186,11 +188,18 @@ class prepare_debug:  # noqa: N801 (a context manager named like the function it
     the stack) is rarely what CPython's compiler writes, so the bytecode itself is
     seldom identical; the manifest says whether it is, and ``strict=True`` keeps
     Dynamo's own code for every frame that is not bytecode-identical.
+
+    ``simplify=True`` writes each frame in its simplest form where that is shown to do
+    what Dynamo's code does (lists the frame builds and shuffles written where they go,
+    temporaries inlined and named: :mod:`unveil.decompiler.simplify`), else faithfully.
+    It costs 1–2 ms more per small frame, so it is not the default yet.
     """
 
-    def __init__(self, dump_dir: str | os.PathLike[str], *, strict: bool = False) -> None:
+    def __init__(self, dump_dir: str | os.PathLike[str], *, strict: bool = False,
+                 simplify: bool = False) -> None:
         self.dump_dir = Path(dump_dir)
         self.strict = strict  # run unveil's code only where it is bytecode-identical
+        self.simplify = simplify and not strict  # (a simplified frame is never identical)
         self._removers: list[Any] = []
         self._counts: dict[str, int] = {}
         self._lock = threading.Lock()
@@ -388,13 +397,13 @@ class prepare_debug:  # noqa: N801 (a context manager named like the function it
                   lines: dict[int, int]) -> tuple[CodeType, Verdict | None]:
         """The code compiled from the file written for ``new_code``, and its verdict if it
         was checked already: the simplified form (:mod:`unveil.decompiler.simplify`) where
-        it is shown to do what Dynamo's code does, else the faithful one (always in strict
-        mode, where the code must be bytecode-identical). Raises what ``recompile`` does."""
+        it is shown to do what Dynamo's code does, else the faithful one (the faithful one
+        only, unless asked: ``simplify``). Raises what ``recompile`` does."""
         from ..decompiler.api import layout_difference, recompile
         from ..equivalence import prove_equivalent
 
         header, comments = self._explanations(record)
-        if not self.strict:
+        if self.simplify:
             facts: dict[str, object] = {}
             try:
                 simpler = recompile(new_code, str(path), lines, simplify=True, facts=facts,
@@ -411,10 +420,10 @@ class prepare_debug:  # noqa: N801 (a context manager named like the function it
             lines.clear()
         return recompile(new_code, str(path), lines, header=header, comments=comments), None
 
-    def _explanations(self, record: FrameRecord) -> tuple[str, Callable[[ast.stmt], str | None]]:
+    def _explanations(self, record: FrameRecord) -> tuple[str, Callable[[str], str | None]]:
         """The header of a transformed file (which function, which compile, where its
-        guards are) and the comment above each call of a compiled graph (its files) and
-        of a resume function (where the graph broke, and why)."""
+        guards are) and the comment that ends a line calling a compiled graph (its files)
+        or a resume function (where the graph broke, and why)."""
         facts = self._trace.compiles.get(record.compile_id or "")
         where = f"{record.qualname} ({record.source_file}:{record.first_line})"
         header = (f"# Dynamo's code for {where}, compile {record.compile_id or '?'}: what "
@@ -425,18 +434,16 @@ class prepare_debug:  # noqa: N801 (a context manager named like the function it
             graphs.setdefault(graph.compiled_fn, []).append(graph.file)
         broke = facts.graph_breaks[-1] if facts and facts.graph_breaks else None
 
-        def comment(stmt: ast.stmt) -> str | None:
-            called = [n.func.id for n in _own_nodes(stmt)
-                      if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)]
-            for name in called:
-                if name.startswith("__compiled_fn"):
-                    files = graphs.get(name) or [f"{name}.*.py"]
-                    return f"the graph {name} (its code: {', '.join(files[:3])})"
-            for name in called:
-                if name.startswith("__resume_at") and broke is not None:
-                    line = f" line {broke.user_line}" if broke.user_line else ""
-                    return one_line(f"the rest of {record.function} after the graph break "
-                                    f"at{line}: {broke.summary or broke.reason}", 160)
+        def comment(line: str) -> str | None:
+            graph = _GRAPH_NAME.search(line)
+            if graph is not None:
+                name = COMPILED_FN.match(graph.group(0))
+                files = graphs.get(name.group(0) if name else "") or []
+                return f"the graph{' in ' + ', '.join(files[:3]) if files else ''}"
+            if broke is not None and "__resume_at_" in line:
+                at = f" at line {broke.user_line}" if broke.user_line else ""
+                return one_line(f"the rest of {record.function} after the graph "
+                                f"break{at}: {broke.summary or broke.reason}", 160)
             return None
 
         return header, comment
@@ -569,15 +576,3 @@ def _calls(source: str | None) -> set[str]:
     """The compiled graphs (``__compiled_fn_<n>``) a transformed source calls."""
     return set(COMPILED_FN.findall(source or ""))
 
-
-def _own_nodes(stmt: ast.stmt) -> list[ast.AST]:
-    """The nodes of ``stmt`` itself: not those of the statements nested in it."""
-    out: list[ast.AST] = []
-    todo: list[ast.AST] = [stmt]
-    while todo:
-        node = todo.pop()
-        out.append(node)
-        for child in ast.iter_child_nodes(node):
-            if not isinstance(child, ast.stmt | ast.excepthandler | ast.match_case):
-                todo.append(child)
-    return out
