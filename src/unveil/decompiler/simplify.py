@@ -62,8 +62,11 @@ class _State:
         return _State({k: dup(v) for k, v in self.env.items()})
 
 
-_COMPOUND = (ast.For, ast.AsyncFor, ast.While, ast.Try, ast.With, ast.AsyncWith,
-             ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Match)
+# statements with bodies other than ``if`` (whose branches are run): a modelled list in
+# one of them leaves the body as it was
+_COMPOUND = (ast.For, ast.AsyncFor, ast.While, ast.Try, getattr(ast, "TryStar", ast.Try),
+             ast.With, ast.AsyncWith, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef,
+             ast.Match)
 
 
 # names that stand for a value only (unveil's temporaries, Dynamo's): written inline
