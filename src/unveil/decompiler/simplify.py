@@ -456,6 +456,7 @@ def _unique(stem: str, taken: set[str]) -> str:
 
 
 def _at(new: ast.stmt, old: ast.stmt) -> ast.stmt:
+    """``new``, in the place of ``old``: its line (and location, where it has one)."""
     line = getattr(old, "line", None)
     if line is not None:
         new.line = line  # type: ignore[attr-defined]
@@ -503,8 +504,7 @@ def _slice(node: ast.expr, size: int) -> tuple[int, int] | None:
 
 
 def _drop_dead_names(body: list[ast.stmt]) -> list[ast.stmt]:
-    """Drop ``name = value`` where nothing reads ``name`` and ``value`` is a name or a
-    constant (reading a local or a constant does nothing)."""
+    """Drop ``name = constant`` where nothing reads ``name``."""
     read = {n.id for s in body for n in walk(s)
             if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
     out = []
@@ -571,7 +571,7 @@ def _tidy(body: list[ast.stmt], params: set[str], made: set[str],
                 if temporary(name) and loads.get(name) == 1:
                     inlined = _inline(s, name, value)
                     if inlined is not None:
-                        out[-1] = _copy_line(inlined, out[-1])
+                        out[-1] = _at(inlined, out[-1])
                         changed = True
                         continue
             out.append(s)
@@ -587,7 +587,7 @@ def _tidy(body: list[ast.stmt], params: set[str], made: set[str],
             if temporary(name, 2) and loads.get(name) == 1 \
                     and _assigns_last(s.body, name) and _assigns_last(s.orelse, name):
                 for branch in (s.body, s.orelse):
-                    branch[-1] = _copy_line(ast.Return(value=branch[-1].value), branch[-1])
+                    branch[-1] = _at(ast.Return(value=branch[-1].value), branch[-1])
                 out.pop()
                 changed = True
                 break
@@ -765,14 +765,6 @@ class _Paths:
                 or TEMPORARY.match(name):
             return None
         return name
-
-
-def _copy_line(new: ast.stmt, old: ast.stmt) -> ast.stmt:
-    """``new`` takes the place of ``old`` and the statement after it: the first line."""
-    line = getattr(old, "line", None)
-    if line is not None:
-        new.line = line  # type: ignore[attr-defined]
-    return new
 
 
 def _unread_walrus(s: ast.stmt, loads: dict[str, int],
