@@ -14,7 +14,8 @@ does that anyone outside the frame could see:
   path goes on in the handler).
 
 Values are terms: arguments, constants, results of earlier effects (``("res", k)``),
-globals and cell contents read after ``k`` effects. Lists, dicts (string keys) and
+globals and cell contents read after ``k`` effects (globals the caller names as fixed,
+and fixed attributes of them, without ``k``: ``fixed``). Lists, dicts (string keys) and
 functions the frame makes itself are followed exactly (item stores, slices,
 ``extend``, ``__name__``...) until they escape into an effect; then their contents at
 that moment are part of the effect, and later changes are effects too.
@@ -45,6 +46,7 @@ from typing import Any
 from .bytecode import LITERAL_TYPES, Raw, for_iter_exit, instructions
 from .bytecode.exceptions import parse_exception_table
 from .decompiler.regions import dominators, natural_loops
+from .decompiler.simplify import Fixed
 
 __all__ = ["Verdict", "prove_equivalent"]
 
@@ -180,8 +182,10 @@ class Summary:
 class Explorer:
     """Every path through one code object, as tuples of effects and an end."""
 
-    def __init__(self, code: CodeType, shapes: dict[Any, int] | None = None) -> None:
+    def __init__(self, code: CodeType, shapes: dict[Any, int] | None = None,
+                 fixed: Fixed | None = None) -> None:
         self.code = code
+        self.fixed = fixed
         # loop bodies by number, shared by the explorers compared (so a path holds a
         # small number, not the loop's paths, and the same body has the same number)
         self.shapes: dict[Any, int] = {} if shapes is None else shapes
@@ -496,7 +500,7 @@ class Explorer:
             return ("object", cid, obj.kind, items)
         if term[0] == "code":  # named by order of appearance, compared at the end
             return ("code", state.canon.setdefault(term, len(state.canon)))
-        if term[0] in ("const", "arg", "res", "exc", "global", "deref", "null"):
+        if term[0] in ("const", "arg", "res", "exc", "global", "deref", "null", "fixed"):
             return term
         if term[0] == "phi":  # a local at the start of an iteration of the loop at time
             return term[:3]
@@ -697,7 +701,12 @@ def _outside(ex: Explorer, st: State, ins: Raw) -> bool:
     if op == "LOAD_GLOBAL":
         # 3.11+: the low bit asks for a NULL beside it
         stored = st.stores.get(("STORE_GLOBAL", ins.argval))
-        value = stored[0] if stored else ("global", ins.argval, st.now())
+        if stored:
+            value = stored[0]
+        elif ex.fixed is not None and ex.fixed(ins.argval, None):
+            value = ("fixed", ins.argval)
+        else:
+            value = ("global", ins.argval, st.now())
         _push_callable(s, value, not _BLOCKS and ins.arg & 1)
     elif op == "LOAD_DEREF":
         stored = st.stores.get(("STORE_DEREF", ins.argval))
@@ -724,6 +733,8 @@ def _outside(ex: Explorer, st: State, ins: Raw) -> bool:
             value = _function_attr(obj, ins.argval)
         elif owner[:2] == ("const", "str") and ins.argval in ("removeprefix", "removesuffix"):
             value = ("strmethod", owner, ins.argval)
+        elif owner[0] == "fixed" and len(owner) == 2 and ex.fixed is not None and ex.fixed(owner[1], ins.argval):
+            value = ("fixed", owner[1], ins.argval)
         else:
             value = ex.effect(st, "getattr", owner, ins.argval)
         _push_callable(s, value, method)
@@ -1449,9 +1460,11 @@ def _parting(path: tuple[Any, ...], theirs: list[tuple[Any, ...]],
     return f"step {at + 1}: {repr(mine)[:200]} against {repr(other)[:200]}", loop
 
 
-def prove_equivalent(original: CodeType, candidate: CodeType) -> Verdict:
+def prove_equivalent(original: CodeType, candidate: CodeType, *,
+                     fixed: Fixed | None = None) -> Verdict:
     """Whether ``candidate`` does what ``original`` does on every path (see the module
-    docstring for what that covers). Never raises."""
+    docstring for what that covers). ``fixed``: globals (and attributes of them) that the
+    caller knows hold one value while the frame runs, read as terms. Never raises."""
     if not _SUPPORTED:
         return Verdict(False, f"not checked on Python {sys.version_info[0]}."
                               f"{sys.version_info[1]}")
@@ -1460,8 +1473,8 @@ def prove_equivalent(original: CodeType, candidate: CodeType) -> Verdict:
     if _signature(original) != _signature(candidate):
         return Verdict(False, "signatures or free variables differ")
     try:
-        mine = Explorer(original)
-        theirs = Explorer(candidate, mine.shapes)
+        mine = Explorer(original, fixed=fixed)
+        theirs = Explorer(candidate, mine.shapes, fixed=fixed)
         a, b = mine.run(), theirs.run()
     except Undecided as exc:
         return Verdict(False, f"undecided: {exc}")
@@ -1485,7 +1498,7 @@ def prove_equivalent(original: CodeType, candidate: CodeType) -> Verdict:
         pairs.update(zip(next(iter(ours)), next(iter(other)), strict=True))
     for key, other_key in sorted(pairs):
         code = mine.codes[key]
-        inner = prove_equivalent(code, theirs.codes[other_key])
+        inner = prove_equivalent(code, theirs.codes[other_key], fixed=fixed)
         if not inner.equivalent:
             prefix = "undecided: " if inner.reason.startswith("undecided") else ""
             return Verdict(False, f"{prefix}nested {code.co_name}: {inner.reason}")

@@ -177,3 +177,141 @@ def test_code_objects_simplified_by_recompile_keep_their_layout() -> None:
     simpler = recompile(code, simplify=True)
     assert simpler.co_argcount == code.co_argcount and simpler.co_freevars == code.co_freevars
     assert simpler.co_varnames[:2] == code.co_varnames[:2]
+
+
+# Dynamo's graph call on torch 2.13: a profiler hook, the graph's inputs loaded (shared
+# prefixes kept in its ``tmp_N`` locals), the other hook, the graph, its temporaries deleted
+GRAPH_CALL = """
+    def f(self, kwargs):
+        _t9 = __compiled_fn_1_ab12
+        tmp_1 = utils.enter()
+        _s0 = (tmp_2 := kwargs)['x']
+        _s1 = (tmp_3 := self.mods)['a'].w
+        _s2 = tmp_3['b'].w
+        utils.exit(tmp_1)
+        _t3 = _t9(_s0, _s1, _s2, tmp_2['y'])
+        del tmp_2
+        del tmp_3
+        out = _t3
+        tmp_4 = _t5 = utils.setattr_raw
+        tmp_4(out, 'a', 1)
+        _t5(out, 'b', 2)
+        return out
+"""
+
+
+def _fixed(name: str, attr: str | None) -> bool:
+    return name in ("utils", "__compiled_fn_1_ab12") if attr is None else \
+        name == "utils" and attr in ("enter", "exit", "setattr_raw")
+
+
+def _graph_env(log: list[Any]) -> dict[str, Any]:
+    class Utils:
+        @staticmethod
+        def enter() -> str:
+            log.append("enter")
+            return "token"
+
+        @staticmethod
+        def exit(token: str) -> None:
+            log.append(("exit", token))
+
+        @staticmethod
+        def setattr_raw(obj: Any, name: str, value: Any) -> None:
+            log.append(("setattr", name, value))
+
+    return {"utils": Utils,
+            "__compiled_fn_1_ab12": lambda *a: log.append(("graph", a)) or ["result", a]}
+
+
+class _Logged(dict):  # type: ignore[type-arg]
+    """A dict that logs its reads (the order of loads is part of what is compared)."""
+
+    def __init__(self, log: list[Any], items: dict[str, Any]) -> None:
+        super().__init__(items)
+        self.log = log
+
+    def __getitem__(self, key: str) -> Any:
+        self.log.append(("getitem", key))
+        return super().__getitem__(key)
+
+
+def _graph_run(fn: FunctionType, missing: str = "") -> tuple[Any, list[Any]]:
+    log: list[Any] = []
+    fn.__globals__.update(_graph_env(log))
+    module = type("M", (), {})()
+    module.mods = _Logged(log, {k: type("P", (), {"w": k * 2})() for k in ("a", "b")})
+    kwargs = _Logged(log, {"x": 1, "y": 2})
+    if missing:
+        del kwargs[missing]
+    try:
+        return fn(module, kwargs), log
+    except KeyError as exc:
+        return ("KeyError", exc.args), log
+
+
+def _graph_simplified(fixed: Any) -> tuple[FunctionType, FunctionType, str]:
+    original = _function(GRAPH_CALL)
+    code = recompile(original.__code__, simplify=True, fixed=fixed)
+    tree = ast.parse(textwrap.dedent(GRAPH_CALL))
+    fn = tree.body[0]
+    assert isinstance(fn, ast.FunctionDef)
+    body = simplify(fn.body, {"self", "kwargs"}, fixed)
+    assert body is not None
+    fn.body = body
+    return original, FunctionType(code, original.__globals__), ast.unparse(fn)
+
+
+@pytest.mark.parametrize("fixed", [_fixed, None], ids=["fixed", "not-fixed"])
+def test_a_graph_call_reads_as_one_call_and_does_the_same(fixed: Any) -> None:
+    original, simpler, text = _graph_simplified(fixed)
+    for missing in ("", "x", "y"):
+        assert _graph_run(simpler, missing) == _graph_run(original, missing)
+    if sys.version_info >= (3, 11):
+        verdict = prove_equivalent(original.__code__, simpler.__code__, fixed=fixed)
+        assert verdict.equivalent, verdict.reason
+    lines = [line.strip() for line in text.splitlines()[1:]]
+    # the inputs loaded before the hook: one tuple, unpacked into the graph call (named
+    # for the graph when the call reads the graph's global)
+    inputs = "args" if fixed is None else "graph_inputs"
+    assert f"{inputs} = (kwargs['x'], (mods := self.mods)['a'].w, mods['b'].w)" in lines, text
+    assert "del mods" in lines, text  # (the deletions joined; kwargs is read for tmp_2)
+    assert not any(re_temporary(line) for line in lines), text
+    # one name for the helper (``tmp_4 = _t5 = ...``), the graph's output named once
+    assert lines[-3:] == ["utils_setattr_raw(out, 'a', 1)", "utils_setattr_raw(out, 'b', 2)",
+                          "return out"], text
+    if fixed is None:  # the graph's global is read where Dynamo read it
+        assert lines[0] == "graph = __compiled_fn_1_ab12", text
+        assert f"out = graph(*{inputs}, kwargs['y'])" in lines, text
+    else:  # a global that holds one value is read where it is used
+        assert f"out = __compiled_fn_1_ab12(*{inputs}, kwargs['y'])" in lines, text
+
+
+def re_temporary(line: str) -> bool:
+    import re
+
+    return re.search(r"\b(_[ts]\d+|tmp_\d+)\b", line) is not None
+
+
+def test_fixed_hooks_called_back_to_back_read_as_one_call() -> None:
+    source = """
+        def f(a):
+            tmp_1 = utils.enter()
+            utils.exit(tmp_1)
+            return __compiled_fn_1_ab12(a)
+    """
+    text = _simplified_with(source, _fixed)
+    assert "utils.exit(utils.enter())" in text, text
+    # without ``fixed``, ``utils.exit`` is read after ``utils.enter()`` runs, as written
+    lines = [line.strip() for line in _simplified_with(source, None).splitlines()[1:]]
+    assert lines[:2] == ["enter_out = utils.enter()", "utils.exit(enter_out)"], lines
+
+
+def _simplified_with(source: str, fixed: Any) -> str:
+    tree = ast.parse(textwrap.dedent(source))
+    fn = tree.body[0]
+    assert isinstance(fn, ast.FunctionDef)
+    body = simplify(fn.body, {a.arg for a in fn.args.args}, fixed)
+    if body is not None:
+        fn.body = body
+    return ast.unparse(fn)

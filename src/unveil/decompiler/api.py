@@ -25,6 +25,7 @@ from .functions import (
 )
 from .nodes import walk
 from .render import Renderer
+from .simplify import Fixed
 from .simplify import simplify as simplify_body
 
 CO_NEWLOCALS = 0x02
@@ -332,7 +333,8 @@ def class_statement(cls: type) -> ast.stmt:
 def recompile(code: CodeType, filename: str | None = None,
               line_map: dict[int, int] | None = None, *, simplify: bool = False,
               facts: dict[str, object] | None = None, header: str = "",
-              comments: Callable[[str], str | None] | None = None) -> CodeType:
+              comments: Callable[[str], str | None] | None = None,
+              fixed: Fixed | None = None) -> CodeType:
     """Decompile ``code``, compile the source back and return the matching code object.
 
     ``filename``, if given, is where the source is **written** (an existing file there is
@@ -342,7 +344,9 @@ def recompile(code: CodeType, filename: str | None = None,
     that builds and shuffles its own lists (Dynamo's) is written with each list where it
     goes (:mod:`unveil.decompiler.simplify`; check the result, e.g. with
     :func:`unveil.equivalence.prove_equivalent`); ``facts``, if given, gets ``simplified``:
-    whether that changed the body. ``header``: comment lines the source starts with;
+    whether that changed the body; ``fixed``: globals (and attributes of them) that hold one
+    value while the code runs, which it may read later than the code does (pass the same to
+    the check). ``header``: comment lines the source starts with;
     ``comments``: given a statement's first line, the comment (without ``#``) to end it
     with, or None."""
     if not isinstance(code, CodeType):
@@ -354,7 +358,7 @@ def recompile(code: CodeType, filename: str | None = None,
                                          type_ignores=[])
     else:
         changed: list[bool] = []
-        node = _definition_for(code, kind, constants, changed if simplify else None)
+        node = _definition_for(code, kind, constants, changed if simplify else None, fixed)
         if facts is not None:
             facts["simplified"] = any(changed)
         wrapped = _closure_wrapper(node, code)
@@ -462,7 +466,7 @@ def code_kind(code: CodeType) -> str:
 
 
 def _definition_for(code: CodeType, kind: str, constants: Constants,
-                    simplify: list[bool] | None = None) -> ast.stmt:
+                    simplify: list[bool] | None = None, fixed: Fixed | None = None) -> ast.stmt:
     """A statement whose compilation holds a code object like ``code``; with ``simplify``,
     a function's body goes through :mod:`.simplify` (True is appended when it changed)."""
     dec = CodeDecompiler(code, constants)
@@ -488,7 +492,7 @@ def _definition_for(code: CodeType, kind: str, constants: Constants,
         value = lambda_body(stmts)
         if value is None:  # statements no lambda can hold (Dynamo's code for a lambda)
             if simplify is not None:
-                stmts = _simplified(code, stmts, simplify)
+                stmts = _simplified(code, stmts, simplify, fixed)
             return function_def(code, LAMBDA_NAME, dec=dec, statements=stmts)
         args = build_arguments(code, None, dec.renderer())
         lam = ast.Lambda(args=args, body=value)
@@ -513,7 +517,7 @@ def _definition_for(code: CodeType, kind: str, constants: Constants,
     name = code.co_name if code.co_name.isidentifier() else "_unveil_f"
     if simplify is not None:  # (the body decompiled as function_def would, simplified)
         child = dec.child(code)
-        stmts = _simplified(code, child.statements(), simplify)
+        stmts = _simplified(code, child.statements(), simplify, fixed)
         node = function_def(code, name, dec, dec=child, statements=stmts)
     else:
         node = function_def(code, name, dec)
@@ -521,8 +525,9 @@ def _definition_for(code: CodeType, kind: str, constants: Constants,
     return node
 
 
-def _simplified(code: CodeType, stmts: list[ast.stmt], changed: list[bool]) -> list[ast.stmt]:
-    simpler = simplify_body(stmts, set(code.co_varnames[:argument_count(code)]))
+def _simplified(code: CodeType, stmts: list[ast.stmt], changed: list[bool],
+                fixed: Fixed | None) -> list[ast.stmt]:
+    simpler = simplify_body(stmts, set(code.co_varnames[:argument_count(code)]), fixed)
     changed.append(simpler is not None)
     return stmts if simpler is None else simpler
 

@@ -69,45 +69,47 @@ _COMPOUND = (ast.For, ast.AsyncFor, ast.While, ast.Try, getattr(ast, "TryStar", 
              ast.Match)
 
 
+# ``fixed(name, None)``: the global ``name`` is bound before the code runs and is never
+# rebound while it runs; ``fixed(name, attr)``: so is that attribute of it. Reading them
+# later gives the same value (the caller vouches for it, e.g. for Dynamo's own globals).
+Fixed = Callable[[str, str | None], bool]
+
+
 # names that stand for a value only (unveil's temporaries, Dynamo's): written inline
 # where they are read once, right after they are bound
 TEMPORARY = re.compile(r"^(_[ts]\d+|tmp_\d+)$")
 
 
-def simplify(body: list[ast.stmt], params: set[str]) -> list[ast.stmt] | None:
+def simplify(body: list[ast.stmt], params: set[str],
+             fixed: Fixed | None = None) -> list[ast.stmt] | None:
     """``body`` with the lists it builds and shuffles written where they go, temporaries
     read once written where they are read, and walrus stores nothing reads dropped; or
-    None when none of that applies. ``params``: the function's parameter names."""
+    None when none of that applies. ``params``: the function's parameter names;
+    ``fixed``: globals (and attributes of them) that hold one value while it runs."""
     out: list[ast.stmt] | None = None
     made: set[str] = set()
-    nested = _nested_names(body)  # (the passes below make no nested scope)
-    if any(isinstance(n, ast.List) for s in body for n in walk(s)):
-        simplifier = _Simplifier(body, params, nested)
+    counts = _Counts.of(body)
+    nested = counts.nested()  # (the passes below make no nested scope)
+    if counts.lists:
+        simplifier = _Simplifier(body, params, nested, counts)
         try:
             out = simplifier.run()
         except GiveUp:
             out = None
         made = simplifier.made
-    tidied = _tidy(out or body, params, made, nested)
+    tidied = _tidy(out or body, params, made, nested, fixed,
+                   None if out else counts)
     return tidied if tidied is not None else out
 
 
 class _Simplifier:
-    def __init__(self, body: list[ast.stmt], params: set[str], nested: set[str]) -> None:
+    def __init__(self, body: list[ast.stmt], params: set[str], nested: set[str],
+                 counts: _Counts) -> None:
         self.body = body
         self.params = params
-        # every store to a name, in the order of the body (a name stored once is
-        # safe to read later)
-        self.stores: dict[str, int] = {}
-        self.taken: set[str] = set(params)
-        for s in body:
-            for n in walk(s):
-                if isinstance(n, ast.Name):
-                    self.taken.add(n.id)
-                    if not isinstance(n.ctx, ast.Load):
-                        self.stores[n.id] = self.stores.get(n.id, 0) + 1
-                elif isinstance(n, ast.arg):
-                    self.taken.add(n.arg)
+        # every store to a name (a name stored once is safe to read later)
+        self.stores = dict(counts.stores)
+        self.taken = counts.taken | params
         self.changed = False
         self.made: set[str] = set()  # the names it binds values to
         self.cells = nested
@@ -420,6 +422,12 @@ def _stem(value: ast.expr) -> str | None:
                 and isinstance(func.slice.value, str):  # Dynamo's builtins dict
             base = func.slice.value
         name = f"{base.strip('_')}_out" if base.strip("_") else ""
+        owner = func.value if isinstance(func, ast.Attribute) else None
+        if isinstance(owner, ast.NamedExpr):
+            owner = owner.target
+        if base == "__new__" and isinstance(owner, ast.Name):  # ``C.__new__(C)``: a new C
+            name = re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "_",
+                          owner.id).lower().strip("_")
         if base == "_create_nested_fn" and len(value.args) > 2 \
                 and isinstance(value.args[2], ast.Constant) \
                 and isinstance(value.args[2].value, str):  # Dynamo making a function
@@ -437,7 +445,7 @@ def _stem(value: ast.expr) -> str | None:
             and value.slice.value >= 0 and not TEMPORARY.match(value.value.id):
         name = f"{value.value.id.strip('_')}_{value.slice.value}"
     name = re.sub(r"_dot_", "_", name)
-    if not name.isidentifier() or name[:1].isdigit() or len(name) > 30 or TEMPORARY.match(name):
+    if not name.isidentifier() or name[:1].isdigit() or len(name) > 40 or TEMPORARY.match(name):
         return None
     return name
 
@@ -520,35 +528,83 @@ def _drop_dead_names(body: list[ast.stmt]) -> list[ast.stmt]:
 # ---------------------------------------------------------------- temporaries
 
 
-def _tidy(body: list[ast.stmt], params: set[str], made: set[str],
-          nested: set[str]) -> list[ast.stmt] | None:
+_SCOPES = (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.GeneratorExp,
+           ast.ListComp, ast.SetComp, ast.DictComp)
+
+
+@dataclass
+class _Counts:
+    """What one walk of a body finds: how often each name is read, stored (``del``
+    included) and deleted, every name taken, the nested scopes, lists and walruses."""
+
+    loads: dict[str, int] = field(default_factory=dict)
+    stores: dict[str, int] = field(default_factory=dict)
+    deleted: dict[str, int] = field(default_factory=dict)
+    declared: set[str] = field(default_factory=set)  # ``global``/``nonlocal``
+    taken: set[str] = field(default_factory=set)  # names, arguments, definitions
+    scopes: list[ast.AST] = field(default_factory=list)
+    lists: bool = False
+    walrus: bool = False
+
+    @classmethod
+    def of(cls, body: list[ast.stmt]) -> _Counts:
+        counts = cls()
+        loads, stores, taken = counts.loads, counts.stores, counts.taken
+        for s in body:
+            for n in walk(s):
+                if isinstance(n, ast.Name):
+                    taken.add(n.id)
+                    if isinstance(n.ctx, ast.Load):
+                        loads[n.id] = loads.get(n.id, 0) + 1
+                    else:
+                        stores[n.id] = stores.get(n.id, 0) + 1
+                        if isinstance(n.ctx, ast.Del):
+                            counts.deleted[n.id] = counts.deleted.get(n.id, 0) + 1
+                elif isinstance(n, ast.List):
+                    counts.lists = True
+                elif isinstance(n, ast.NamedExpr):
+                    counts.walrus = True
+                elif isinstance(n, ast.arg):
+                    taken.add(n.arg)
+                elif isinstance(n, _SCOPES):
+                    counts.scopes.append(n)
+                    if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                        taken.add(n.name)
+                elif isinstance(n, ast.Global | ast.Nonlocal):
+                    counts.declared.update(n.names)
+        return counts
+
+    def nested(self) -> set[str]:
+        """Names read or bound inside the nested scopes (cells, or free in them: a call
+        may change them)."""
+        return {n.id for scope in self.scopes for n in walk(scope) if isinstance(n, ast.Name)}
+
+
+def _tidy(body: list[ast.stmt], params: set[str], made: set[str], nested: set[str],
+          fixed: Fixed | None = None, counts: _Counts | None = None) -> list[ast.stmt] | None:
     """Temporaries read once written inline, unread walrus stores dropped, temporaries only
-    bound and deleted dropped, a branch's value returned where it is made (None: no
-    change). In the body and its ``if`` branches, where the order is plain."""
-    loads: dict[str, int] = {}
-    stores: dict[str, int] = {}
-    deleted: dict[str, int] = {}
-    declared: set[str] = set()
-    for s in body:
-        for n in walk(s):
-            if isinstance(n, ast.Name):
-                table = loads if isinstance(n.ctx, ast.Load) else stores
-                table[n.id] = table.get(n.id, 0) + 1
-                if isinstance(n.ctx, ast.Del):
-                    deleted[n.id] = deleted.get(n.id, 0) + 1
-            elif isinstance(n, ast.Global | ast.Nonlocal):
-                declared.update(n.names)
-    changed = False
+    bound and deleted dropped, runs of ``del`` joined, a call's arguments loaded before
+    an effect bound as one tuple, a branch's value returned where it is made (None: no
+    change). In the body and its ``if`` branches, where the order is plain. ``counts``:
+    those of ``body``, if known."""
+    counts = counts or _Counts.of(body)
 
     def temporary(name: str, bindings: int = 1) -> bool:
         return (bool(TEMPORARY.match(name)) or name in made) and name not in params \
-            and name not in declared and stores.get(name) == bindings
+            and name not in counts.declared and counts.stores.get(name) == bindings
+
+    forwarded = _forwarded(body, counts.loads, counts.stores, params, nested, temporary,
+                           fixed, counts.walrus)
+    changed = forwarded is not body
+    if changed:
+        counts = _Counts.of(forwarded)  # (forwarding moves reads)
+    loads, deleted = counts.loads, counts.deleted
 
     # a temporary bound once, deleted once and never read: neither is needed
     unused = {name for name, count in deleted.items()
               if count == 1 and not loads.get(name) and temporary(name, 2)}
-    walrus_unread = bool(unused) or any(not loads.get(name) and temporary(name)
-                                        for name in stores)
+    walrus_unread = bool(unused) or counts.walrus and any(
+        not loads.get(name) and temporary(name) for name in counts.stores)
 
     def block(stmts: list[ast.stmt]) -> list[ast.stmt]:
         nonlocal changed
@@ -569,15 +625,28 @@ def _tidy(body: list[ast.stmt], params: set[str], made: set[str],
                     and isinstance(out[-1].targets[0], ast.Name):
                 name, value = out[-1].targets[0].id, out[-1].value
                 if temporary(name) and loads.get(name) == 1:
-                    inlined = _inline(s, name, value)
+                    inlined = _inline(s, name, value, fixed)
                     if inlined is not None:
                         out[-1] = _at(inlined, out[-1])
                         changed = True
                         continue
+            if out and _deletes_names(s) and _deletes_names(out[-1]):  # one ``del``
+                out[-1] = _at(ast.Delete(targets=[*out[-1].targets, *s.targets]),  # type: ignore
+                              out[-1])
+                changed = True
+                continue
             out.append(s)
         return out
 
-    out = block(_forwarded(body, loads, stores, params, nested, temporary))
+    out = block(forwarded)
+    collapsed = _collapsed(out, loads, lambda n: temporary(n) and n not in nested,
+                           nested | counts.declared)
+    if collapsed is not None:
+        out, changed = collapsed, True
+    packed = _packed(out, loads, lambda n, k: temporary(n, k) and n not in nested,
+                     counts.taken | params, made)
+    if packed is not None:
+        out, changed = packed, True
     # ``if c: ...; v = a / else: ...; v = b`` then ``return v``: each branch returns its own
     for k in range(len(out) - 1):
         s, after = out[k], out[k + 1]
@@ -591,18 +660,61 @@ def _tidy(body: list[ast.stmt], params: set[str], made: set[str],
                 out.pop()
                 changed = True
                 break
-    renamed = _renamed(out, stores, params, made, nested)
+    renamed = _renamed(out, params, made, nested)
     return renamed if renamed is not None else out if changed else None
 
 
-def _nested_names(body: list[ast.stmt]) -> set[str]:
-    """Names read or bound inside the nested scopes of ``body`` (cells, or free in them:
-    a call may change them)."""
-    return {n.id for s in body for scope in walk(s)
-            if isinstance(scope, ast.Lambda | ast.FunctionDef | ast.AsyncFunctionDef
-                          | ast.ClassDef | ast.GeneratorExp | ast.ListComp | ast.SetComp
-                          | ast.DictComp)
-            for n in walk(scope) if isinstance(n, ast.Name)}
+def _collapsed(body: list[ast.stmt], loads: dict[str, int],
+               temporary: Callable[[str], bool], fixed_names: set[str]) -> list[ast.stmt] | None:
+    """``body`` with ``t = value ... name = t`` as ``name = value`` where ``t`` is a
+    temporary read only there and nothing between reads or binds ``name`` (None: none).
+    ``fixed_names``: names that keep their bindings (cells, declared global)."""
+    bound: dict[str, int] = {}
+    out = list(body)
+    drop: set[int] = set()
+    for j, s in enumerate(out):
+        if isinstance(s, ast.Assign) and len(s.targets) == 1 \
+                and isinstance(s.targets[0], ast.Name):
+            name, value = s.targets[0].id, s.value
+            i = bound.get(value.id, -1) if isinstance(value, ast.Name) else -1
+            if i >= 0 and loads.get(value.id) == 1 and name not in fixed_names \
+                    and not any(isinstance(n, ast.Name) and n.id == name
+                                for between in out[i + 1:j] for n in walk(between)):
+                first = out[i]
+                assert isinstance(first, ast.Assign)
+                out[i] = _at(ast.Assign(targets=[s.targets[0]], value=first.value), first)
+                drop.add(j)
+                continue
+            if temporary(name):
+                bound[name] = j
+    return [s for k, s in enumerate(out) if k not in drop] if drop else None
+
+
+def _post_order(node: ast.AST) -> list[ast.AST]:
+    """The nodes under ``node``, each after its children, children in field order."""
+    out: list[ast.AST] = []
+    todo: list[ast.AST | None] = [node]
+    parents: list[ast.AST] = []
+    while todo:
+        n = todo.pop()
+        if n is None:  # (its children are done)
+            out.append(parents.pop())
+            continue
+        parents.append(n)
+        todo.append(None)
+        children: list[ast.AST] = []
+        for name in n._fields:
+            value = getattr(n, name, None)
+            if isinstance(value, ast.AST):
+                children.append(value)
+            elif isinstance(value, list):
+                children.extend(v for v in value if isinstance(v, ast.AST))
+        todo.extend(reversed(children))
+    return out
+
+
+def _deletes_names(s: ast.stmt) -> bool:
+    return isinstance(s, ast.Delete) and all(isinstance(t, ast.Name) for t in s.targets)
 
 
 def _bound_once(name: str, stores: dict[str, int], params: set[str], cells: set[str]) -> bool:
@@ -615,13 +727,15 @@ def _bound_once(name: str, stores: dict[str, int], params: set[str], cells: set[
 
 
 def _forwarded(body: list[ast.stmt], loads: dict[str, int], stores: dict[str, int],
-               params: set[str], nested: set[str],
-               temporary: Callable[[str], bool]) -> list[ast.stmt]:
-    """``body`` with each temporary bound at its top level to a value that is the same
-    wherever it is read (a constant, a name bound once and never deleted, a parameter
-    never stored) and read once, read as that value where it is read."""
+               params: set[str], nested: set[str], temporary: Callable[[str, int], bool],
+               fixed: Fixed | None, walrus: bool = True) -> list[ast.stmt]:
+    """``body`` with each temporary bound once at its top level (by ``=`` or a walrus) to a
+    value that is the same wherever it is read, read as that value where it is read: a
+    name bound once and never deleted, a parameter never stored, a constant (every read),
+    a fixed global or attribute (its one read). ``a = b = value`` with ``a`` such a
+    temporary and ``b`` bound once reads ``b`` for ``a``."""
     def same_everywhere(value: ast.expr) -> bool:
-        if isinstance(value, ast.Constant):
+        if isinstance(value, ast.Constant) or _fixed_read(value, fixed):
             return True
         if isinstance(value, ast.Name):
             return value.id.startswith("_unveil_const_") \
@@ -629,14 +743,38 @@ def _forwarded(body: list[ast.stmt], loads: dict[str, int], stores: dict[str, in
         return isinstance(value, ast.Tuple) and all(same_everywhere(e) for e in value.elts)
 
     values: dict[str, ast.expr] = {}
+    kept: set[str] = set()  # names others are read as: they stay
+
+    def take(name: str, value: ast.expr, bindings: int) -> None:
+        if isinstance(value, ast.Name) and value.id in values:
+            value = values[value.id]  # (a name forwarded already: its value)
+        if name in values or name in kept or name in nested or not temporary(name, bindings) \
+                or not same_everywhere(value):
+            return
+        if loads.get(name) == 1 or isinstance(value, ast.Constant) or (
+                isinstance(value, ast.Name) and not _fixed_read(value, fixed)):
+            values[name] = value
+            if isinstance(value, ast.Name):
+                kept.add(value.id)
+
+    deletes = {n.id for s in body if isinstance(s, ast.Delete)
+               for n in s.targets if isinstance(n, ast.Name)}
     for s in body:
-        if isinstance(s, ast.Assign) and len(s.targets) == 1 \
-                and isinstance(s.targets[0], ast.Name):
-            name = s.targets[0].id
-            if temporary(name) and loads.get(name) == 1 and name not in nested \
-                    and same_everywhere(s.value) and not (
-                        isinstance(s.value, ast.Name) and s.value.id in values):
-                values[name] = s.value
+        if isinstance(s, ast.Assign) and all(isinstance(t, ast.Name) for t in s.targets):
+            names = [t.id for t in s.targets]  # type: ignore[attr-defined]
+            if len(names) > 1:  # ``a = b = value``: a read as b
+                for name in names:
+                    others = [k for k in names if k != name and k not in values
+                              and _bound_once(k, stores, params, nested)]
+                    if others and name not in kept:
+                        take(name, ast.Name(id=others[0], ctx=ast.Load()), 1)
+                        if name in values:
+                            kept.add(others[0])
+            for name in names:
+                take(name, s.value, 1 + (name in deletes))
+        for n in walk(s) if walrus else ():
+            if isinstance(n, ast.NamedExpr):
+                take(n.target.id, n.value, 1 + (n.target.id in deletes))
     if not values:
         return body
 
@@ -646,13 +784,82 @@ def _forwarded(body: list[ast.stmt], loads: dict[str, int], stores: dict[str, in
                 return copy.copy(values[node.id])
             return node
 
+        def visit_NamedExpr(self, node: ast.NamedExpr) -> ast.AST:
+            self.generic_visit(node)
+            return node.value if node.target.id in values else node
+
     out: list[ast.stmt] = []
     for s in body:
-        if isinstance(s, ast.Assign) and len(s.targets) == 1 \
-                and isinstance(s.targets[0], ast.Name) and s.targets[0].id in values:
-            continue
+        if isinstance(s, ast.Assign | ast.Delete):
+            targets = [t for t in s.targets
+                       if not (isinstance(t, ast.Name) and t.id in values)]
+            if not targets:
+                continue
+            if len(targets) != len(s.targets):
+                s = _at(copy.copy(s), s)
+                s.targets = targets
         out.append(Put().visit(s))
     return out
+
+
+def _packed(body: list[ast.stmt], loads: dict[str, int],
+            temporary: Callable[[str, int], bool], taken: set[str],
+            made: set[str]) -> list[ast.stmt] | None:
+    """``body`` with each run of two or more temporaries bound one after another, each
+    read once as the positional arguments of one later call in that order, bound as one
+    tuple the call unpacks: ``graph_inputs = (a.x, b['y'])`` ... ``graph(*graph_inputs)``
+    (Dynamo loads a graph's inputs, then calls a profiler hook, then the graph). None:
+    no such run."""
+    where: dict[str, int] = {}
+    for k, s in enumerate(body):
+        if isinstance(s, ast.Assign) and len(s.targets) == 1 \
+                and isinstance(s.targets[0], ast.Name) and loads.get(s.targets[0].id) == 1 \
+                and temporary(s.targets[0].id, 1):
+            where[s.targets[0].id] = k
+    if len(where) < 2:
+        return None
+    runs: list[tuple[ast.Call, int, int]] = []  # (call, first argument, past the last)
+    for t, s in enumerate(body):
+        for call in walk(s):
+            if not isinstance(call, ast.Call):
+                continue
+            p = 0
+            while p < len(call.args):
+                q = p
+                while q < len(call.args) and isinstance(call.args[q], ast.Name) \
+                        and where.get(call.args[q].id, t) < t \
+                        and (q == p or where[call.args[q].id]
+                             == where[call.args[q - 1].id] + 1):  # type: ignore[attr-defined]
+                    q += 1
+                if q - p >= 2:
+                    runs.append((call, p, q))
+                p = max(q, p + 1)
+    if not runs:
+        return None
+    first: dict[int, ast.stmt] = {}
+    dropped: set[int] = set()
+    for call, p, q in reversed(runs):  # (a call's later runs first: indices hold)
+        names = [a.id for a in call.args[p:q]]  # type: ignore[attr-defined]
+        stem = _stem(call.func) if isinstance(call.func, ast.Name) else None
+        name = _unique(f"{stem}_inputs" if stem == "graph" else "args", taken)
+        made.add(name)
+        start = where[names[0]]
+        elts = [body[where[n]].value for n in names]  # type: ignore[attr-defined]
+        first[start] = _at(ast.Assign(targets=[ast.Name(id=name, ctx=ast.Store())],
+                                      value=ast.Tuple(elts=elts, ctx=ast.Load())), body[start])
+        dropped.update(where[n] for n in names[1:])
+        call.args[p:q] = [ast.Starred(value=ast.Name(id=name, ctx=ast.Load()), ctx=ast.Load())]
+    return [first.get(k, s) for k, s in enumerate(body) if k not in dropped]
+
+
+def _fixed_read(node: ast.expr, fixed: Fixed | None) -> bool:
+    """Whether ``node`` reads a fixed global, or a fixed attribute of one."""
+    if fixed is None:
+        return False
+    if isinstance(node, ast.Name):
+        return isinstance(node.ctx, ast.Load) and fixed(node.id, None)
+    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
+        and fixed(node.value.id, None) and fixed(node.value.id, node.attr)
 
 
 def _assigns_last(stmts: list[ast.stmt], name: str) -> bool:
@@ -660,45 +867,53 @@ def _assigns_last(stmts: list[ast.stmt], name: str) -> bool:
         and isinstance(stmts[-1].targets[0], ast.Name) and stmts[-1].targets[0].id == name
 
 
-def _renamed(body: list[ast.stmt], stores: dict[str, int], params: set[str],
-             made: set[str], nested: set[str]) -> list[ast.stmt] | None:
-    """``body`` with unveil's temporaries (``_tN``, ``_sN``) bound once at the top level
-    named after what they hold (``register_forward_hook``, ``graph_out_0_1``); None: none."""
+def _renamed(body: list[ast.stmt], params: set[str], made: set[str],
+             nested: set[str]) -> list[ast.stmt] | None:
+    """``body`` with temporaries (unveil's ``_tN``, ``_sN``, Dynamo's ``tmp_N``) bound once
+    at the top level, by ``=`` or a walrus, named after what they hold
+    (``register_forward_hook``, ``graph_out_0_1``, ``transformer_h_0_modules``); None: none."""
+    ordered = [_post_order(s) for s in body]  # (inner walruses first: evaluated first)
     taken = set(params)
-    for s in body:
-        for n in walk(s):
+    bindings: dict[str, int] = {}
+    for nodes in ordered:
+        for n in nodes:
             if isinstance(n, ast.Name):
                 taken.add(n.id)
+                if isinstance(n.ctx, ast.Store):
+                    bindings[n.id] = bindings.get(n.id, 0) + 1
             elif isinstance(n, ast.arg):
                 taken.add(n.arg)
             elif isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
                 taken.add(n.name)
+    if not any(TEMPORARY.match(name) for name in bindings) and not made:
+        return None
     names: dict[str, str] = {}
     paths = _Paths(params)
-    for s in body:
-        for n in walk(s):  # (the names given so far: a stem reads the new ones)
+
+    def name(old: str, value: ast.expr, path: list[str] | None) -> None:
+        if TEMPORARY.match(old) and bindings.get(old) == 1 and old not in nested \
+                and old not in names:
+            stem = paths.stem(path) or _stem(value)
+            if stem is not None:
+                names[old] = _unique(stem, taken)
+                if path is not None:
+                    paths.known[names[old]] = path
+
+    for s, nodes in zip(body, ordered, strict=True):
+        for n in nodes:
             if isinstance(n, ast.Name) and n.id in names:
-                n.id = names[n.id]
+                n.id = names[n.id]  # (the names given so far: a stem reads the new ones)
+            elif isinstance(n, ast.NamedExpr):
+                name(n.target.id, n.value, paths.of(n))
+                n.target.id = names.get(n.target.id, n.target.id)
         if isinstance(s, ast.Assign) and len(s.targets) == 1 \
                 and isinstance(s.targets[0], ast.Name):
             old = s.targets[0].id
             path = paths.of(s.value)
             if path is not None:
                 paths.known[old] = path
-            if re.match(r"^_[ts]\d+$", old) and stores.get(old) == 1 and old not in nested:
-                stem = paths.stem(path) or _stem(s.value)
-                if stem is not None:
-                    names[old] = _unique(stem, taken)
-        else:
-            for n in walk(s):
-                if isinstance(n, ast.NamedExpr):
-                    paths.of(n)
-    for s in body:
-        for n in walk(s):
-            if isinstance(n, ast.Name) and n.id in names:
-                n.id = names[n.id]
+            name(old, s.value, path)
     # the names the simplifier made, again: what they hold may read better now
-    again: dict[str, str] = {}
     for s in body:
         if isinstance(s, ast.Assign) and len(s.targets) == 1 \
                 and isinstance(s.targets[0], ast.Name) and s.targets[0].id in made \
@@ -706,12 +921,14 @@ def _renamed(body: list[ast.stmt], stores: dict[str, int], params: set[str],
             stem = _stem(s.value)
             if stem is not None and not s.targets[0].id.startswith(stem):
                 taken.discard(s.targets[0].id)
-                again[s.targets[0].id] = _unique(stem, taken)
-    for s in body:
-        for n in walk(s):
-            if isinstance(n, ast.Name) and n.id in again:
-                n.id = again[n.id]
-    return body if names or again else None
+                names[s.targets[0].id] = _unique(stem, taken)
+    if not names:
+        return None
+    for nodes in ordered:  # (reads before the binding, and the names made again)
+        for n in nodes:
+            if isinstance(n, ast.Name) and n.id in names:
+                n.id = names[n.id]
+    return body
 
 
 class _Paths:
@@ -739,16 +956,23 @@ class _Paths:
         if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) \
                 and isinstance(node.slice.value, str | int):
             path = self.of(node.value)
-            return None if path is None else [*path, str(node.slice.value)]
+            return None if path is None else [*self.inner(path), str(node.slice.value)]
         if isinstance(node, ast.Attribute):
             path = self.of(node.value)
-            if path is None or node.attr in self.PLUMBING:
-                return path
-            return [*path, node.attr]
+            return None if path is None else [*self.inner(path), node.attr]
         return None
 
+    def inner(self, path: list[str]) -> list[str]:
+        """``path`` without a last step of plumbing (``_modules``): a step further in
+        names the module or parameter, and the plumbing says nothing more."""
+        return path[:-1] if len(path) > 1 and path[-1] in self.PLUMBING else path
+
     def stem(self, path: list[str] | None) -> str | None:
-        """A name from the path: without the parameter it starts from, its last parts."""
+        """A name from the path: without the parameter it starts from, its last parts (a
+        module Dynamo imported: its last name)."""
+        if path and len(path) == 1 and path[0].startswith("__import_"):
+            name = path[0][len("__import_"):].rsplit("_dot_", 1)[-1].strip("_")
+            return name if name.isidentifier() and not TEMPORARY.match(name) else None
         if not path or len(path) < 2:
             return None
         if path[0].startswith("__builtins_dict"):  # Dynamo's builtins (numbered per run)
@@ -784,7 +1008,8 @@ def _unread_walrus(s: ast.stmt, loads: dict[str, int],
     return Drop().visit(s)  # (in place: the body is the caller's to change)
 
 
-def _inline(s: ast.stmt, name: str, value: ast.expr) -> ast.stmt | None:
+def _inline(s: ast.stmt, name: str, value: ast.expr,
+            fixed: Fixed | None = None) -> ast.stmt | None:
     """``s`` with its one read of ``name`` replaced by ``value``, when what ``s`` evaluates
     before that read is not affected by evaluating ``value`` later (and does not affect
     it): None otherwise."""
@@ -800,6 +1025,8 @@ def _inline(s: ast.stmt, name: str, value: ast.expr) -> ast.stmt | None:
         return None
     pure_value = _pure(value)
     for node in before:
+        if _fixed_read(node, fixed):
+            continue  # (the same value before and after ``value`` is evaluated)
         if not _pure(node) or isinstance(node, ast.Name) and not pure_value \
                 and not _local_read(node):
             return None

@@ -8,8 +8,10 @@ returns (a code object, or None for Dynamo's own); it returns a handle with ``re
 from __future__ import annotations
 
 import contextlib
+import inspect
 import logging
 import os
+import re
 import sys
 import warnings
 import weakref
@@ -412,3 +414,25 @@ def _route_fx_sources(fx_graph_module: Any) -> None:
 
     exec_with_source._unveil_routed = True  # type: ignore[attr-defined]
     fx_graph_module._exec_with_source = exec_with_source
+
+
+# The globals Dynamo puts in a frame's module for its transformed code (torch 2.4-2.13,
+# ``output_graph.install_global*``, ``symbolic_convert``): a compiled graph
+# (``__compiled_fn_<n>_<uuid>``), a resume function (``__resume_at_<offset>_<n>``) and
+# modules it imports (``__import_torch_dot__dynamo_dot_utils``, which its code reads
+# helpers from: ``codegen.load_import_from``). Each name is unique and bound once, before
+# the code that reads it runs; the helpers are functions nothing rebinds.
+_FIXED_GLOBAL = re.compile(r"__compiled_fn_\d+(_\w+)?|__resume_at_\d+_\d+(_\w+)?")
+_DYNAMO_UTILS = "__import_torch_dot__dynamo_dot_utils"
+
+
+def fixed_global(name: str, attr: str | None) -> bool:
+    """Whether Dynamo's global ``name`` (its attribute ``attr``, if given) holds one value
+    while a transformed frame runs (see :data:`unveil.decompiler.simplify.Fixed`)."""
+    if attr is None:
+        return name == _DYNAMO_UTILS or _FIXED_GLOBAL.fullmatch(name) is not None
+    if name != _DYNAMO_UTILS:
+        return False
+    module = sys.modules.get("torch._dynamo.utils")
+    helper = getattr(module, attr, None) if module is not None else None
+    return inspect.isfunction(helper) and helper.__module__ == "torch._dynamo.utils"

@@ -407,14 +407,14 @@ class prepare_debug:  # noqa: N801 (a context manager named like the function it
             facts: dict[str, object] = {}
             try:
                 simpler = recompile(new_code, str(path), lines, simplify=True, facts=facts,
-                                    header=header, comments=comments)
+                                    header=header, comments=comments, fixed=_dynamo.fixed_global)
             except (UnveilError, SyntaxError, ValueError, RecursionError):
                 simpler, facts["simplified"] = None, True  # (then as the faithful form fails)
             if not facts.get("simplified"):
                 assert simpler is not None
                 return simpler, None  # (the faithful form: nothing to simplify)
             if simpler is not None and layout_difference(new_code, simpler) is None:
-                verdict = prove_equivalent(new_code, simpler)
+                verdict = prove_equivalent(new_code, simpler, fixed=_dynamo.fixed_global)
                 if verdict.equivalent:
                     return simpler, verdict
             lines.clear()
