@@ -51,14 +51,15 @@ def recompile(code, filename: str | None = None):  # type: ignore[no-untyped-def
     return _recompile(code, filename)
 
 
-def prepare_debug(dump_dir, *, strict: bool = False, simplify: bool = False):  # type: ignore[no-untyped-def]
+def prepare_debug(dump_dir, *, strict: bool = False, simplify: bool = True):  # type: ignore[no-untyped-def]
     """While active (``with unveil.prepare_debug("dump"):``, or ``__enter__``/``__exit__``
     by hand), every frame TorchDynamo transforms is decompiled to a file in ``dump_dir``
     and the program runs the code compiled from that file; graphs, guards (as Python),
     graph breaks and recompiles are dumped too (see ``manifest.json``). ``strict=True``
-    runs unveil's code only where it is bytecode-identical to Dynamo's; ``simplify=True``
-    writes each frame in its simplest form shown equivalent to Dynamo's (lists Dynamo
-    juggles written where they go, temporaries inlined and named). Needs PyTorch."""
+    runs unveil's code only where it is bytecode-identical to Dynamo's. Each frame is
+    written in its simplest form shown equivalent to Dynamo's (lists Dynamo juggles
+    written where they go, temporaries inlined and named); ``simplify=False`` writes it
+    faithfully, statement for statement. Needs PyTorch."""
     from .torch.dump import prepare_debug as _prepare_debug
 
     return _prepare_debug(dump_dir, strict=strict, simplify=simplify)

@@ -388,6 +388,8 @@ def _configure_run(p: argparse.ArgumentParser) -> None:
     p.add_argument("--backend", default=None,
                    help="make every torch.compile in the script use this backend")
     p.add_argument("--no-report", action="store_true", help="do not write report.html")
+    p.add_argument("--faithful", action="store_true",
+                   help="write each transformed frame statement for statement, not simplified")
     p.add_argument("script", help="the Python script to run")
     p.add_argument("args", nargs=argparse.REMAINDER, help="its arguments")
 
@@ -400,7 +402,7 @@ def _run_run(args: argparse.Namespace) -> int:
     except ImportError:
         raise BadInputError("unveil run needs PyTorch: pip install torch") from None
     return run_script(args.script, args.args, args.dump, args.backend,
-                      report=not args.no_report)
+                      report=not args.no_report, simplify=not args.faithful)
 
 
 def _configure_report(p: argparse.ArgumentParser) -> None:

@@ -26,9 +26,10 @@ def _exit_status(code: object) -> int:
 
 
 def run_script(script: str, args: list[str], dump: str, backend: str | None = None,
-               report: bool = True) -> int:
-    """Run ``script`` with ``args`` as ``__main__`` under ``prepare_debug(dump)``; print the
-    summary (and write the report); return the script's exit status."""
+               report: bool = True, simplify: bool = True) -> int:
+    """Run ``script`` with ``args`` as ``__main__`` under ``prepare_debug(dump,
+    simplify=simplify)``; print the summary (and write the report); return the script's
+    exit status."""
     path = Path(script)
     if not path.is_file():
         raise BadInputError(f"{script!r} is not a file: give the Python script to run")
@@ -36,7 +37,7 @@ def run_script(script: str, args: list[str], dump: str, backend: str | None = No
     from .torch.dump import prepare_debug
 
     rank = _dynamo.distributed_rank()
-    debug = prepare_debug(dump)
+    debug = prepare_debug(dump, simplify=simplify)
     old_argv, old_path = sys.argv[:], sys.path[:]
     sys.argv = [str(path), *args]
     sys.path.insert(0, str(path.resolve().parent))  # as `python script.py` does

@@ -1,6 +1,6 @@
-"""Dynamo's frames, read (``prepare_debug(simplify=True)``): the depyf paper's toy example
-comes out as the paper shows it, simplified code still runs (unveil's, checked
-equivalent) and stops at breakpoints."""
+"""Dynamo's frames, read (``prepare_debug``, simplified by default): the depyf paper's toy
+example comes out as the paper shows it, each file says what Dynamo's plumbing is,
+simplified code still runs (unveil's, checked equivalent) and stops at breakpoints."""
 
 from __future__ import annotations
 
@@ -44,7 +44,7 @@ def _fresh_dynamo():
 
 def test_toy_example_reads_as_the_paper_shows_it(tmp_path: Path) -> None:
     a, b = torch.randn(10), torch.randn(10)
-    with unveil.prepare_debug(tmp_path, simplify=True):
+    with unveil.prepare_debug(tmp_path):  # (simplified: the default)
         compiled = torch.compile(toy_example, backend="eager")
         for args in ((a, b), (a, -b.abs() - 1)):
             assert torch.allclose(compiled(*args), toy_example(*args))
@@ -72,8 +72,46 @@ def test_toy_example_reads_as_the_paper_shows_it(tmp_path: Path) -> None:
     assert not re.search(r"\b_[ts]\d+\b", source), source
 
 
+def test_the_file_says_what_the_plumbing_is(tmp_path: Path) -> None:
+    with unveil.prepare_debug(tmp_path):
+        torch.compile(toy_example, backend="eager")(torch.randn(10), torch.randn(10))
+    manifest = json.loads((tmp_path / "manifest.json").read_text())
+    first = next(f for f in manifest["frames"] if f["function"] == "toy_example")
+    text = (tmp_path / first["transformed_code"]).read_text(encoding="utf-8")
+    header = text.split("\ndef ", 1)[0]
+    # which function, where, which compile, and the file with its guards (which exists)
+    assert f"toy_example ({__file__}:{toy_example.__code__.co_firstlineno})" in header, header
+    assert f"compile {first['compile_id']}" in header, header
+    assert "full_code_for_toy_example_*.py" in header and list(
+        tmp_path.glob("full_code_for_toy_example_*.py")), header
+    lines = text.splitlines()
+    graph = [line for line in lines if "__compiled_fn_" in line and "=" in line]
+    assert len(graph) == 1 and "# the graph in __compiled_fn_" in graph[0], text
+    named = re.search(r"# the graph in (\S+?\.py)", graph[0])
+    assert named and (tmp_path / named.group(1)).exists(), graph[0]
+    resumes = [line for line in lines if "__resume_at_" in line]
+    assert len(resumes) == 2, text  # where the rest of the function starts, and why
+    assert all(f"graph break at line {toy_example.__code__.co_firstlineno + 2}" in line
+               for line in resumes), resumes
+    hooks = [line for line in lines if "record_pregraph_bytecode_enter(" in line]
+    assert hooks and "profiler region" in hooks[0], text
+    compile(text, "transformed", "exec")  # (comments only: still Python)
+
+
+def test_simplify_false_writes_the_frame_faithfully(tmp_path: Path) -> None:
+    with unveil.prepare_debug(tmp_path, simplify=False):
+        compiled = torch.compile(toy_example, backend="eager")
+        compiled(torch.randn(10), torch.randn(10))
+    manifest = json.loads((tmp_path / "manifest.json").read_text())
+    first = next(f for f in manifest["frames"] if f["function"] == "toy_example")
+    assert first["status"] == RUNS_OURS, first
+    fn = _frame_function(tmp_path, first)
+    statements = [n for n in ast.walk(fn) if isinstance(n, ast.stmt) and n is not fn]
+    assert len(statements) > 15, ast.unparse(fn)  # Dynamo's list juggling, as it is
+
+
 def test_a_breakpoint_in_a_simplified_frame_is_hit(tmp_path: Path) -> None:
-    with unveil.prepare_debug(tmp_path, simplify=True):
+    with unveil.prepare_debug(tmp_path):
         compiled = torch.compile(toy_example, backend="eager")
         compiled(torch.randn(10), torch.randn(10))
         files = sorted(tmp_path.glob("__transformed_code_*_for_toy_example.py"))

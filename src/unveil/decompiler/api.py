@@ -351,7 +351,7 @@ def recompile(code: CodeType, filename: str | None = None,
     with, or None."""
     if not isinstance(code, CodeType):
         code = code_of(code)
-    constants = Constants()
+    constants = Constants(exact=True)
     kind = code_kind(code)
     if kind == "module":
         wrapped: ast.Module = ast.Module(body=module_body(code, constants) or [ast.Pass()],

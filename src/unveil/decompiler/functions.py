@@ -39,12 +39,20 @@ COMPREHENSIONS = {"<listcomp>": ast.ListComp, "<setcomp>": ast.SetComp,
 
 
 class Constants:
-    """Constants without a literal form, referenced by name in the source."""
+    """Constants without a literal form, referenced by name in the source. ``exact``: so
+    are the values source can only spell as a call (a slice of constants is
+    ``slice(None, None)``, which calls the global ``slice``), for code compiled from the
+    source to hold the constant itself (``recompile``)."""
 
-    def __init__(self) -> None:
+    def __init__(self, exact: bool = False) -> None:
         self.values: dict[str, Any] = {}
         self._ids: dict[int, str] = {}
         self.imported: set[str] = set()  # global names the code uses as imported modules
+        self.exact = exact
+
+    def exact_reference(self, value: Any) -> ast.expr | None:
+        """A reference to ``value`` where the source must hold it exactly, else None."""
+        return self.reference(value) if self.exact else None
 
     def reference(self, value: Any) -> ast.expr:
         key = self._ids.get(id(value))
@@ -152,7 +160,7 @@ class CodeDecompiler:
     def renderer(self) -> Renderer:
         return Renderer(self.names, make_lambda=self.make_lambda, make_def=self.make_def,
                         make_class=self.make_class, make_alias=self.make_alias, constant=self.constants.reference,
-                        code_name=self.qualname)
+                        exact_constant=self.constants.exact_reference, code_name=self.qualname)
 
     def child(self, code: CodeType) -> CodeDecompiler:
         return CodeDecompiler(code, self.constants)

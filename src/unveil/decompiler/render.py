@@ -48,7 +48,8 @@ class Renderer:
                  make_class: Callable[[ClassBuild, str, list[ast.expr]], ast.stmt] | None = None,
                  make_alias: Callable[[ast.Name, Any], ast.stmt] | None = None,
                  constant: Callable[[Any], ast.expr] | None = None,
-                 code_name: str = "?", special_names: dict[int, str] | None = None) -> None:
+                 code_name: str = "?", special_names: dict[int, str] | None = None,
+                 exact_constant: Callable[[Any], ast.expr | None] | None = None) -> None:
         self.names = names
         self.slot_prefix = names.slot_prefix if slot_prefix is None else slot_prefix
         self.make_lambda = make_lambda
@@ -56,6 +57,7 @@ class Renderer:
         self.make_class = make_class
         self.make_alias = make_alias
         self.constant = constant
+        self.exact_constant = exact_constant  # (a constant the source spells as a call)
         self.code_name = code_name
         self.special_names = special_names  # the state-machine fallback names them all
         self.counts: dict[int, int] = {}
@@ -299,9 +301,18 @@ class Renderer:
 
     def r_Slice(self, node: ast.Slice) -> ast.expr:
         # a slice anywhere but a subscript's key (kept as a value: Dynamo's code) is the
-        # object ``slice(a, b)``; ``a:b`` is only syntax there
-        return _nameable(ast.Slice(*(None if part is None else self.expr(part)
-                                     for part in (node.lower, node.upper, node.step))))
+        # object ``slice(a, b)``; ``a:b`` is only syntax there. Of constants, it is one
+        # constant (the code builds it without calling the global ``slice``)
+        parts = [None if part is None else self.expr(part)
+                 for part in (node.lower, node.upper, node.step)]
+        if self.exact_constant is not None and all(
+                p is None or isinstance(p, ast.Constant) and type(p.value) in _LITERAL_TYPES
+                for p in parts):
+            name = self.exact_constant(slice(*(None if p is None else p.value  # type: ignore
+                                               for p in parts)))
+            if name is not None:
+                return name
+        return _nameable(ast.Slice(*parts))
 
     def r_Subscript(self, node: ast.Subscript) -> ast.expr:
         return ast.Subscript(value=self.expr(node.value), slice=self.subscript_slice(node.slice),

@@ -97,8 +97,10 @@ def simplify(body: list[ast.stmt], params: set[str],
         except GiveUp:
             out = None
         made = simplifier.made
-    tidied = _tidy(out or body, params, made, nested, fixed,
-                   None if out else counts)
+    if out is not None:  # (the lists' items it named: some are read nowhere now)
+        counts = _Counts.of(out, counts.nodes)
+        out = [s for s in out if not _dead(s, counts.loads)]
+    tidied = _tidy(out or body, params, made, nested, fixed, counts)
     return tidied if tidied is not None else out
 
 
@@ -118,7 +120,7 @@ class _Simplifier:
         out = self.block(self.body, _State(), set())
         if not self.changed:
             return None
-        return _drop_dead_names(out)
+        return out
 
     # ------------------------------------------------------------ statements
 
@@ -201,11 +203,15 @@ class _Simplifier:
             return pre
         # any other statement: its expressions read the modelled lists where they go
         new = copy.copy(s)
+        same = True
         for name, value in ast.iter_fields(s):
             if isinstance(value, ast.expr) and not (isinstance(s, ast.Assign | ast.AugAssign
                                                                | ast.AnnAssign | ast.Delete)
                                                       and name in ("targets", "target")):
                 setattr(new, name, self.expr(value, state, pre, s))
+                same = same and getattr(new, name) is value
+        if same and not pre:
+            new = s  # (unchanged: the same statement, whose counted nodes still hold)
         if isinstance(s, ast.Assign | ast.AugAssign | ast.AnnAssign | ast.Delete):
             targets = s.targets if isinstance(s, ast.Assign | ast.Delete) else [s.target]
             for t in targets:
@@ -436,6 +442,8 @@ def _stem(value: ast.expr) -> str | None:
         name = value.attr.strip("_")
     elif isinstance(value, ast.Name) and value.id.startswith("__compiled_fn_"):
         name = "graph"  # Dynamo's compiled graph (its number changes from run to run)
+    elif isinstance(value, ast.Name) and not value.id.startswith("__"):
+        name = value.id  # (its value now: a cell's, a global's)
     elif isinstance(value, ast.Tuple) and value.elts and all(
             isinstance(e, ast.Subscript) and isinstance(e.value, ast.Attribute)
             and e.value.attr == "__closure__" for e in value.elts):
@@ -511,18 +519,11 @@ def _slice(node: ast.expr, size: int) -> tuple[int, int] | None:
     return start, max(start, stop)
 
 
-def _drop_dead_names(body: list[ast.stmt]) -> list[ast.stmt]:
-    """Drop ``name = constant`` where nothing reads ``name``."""
-    read = {n.id for s in body for n in walk(s)
-            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
-    out = []
-    for s in body:
-        if isinstance(s, ast.Assign) and len(s.targets) == 1 \
-                and isinstance(s.targets[0], ast.Name) and s.targets[0].id not in read \
-                and isinstance(s.value, ast.Constant):
-            continue
-        out.append(s)
-    return out
+def _dead(s: ast.stmt, loads: dict[str, int]) -> bool:
+    """Whether ``s`` is ``name = constant`` and nothing reads ``name``."""
+    return isinstance(s, ast.Assign) and len(s.targets) == 1 \
+        and isinstance(s.targets[0], ast.Name) and not loads.get(s.targets[0].id) \
+        and isinstance(s.value, ast.Constant)
 
 
 # ---------------------------------------------------------------- temporaries
@@ -545,13 +546,22 @@ class _Counts:
     scopes: list[ast.AST] = field(default_factory=list)
     lists: bool = False
     walrus: bool = False
+    nodes: dict[int, list[ast.AST]] = field(default_factory=dict)  # per statement, by id
+    with_walrus: set[int] = field(default_factory=set)  # the statements with one, by id
 
     @classmethod
-    def of(cls, body: list[ast.stmt]) -> _Counts:
+    def of(cls, body: list[ast.stmt], known: dict[int, list[ast.AST]] | None = None) -> _Counts:
+        """``known``: the nodes of statements not changed since they were counted."""
         counts = cls()
         loads, stores, taken = counts.loads, counts.stores, counts.taken
         for s in body:
-            for n in walk(s):
+            nodes = known.get(id(s)) if known else None
+            if nodes is None:
+                nodes = _nodes(s)
+            counts.nodes[id(s)] = nodes
+            walrus = counts.walrus
+            counts.walrus = False
+            for n in nodes:
                 if isinstance(n, ast.Name):
                     taken.add(n.id)
                     if isinstance(n.ctx, ast.Load):
@@ -572,6 +582,9 @@ class _Counts:
                         taken.add(n.name)
                 elif isinstance(n, ast.Global | ast.Nonlocal):
                     counts.declared.update(n.names)
+            if counts.walrus:
+                counts.with_walrus.add(id(s))
+            counts.walrus = counts.walrus or walrus
         return counts
 
     def nested(self) -> set[str]:
@@ -593,11 +606,12 @@ def _tidy(body: list[ast.stmt], params: set[str], made: set[str], nested: set[st
         return (bool(TEMPORARY.match(name)) or name in made) and name not in params \
             and name not in counts.declared and counts.stores.get(name) == bindings
 
-    forwarded = _forwarded(body, counts.loads, counts.stores, params, nested, temporary,
-                           fixed, counts.walrus)
+    forwarded, touched = _forwarded(body, counts.loads, counts.stores, params, nested,
+                                    temporary, fixed, counts.nodes, counts.with_walrus)
     changed = forwarded is not body
-    if changed:
-        counts = _Counts.of(forwarded)  # (forwarding moves reads)
+    if changed:  # (forwarding moves reads)
+        counts = _Counts.of(forwarded, {k: v for k, v in counts.nodes.items()
+                                        if k not in touched})
     loads, deleted = counts.loads, counts.deleted
 
     # a temporary bound once, deleted once and never read: neither is needed
@@ -606,7 +620,9 @@ def _tidy(body: list[ast.stmt], params: set[str], made: set[str], nested: set[st
     walrus_unread = bool(unused) or counts.walrus and any(
         not loads.get(name) and temporary(name) for name in counts.stores)
 
-    def block(stmts: list[ast.stmt]) -> list[ast.stmt]:
+    dirty: set[int] = set()  # statements changed in place: their counted nodes are stale
+
+    def block(stmts: list[ast.stmt], top: bool = True) -> list[ast.stmt]:
         nonlocal changed
         out: list[ast.stmt] = []
         for s in stmts:
@@ -614,19 +630,21 @@ def _tidy(body: list[ast.stmt], params: set[str], made: set[str], nested: set[st
                                                  for t in s.targets):
                 changed = True
                 continue
-            if walrus_unread:
+            if walrus_unread and top and id(s) in counts.with_walrus:  # (branches too)
                 unread = _unread_walrus(s, loads, lambda n: temporary(n) or n in unused)
                 if unread is not None:
                     s, changed = unread, True
+                    dirty.add(id(s))
             if isinstance(s, ast.If):
-                s.body = block(s.body)
-                s.orelse = block(s.orelse)
+                s.body = block(s.body, False)
+                s.orelse = block(s.orelse, False)
             if out and isinstance(out[-1], ast.Assign) and len(out[-1].targets) == 1 \
                     and isinstance(out[-1].targets[0], ast.Name):
                 name, value = out[-1].targets[0].id, out[-1].value
                 if temporary(name) and loads.get(name) == 1:
                     inlined = _inline(s, name, value, fixed)
                     if inlined is not None:
+                        dirty.add(id(inlined))
                         out[-1] = _at(inlined, out[-1])
                         changed = True
                         continue
@@ -643,7 +661,11 @@ def _tidy(body: list[ast.stmt], params: set[str], made: set[str], nested: set[st
                            nested | counts.declared)
     if collapsed is not None:
         out, changed = collapsed, True
-    packed = _packed(out, loads, lambda n, k: temporary(n, k) and n not in nested,
+    dirty.update(id(s) for s in out if isinstance(s, ast.If))  # (inside, and returns below)
+    known = {k: v for k, v in counts.nodes.items() if k not in dirty}
+    packed = _packed(out, loads, known, dirty, lambda n, k: temporary(n, k) and n not in nested,
+                     lambda e: isinstance(e, ast.Constant) or isinstance(e, ast.Name)
+                     and e.id in params and _bound_once(e.id, counts.stores, params, nested),
                      counts.taken | params, made)
     if packed is not None:
         out, changed = packed, True
@@ -660,7 +682,10 @@ def _tidy(body: list[ast.stmt], params: set[str], made: set[str], nested: set[st
                 out.pop()
                 changed = True
                 break
-    renamed = _renamed(out, params, made, nested)
+    renamed = None
+    if made or any(TEMPORARY.match(name) for name in counts.stores):
+        renamed = _renamed(out, params, made, nested,
+                           {k: v for k, v in known.items() if k not in dirty})
     return renamed if renamed is not None else out if changed else None
 
 
@@ -690,6 +715,24 @@ def _collapsed(body: list[ast.stmt], loads: dict[str, int],
     return [s for k, s in enumerate(out) if k not in drop] if drop else None
 
 
+_SKIPPED = frozenset({"ctx", "op", "ops", "type_comment"})  # (leaves nothing here reads)
+
+
+def _nodes(node: ast.AST) -> list[ast.AST]:
+    """``node`` and the nodes under it (not contexts or operators), in no set order."""
+    out = [node]
+    for n in out:  # (the list grows while it is read)
+        for name in n._fields:
+            if name in _SKIPPED:
+                continue
+            value = getattr(n, name, None)
+            if isinstance(value, ast.AST):
+                out.append(value)
+            elif isinstance(value, list):
+                out.extend(v for v in value if isinstance(v, ast.AST))
+    return out
+
+
 def _post_order(node: ast.AST) -> list[ast.AST]:
     """The nodes under ``node``, each after its children, children in field order."""
     out: list[ast.AST] = []
@@ -704,6 +747,8 @@ def _post_order(node: ast.AST) -> list[ast.AST]:
         todo.append(None)
         children: list[ast.AST] = []
         for name in n._fields:
+            if name in _SKIPPED:
+                continue
             value = getattr(n, name, None)
             if isinstance(value, ast.AST):
                 children.append(value)
@@ -728,12 +773,15 @@ def _bound_once(name: str, stores: dict[str, int], params: set[str], cells: set[
 
 def _forwarded(body: list[ast.stmt], loads: dict[str, int], stores: dict[str, int],
                params: set[str], nested: set[str], temporary: Callable[[str, int], bool],
-               fixed: Fixed | None, walrus: bool = True) -> list[ast.stmt]:
+               fixed: Fixed | None, nodes: dict[int, list[ast.AST]],
+               walrus: set[int]) -> tuple[list[ast.stmt], set[int]]:
     """``body`` with each temporary bound once at its top level (by ``=`` or a walrus) to a
     value that is the same wherever it is read, read as that value where it is read: a
     name bound once and never deleted, a parameter never stored, a constant (every read),
     a fixed global or attribute (its one read). ``a = b = value`` with ``a`` such a
-    temporary and ``b`` bound once reads ``b`` for ``a``."""
+    temporary and ``b`` bound once reads ``b`` for ``a``. ``nodes``: each statement's
+    nodes, by id; ``walrus``: the ids of those with a walrus. Also: the ids of the
+    statements it changed."""
     def same_everywhere(value: ast.expr) -> bool:
         if isinstance(value, ast.Constant) or _fixed_read(value, fixed):
             return True
@@ -772,24 +820,25 @@ def _forwarded(body: list[ast.stmt], loads: dict[str, int], stores: dict[str, in
                             kept.add(others[0])
             for name in names:
                 take(name, s.value, 1 + (name in deletes))
-        for n in walk(s) if walrus else ():
+        for n in nodes[id(s)] if id(s) in walrus else ():
             if isinstance(n, ast.NamedExpr):
                 take(n.target.id, n.value, 1 + (n.target.id in deletes))
     if not values:
-        return body
+        return body, set()
 
-    class Put(ast.NodeTransformer):
-        def visit_Name(self, node: ast.Name) -> ast.AST:
-            if isinstance(node.ctx, ast.Load) and node.id in values:
+    def put(node: ast.AST) -> ast.AST | None:
+        """What stands for ``node``: a forwarded read's value, a walrus's value."""
+        if isinstance(node, ast.Name):
+            if node.id in values and isinstance(node.ctx, ast.Load):
                 return copy.copy(values[node.id])
-            return node
-
-        def visit_NamedExpr(self, node: ast.NamedExpr) -> ast.AST:
-            self.generic_visit(node)
-            return node.value if node.target.id in values else node
+        elif isinstance(node, ast.NamedExpr) and node.target.id in values:
+            return put(node.value) or node.value
+        return None
 
     out: list[ast.stmt] = []
+    changed: set[int] = set()
     for s in body:
+        found = nodes[id(s)]
         if isinstance(s, ast.Assign | ast.Delete):
             targets = [t for t in s.targets
                        if not (isinstance(t, ast.Name) and t.id in values)]
@@ -798,18 +847,27 @@ def _forwarded(body: list[ast.stmt], loads: dict[str, int], stores: dict[str, in
             if len(targets) != len(s.targets):
                 s = _at(copy.copy(s), s)
                 s.targets = targets
-        out.append(Put().visit(s))
-    return out
+                found = _nodes(s)
+        if any(isinstance(n, ast.Name) and n.id in values
+               or isinstance(n, ast.NamedExpr) and n.target.id in values for n in found):
+            out.append(_replaced(s, put, found))
+            changed.add(id(s))
+        else:
+            out.append(s)
+    return out, changed
 
 
-def _packed(body: list[ast.stmt], loads: dict[str, int],
-            temporary: Callable[[str, int], bool], taken: set[str],
+def _packed(body: list[ast.stmt], loads: dict[str, int], known: dict[int, list[ast.AST]],
+            dirty: set[int], temporary: Callable[[str, int], bool],
+            repeatable: Callable[[ast.expr], bool], taken: set[str],
             made: set[str]) -> list[ast.stmt] | None:
     """``body`` with each run of two or more temporaries bound one after another, each
     read once as the positional arguments of one later call in that order, bound as one
     tuple the call unpacks: ``graph_inputs = (a.x, b['y'])`` ... ``graph(*graph_inputs)``
-    (Dynamo loads a graph's inputs, then calls a profiler hook, then the graph). None:
-    no such run."""
+    (Dynamo loads a graph's inputs, then calls a profiler hook, then the graph). Arguments
+    that read the same value anywhere (``repeatable``: parameters never stored) between
+    and around them join the tuple. ``known``: the nodes of statements, by id; the ids of
+    those it changes go to ``dirty``. None: no such run."""
     where: dict[str, int] = {}
     for k, s in enumerate(body):
         if isinstance(s, ast.Assign) and len(s.targets) == 1 \
@@ -818,38 +876,67 @@ def _packed(body: list[ast.stmt], loads: dict[str, int],
             where[s.targets[0].id] = k
     if len(where) < 2:
         return None
-    runs: list[tuple[ast.Call, int, int]] = []  # (call, first argument, past the last)
+    runs: list[tuple[ast.Call, int, int, list[str]]] = []  # (call, from, to, temporaries)
     for t, s in enumerate(body):
-        for call in walk(s):
+        for call in known.get(id(s)) or _nodes(s):
             if not isinstance(call, ast.Call):
                 continue
             p = 0
             while p < len(call.args):
-                q = p
-                while q < len(call.args) and isinstance(call.args[q], ast.Name) \
-                        and where.get(call.args[q].id, t) < t \
-                        and (q == p or where[call.args[q].id]
-                             == where[call.args[q - 1].id] + 1):  # type: ignore[attr-defined]
+                q, names = p, []
+                while q < len(call.args):
+                    arg = call.args[q]
+                    if isinstance(arg, ast.Name) and where.get(arg.id, t) < t \
+                            and (not names or where[arg.id] == where[names[-1]] + 1):
+                        names.append(arg.id)
+                    elif not repeatable(arg):
+                        break
                     q += 1
-                if q - p >= 2:
-                    runs.append((call, p, q))
+                if len(names) >= 2:
+                    runs.append((call, p, q, names))
+                    dirty.add(id(s))
                 p = max(q, p + 1)
     if not runs:
         return None
     first: dict[int, ast.stmt] = {}
     dropped: set[int] = set()
-    for call, p, q in reversed(runs):  # (a call's later runs first: indices hold)
-        names = [a.id for a in call.args[p:q]]  # type: ignore[attr-defined]
-        stem = _stem(call.func) if isinstance(call.func, ast.Name) else None
-        name = _unique(f"{stem}_inputs" if stem == "graph" else "args", taken)
+    named = {id(run): _unique(f"{_stem(run[0].func)}_inputs" if isinstance(run[0].func, ast.Name)
+                              and _stem(run[0].func) == "graph" else "args", taken)
+             for run in runs}
+    for run in reversed(runs):  # (a call's later runs first: its indices hold)
+        call, p, q, names = run
+        name = named[id(run)]
         made.add(name)
         start = where[names[0]]
-        elts = [body[where[n]].value for n in names]  # type: ignore[attr-defined]
+        elts = [body[where[a.id]].value if isinstance(a, ast.Name) and a.id in names  # type: ignore
+                else a for a in call.args[p:q]]
         first[start] = _at(ast.Assign(targets=[ast.Name(id=name, ctx=ast.Store())],
                                       value=ast.Tuple(elts=elts, ctx=ast.Load())), body[start])
         dropped.update(where[n] for n in names[1:])
         call.args[p:q] = [ast.Starred(value=ast.Name(id=name, ctx=ast.Load()), ctx=ast.Load())]
     return [first.get(k, s) for k, s in enumerate(body) if k not in dropped]
+
+
+def _replaced(node: ast.stmt, put: Callable[[ast.AST], ast.AST | None],
+              nodes: list[ast.AST] | None = None) -> ast.stmt:
+    """``node`` with each node under it for which ``put`` gives a node replaced by that
+    (in place; what ``put`` gives is not looked into). ``nodes``: those under it."""
+    for n in nodes or _nodes(node):
+        for name in n._fields:
+            if name in _SKIPPED:
+                continue
+            value = getattr(n, name, None)
+            if isinstance(value, ast.AST):
+                new = put(value)
+                if new is not None:
+                    setattr(n, name, new)
+            elif isinstance(value, list):
+                for k, v in enumerate(value):
+                    if isinstance(v, ast.AST):
+                        new = put(v)
+                        if new is not None:
+                            value[k] = new
+    return node
 
 
 def _fixed_read(node: ast.expr, fixed: Fixed | None) -> bool:
@@ -867,17 +954,26 @@ def _assigns_last(stmts: list[ast.stmt], name: str) -> bool:
         and isinstance(stmts[-1].targets[0], ast.Name) and stmts[-1].targets[0].id == name
 
 
-def _renamed(body: list[ast.stmt], params: set[str], made: set[str],
-             nested: set[str]) -> list[ast.stmt] | None:
+def _renamed(body: list[ast.stmt], params: set[str], made: set[str], nested: set[str],
+             known: dict[int, list[ast.AST]] | None = None) -> list[ast.stmt] | None:
     """``body`` with temporaries (unveil's ``_tN``, ``_sN``, Dynamo's ``tmp_N``) bound once
     at the top level, by ``=`` or a walrus, named after what they hold
-    (``register_forward_hook``, ``graph_out_0_1``, ``transformer_h_0_modules``); None: none."""
-    ordered = [_post_order(s) for s in body]  # (inner walruses first: evaluated first)
+    (``register_forward_hook``, ``graph_out_0_1``, ``transformer_h_0_modules``). ``known``:
+    the nodes of statements, by id. None: none."""
+    ordered = []
+    for s in body:
+        nodes = (known or {}).get(id(s)) or _nodes(s)
+        if any(isinstance(n, ast.NamedExpr) for n in nodes):
+            nodes = _post_order(s)  # (inner walruses first: they are evaluated first)
+        ordered.append(nodes)
     taken = set(params)
     bindings: dict[str, int] = {}
+    returned: set[str] = set()  # (``return name``: a name for what is returned)
     for nodes in ordered:
         for n in nodes:
-            if isinstance(n, ast.Name):
+            if isinstance(n, ast.Return) and isinstance(n.value, ast.Name):
+                returned.add(n.value.id)
+            elif isinstance(n, ast.Name):
                 taken.add(n.id)
                 if isinstance(n.ctx, ast.Store):
                     bindings[n.id] = bindings.get(n.id, 0) + 1
@@ -885,15 +981,13 @@ def _renamed(body: list[ast.stmt], params: set[str], made: set[str],
                 taken.add(n.arg)
             elif isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
                 taken.add(n.name)
-    if not any(TEMPORARY.match(name) for name in bindings) and not made:
-        return None
     names: dict[str, str] = {}
     paths = _Paths(params)
 
     def name(old: str, value: ast.expr, path: list[str] | None) -> None:
         if TEMPORARY.match(old) and bindings.get(old) == 1 and old not in nested \
                 and old not in names:
-            stem = paths.stem(path) or _stem(value)
+            stem = paths.stem(path) or _stem(value) or ("result" if old in returned else None)
             if stem is not None:
                 names[old] = _unique(stem, taken)
                 if path is not None:

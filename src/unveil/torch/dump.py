@@ -189,14 +189,14 @@ class prepare_debug:  # noqa: N801 (a context manager named like the function it
     seldom identical; the manifest says whether it is, and ``strict=True`` keeps
     Dynamo's own code for every frame that is not bytecode-identical.
 
-    ``simplify=True`` writes each frame in its simplest form where that is shown to do
-    what Dynamo's code does (lists the frame builds and shuffles written where they go,
-    temporaries inlined and named: :mod:`unveil.decompiler.simplify`), else faithfully.
-    It costs 1–2 ms more per small frame, so it is not the default yet.
+    Each frame is written in its simplest form where that is shown to do what Dynamo's
+    code does (lists the frame builds and shuffles written where they go, the graph's
+    inputs as one tuple, temporaries inlined and named: :mod:`unveil.decompiler.simplify`),
+    else faithfully; ``simplify=False`` writes every frame faithfully.
     """
 
     def __init__(self, dump_dir: str | os.PathLike[str], *, strict: bool = False,
-                 simplify: bool = False) -> None:
+                 simplify: bool = True) -> None:
         self.dump_dir = Path(dump_dir)
         self.strict = strict  # run unveil's code only where it is bytecode-identical
         self.simplify = simplify and not strict  # (a simplified frame is never identical)
@@ -440,6 +440,9 @@ class prepare_debug:  # noqa: N801 (a context manager named like the function it
                 name = COMPILED_FN.match(graph.group(0))
                 files = graphs.get(name.group(0) if name else "") or []
                 return f"the graph{' in ' + ', '.join(files[:3]) if files else ''}"
+            if "record_pregraph_bytecode_enter(" in line:
+                return ("Dynamo's profiler region 'Pregraph bytecode': loading the graph's "
+                        "inputs")
             if broke is not None and "__resume_at_" in line:
                 at = f" at line {broke.user_line}" if broke.user_line else ""
                 return one_line(f"the rest of {record.function} after the graph "
