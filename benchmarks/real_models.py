@@ -3,7 +3,7 @@
 Each workload builds a `transformers` model from a tiny config object with seeded random
 weights (nothing is downloaded) and runs it compiled: a forward pass, ``generate()``
 (several frames, recompiles) or a training step (forward, loss, backward, optimizer).
-``tests/torch/test_real_models.py`` runs the same workloads as tests; this script measures
+``tests/torch_compile/test_real_models.py`` runs the same workloads as tests; this script measures
 them. Per workload and backend:
 
 * frames Dynamo transformed, how many run unveil's code, and why the others do not;

@@ -86,7 +86,7 @@ ensure_native_venv() {
     ensure_venv "$CACHE/venv-$v" "$python" -e ".[test]" "${tools[@]}"
 }
 
-# The PyTorch venv (Python 3.11 only), shared by tests/torch and scripts/demo (numpy: torch
+# The PyTorch venv (Python 3.11 only), shared by tests/torch_compile and scripts/demo (numpy: torch
 # warns without it; transformers: the real-model tests, pinned so a release cannot move CI).
 TORCH_VENV="$CACHE/venv-3.11-torch"
 TRANSFORMERS_SPEC="transformers==5.23.0"

@@ -14,6 +14,7 @@ from types import CodeType
 import pytest
 
 import unveil
+import unveil.decompiler.api
 from unveil import check
 from unveil.check import (
     CheckReport,
@@ -401,14 +402,15 @@ def _fake_run(
     *targets: Path, rewrite: str = "", in_process: bool = True, **kwargs: object
 ) -> CheckReport:
     decompile, recompile = _stand_in(rewrite)
-    saved = unveil.decompile, unveil.recompile
-    unveil.decompile, unveil.recompile = decompile, recompile  # type: ignore[assignment]
+    api = unveil.decompiler.api  # (what the checker calls)
+    saved = api.decompile, api.recompile
+    api.decompile, api.recompile = decompile, recompile  # type: ignore[assignment]
     try:
         if in_process:
             kwargs.setdefault("timeout", None)
         return check_targets(list(targets), progress=False, **kwargs)  # type: ignore[arg-type]
     finally:
-        unveil.decompile, unveil.recompile = saved
+        api.decompile, api.recompile = saved
 
 
 PROGRAM = textwrap.dedent("""
@@ -497,8 +499,8 @@ def test_checker_classifies_failures(program: Path, monkeypatch: pytest.MonkeyPa
             raise ValueError("free variables differ")
         return recompile(code, filename)  # type: ignore[operator,no-any-return]
 
-    monkeypatch.setattr(unveil, "decompile", bad_decompile)
-    monkeypatch.setattr(unveil, "recompile", bad_recompile)
+    monkeypatch.setattr(unveil.decompiler.api, "decompile", bad_decompile)
+    monkeypatch.setattr(unveil.decompiler.api, "recompile", bad_recompile)
     report = check_targets([program], progress=False, timeout=None)
     by_name = {r.qualname: r for r in report.results}
     assert by_name["add"].reason == "decompile-error" and not by_name["add"].decompiled
@@ -531,8 +533,8 @@ def test_checker_times_out_and_survives_dead_workers(
             os._exit(7)
         return decompile(obj)  # type: ignore[operator,no-any-return]
 
-    monkeypatch.setattr(unveil, "decompile", nasty)
-    monkeypatch.setattr(unveil, "recompile", recompile)
+    monkeypatch.setattr(unveil.decompiler.api, "decompile", nasty)
+    monkeypatch.setattr(unveil.decompiler.api, "recompile", recompile)
     report = check_targets([program], jobs=2, progress=False, timeout=1.0)
     by_name = {r.qualname: r for r in report.results}
     assert by_name["K.hang"].reason == "timeout"
@@ -565,12 +567,13 @@ def test_limit_and_report_json(program: Path, tmp_path: Path) -> None:
 
 def test_progress_lines(program: Path, capsys: pytest.CaptureFixture[str]) -> None:
     decompile, recompile = _stand_in()
-    saved = unveil.decompile, unveil.recompile
-    unveil.decompile, unveil.recompile = decompile, recompile  # type: ignore[assignment]
+    api = unveil.decompiler.api  # (what the checker calls)
+    saved = api.decompile, api.recompile
+    api.decompile, api.recompile = decompile, recompile  # type: ignore[assignment]
     try:
         check_targets([program], progress=True, timeout=None)
     finally:
-        unveil.decompile, unveil.recompile = saved
+        api.decompile, api.recompile = saved
     err = capsys.readouterr().err
     assert "check:" in err and "100%" in err  # not a tty: plain lines
 

@@ -17,6 +17,7 @@ from types import CodeType
 import pytest
 
 import unveil
+import unveil.decompiler.api
 from unveil import cli
 from unveil.check import iter_code_objects
 from unveil.cli import load_pyc, main
@@ -213,7 +214,7 @@ def test_internal_errors_are_one_sentence(source_file: Path, monkeypatch: pytest
     def broken(obj: object) -> str:
         raise ZeroDivisionError("oops")
 
-    monkeypatch.setattr(unveil, "decompile", broken)
+    monkeypatch.setattr(unveil.decompiler.api, "decompile", broken)
     assert main(["decompile", str(source_file)]) == 1
     line = one_sentence(capsys.readouterr().err)
     assert "internal error: ZeroDivisionError: oops" in line
@@ -226,7 +227,7 @@ def test_decompilation_error_exit_code(source_file: Path, monkeypatch: pytest.Mo
     def refuse(obj: object) -> str:
         raise unveil.DecompilationError("unsupported", code_name="add", offset=6)
 
-    monkeypatch.setattr(unveil, "decompile", refuse)
+    monkeypatch.setattr(unveil.decompiler.api, "decompile", refuse)
     assert main(["decompile", str(source_file)]) == 1
     line = one_sentence(capsys.readouterr().err)
     assert line == f"unveil: could not decompile {source_file}: unsupported in add at offset 6"
@@ -260,7 +261,7 @@ def test_decompile_output_with_stand_in(source_file: Path, tmp_path: Path,
         seen.append(obj)
         return "def add(a, b):\n    return a + b"
 
-    monkeypatch.setattr(unveil, "decompile", fake)
+    monkeypatch.setattr(unveil.decompiler.api, "decompile", fake)
     assert main(["decompile", str(source_file)]) == 0
     assert capsys.readouterr().out == "def add(a, b):\n    return a + b\n"  # not a tty: plain
     assert isinstance(seen[-1], CodeType) and seen[-1].co_name == "<module>"
@@ -291,8 +292,8 @@ def _stand_in(monkeypatch: pytest.MonkeyPatch, perturb: str = "") -> None:
                 return candidate
         raise LookupError(code.co_name)
 
-    monkeypatch.setattr(unveil, "decompile", decompile)
-    monkeypatch.setattr(unveil, "recompile", recompile)
+    monkeypatch.setattr(unveil.decompiler.api, "decompile", decompile)
+    monkeypatch.setattr(unveil.decompiler.api, "recompile", recompile)
 
 
 def test_check_exit_codes(source_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

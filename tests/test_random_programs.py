@@ -15,6 +15,7 @@ from types import CodeType, ModuleType
 import pytest
 
 import unveil
+import unveil.decompiler.api
 from unveil.errors import DecompilationError
 
 pytest.importorskip("pysource_codegen")
@@ -107,8 +108,8 @@ def test_failures_are_found_minimized_and_saved(tmp_path: Path,
     def same(code: CodeType, filename: str | None = None) -> CodeType:
         return code
 
-    monkeypatch.setattr(unveil, "decompile", picky)
-    monkeypatch.setattr(unveil, "recompile", same)
+    monkeypatch.setattr(unveil.decompiler.api, "decompile", picky)
+    monkeypatch.setattr(unveil.decompiler.api, "recompile", same)
     program = bench.Program(0, "def f(a):\n    x = [a, 2]\n    return x * 1.5 + len(x)\n")
     path = tmp_path / "p.py"
     path.write_text(program.source)

@@ -70,7 +70,7 @@ def explain(fn, *args, backend: str = "eager", dump_dir=None, **kwargs):  # type
     ``torch.compile(backend=...)``, call it on the arguments under ``prepare_debug`` and
     return what happened: ``.result``, ``.frames``, ``str()`` is the summary, and a
     notebook shows the HTML report. Needs PyTorch."""
-    from .report.notebook import explain as _explain
+    from .torch.explain import explain as _explain
 
     return _explain(fn, *args, backend=backend, dump_dir=dump_dir, **kwargs)
 

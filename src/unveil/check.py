@@ -15,9 +15,9 @@ What :func:`normalize` ignores, and why (keep this list minimal):
   nested code by name and normalized form), names and local, cell and free variables by
   name, jump targets by the index of the target in the normalized stream (a target on a
   dropped instruction maps to the next kept one);
-* the ``CO_NESTED`` flag: purely informational, and it is set when a function is
+* the ``CodeFlag.NESTED`` flag: purely informational, and it is set when a function is
   recompiled inside a wrapper that provides its free variables (and 3.14's
-  ``CO_HAS_DOCSTRING``, as the docstring itself is compared);
+  ``CodeFlag.HAS_DOCSTRING``, as the docstring itself is compared);
 * exception-table entries are rewritten to instruction indices; entries that become
   empty once the dropped instructions are gone are removed, and adjacent entries with
   the same handler, depth and lasti are merged (dropping a NOP may join two ranges).
@@ -69,6 +69,10 @@ from pathlib import Path
 from types import CodeType
 from typing import Any, NamedTuple, TextIO
 
+from .codeobj import CodeFlag, code_kind
+from .decompiler import api
+from .errors import BadInputError, DecompilationError
+
 __all__ = [
     "CheckReport",
     "CodeEntry",
@@ -87,14 +91,8 @@ __all__ = [
 # --------------------------------------------------------------------------- oracle
 
 SKIPPED_OPNAMES = frozenset({"CACHE", "EXTENDED_ARG", "NOP", "RESUME", "NOT_TAKEN"})
-CO_OPTIMIZED = 0x1
-CO_NEWLOCALS = 0x2
-CO_VARARGS = 0x4
-CO_VARKEYWORDS = 0x8
-CO_NESTED = 0x10
-CO_HAS_DOCSTRING = 0x4000000  # 3.14+
-# CO_NESTED is informational; CO_HAS_DOCSTRING is covered by the docstring field.
-IGNORED_FLAGS = CO_NESTED | (CO_HAS_DOCSTRING if sys.version_info >= (3, 14) else 0)
+# CodeFlag.NESTED is informational; CodeFlag.HAS_DOCSTRING is covered by the docstring field.
+IGNORED_FLAGS = CodeFlag.NESTED | (CodeFlag.HAS_DOCSTRING if sys.version_info >= (3, 14) else 0)
 
 HEADER_TAG = "<code>"
 EXCEPTION_TAG = "<exception>"
@@ -165,9 +163,9 @@ def _norm_const(value: object, nested: bool) -> tuple:
 def _docstring(code: CodeType) -> str | None:
     """The function docstring stored in ``co_consts`` (not visible in instructions)."""
     if sys.version_info >= (3, 14):
-        has = code.co_flags & CO_HAS_DOCSTRING
+        has = code.co_flags & CodeFlag.HAS_DOCSTRING
         return code.co_consts[0] if has else None
-    if not code.co_flags & CO_OPTIMIZED or code.co_name.startswith("<"):
+    if not code.co_flags & CodeFlag.OPTIMIZED or code.co_name.startswith("<"):
         return None  # modules and classes store __doc__ explicitly; lambdas have none
     first = code.co_consts[0] if code.co_consts else None
     return first if isinstance(first, str) else None
@@ -175,7 +173,7 @@ def _docstring(code: CodeType) -> str | None:
 
 def _header(code: CodeType) -> tuple:
     nparams = code.co_argcount + code.co_kwonlyargcount
-    nparams += bool(code.co_flags & CO_VARARGS) + bool(code.co_flags & CO_VARKEYWORDS)
+    nparams += bool(code.co_flags & CodeFlag.VARARGS) + bool(code.co_flags & CodeFlag.VARKEYWORDS)
     return (
         HEADER_TAG, code.co_name, code.co_argcount, code.co_posonlyargcount,
         code.co_kwonlyargcount, code.co_varnames[:nparams], code.co_flags & ~IGNORED_FLAGS,
@@ -409,22 +407,6 @@ class CodeEntry(NamedTuple):
     code: CodeType
 
 
-def code_kind(code: CodeType) -> str:
-    """``module``, ``class``, ``function``, ``lambda``, ``comprehension`` or ``genexpr``."""
-    name = code.co_name
-    if name == "<module>":
-        return "module"
-    if name == "<lambda>":
-        return "lambda"
-    if name == "<genexpr>":
-        return "genexpr"
-    if name in ("<listcomp>", "<setcomp>", "<dictcomp>"):
-        return "comprehension"
-    if not code.co_flags & CO_OPTIMIZED:
-        return "class"
-    return "function"
-
-
 def iter_code_objects(code: CodeType, qualname: str | None = None) -> Iterator[CodeEntry]:
     """Yield ``code`` and every code object nested in it, depth first, in constant order."""
     if qualname is None:
@@ -505,15 +487,12 @@ def check_code(code: CodeType, *, qualname: str | None = None, file: str = "",
     Decompilation and recompilation are separate steps so that the result tells
     "could not decompile" from "decompiled to source that does not compile".
     """
-    import unveil
-    from unveil.errors import DecompilationError
-
     result = FunctionResult(
         file=file, qualname=qualname or getattr(code, "co_qualname", code.co_name),
         kind=code_kind(code), line=code.co_firstlineno, status="failed")
     t0 = time.perf_counter()
     try:
-        source = unveil.decompile(code)
+        source = api.decompile(code)
         if not isinstance(source, str):
             raise TypeError(f"decompile returned {type(source).__name__}, not str")
     except DecompilationError as exc:
@@ -527,7 +506,7 @@ def check_code(code: CodeType, *, qualname: str | None = None, file: str = "",
     result.decompiled = True
     t1 = time.perf_counter()
     try:
-        new = unveil.recompile(code)
+        new = api.recompile(code)
         if not isinstance(new, CodeType):
             raise TypeError(f"recompile returned {type(new).__name__}, not a code object")
     except Exception as exc:  # noqa: BLE001
@@ -563,7 +542,6 @@ def _walk_dir(root: Path, exclude: frozenset[str]) -> list[Path]:
 
 
 def _module_files(name: str, exclude: frozenset[str]) -> list[Path]:
-    from unveil.errors import BadInputError
 
     try:
         spec = importlib.util.find_spec(name)
@@ -597,7 +575,6 @@ def resolve_targets(targets: Iterable[str | os.PathLike[str]], *,
     Directories are walked recursively, skipping hidden directories, ``__pycache__``
     and any directory whose name is in ``exclude``. Raises BadInputError.
     """
-    from unveil.errors import BadInputError
 
     excluded = frozenset(exclude)
     out: list[tuple[Path, bool]] = []
@@ -889,7 +866,6 @@ def _mp_context() -> Any:
 
 def _prepare(targets: Iterable[str | os.PathLike[str]], exclude: Iterable[str],
              limit: int | None) -> list[_File]:
-    from unveil.errors import BadInputError
 
     files: list[_File] = []
     budget = limit if limit is not None else -1

@@ -45,8 +45,9 @@ from typing import Any
 
 from .bytecode import LITERAL_TYPES, Raw, for_iter_exit, instructions
 from .bytecode.exceptions import parse_exception_table
+from .codeobj import CodeFlag
 from .decompiler.regions import dominators, natural_loops
-from .decompiler.simplify import Fixed
+from .decompiler.temporaries import Fixed
 
 __all__ = ["Verdict", "prove_equivalent"]
 
@@ -58,7 +59,8 @@ _NULL_FIRST = sys.version_info < (3, 13)  # 3.10-3.12 push NULL below the callab
 _BLOCKS = sys.version_info < (3, 11)  # 3.10 sets up handlers at run time (a block stack)
 _PY314 = sys.version_info >= (3, 14)  # kwargs slot in CALL_FUNCTION_EX, LOAD_SPECIAL, ...
 _SUPPORTED = (3, 10) <= sys.version_info[:2] <= (3, 14)
-_SIGNATURE_FLAGS = 0x04 | 0x08 | 0x20 | 0x80 | 0x100 | 0x200  # varargs, varkw, generators...
+_SIGNATURE_FLAGS = (CodeFlag.VARARGS | CodeFlag.VARKEYWORDS | CodeFlag.GENERATOR
+                    | CodeFlag.COROUTINE | CodeFlag.ITERABLE_COROUTINE | CodeFlag.ASYNC_GENERATOR)
 
 Term = tuple  # a symbolic value; see the module docstring
 NULL: Term = ("null",)
@@ -1387,7 +1389,7 @@ def _touched(header: State, endings: list[tuple[str, State, tuple[Any, ...]]]) -
 
 def _nargs(code: CodeType) -> int:
     return (code.co_argcount + code.co_kwonlyargcount
-            + bool(code.co_flags & 0x04) + bool(code.co_flags & 0x08))
+            + bool(code.co_flags & CodeFlag.VARARGS) + bool(code.co_flags & CodeFlag.VARKEYWORDS))
 
 
 def _signature(code: CodeType) -> tuple[Any, ...]:

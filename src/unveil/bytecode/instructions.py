@@ -34,6 +34,7 @@ from dataclasses import dataclass, replace
 from types import CodeType
 from typing import Any
 
+from ..codeobj import CodeFlag
 from ..errors import DecompilationError
 from .exceptions import RawHandler, parse_exception_table, simulate_block_stack
 from .listing import Raw, instructions
@@ -210,8 +211,8 @@ def read(code: CodeType) -> Bytecode:
     lines = _line_table(code)
     cells = set(code.co_cellvars) | set(code.co_freevars)
     nvars = len(code.co_varnames)
-    nparams = code.co_argcount + code.co_kwonlyargcount + bool(code.co_flags & 0x04) \
-        + bool(code.co_flags & 0x08)
+    nparams = code.co_argcount + code.co_kwonlyargcount + bool(code.co_flags & CodeFlag.VARARGS) \
+        + bool(code.co_flags & CodeFlag.VARKEYWORDS)
 
     def is_cell(ins: Raw) -> bool:
         """Does this fast load read a cell? A slot past the plain locals is a cell, and so is

@@ -13,14 +13,16 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
+from .ir import ExcMarker
+
 if TYPE_CHECKING:
     from .exprs import Func
-    from .functions import CodeDecompiler
+    from .scope import Scope
 
 Item = tuple[str, ast.expr, int | None]  # name, annotation, conditional index
 
 
-def items_of(func: Func, parent: CodeDecompiler) -> list[Item]:
+def items_of(func: Func, parent: Scope) -> list[Item]:
     """The annotations an ``__annotate__`` function returns, in order."""
     body = parent.child(func.code).statements()
     items: list[Item] = []
@@ -123,10 +125,8 @@ def is_format_check(s: ast.If) -> bool:
     return len(s.body) == 1 and isinstance(s.body[0], ast.Raise)
 
 
-def apply_to_scope(stmts: list[ast.stmt], parent: CodeDecompiler) -> list[ast.stmt]:
+def apply_to_scope(stmts: list[ast.stmt], parent: Scope) -> list[ast.stmt]:
     """Module or class body: annotated assignments back in place."""
-    from .executor import ExcMarker
-
     items: list[Item] = []
     for s in stmts:
         if isinstance(s, ExcMarker) and s.kind == "annotate":

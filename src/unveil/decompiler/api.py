@@ -10,8 +10,12 @@ from collections.abc import Callable
 from types import CodeType, FunctionType
 from typing import Any
 
+from .._io import write_atomic
+from ..codeobj import CodeFlag, code_kind
 from ..errors import BadInputError, DecompilationError
 from . import generics
+from .annotations import is_format_check
+from .comprehensions import comprehension_from_code
 from .emit import unparse
 from .functions import (
     COMPREHENSIONS,
@@ -19,16 +23,16 @@ from .functions import (
     Constants,
     argument_count,
     build_arguments,
+    class_body,
     function_def,
-    lambda_body,
     module_body,
 )
+from .idioms import annotation_expr, lambda_body
 from .nodes import walk
 from .render import Renderer
-from .simplify import Fixed
 from .simplify import simplify as simplify_body
+from .temporaries import Fixed
 
-CO_NEWLOCALS = 0x02
 # the name of the ``def`` that stands for a lambda whose body is not one expression
 LAMBDA_NAME = "lambda_"
 
@@ -151,12 +155,10 @@ def comprehension_statement(code: CodeType, constants: Constants,
                             compilable: bool = False) -> ast.stmt:
     """The comprehension as an expression statement; ``compilable``: inside an
     ``async def`` when it holds ``async for`` or ``await`` (for compiling it back)."""
-    from .comprehensions import comprehension_from_code
-
     expr = comprehension_from_code(CodeDecompiler(code, constants),
                                    ast.Name(id="_iter", ctx=ast.Load()))
     stmt: ast.stmt = ast.Expr(value=expr)
-    if compilable and code.co_flags & 0x80 and code.co_name != "<genexpr>":  # CO_COROUTINE
+    if compilable and code.co_flags & CodeFlag.COROUTINE and code.co_name != "<genexpr>":
         # (or ``await``) inside: only an async function may hold it
         stmt = ast.AsyncFunctionDef(name="__unveil_async__", args=ast.arguments(
             posonlyargs=[], args=[], vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None,
@@ -178,12 +180,10 @@ def _apply_function_defaults(args: ast.arguments, func: FunctionType, r: Rendere
     args.kw_defaults = [value(kw[a.arg]) if a.arg in kw else None  # type: ignore[misc]
                         for a in args.kwonlyargs]
     annotations = getattr(func, "__annotations__", None) or {}
-    future = bool(func.__code__.co_flags & 0x1000000)
+    future = bool(func.__code__.co_flags & CodeFlag.FUTURE_ANNOTATIONS)
 
     def annotation(v: Any) -> ast.expr:
         if isinstance(v, str) and future:
-            from .idioms import annotation_expr
-
             return annotation_expr(ast.Constant(v), True)
         return value(v)
 
@@ -449,22 +449,6 @@ def _statements(tree: ast.AST) -> list[ast.stmt]:
     return out
 
 
-def code_kind(code: CodeType) -> str:
-    """``module``, ``class``, ``lambda``, ``comprehension``, ``generic`` (a PEP 695
-    type parameter scope) or ``function``."""
-    if code.co_name == "<module>":
-        return "module"
-    if code.co_name == "<lambda>":
-        return "lambda"
-    if code.co_name in COMPREHENSIONS:
-        return "comprehension"
-    if code.co_name.startswith(generics.PREFIX):
-        return "generic"
-    if not code.co_flags & CO_NEWLOCALS:
-        return "class"
-    return "function"
-
-
 def _definition_for(code: CodeType, kind: str, constants: Constants,
                     simplify: list[bool] | None = None, fixed: Fixed | None = None) -> ast.stmt:
     """A statement whose compilation holds a code object like ``code``; with ``simplify``,
@@ -477,8 +461,6 @@ def _definition_for(code: CodeType, kind: str, constants: Constants,
         if owner is not None:
             return owner
     if kind == "class":
-        from .functions import class_body
-
         params: list[ast.AST] = []
         if ".type_params" in code.co_freevars:
             # a generic class's body: its other free variables behave as type parameters
@@ -497,7 +479,7 @@ def _definition_for(code: CodeType, kind: str, constants: Constants,
         args = build_arguments(code, None, dec.renderer())
         lam = ast.Lambda(args=args, body=value)
         return ast.Assign(targets=[ast.Name(id="_unveil_lambda", ctx=ast.Store())], value=lam)
-    if kind == "comprehension":
+    if kind in ("comprehension", "genexpr"):
         return comprehension_statement(code, constants, compilable=True)
     params = code.co_varnames[:code.co_argcount]
     if code.co_name.isidentifier() and (params == (".format",) or (
@@ -532,15 +514,11 @@ def _simplified(code: CodeType, stmts: list[ast.stmt], changed: list[bool],
     return stmts if simpler is None else simpler
 
 
-CO_METHOD = 0x8000000  # 3.14: a function defined directly in a class body
 
 
 def _annotated_owner(code: CodeType, dec: CodeDecompiler) -> ast.stmt | None:
     """3.14: a function whose annotations the ``__annotate__`` code object returns (the
     compiler writes that code object; source cannot, but an annotated ``def`` makes it)."""
-    from .annotations import is_format_check
-    from .idioms import annotation_expr
-
     if code.co_argcount != 1 or code.co_varnames[:1] != ("format",):
         return None
     try:
@@ -558,7 +536,7 @@ def _annotated_owner(code: CodeType, dec: CodeDecompiler) -> ast.stmt | None:
     if not items or not all(isinstance(n, str) and n.isidentifier() for n in names) \
             or len(set(names)) != len(names):
         return None
-    stringified = bool(code.co_flags & 0x1000000)  # from __future__ import annotations
+    stringified = bool(code.co_flags & CodeFlag.FUTURE_ANNOTATIONS)
 
     def annotation(value: ast.expr) -> ast.expr:
         return annotation_expr(value, True) if stringified else value
@@ -618,7 +596,7 @@ def _closure_wrapper(node: ast.stmt, code: CodeType) -> ast.Module:
         free.remove("__classdict__")
         node = ast.ClassDef(name="__unveil_class__", bases=[], keywords=[], body=[node],
                             decorator_list=[], type_params=[])
-    elif code.co_flags & CO_METHOD and isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+    elif code.co_flags & CodeFlag.METHOD and isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
         # 3.14 marks functions defined in a class body
         node = ast.ClassDef(name="__unveil_class__", bases=[], keywords=[], body=[node],
                             decorator_list=[], type_params=[])
@@ -645,8 +623,6 @@ def _reads_global(code: CodeType, name: str) -> bool:
 
 
 def _write(filename: str, source: str) -> None:
-    from .._io import write_atomic
-
     try:
         write_atomic(filename, source)
     except OSError as exc:
@@ -715,9 +691,9 @@ def _find_code(code: CodeType, name: str, kind: str) -> CodeType | None:
 
 # flags that say how a frame of the code is set up and run: the layout of its
 # arguments, whether calling it makes a generator or coroutine
-LAYOUT_FLAGS = (inspect.CO_OPTIMIZED | inspect.CO_NEWLOCALS | inspect.CO_VARARGS
-                | inspect.CO_VARKEYWORDS | inspect.CO_GENERATOR | inspect.CO_COROUTINE
-                | inspect.CO_ITERABLE_COROUTINE | inspect.CO_ASYNC_GENERATOR)
+LAYOUT_FLAGS = (CodeFlag.OPTIMIZED | CodeFlag.NEWLOCALS | CodeFlag.VARARGS
+                | CodeFlag.VARKEYWORDS | CodeFlag.GENERATOR | CodeFlag.COROUTINE
+                | CodeFlag.ITERABLE_COROUTINE | CodeFlag.ASYNC_GENERATOR)
 
 
 def layout_difference(original: CodeType, new: CodeType, cells: bool = True) -> str | None:
@@ -733,8 +709,8 @@ def layout_difference(original: CodeType, new: CodeType, cells: bool = True) -> 
         return (f"flags {new.co_flags & LAYOUT_FLAGS:#x} instead of "
                 f"{original.co_flags & LAYOUT_FLAGS:#x}")
     n = original.co_argcount + original.co_kwonlyargcount + \
-        bool(original.co_flags & inspect.CO_VARARGS) + \
-        bool(original.co_flags & inspect.CO_VARKEYWORDS)
+        bool(original.co_flags & CodeFlag.VARARGS) + \
+        bool(original.co_flags & CodeFlag.VARKEYWORDS)
     if original.co_varnames[:n] != new.co_varnames[:n]:
         return f"parameters {new.co_varnames[:n]!r} instead of {original.co_varnames[:n]!r}"
     return None

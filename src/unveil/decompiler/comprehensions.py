@@ -10,16 +10,16 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
+from ..codeobj import COMPREHENSIONS as KINDS
 from ..errors import DecompilationError
 from .exprs import negate
 
 if TYPE_CHECKING:
-    from .functions import CodeDecompiler
-
-KINDS = {"<listcomp>": "list", "<setcomp>": "set", "<dictcomp>": "dict", "<genexpr>": "gen"}
+    from .scope import Scope
 
 
-def comprehension_from_code(dec: CodeDecompiler, iterable: ast.expr) -> ast.expr:
+
+def comprehension_from_code(dec: Scope, iterable: ast.expr) -> ast.expr:
     kind = KINDS[dec.code.co_name]
     stmts = dec.statements()
     arg = dec.code.co_varnames[0] if dec.code.co_argcount else ".0"

@@ -21,8 +21,8 @@ from collections.abc import Callable
 from typing import Any
 
 from ..bytecode import Instr
+from ..codeobj import COMPREHENSIONS, GENERIC_PREFIX, CodeFlag
 from ..errors import DecompilationError
-from . import generics
 from .exprs import (
     Cell,
     ExcMatch,
@@ -40,6 +40,7 @@ from .exprs import (
     is_stable,
     name,
 )
+from .ir import ClassBuild, ExcMarker, ImportItem, ImportValue, intrinsic
 from .nodes import children, walk
 
 _BINOPS: dict[str, type[ast.operator]] = {
@@ -76,30 +77,6 @@ class Unpack:
         return ast.Tuple(elts=elts, ctx=ast.Store())
 
 
-class ImportValue(Marker):
-    """The module pushed by ``IMPORT_NAME`` while its names are stored."""
-
-    _fields = ("module", "fromlist", "level")
-
-    def __init__(self, module: str, fromlist: Any, level: int) -> None:
-        super().__init__()
-        self.module = module
-        self.fromlist = fromlist
-        self.level = level
-        self.aliases: list[ast.alias] = []
-
-
-class ImportItem(Marker):
-    """``IMPORT_FROM name`` of an :class:`ImportValue` (or a submodule for ``import a.b as c``)."""
-
-    _fields = ("source", "attr")
-
-    def __init__(self, source: ast.expr, attr: str) -> None:
-        super().__init__()
-        self.source = source
-        self.attr = attr
-
-
 class State:
     """The symbolic stack and the statements emitted so far."""
 
@@ -129,20 +106,6 @@ class Context:
         self.make_generic: Callable[[Func, list[ast.expr]], ast.expr] | None = None
         self.qualname = getattr(code, "co_qualname", code.co_name)
         self.imported: set[str] = set()
-
-
-class ClassBuild(Marker):
-    """``__build_class__(func, name, *bases, **keywords)`` before it is stored."""
-
-    _fields = ("func", "cname", "bases", "keywords")
-
-    def __init__(self, func: Func, cname: str, bases: list[ast.expr],
-                 keywords: list[ast.keyword]) -> None:
-        super().__init__()
-        self.func = func
-        self.cname = cname
-        self.bases = bases
-        self.keywords = keywords
 
 
 #: Instructions that only move values or push ones that evaluate nothing: the order
@@ -1324,30 +1287,29 @@ class Calls(Machine):
             cb = ClassBuild(args[0], args[1].value, args[2:], keywords)  # type: ignore[arg-type]
             return stamp(cb)
         if isinstance(func, Func) and self.ctx.make_comprehension is not None \
-                and func.code.co_name in ("<listcomp>", "<setcomp>", "<dictcomp>",
-                                          "<genexpr>") and len(args) == 1 and not keywords:
+                and func.code.co_name in COMPREHENSIONS and len(args) == 1 and not keywords:
             return stamp(self.ctx.make_comprehension(func, args[0]))
         if isinstance(func, Func) and self.ctx.make_generic is not None \
-                and func.code.co_name.startswith(generics.PREFIX) and not keywords:
+                and func.code.co_name.startswith(GENERIC_PREFIX) and not keywords:
             return stamp(self.ctx.make_generic(func, args))
         return stamp(ast.Call(func=func, args=args, keywords=keywords))
 
     def call_intrinsic_1(self, ins: Instr) -> None:
         value = self.pop()
-        marker = generics.intrinsic(str(ins.argval), [value])
+        marker = intrinsic(str(ins.argval), [value])
         self.push(stamp(marker if marker is not None else Special(str(ins.argval), value)))
 
     def call_intrinsic_2(self, ins: Instr) -> None:
         b = self.pop()
         a = self.pop()
-        marker = generics.intrinsic(str(ins.argval), [a, b])
+        marker = intrinsic(str(ins.argval), [a, b])
         self.push(stamp(marker if marker is not None else
                         Special(str(ins.argval), ast.Tuple(elts=[a, b], ctx=ast.Load()))))
 
 
 def _class_body(node: ast.expr) -> bool:
     """A class body's function, made for ``__build_class__``."""
-    return isinstance(node, Func) and not node.code.co_flags & 0x2  # CO_NEWLOCALS
+    return isinstance(node, Func) and not node.code.co_flags & CodeFlag.NEWLOCALS
 
 
 def _callable_of(a: ast.expr, b: ast.expr) -> tuple[ast.expr, ast.expr | None]:
@@ -1573,18 +1535,6 @@ class Exceptions(Machine):
 
     def exit_init_check(self, ins: Instr) -> None:
         self.pop()
-
-
-class ExcMarker(ast.stmt):
-    """A statement-level marker: ``push_exc_info``, ``pop_except``, ``with`` (set-up)..."""
-
-    _fields = ("kind", "value", "flag")
-
-    def __init__(self, kind: str, value: ast.expr | None = None, flag: bool = False) -> None:
-        super().__init__()
-        self.kind = kind
-        self.value = value
-        self.flag = flag
 
 
 @_family({

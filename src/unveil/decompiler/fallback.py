@@ -26,8 +26,9 @@ import ast
 from typing import Any
 
 from ..errors import DecompilationError
-from .executor import ExcMarker
 from .exprs import Names, Slot, Special
+from .ir import ExcMarker
+from .render import runtime_helper
 from .translate import IRBlock, IRGraph
 
 STATE = "_state"
@@ -160,8 +161,6 @@ class Lowering:
         """``_exit, _enter = with_methods(mgr)`` (the interpreter's look-up order and
         errors), then the values the bytecode pushes: ``__exit__`` (bound, or unbound and
         the manager on 3.14) and what ``__enter__`` returns."""
-        from .render import runtime_helper
-
         specials: list[Special] = getattr(marker, "specials", [])
         mgr = self.names.fresh("_mgr")
         exit_name, enter_name = self.names.fresh("_exit"), self.names.fresh("_enter")

@@ -15,27 +15,32 @@ from types import CodeType
 from typing import Any
 
 from .. import bytecode
+from ..codeobj import COMPREHENSIONS as KINDS
+from ..codeobj import CodeFlag
 from ..errors import DecompilationError
 from . import cfg as cfg_mod
 from . import patterns
-from .executor import ClassBuild, Context
-from .exprs import Func, Names
-from .nodes import children, names_in
+from .annotations import apply_to_scope, items_of
+from .comprehensions import comprehension_from_code
+from .executor import Context
+from .exprs import Func, Iterator, Names
+from .fallback import lower
+from .generics import alias_statement, generic_value, type_param_nodes
+from .idioms import annotation_expr, lambda_body, tidy, tidy_raw, tidy_scope
+from .inline_comprehensions import fold
+from .ir import ClassBuild
+from .nodes import catches_all, children, ends_in_jump, names_in
 from .render import Renderer
 from .structure import Structurer, Unstructurable
+from .tails import merge_tails, split_clean_ups
 from .translate import Translator
 
-CO_VARARGS = 0x04
-CO_VARKEYWORDS = 0x08
-CO_GENERATOR = 0x20
-CO_COROUTINE = 0x80
-CO_ASYNC_GENERATOR = 0x200
-CO_HAS_DOCSTRING = 0x4000000
-CO_FUTURE_ANNOTATIONS = 0x1000000
 VERSION = sys.version_info[:2]
 
-COMPREHENSIONS = {"<listcomp>": ast.ListComp, "<setcomp>": ast.SetComp,
-                  "<dictcomp>": ast.DictComp, "<genexpr>": ast.GeneratorExp}
+RETURNS = (ast.Return, ast.Raise)  # (what leaves the function: ``ends_in_jump``)
+
+COMPREHENSIONS = {name: {"list": ast.ListComp, "set": ast.SetComp, "dict": ast.DictComp,
+                         "gen": ast.GeneratorExp}[kind] for name, kind in KINDS.items()}
 
 
 class Constants:
@@ -90,13 +95,23 @@ class CodeDecompiler:
         code = self.code
         return self.region_statements(bytecode.read(code), [])
 
+    def raw_statements(self) -> list[ast.stmt]:
+        """The body structured but not rendered, without the state-machine fallback: a
+        type-parameter scope's straight-line code, read for the markers it builds."""
+        bc = split_clean_ups(merge_tails(fold(bytecode.read(self.code), self)))
+        ctx = Context(self.code, self.names, make_comprehension=self.make_comprehension)
+        ctx.make_generic = self.make_generic
+        ir = Translator(cfg_mod.build(bc), ctx, []).run()
+        try:
+            return tidy_raw(Structurer(ir).run())
+        except Unstructurable as exc:
+            raise DecompilationError(f"type parameter scope: {exc}",
+                                     code_name=self.qualname) from None
+
     def region_statements(self, bc: bytecode.Bytecode,
                           entry: list[ast.expr]) -> list[ast.stmt]:
         """Statements of ``bc`` (all of a code object, or a region of it) run from
         ``entry`` as the initial stack."""
-        from .inline_comprehensions import fold
-        from .tails import merge_tails, split_clean_ups
-
         bc = split_clean_ups(merge_tails(fold(bc, self)))
         with_cases = patterns.fold(bc)
         if with_cases is bc:
@@ -130,8 +145,6 @@ class CodeDecompiler:
         ctx.imported = self.constants.imported
         ctx.make_generic = self.make_generic
         ir = Translator(graph_cfg, ctx, entry).run()
-        from .idioms import tidy_raw
-
         try:
             raw = Structurer(ir).run()
             # (nested code objects are tidied as they are decompiled)
@@ -140,8 +153,6 @@ class CodeDecompiler:
         except (Unstructurable, DecompilationError) as exc:
             self.fallback_reason = str(exc)
             body = self.state_machine(graph_cfg, ctx, entry)
-        from .idioms import tidy
-
         if matches:
             body = patterns.merge_matches(body, self.names.generated)
         return tidy(body, code, self.names.generated)
@@ -149,8 +160,6 @@ class CodeDecompiler:
     def state_machine(self, graph_cfg: cfg_mod.CFG, ctx: Context,
                       entry: list[ast.expr] | None = None) -> list[ast.stmt]:
         """The control flow as a loop over a state variable (always correct)."""
-        from .fallback import lower
-
         ir = Translator(graph_cfg, ctx, entry, lowering=True).run()
         raw, special_names, _ = lower(ir, self.names)
         renderer = self.renderer()
@@ -168,13 +177,10 @@ class CodeDecompiler:
     # ------------------------------------------------------------ nested objects
 
     def make_comprehension(self, func: Func, iterable: ast.expr) -> ast.expr:
-        from .comprehensions import comprehension_from_code
-        from .exprs import Iterator
-
         if isinstance(iterable, Iterator):
             iterable = iterable.value
         node = comprehension_from_code(self.child(func.code), iterable)
-        if func.code.co_flags & CO_COROUTINE and func.code.co_name != "<genexpr>":
+        if func.code.co_flags & CodeFlag.COROUTINE and func.code.co_name != "<genexpr>":
             node.async_comprehension = True  # type: ignore[attr-defined]
         return node
 
@@ -190,8 +196,6 @@ class CodeDecompiler:
         return function_def(func.code, name, self, func, decorators)
 
     def make_class(self, cb: ClassBuild, name: str, decorators: list[ast.expr]) -> ast.stmt:
-        from .generics import type_param_nodes
-
         r = self.renderer()
         child = self.child(cb.func.code)
         body = class_body(child)
@@ -203,35 +207,15 @@ class CodeDecompiler:
                             type_params=type_param_nodes(self, params) if params else [])
 
     def make_generic(self, func: Func, args: list[ast.expr]) -> ast.expr:
-        from .generics import generic_value
-
         return generic_value(self, func, args)
 
     def make_alias(self, target: ast.Name, alias: Any) -> ast.stmt:
-        from .generics import alias_statement
-
         return alias_statement(self, target, alias)
 
     def arguments(self, func: Func | None) -> ast.arguments:
         return build_arguments(self.code if func is None else func.code, func,
-                               self.renderer(), bool(self.code.co_flags & CO_FUTURE_ANNOTATIONS),
+                               self.renderer(), bool(self.code.co_flags & CodeFlag.FUTURE_ANNOTATIONS),
                                self)
-
-
-def lambda_body(stmts: list[ast.stmt]) -> ast.expr | None:
-    """The expression of a lambda body: ``return e``, or returns in if/else branches (the
-    compiler turns ``c and x or y``-like conditional expressions into branches)."""
-    if not stmts:
-        return ast.Constant(None)
-    first = stmts[0]
-    if isinstance(first, ast.Return) and len(stmts) == 1:
-        return first.value or ast.Constant(None)
-    if isinstance(first, ast.If):
-        body = lambda_body(first.body)
-        rest = lambda_body(first.orelse + stmts[1:]) if (first.orelse or stmts[1:]) else None
-        if body is not None and rest is not None:
-            return ast.IfExp(test=first.test, body=body, orelse=rest)
-    return None
 
 
 def build_arguments(code: CodeType, func: Func | None, r: Renderer,
@@ -246,10 +230,10 @@ def build_arguments(code: CodeType, func: Func | None, r: Renderer,
     i = npos + nkw
     vararg = None
     kwarg = None
-    if code.co_flags & CO_VARARGS:
+    if code.co_flags & CodeFlag.VARARGS:
         vararg = names[i]
         i += 1
-    if code.co_flags & CO_VARKEYWORDS:
+    if code.co_flags & CodeFlag.VARKEYWORDS:
         kwarg = names[i]
     annotations: dict[str, ast.expr] = {}
     defaults: list[ast.expr] = []
@@ -257,12 +241,8 @@ def build_arguments(code: CodeType, func: Func | None, r: Renderer,
     if func is not None:
         annotations = _annotations(func.annotations, r)
         if func.annotate is not None and isinstance(func.annotate, Func) and parent is not None:
-            from .annotations import items_of
-
             annotations = {name: ann for name, ann, _ in items_of(func.annotate, parent)}
         if future_annotations:
-            from .idioms import annotation_expr
-
             annotations = {k: annotation_expr(v, True) for k, v in annotations.items()}
         if func.defaults is not None:
             defaults = _tuple_items(func.defaults, r)
@@ -340,7 +320,7 @@ def docstring_of(code: CodeType) -> str | None:
     if code.co_name in ("<lambda>", "<module>") or code.co_name in COMPREHENSIONS:
         return None
     if VERSION >= (3, 14):
-        if code.co_flags & CO_HAS_DOCSTRING and code.co_consts \
+        if code.co_flags & CodeFlag.HAS_DOCSTRING and code.co_consts \
                 and isinstance(code.co_consts[0], str):
             return code.co_consts[0]
         return None
@@ -491,7 +471,7 @@ def _dead_code(locals_: list[str], cells: list[str]) -> ast.stmt:
 def argument_count(code: CodeType) -> int:
     """How many of ``co_varnames`` are parameters."""
     return code.co_argcount + code.co_kwonlyargcount \
-        + bool(code.co_flags & CO_VARARGS) + bool(code.co_flags & CO_VARKEYWORDS)
+        + bool(code.co_flags & CodeFlag.VARARGS) + bool(code.co_flags & CodeFlag.VARKEYWORDS)
 
 
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
@@ -516,7 +496,7 @@ def _free_through_nested(code: CodeType, body: list[ast.stmt], names: list[str])
     ``symtable`` about the body set in a function that binds them)."""
     import symtable
 
-    is_class = not code.co_flags & 0x2  # CO_NEWLOCALS
+    is_class = not code.co_flags & CodeFlag.NEWLOCALS
     inner = ast.ClassDef(name="_unveil_scope", bases=[], keywords=[], body=body or [ast.Pass()],
                          decorator_list=[], type_params=[]) if is_class else ast.AsyncFunctionDef(
         name="_unveil_scope", args=ast.arguments(posonlyargs=[], args=[], vararg=None,
@@ -582,13 +562,11 @@ def function_def(code: CodeType, name: str, parent: CodeDecompiler | None = None
     else:
         args = build_arguments(code, None, dec.renderer())
     returns = getattr(args, "returns", None)
-    is_async = bool(code.co_flags & (CO_COROUTINE | CO_ASYNC_GENERATOR)) and \
+    is_async = bool(code.co_flags & (CodeFlag.COROUTINE | CodeFlag.ASYNC_GENERATOR)) and \
         not _is_plain_generator(code)
     cls = ast.AsyncFunctionDef if is_async else ast.FunctionDef
     params: list[ast.AST] = []
     if func is not None and func.type_params and parent is not None:
-        from .generics import type_param_nodes
-
         params = type_param_nodes(parent, func.type_params)
     node = cls(name=name, args=args, body=body or [ast.Pass()],
                decorator_list=decorators or [], returns=returns, type_params=params)
@@ -616,28 +594,28 @@ def _without_returns(stmts: list[ast.stmt]) -> list[ast.stmt]:
             return _without_returns(stmts[:i])  # (what is now last may end in returns)
         if isinstance(s, ast.If) and _has_return(s):
             rest = stmts[i + 1:]
-            body = s.body if _terminates(s.body) else s.body + rest
-            orelse = s.orelse if _terminates(s.orelse) else s.orelse + rest
+            body = s.body if ends_in_jump(s.body, RETURNS) else s.body + rest
+            orelse = s.orelse if ends_in_jump(s.orelse, RETURNS) else s.orelse + rest
             node = ast.If(test=s.test, body=_without_returns(body) or [ast.Pass()],
                           orelse=_without_returns(orelse))
             return stmts[:i] + [ast.copy_location(node, s)]
         if isinstance(s, ast.Match) and _has_return(s):
             rest = stmts[i + 1:]
             cases = [ast.match_case(pattern=c.pattern, guard=c.guard, body=_without_returns(
-                c.body if _terminates(c.body) else c.body + rest) or [ast.Pass()])
+                c.body if ends_in_jump(c.body, RETURNS) else c.body + rest) or [ast.Pass()])
                 for c in s.cases]
             rest = _without_returns(rest)
-            if rest and not any(patterns.catches_all(c) for c in s.cases):
+            if rest and not any(catches_all(c) for c in s.cases):
                 # no case matched: on with the rest
                 cases.append(ast.match_case(pattern=ast.MatchAs(), guard=None, body=rest))
             return stmts[:i] + [ast.copy_location(ast.Match(subject=s.subject, cases=cases), s)]
         if isinstance(s, ast.Try) and i < len(stmts) - 1 and s.handlers and not s.finalbody \
-                and _has_return(s) and all(_terminates(h.body) for h in s.handlers):
+                and _has_return(s) and all(ends_in_jump(h.body, RETURNS) for h in s.handlers):
             # the clauses end the body: what follows runs only after the body, as ``else``
             s.orelse = s.orelse + stmts[i + 1:]
             return _without_returns(stmts[:i + 1])
         if isinstance(s, ast.For | ast.AsyncFor | ast.While) and s.orelse \
-                and _terminates(s.orelse) and not _breaks(s.body):
+                and ends_in_jump(s.orelse, RETURNS) and not _breaks(s.body):
             # the ``else`` always runs and ends the body: what follows cannot run
             s.orelse = _without_returns(s.orelse)
             return stmts[:i + 1]
@@ -689,18 +667,6 @@ def _breaks(stmts: list[ast.stmt]) -> bool:
     return False
 
 
-def _terminates(stmts: list[ast.stmt]) -> bool:
-    if not stmts:
-        return False
-    last = stmts[-1]
-    if isinstance(last, (ast.Return, ast.Raise)):
-        return True
-    if isinstance(last, ast.Match):
-        return any(patterns.catches_all(c) for c in last.cases) \
-            and all(_terminates(c.body) for c in last.cases)
-    return isinstance(last, ast.If) and _terminates(last.body) and _terminates(last.orelse)
-
-
 def _returns_to_break(stmts: list[ast.stmt]) -> None:
     for i, s in enumerate(stmts):
         if isinstance(s, ast.Return):
@@ -717,12 +683,9 @@ def _returns_to_break(stmts: list[ast.stmt]) -> None:
 
 
 def class_body(dec: CodeDecompiler) -> list[ast.stmt]:
-    from .annotations import apply_to_scope
-    from .idioms import tidy_scope
-
     body = without_scope_returns(dec.statements())
     body = apply_to_scope(body, dec)
-    body = tidy_scope(body, bool(dec.code.co_flags & CO_FUTURE_ANNOTATIONS))
+    body = tidy_scope(body, bool(dec.code.co_flags & CodeFlag.FUTURE_ANNOTATIONS))
     out: list[ast.stmt] = []
     for i, s in enumerate(body):
         if i < 4 and isinstance(s, ast.Assign) and len(s.targets) == 1 \
@@ -751,12 +714,9 @@ def class_body(dec: CodeDecompiler) -> list[ast.stmt]:
 
 def module_body(code: CodeType, constants: Constants | None = None) -> list[ast.stmt]:
     """The statements of a module's code object."""
-    from .annotations import apply_to_scope
-    from .idioms import tidy_scope
-
     dec = CodeDecompiler(code, constants)
     body = apply_to_scope(without_scope_returns(dec.statements()), dec)
-    return tidy_scope(body, bool(code.co_flags & CO_FUTURE_ANNOTATIONS))
+    return tidy_scope(body, bool(code.co_flags & CodeFlag.FUTURE_ANNOTATIONS))
 
 
 def _is_name(node: ast.expr, ident: str) -> bool:

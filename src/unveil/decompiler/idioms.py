@@ -16,10 +16,10 @@ from types import CodeType
 from typing import Any
 
 from .exprs import Shared, negate
-from .nodes import names_in, walk
-from .patterns import catches_all
+from .nodes import ends_in_jump, names_in, walk
 
 # ---------------------------------------------------------------- before rendering
+from .render import preview
 
 
 def tidy_raw(stmts: list[ast.stmt], chains: bool = True) -> list[ast.stmt]:
@@ -500,8 +500,6 @@ def _merge_one_difference(test: ast.expr, a: ast.AST, b: ast.AST,
 
 
 def _text(node: Any) -> str:
-    from .render import preview
-
     try:
         return preview(ast.Expr(value=node))
     except Exception:  # noqa: BLE001 - markers without a preview
@@ -580,22 +578,6 @@ def _is_elif_chain(stmts: list[ast.stmt]) -> bool:
 
 def _is_pass_only(stmts: list[ast.stmt]) -> bool:
     return all(isinstance(s, ast.Pass) for s in stmts)
-
-
-def ends_in_jump(stmts: list[ast.stmt]) -> bool:
-    """Does the code never go on after ``stmts`` (return, raise, break or continue on
-    every path)?"""
-    if not stmts:
-        return False
-    last = stmts[-1]
-    if isinstance(last, ast.Return | ast.Raise | ast.Break | ast.Continue):
-        return True
-    if isinstance(last, ast.If) and last.orelse:
-        return ends_in_jump(last.body) and ends_in_jump(last.orelse)
-    if isinstance(last, ast.Match):
-        return any(catches_all(c) for c in last.cases) \
-            and all(ends_in_jump(c.body) for c in last.cases)
-    return False
 
 
 def _trim_trailing_continue(stmts: list[ast.stmt]) -> list[ast.stmt]:
@@ -677,3 +659,19 @@ def annotation_expr(node: ast.expr, future: bool) -> ast.expr:
         if ast.unparse(parsed) == node.value:
             return parsed
     return node
+
+
+def lambda_body(stmts: list[ast.stmt]) -> ast.expr | None:
+    """The expression of a lambda body: ``return e``, or returns in if/else branches (the
+    compiler turns ``c and x or y``-like conditional expressions into branches)."""
+    if not stmts:
+        return ast.Constant(None)
+    first = stmts[0]
+    if isinstance(first, ast.Return) and len(stmts) == 1:
+        return first.value or ast.Constant(None)
+    if isinstance(first, ast.If):
+        body = lambda_body(first.body)
+        rest = lambda_body(first.orelse + stmts[1:]) if (first.orelse or stmts[1:]) else None
+        if body is not None and rest is not None:
+            return ast.IfExp(test=first.test, body=body, orelse=rest)
+    return None

@@ -23,14 +23,15 @@ from typing import TYPE_CHECKING
 
 from ..bytecode import Bytecode, Handler, Instr, retarget
 from ..errors import DecompilationError
+from .comprehensions import comprehension_from_body
 
 if TYPE_CHECKING:
-    from .functions import CodeDecompiler
+    from .scope import Scope
 
 _KINDS = {"BUILD_LIST": "list", "BUILD_SET": "set", "BUILD_MAP": "dict"}
 
 
-def fold(bc: Bytecode, dec: CodeDecompiler) -> Bytecode:
+def fold(bc: Bytecode, dec: Scope) -> Bytecode:
     """``bc`` with every inlined comprehension replaced by a ``COMPREHENSION``."""
     instrs = bc.instrs
     if not any(i.op == "LOAD_FAST_AND_CLEAR" for i in instrs):
@@ -94,10 +95,8 @@ def _region(bc: Bytecode, i: int) -> tuple[int, int, int, int] | None:
 
 
 def _decompile_region(bc: Bytecode, build: int, loop_exit: int,
-                      dec: CodeDecompiler) -> ast.expr:
+                      dec: Scope) -> ast.expr:
     """The comprehension expression of instructions ``build:loop_exit``."""
-    from .comprehensions import comprehension_from_body
-
     sub: list[Instr] = []
     handlers: list[Handler | None] = []
     # An async loop keeps its StopAsyncIteration handler. Handler depths count the

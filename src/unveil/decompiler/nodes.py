@@ -1,6 +1,8 @@
-"""Faster stand-ins for ``ast.walk`` and ``ast.iter_child_nodes``: the same nodes in the
-same order, without the generator-per-node and per-field overhead of the ``ast``
-module's versions (the decompiler walks every tree it makes several times)."""
+"""Plain-``ast`` helpers every phase shares: faster stand-ins for ``ast.walk`` and
+``ast.iter_child_nodes`` (the same nodes in the same order, without the
+generator-per-node and per-field overhead of the ``ast`` module's versions: the
+decompiler walks every tree it makes several times), and where the flow of a block of
+statements ends."""
 
 from __future__ import annotations
 
@@ -50,3 +52,28 @@ def names_in(stmts: list[ast.stmt]) -> set[str]:
             elif isinstance(value, list):
                 todo.extend([v for v in value if isinstance(v, _AST)])
     return out
+
+
+def catches_all(case: ast.match_case) -> bool:
+    """Does the case match every subject (``case _:``, ``case name:``, no guard)?"""
+    p = case.pattern
+    return case.guard is None and isinstance(p, ast.MatchAs) and p.pattern is None
+
+
+JUMPS = (ast.Return, ast.Raise, ast.Break, ast.Continue)
+
+
+def ends_in_jump(stmts: list[ast.stmt], jumps: tuple[type, ...] = JUMPS) -> bool:
+    """Does the code never go on after ``stmts`` (return, raise, break or continue on
+    every path; ``jumps``: only these)?"""
+    if not stmts:
+        return False
+    last = stmts[-1]
+    if isinstance(last, jumps):
+        return True
+    if isinstance(last, ast.If) and last.orelse:
+        return ends_in_jump(last.body, jumps) and ends_in_jump(last.orelse, jumps)
+    if isinstance(last, ast.Match):
+        return any(catches_all(c) for c in last.cases) \
+            and all(ends_in_jump(c.body, jumps) for c in last.cases)
+    return False

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..bytecode import Bytecode, Instr, retarget
+from .nodes import catches_all, ends_in_jump
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -856,8 +857,6 @@ def _blocks(s: ast.stmt) -> list[list[ast.stmt]]:
 
 
 def _merge(stmts: list[ast.stmt]) -> list[ast.stmt]:
-    from .idioms import ends_in_jump
-
     out: list[ast.stmt] = []
     for s in stmts:
         for block in _blocks(s):
@@ -894,12 +893,6 @@ def _capture_default(m: ast.Match) -> None:
             and first.value.id == m.subject.id and first.targets[0].id != m.subject.id:
         last.pattern = ast.MatchAs(pattern=None, name=first.targets[0].id)
         last.body = last.body[1:] or [ast.Pass()]
-
-
-def catches_all(case: ast.match_case) -> bool:
-    """Does the case match every subject (``case _:``, ``case name:``, no guard)?"""
-    p = case.pattern
-    return case.guard is None and isinstance(p, ast.MatchAs) and p.pattern is None
 
 
 def _is_default(case: ast.match_case) -> bool:

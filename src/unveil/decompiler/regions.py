@@ -14,6 +14,8 @@ EXIT = -1
 
 
 def reverse_postorder(entry: int, succs: Callable[[int], Iterable[int]]) -> list[int]:
+    """The nodes reachable from ``entry``, each before its successors (but along back
+    edges): depth first, successors in the order ``succs`` gives them."""
     seen = {entry}
     order: list[int] = []
     stack: list[tuple[int, list[int], int]] = [(entry, list(succs(entry)), 0)]

@@ -17,7 +17,6 @@ from types import CodeType
 from typing import Any
 
 from ..errors import DecompilationError
-from .executor import ClassBuild, ExcMarker, ImportItem, ImportValue
 from .exprs import (
     Cell,
     ExcMatch,
@@ -34,7 +33,7 @@ from .exprs import (
     UnpackItem,
     float_constant,
 )
-from .generics import TypeAliasValue
+from .ir import ClassBuild, ExcMarker, ImportItem, ImportValue, TypeAliasValue
 
 _LITERAL_TYPES = (str, bytes, int, float, complex, bool, type(None), type(Ellipsis))
 

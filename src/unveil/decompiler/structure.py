@@ -23,9 +23,10 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field, replace
 
-from .executor import ExcMarker
-from .exprs import ExcMatch, Shared, Slot, Special, negate
-from .regions import EXIT, dominates, dominators, natural_loops, postdominators
+from .exprs import ExcMatch, Iterator, Shared, Slot, Special, negate
+from .ir import ExcMarker
+from .regions import EXIT, dominates, dominators, natural_loops, postdominators, reverse_postorder
+from .render import preview
 from .translate import IRBlock, IRGraph, Term
 
 
@@ -72,6 +73,14 @@ _STRUCTURAL = {"prev_exc", "lasti", "exit", "exit_self", "prev_tb", "prev_value"
 
 
 class Structurer:
+    """Turns one IR graph into structured statements (see the module docstring).
+
+    It owns the graph while it works: the blocks (it splits and adds some), the
+    dominator tree and natural loops of the effective successors (exception edges
+    included), post-dominators per region, and which blocks are the compiler's
+    machinery (clean-ups, ``finally`` copies) rather than the program's. :meth:`run`
+    returns the statements or raises :class:`Unstructurable`."""
+
     def __init__(self, graph: IRGraph) -> None:
         self.g = graph
         self.blocks: dict[int, IRBlock] = dict(graph.blocks)
@@ -108,8 +117,6 @@ class Structurer:
         another block, is the same code: its predecessors can jump to that test instead.
         The test is split off its block so that it becomes the loop header.
         """
-        from .render import preview
-
         tests: dict[tuple[str, tuple[int, ...], int | None], int] = {}
         for bid in sorted(self.blocks):
             block = self.blocks[bid]
@@ -627,8 +634,6 @@ class Structurer:
 
     def _rpo_index(self) -> dict[int, int]:
         if self._rpo is None:
-            from .regions import reverse_postorder
-
             self._rpo = {n: i for i, n in enumerate(reverse_postorder(self.entry, self._esuccs))}
         return self._rpo
 
@@ -824,7 +829,6 @@ class Structurer:
         if not pre.exit:
             raise Unstructurable("for loop without an iterator")
         it = pre.exit[-1]
-        from .exprs import Iterator
         if isinstance(it, Iterator):
             return it.value, it.kind == "aiter"
         if isinstance(it, Shared) and isinstance(it.value, Iterator):
@@ -912,7 +916,6 @@ class Structurer:
             return "except_star"
         if term.kind == "branch" and not stmts:
             test = term.test
-            from .exprs import ExcMatch
             if isinstance(test, ExcMatch) and not test.star:
                 return "except"
             if _mentions_special(test, "with_exit_result"):
@@ -964,8 +967,6 @@ class Structurer:
     def merge_copies(self, ids: set[int]) -> int | None:
         """Blocks that are copies of one another (the compiler duplicates short exits)
         become one: every jump to a copy goes to the first."""
-        from .render import preview
-
         def key(bid: int) -> tuple[object, ...]:
             block = self.blocks[bid]
             if any(not isinstance(e, Slot | Special) for e in block.entry):
@@ -1187,7 +1188,6 @@ class Structurer:
             stmts = [s for s in hb.stmts if not (first and _is_marker(s, "push_exc_info"))]
             first = False
             term = hb.term
-            from .exprs import ExcMatch
             if term.kind == "branch" and not stmts and isinstance(term.test, ExcMatch):
                 types = term.test.types
                 match_t, next_t = term.targets
@@ -1441,8 +1441,6 @@ class Structurer:
 
     def content_key(self, block: IRBlock) -> tuple[object, ...]:
         """What a short exit block does, comparable across the compiler's copies."""
-        from .render import preview
-
         return (tuple(preview(s) for s in block.stmts), _term_key(block))
 
     def finally_stmt(self, b: int, h: int, ctx: Ctx, out: list[ast.stmt]) -> int | None:
@@ -1472,8 +1470,6 @@ class Structurer:
 
 def _term_key(block: IRBlock) -> tuple[str, ...]:
     """What a block ends with, comparable across copies the compiler made."""
-    from .render import preview
-
     term = block.term
     if term.kind == "goto":
         return ("goto", str(term.targets[0]))
@@ -1752,8 +1748,6 @@ def _mentions_special(node: ast.AST | None, kind: str) -> bool:
 
 
 def _stmt_key(stmt: ast.stmt) -> str:
-    from .render import preview
-
     return preview(stmt)
 
 

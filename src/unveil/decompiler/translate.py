@@ -18,8 +18,9 @@ from dataclasses import dataclass, field
 from ..bytecode import Handler
 from ..errors import DecompilationError
 from .cfg import CFG, Block
-from .executor import Context, ExcMatch, Executor, Speculation, State, stamp
-from .exprs import Cell, MethodSelf, Null, Shared, Slot, Special, const, is_stable, negate
+from .executor import Context, Executor, Speculation, State, stamp
+from .exprs import Cell, ExcMatch, MethodSelf, Null, Shared, Slot, Special, const, is_stable, negate
+from .regions import reverse_postorder
 
 
 @dataclass(slots=True)
@@ -84,6 +85,13 @@ _MAX_SPECULATION = 400
 
 
 class Translator:
+    """Runs the executor over a CFG's blocks in reverse postorder and builds the IR graph.
+
+    It owns the stack each block starts with (values left on the stack across a jump
+    are carried as slots, ``_s<k>``), the mapping from CFG blocks to IR blocks, and each
+    IR block's terminator (jump, branch, loop, return, raise, exception edges).
+    ``lowering``: for the state machine, values never cross a handler's region."""
+
     def __init__(self, cfg: CFG, ctx: Context, entry_stack: list[ast.expr] | None = None,
                  lowering: bool = False) -> None:
         self.cfg = cfg
@@ -123,7 +131,13 @@ class Translator:
 
     def _run(self) -> IRGraph:
         cfg = self.cfg
-        order = _reverse_postorder(cfg)
+        def succs(bid: int) -> list[int]:  # (its handler too)
+            block = cfg.blocks[bid]
+            out = [*block.succs, *([block.handler_block]
+                                   if block.handler_block is not None else [])]
+            return [s for s in out if s in cfg.blocks]
+
+        order = reverse_postorder(cfg.entry, succs)
         pending_entry: dict[int, list[ast.expr]] = {cfg.entry: list(self.entry_stack)}
         self.incoming: dict[int, list[list[ast.expr]]] = {}
         for bid in order:
@@ -760,26 +774,3 @@ def _boolop(op: type[ast.boolop], left: ast.expr, right: ast.expr) -> ast.expr:
         else:
             values.append(inner)
     return stamp(ast.BoolOp(op=op(), values=values))
-
-
-def _reverse_postorder(cfg: CFG) -> list[int]:
-    seen: set[int] = set()
-    order: list[int] = []
-    stack: list[tuple[int, int]] = [(cfg.entry, 0)]
-    seen.add(cfg.entry)
-    while stack:
-        bid, i = stack.pop()
-        block = cfg.blocks[bid]
-        succs = list(block.succs)
-        if block.handler_block is not None:
-            succs.append(block.handler_block)
-        if i < len(succs):
-            stack.append((bid, i + 1))
-            s = succs[i]
-            if s not in seen and s in cfg.blocks:
-                seen.add(s)
-                stack.append((s, 0))
-        else:
-            order.append(bid)
-    order.reverse()
-    return order

@@ -10,8 +10,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from ..torch.dump import RUNS_OURS
-from ..torch.full_code import owner_name
+from ..dump_format import RUNS_OURS, owner_name
 from .load import RankDump, Run
 
 _REASON = re.compile(r"^\s*(?P<cid>(?:!\d+/)?\d+/\d+): (?P<expr>.*?)\s*(?:#.*)?$")

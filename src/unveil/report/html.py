@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from ..torch.trace import short_name
+from ..dump_format import short_name
 from .facts import (
     divergences,
     failed_guards,
@@ -189,6 +189,9 @@ def _break_html(brk: dict[str, Any]) -> str:
 
 
 class _Page:
+    """One report page being written: the HTML parts in order and the navigation entries,
+    with the pieces (per rank, function, compile, frame, graph, guard) that make them."""
+
     def __init__(self, run: Run) -> None:
         self.run = run
         self.parts: list[str] = []

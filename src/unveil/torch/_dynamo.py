@@ -428,7 +428,7 @@ _DYNAMO_UTILS = "__import_torch_dot__dynamo_dot_utils"
 
 def fixed_global(name: str, attr: str | None) -> bool:
     """Whether Dynamo's global ``name`` (its attribute ``attr``, if given) holds one value
-    while a transformed frame runs (see :data:`unveil.decompiler.simplify.Fixed`)."""
+    while a transformed frame runs (see :data:`unveil.decompiler.temporaries.Fixed`)."""
     if attr is None:
         return name == _DYNAMO_UTILS or _FIXED_GLOBAL.fullmatch(name) is not None
     if name != _DYNAMO_UTILS:

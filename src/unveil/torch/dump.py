@@ -26,18 +26,17 @@ from types import CodeType
 from typing import TYPE_CHECKING, Any
 
 from .._io import write_atomic
+from ..dump_format import COMPILED_FN, RUNS_DYNAMO, RUNS_OURS, owner_name
 from ..errors import BadInputError, UnveilError
 from . import _dynamo
-from .full_code import CodeView, code_views, full_code, identifier, one_line, owner_name
-from .trace import COMPILED_FN, CompileFacts, TraceRecorder
+from .full_code import CodeView, code_views, full_code, identifier, one_line
+from .trace import CompileFacts, TraceRecorder
 
 if TYPE_CHECKING:
     from ..equivalence import Verdict
 
 _GRAPH_NAME = re.compile(r"\b__compiled_fn_\w+")  # a graph's global, where the line reads it
 
-RUNS_OURS = "running unveil's code"
-RUNS_DYNAMO = "running Dynamo's code"
 # the first words of a file whose frame runs Dynamo's code
 DYNAMO_RUNS = ("Dynamo's own code runs, not the code in this file (breakpoints here are not "
                "hit)")

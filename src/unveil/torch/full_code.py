@@ -13,17 +13,9 @@ from dataclasses import dataclass, field
 from types import CodeType
 from typing import Any
 
+from ..codeobj import CodeFlag
+from ..dump_format import RESUME
 from . import _dynamo
-
-_RESUME = re.compile(r"^torch_dynamo_resume_in_(.+)_at_\d+$")
-
-
-def owner_name(co_name: str) -> str:
-    """The user function a resume function continues (``torch_dynamo_resume_in_f_at_12``
-    -> ``f``); other names are their own owner."""
-    while (match := _RESUME.match(co_name)) is not None:
-        co_name = match.group(1)
-    return co_name
 
 
 @dataclass
@@ -120,7 +112,7 @@ def renamed_def(source: str, old: str, new: str) -> str | None:
 
 def original_source(code: CodeType) -> str:
     """The source of ``code`` as written, else decompiled (resume functions have none)."""
-    if not _RESUME.match(code.co_name):
+    if not RESUME.match(code.co_name):
         try:
             return textwrap.dedent(inspect.getsource(code))
         except (OSError, TypeError):
@@ -146,13 +138,13 @@ def signature_of(code: CodeType) -> str:
         if n_posonly and i == n_posonly - 1:
             out.append("/")
     index = n_pos + n_kwonly
-    if code.co_flags & inspect.CO_VARARGS:
+    if code.co_flags & CodeFlag.VARARGS:
         out.append("*" + names[index])
         index += 1
     elif n_kwonly:
         out.append("*")
     out.extend(names[n_pos:n_pos + n_kwonly])
-    if code.co_flags & inspect.CO_VARKEYWORDS:
+    if code.co_flags & CodeFlag.VARKEYWORDS:
         out.append("**" + names[index])
     return ", ".join(out)
 
@@ -163,11 +155,11 @@ def call_arguments(code: CodeType) -> str:
     names = list(code.co_varnames)
     out = names[:n_pos]
     index = n_pos + n_kwonly
-    if code.co_flags & inspect.CO_VARARGS:
+    if code.co_flags & CodeFlag.VARARGS:
         out.append("*" + names[index])
         index += 1
     out.extend(f"{n}={n}" for n in names[n_pos:n_pos + n_kwonly])
-    if code.co_flags & inspect.CO_VARKEYWORDS:
+    if code.co_flags & CodeFlag.VARKEYWORDS:
         out.append("**" + names[index])
     return ", ".join(out)
 

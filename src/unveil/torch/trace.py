@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from .._io import write_atomic
+from ..dump_format import short_name
 from . import _dynamo
 
 # Trace events that carry a graph, and the part of the file name that says which graph.
@@ -72,15 +73,6 @@ def compile_id_of(metadata: dict[str, Any]) -> str | None:
         return None
     prefix = metadata.get("compiled_autograd_id")
     return (f"!{prefix}/" if prefix is not None else "") + f"{frame}/{compile_}"
-
-
-COMPILED_FN = re.compile(r"__compiled_fn_\d+")  # a compiled graph's name, without the uuid
-
-
-def short_name(compiled_fn: str) -> str:
-    """``__compiled_fn_7_0d3c...`` -> ``__compiled_fn_7`` (the uuid only makes it unique)."""
-    match = COMPILED_FN.match(compiled_fn)
-    return match.group(0) if match else compiled_fn
 
 
 _BREAK_AT = re.compile(r"Graph break in user code at (.+):(\d+)")

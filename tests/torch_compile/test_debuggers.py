@@ -26,7 +26,7 @@ from typing import Any
 import pytest
 
 torch = pytest.importorskip("torch")
-if getattr(torch, "__file__", None) is None:  # tests/torch itself, as a namespace package
+if getattr(torch, "__file__", None) is None:  # tests/torch_compile itself, as a namespace package
     pytest.skip("torch is not installed", allow_module_level=True)
 
 TIMEOUT = 120  # seconds, for every subprocess
@@ -251,7 +251,7 @@ def _wait_for(path: Path, proc: subprocess.Popen[bytes], timeout: float) -> None
 
 def test_debugpy_stops_in_transformed_code_and_graph(plain: PlainRun, tmp_path: Path) -> None:
     pytest.importorskip("debugpy")
-    from dap_client import DAPClient  # tests/torch is on sys.path (no package: torch)
+    from dap_client import DAPClient  # (tests/torch_compile is on sys.path: no __init__.py)
 
     dump_dir, targets = _fresh(plain.dump_dir), plain.targets
     markers = tmp_path / "markers"
@@ -316,7 +316,7 @@ def test_debugpy_breakpoints_from_the_previous_run_are_hit(plain: PlainRun,
     """The VS Code workflow: open the files of the last run, set breakpoints, run the
     program again under the debugger. The new run writes the same names, so they hit."""
     pytest.importorskip("debugpy")
-    from dap_client import DAPClient  # tests/torch is on sys.path (no package: torch)
+    from dap_client import DAPClient  # (tests/torch_compile is on sys.path: no __init__.py)
 
     dump_dir, targets = _fresh(plain.dump_dir), plain.targets
     first = subprocess.run([sys.executable, str(plain.script), str(dump_dir), plain.backend,

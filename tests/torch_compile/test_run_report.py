@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 torch = pytest.importorskip("torch")
-if getattr(torch, "__file__", None) is None:  # tests/torch itself, as a namespace package
+if getattr(torch, "__file__", None) is None:  # tests/torch_compile itself, as a namespace package
     pytest.skip("torch is not installed", allow_module_level=True)
 
 TIMEOUT = 240

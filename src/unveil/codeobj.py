@@ -1,0 +1,56 @@
+"""Facts about code objects that every layer reads: the flags, and the kinds of code the
+compiler names by their ``co_name`` (comprehensions, lambdas, the module).
+
+It imports nothing from unveil, so the lowest layer (``unveil.bytecode``) can use it.
+"""
+
+from __future__ import annotations
+
+import enum
+from types import CodeType
+
+
+class CodeFlag(enum.IntFlag):
+    """``co_flags`` bits (``inspect.CO_*``, plus the ones newer Pythons added)."""
+
+    OPTIMIZED = 0x1
+    NEWLOCALS = 0x2
+    VARARGS = 0x4
+    VARKEYWORDS = 0x8
+    NESTED = 0x10
+    GENERATOR = 0x20
+    NOFREE = 0x40
+    COROUTINE = 0x80
+    ITERABLE_COROUTINE = 0x100
+    ASYNC_GENERATOR = 0x200
+    FUTURE_ANNOTATIONS = 0x1000000  # ``from __future__ import annotations``
+    HAS_DOCSTRING = 0x4000000  # 3.14: the first constant is the docstring
+    METHOD = 0x8000000  # 3.14: a function defined directly in a class body
+
+
+#: the code objects of comprehensions, by ``co_name``, and what each builds
+COMPREHENSIONS = {"<listcomp>": "list", "<setcomp>": "set", "<dictcomp>": "dict",
+                  "<genexpr>": "gen"}
+
+#: the ``co_name`` of a PEP 695 type-parameter scope starts so (3.12+)
+GENERIC_PREFIX = "<generic parameters of "
+
+
+def code_kind(code: CodeType) -> str:
+    """``module``, ``lambda``, ``genexpr``, ``comprehension`` (list, set, dict),
+    ``generic`` (a PEP 695 type-parameter scope), ``class`` (a class body) or
+    ``function``."""
+    name = code.co_name
+    if name == "<module>":
+        return "module"
+    if name == "<lambda>":
+        return "lambda"
+    if name == "<genexpr>":
+        return "genexpr"
+    if name in COMPREHENSIONS:
+        return "comprehension"
+    if name.startswith(GENERIC_PREFIX):
+        return "generic"
+    if not code.co_flags & CodeFlag.NEWLOCALS:
+        return "class"
+    return "function"

@@ -1,0 +1,174 @@
+"""The decompiler's own nodes: what the executor leaves in expression trees and statement
+lists for the later phases (rendering, structuring) to turn into plain ``ast``.
+
+Expression-level helpers every phase shares (``Marker``, ``Func``, ``Shared``...) live in
+:mod:`.exprs`; the markers here are the ones that stand for a whole construct being
+built: an import, a class, a PEP 695 generic, an exception-handling step.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+from .exprs import Func, Marker, Shared
+
+
+class ImportValue(Marker):
+    """The module pushed by ``IMPORT_NAME`` while its names are stored."""
+
+    _fields = ("module", "fromlist", "level")
+
+    def __init__(self, module: str, fromlist: Any, level: int) -> None:
+        super().__init__()
+        self.module = module
+        self.fromlist = fromlist
+        self.level = level
+        self.aliases: list[ast.alias] = []
+
+
+class ImportItem(Marker):
+    """``IMPORT_FROM name`` of an :class:`ImportValue` (or a submodule for ``import a.b as c``)."""
+
+    _fields = ("source", "attr")
+
+    def __init__(self, source: ast.expr, attr: str) -> None:
+        super().__init__()
+        self.source = source
+        self.attr = attr
+
+
+class ClassBuild(Marker):
+    """``__build_class__(func, name, *bases, **keywords)`` before it is stored."""
+
+    _fields = ("func", "cname", "bases", "keywords")
+
+    def __init__(self, func: Func, cname: str, bases: list[ast.expr],
+                 keywords: list[ast.keyword]) -> None:
+        super().__init__()
+        self.func = func
+        self.cname = cname
+        self.bases = bases
+        self.keywords = keywords
+
+
+class ExcMarker(ast.stmt):
+    """A statement-level marker: ``push_exc_info``, ``pop_except``, ``with`` (set-up)..."""
+
+    _fields = ("kind", "value", "flag")
+
+    def __init__(self, kind: str, value: ast.expr | None = None, flag: bool = False) -> None:
+        super().__init__()
+        self.kind = kind
+        self.value = value
+        self.flag = flag
+
+
+# ---------------------------------------------------------------- PEP 695 generics
+
+_KINDS = {
+    "INTRINSIC_TYPEVAR": "TypeVar",
+    "INTRINSIC_TYPEVARTUPLE": "TypeVarTuple",
+    "INTRINSIC_PARAMSPEC": "ParamSpec",
+    "INTRINSIC_TYPEVAR_WITH_BOUND": "TypeVar",
+    "INTRINSIC_TYPEVAR_WITH_CONSTRAINTS": "TypeVar",
+}
+
+
+class TypeParam(Marker):
+    """A type parameter being created: kind, name, lazy bound/constraints and default."""
+
+    _fields = ()
+    stable = True  # creating one has no effect; identity is kept by ``Shared``
+
+    def __init__(self, kind: str, pname: str, bound: Func | None = None,
+                 default: Func | None = None) -> None:
+        super().__init__()
+        self.kind = kind
+        self.pname = pname
+        self.bound = bound
+        self.default = default
+
+
+class GenericBase(Marker):
+    """``Generic[*params]``: the hidden base of a generic class."""
+
+    _fields = ("params",)
+
+    def __init__(self, params: ast.expr) -> None:
+        super().__init__()
+        self.params = params
+
+
+class TypeAliasValue(Marker):
+    """A ``type NAME[params] = value`` alias object before it is stored."""
+
+    _fields = ()
+
+    def __init__(self, aname: str, params: list[TypeParam], value: Func) -> None:
+        super().__init__()
+        self.aname = aname
+        self.params = params
+        self.value = value
+
+
+def intrinsic(op: str, args: list[ast.expr]) -> ast.expr | None:
+    """The marker for a type-parameter intrinsic, or None for any other intrinsic."""
+    if op in ("INTRINSIC_TYPEVAR", "INTRINSIC_TYPEVARTUPLE", "INTRINSIC_PARAMSPEC"):
+        if len(args) == 1 and _is_str(args[0]):
+            return TypeParam(_KINDS[op], args[0].value)  # type: ignore[attr-defined]
+    elif op in ("INTRINSIC_TYPEVAR_WITH_BOUND", "INTRINSIC_TYPEVAR_WITH_CONSTRAINTS"):
+        if _is_str(args[0]) and isinstance(args[1], Func):
+            param = TypeParam("TypeVar", args[0].value, args[1])  # type: ignore[attr-defined]
+            param.constraints = op.endswith("CONSTRAINTS")  # type: ignore[attr-defined]
+            return param
+    elif op == "INTRINSIC_SET_TYPEPARAM_DEFAULT":
+        param = unshared(args[0])
+        if isinstance(param, TypeParam) and isinstance(args[1], Func):
+            new = clone_marker(param)
+            new.default = args[1]
+            return new
+    elif op == "INTRINSIC_SET_FUNCTION_TYPE_PARAMS":
+        func, params = unshared(args[0]), param_list(args[1])
+        if isinstance(func, Func) and params is not None:
+            new_func = clone_marker(func)
+            new_func.type_params = params  # type: ignore[attr-defined]
+            return new_func
+    elif op == "INTRINSIC_SUBSCRIPT_GENERIC":
+        return GenericBase(args[0])
+    elif op == "INTRINSIC_TYPEALIAS":
+        items = args[0].elts if isinstance(args[0], ast.Tuple) else []
+        if len(items) == 3 and _is_str(items[0]) and isinstance(items[2], Func):
+            none = isinstance(items[1], ast.Constant) and items[1].value is None
+            params = [] if none else param_list(items[1])
+            if params is not None:
+                return TypeAliasValue(items[0].value, params, items[2])  # type: ignore
+    return None
+
+
+def param_list(node: ast.expr) -> list[TypeParam] | None:
+    node = unshared(node)
+    if isinstance(node, ast.Tuple):
+        items = [unshared(e) for e in node.elts]
+        if all(isinstance(e, TypeParam) for e in items):
+            return items  # type: ignore[return-value]
+    return None
+
+
+def clone_marker(node: Any) -> Any:
+    """A shallow copy of a marker (``copy.copy`` would call its ``__init__``)."""
+    new = type(node).__new__(type(node))
+    new.__dict__.update(node.__dict__)
+    return new
+
+
+def unshared(node: Any) -> Any:
+    while isinstance(node, Shared):
+        node = node.value
+    return node
+
+
+def _is_str(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and isinstance(node.value, str)
+
+
