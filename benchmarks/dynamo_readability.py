@@ -39,6 +39,7 @@ from typing import Any
 
 HERE = Path(__file__).resolve()
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never the network
+sys.path.insert(0, str(HERE.parent.parent / "src"))  # (this checkout's unveil, not another)
 
 MADE_UP = re.compile(r"^(_[ts]\d+|_unveil_\w+)$")
 LIST_METHODS = {"extend", "append", "insert", "pop", "clear", "reverse"}
