@@ -15,9 +15,9 @@ What :func:`normalize` ignores, and why (keep this list minimal):
   nested code by name and normalized form), names and local, cell and free variables by
   name, jump targets by the index of the target in the normalized stream (a target on a
   dropped instruction maps to the next kept one);
-* the ``CodeFlag.NESTED`` flag: purely informational, and it is set when a function is
+* the ``CO_NESTED`` flag: purely informational, and it is set when a function is
   recompiled inside a wrapper that provides its free variables (and 3.14's
-  ``CodeFlag.HAS_DOCSTRING``, as the docstring itself is compared);
+  ``CO_HAS_DOCSTRING``, as the docstring itself is compared);
 * exception-table entries are rewritten to instruction indices; entries that become
   empty once the dropped instructions are gone are removed, and adjacent entries with
   the same handler, depth and lasti are merged (dropping a NOP may join two ranges).
@@ -63,13 +63,13 @@ import time
 import warnings
 from bisect import bisect_left
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import CodeType
-from typing import Any, NamedTuple, TextIO
+from typing import Any, TextIO
 
-from .codeobj import CodeFlag, code_kind
+from .codeobj import CodeEntry, CodeFlag, code_kind, iter_code_objects
 from .decompiler import api
 from .errors import BadInputError, DecompilationError
 
@@ -395,36 +395,6 @@ def compare(original: CodeType, recompiled: CodeType, *, nested: bool = True,
         if x != y:
             return Difference(f"exception table entry {n}", x, y, detail)
     raise AssertionError("normalized forms differ but no difference was found")
-
-
-# --------------------------------------------------------------------------- code objects
-
-
-class CodeEntry(NamedTuple):
-    """A code object and its qualified name (``<module>`` for the module itself)."""
-
-    qualname: str
-    code: CodeType
-
-
-def iter_code_objects(code: CodeType, qualname: str | None = None) -> Iterator[CodeEntry]:
-    """Yield ``code`` and every code object nested in it, depth first, in constant order."""
-    if qualname is None:
-        qualname = getattr(code, "co_qualname", code.co_name)
-    yield CodeEntry(qualname, code)
-    kind = code_kind(code)
-    for const in code.co_consts:
-        if not isinstance(const, CodeType):
-            continue
-        child = getattr(const, "co_qualname", None)
-        if child is None:  # 3.10: rebuild __qualname__ the way the compiler does
-            if kind == "module":
-                child = const.co_name
-            elif kind == "class":
-                child = f"{qualname}.{const.co_name}"
-            else:
-                child = f"{qualname}.<locals>.{const.co_name}"
-        yield from iter_code_objects(const, child)
 
 
 # --------------------------------------------------------------------------- one function

@@ -7,7 +7,9 @@ It imports nothing from unveil, so the lowest layer (``unveil.bytecode``) can us
 from __future__ import annotations
 
 import enum
+from collections.abc import Iterator
 from types import CodeType
+from typing import NamedTuple
 
 
 class CodeFlag(enum.IntFlag):
@@ -54,3 +56,30 @@ def code_kind(code: CodeType) -> str:
     if not code.co_flags & CodeFlag.NEWLOCALS:
         return "class"
     return "function"
+
+
+class CodeEntry(NamedTuple):
+    """A code object and its qualified name (``<module>`` for the module itself)."""
+
+    qualname: str
+    code: CodeType
+
+
+def iter_code_objects(code: CodeType, qualname: str | None = None) -> Iterator[CodeEntry]:
+    """Yield ``code`` and every code object nested in it, depth first, in constant order."""
+    if qualname is None:
+        qualname = getattr(code, "co_qualname", code.co_name)
+    yield CodeEntry(qualname, code)
+    kind = code_kind(code)
+    for const in code.co_consts:
+        if not isinstance(const, CodeType):
+            continue
+        child = getattr(const, "co_qualname", None)
+        if child is None:  # 3.10: rebuild __qualname__ the way the compiler does
+            if kind == "module":
+                child = const.co_name
+            elif kind == "class":
+                child = f"{qualname}.{const.co_name}"
+            else:
+                child = f"{qualname}.<locals>.{const.co_name}"
+        yield from iter_code_objects(const, child)

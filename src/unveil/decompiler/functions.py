@@ -22,13 +22,13 @@ from . import cfg as cfg_mod
 from . import patterns
 from .annotations import apply_to_scope, items_of
 from .comprehensions import comprehension_from_code
-from .executor import Context
 from .exprs import Func, Iterator, Names
 from .fallback import lower
 from .generics import alias_statement, generic_value, type_param_nodes
 from .idioms import annotation_expr, lambda_body, tidy, tidy_raw, tidy_scope
 from .inline_comprehensions import fold
 from .ir import ClassBuild
+from .machine import Context
 from .nodes import catches_all, children, ends_in_jump, names_in
 from .render import Renderer
 from .structure import Structurer, Unstructurable

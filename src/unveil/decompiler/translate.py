@@ -18,8 +18,9 @@ from dataclasses import dataclass, field
 from ..bytecode import Handler
 from ..errors import DecompilationError
 from .cfg import CFG, Block
-from .executor import Context, Executor, Speculation, State, stamp
+from .executor import Executor
 from .exprs import Cell, ExcMatch, MethodSelf, Null, Shared, Slot, Special, const, is_stable, negate
+from .machine import Context, Speculation, State, stamp
 from .regions import reverse_postorder
 
 

@@ -1,0 +1,431 @@
+"""What the structurer's parts share: its exception, the contexts it carries down while
+it structures (:class:`Ctx`: the enclosing loop, clean-ups, clauses), and the helpers
+that read and edit statement lists (markers, clean-ups, copies the compiler made)."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+from .exprs import ExcMatch, Shared, Slot, Special
+from .ir import ExcMarker
+from .render import preview
+from .translate import IRBlock
+
+
+class Unstructurable(Exception):
+    """The control flow has no structured form the structurer recognises."""
+
+
+@dataclass(slots=True)
+class Loop:
+    header: int
+    body: set[int]
+    follow: int | None
+    cont: int
+
+
+@dataclass(slots=True)
+class Cleanup:
+    """Statements copied before every exit of a construct (innermost constructs last)."""
+
+    stmts: list[ast.stmt]
+    kind: str  # finally | with | clause
+
+
+@dataclass(frozen=True, slots=True)
+class Ctx:
+    follow: int | None = None
+    loop: Loop | None = None
+    handler: int | None = None
+    region: frozenset[int] = frozenset()
+    cleanups: tuple[Cleanup, ...] = ()
+    loop_cleanups: int = 0  # cleanups that were active when the innermost loop began
+    clause: ClauseInfo | None = None
+    tails: frozenset[int] = frozenset()  # exit tails of the enclosing constructs
+
+
+@dataclass(slots=True)
+class ClauseInfo:
+    name: str | None
+    exits: list[tuple[int, int]] = field(default_factory=list)  # (block, first stmt after)
+
+
+_MAX_VISITS = 4
+_STRUCTURAL = {"prev_exc", "lasti", "exit", "exit_self", "prev_tb", "prev_value", "prev_type"}
+
+
+# ---------------------------------------------------------------- statement helpers
+
+
+def _term_key(block: IRBlock) -> tuple[str, ...]:
+    """What a block ends with, comparable across copies the compiler made."""
+    term = block.term
+    if term.kind == "goto":
+        return ("goto", str(term.targets[0]))
+    if isinstance(term.value, Special):  # (each copy has its own, of one kind)
+        return (term.kind, f"<{term.value.kind}>")
+    value = "" if term.value is None else preview(ast.Expr(value=term.value))
+    return (term.kind, value)
+
+
+def _none_to_missing(node: ast.expr | None) -> ast.expr | None:
+    if isinstance(node, ast.Constant) and node.value is None:
+        return None
+    return node
+
+
+def _slot_store(slot: Slot) -> ast.Name:
+    node = ast.Name(id=f"_s{slot.index}", ctx=ast.Store())
+    node.slot = slot.index  # type: ignore[attr-defined]
+    return node
+
+
+def _assign_slots(pairs: list[tuple[Slot, ast.expr]]) -> ast.stmt:
+    return ast.Assign(targets=[ast.Tuple(elts=[_slot_store(s) for s, _ in pairs],
+                                         ctx=ast.Store())],
+                      value=ast.Tuple(elts=[v for _, v in pairs], ctx=ast.Load()))
+
+
+def _computed_after(value: ast.expr | None, marker: ast.stmt) -> bool:
+    """Was ``value`` computed after the ``POP_EXCEPT`` ``marker`` (not a constant)?"""
+    before = getattr(marker, "before", None)
+    return value is not None and before is not None and not isinstance(value, ast.Constant) \
+        and id(value) not in before
+
+
+def _is_marker(stmt: ast.stmt, kind: str) -> bool:
+    return isinstance(stmt, ExcMarker) and stmt.kind == kind
+
+
+def _find_marker(stmts: list[ast.stmt], kind: str) -> int | None:
+    for i, s in enumerate(stmts):
+        if _is_marker(s, kind):
+            return i
+    return None
+
+
+def _is_exc(node: ast.expr | None) -> bool:
+    return isinstance(node, Special) and node.kind in ("exc", "exc_type")
+
+
+def _starts_loop(b: int, ctx: Ctx) -> bool:
+    """A construct whose body begins at the head of the loop it is in (``while True:
+    try: ...``): its first block is not the loop's ``continue``."""
+    return ctx.loop is not None and ctx.loop.header == b
+
+
+def _hoist_common_tail(stmts: list[ast.stmt]) -> list[ast.stmt]:
+    """``if c: A; T`` / ``else: T`` as ``if c: A`` then ``T`` (nested ifs too): the
+    compiler copies a short ending (``return x``) into both arms of an ``if`` that ends
+    a copied clean-up."""
+    if not stmts or not isinstance(stmts[-1], ast.If) or not stmts[-1].orelse:
+        return stmts
+    node = stmts[-1]
+    body = _hoist_common_tail(node.body)
+    orelse = _hoist_common_tail(node.orelse)
+    n = 0
+    while n < min(len(body), len(orelse)) and \
+            ast.dump(body[-1 - n]) == ast.dump(orelse[-1 - n]):
+        n += 1
+    if n == 0:
+        return stmts
+    return [*stmts[:-1], ast.If(test=node.test, body=body[:len(body) - n] or [ast.Pass()],
+                                orelse=orelse[:len(orelse) - n]), *body[len(body) - n:]]
+
+
+def _strip_reraise(stmts: list[ast.stmt]) -> list[ast.stmt] | None:
+    """A ``finally`` handler's statements without the re-raise that ends every path
+    (the compiler copies it into both arms of an ``if`` that ends the clause); None
+    when some path does not end in one."""
+    if not stmts:
+        return None
+    last = stmts[-1]
+    if _is_reraise(last):
+        head = stmts[:-1]
+        if head and isinstance(head[-1], ast.If):
+            # ``if c: ...; raise`` then ``raise``: both are the one re-raise at the end
+            body = _strip_reraise(head[-1].body)
+            orelse = _strip_reraise(head[-1].orelse) if head[-1].orelse else []
+            head = [*head[:-1], ast.If(test=head[-1].test,
+                                       body=(head[-1].body if body is None else body)
+                                       or [ast.Pass()],
+                                       orelse=head[-1].orelse if orelse is None else orelse)]
+        return head
+    if isinstance(last, ast.If) and last.orelse:
+        body = _strip_reraise(last.body)
+        orelse = _strip_reraise(last.orelse)
+        if body is None or orelse is None:
+            return None
+        return [*stmts[:-1], ast.If(test=last.test, body=body or [ast.Pass()], orelse=orelse)]
+    return None
+
+
+def _is_reraise(stmt: ast.stmt) -> bool:
+    return isinstance(stmt, ast.Raise) and stmt.exc is None and \
+        _is_exc(getattr(stmt, "reraise_of", None))
+
+
+def _is_next_store(stmt: ast.stmt) -> bool:
+    return isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and \
+        isinstance(stmt.value, Special) and stmt.value.kind == "next"
+
+
+def _eg_match_of(node: ast.expr | None) -> ExcMatch | None:
+    """The ``except*`` type test whose match part ``node`` is (``CHECK_EG_MATCH``)."""
+    while isinstance(node, Shared):
+        node = node.value
+    return getattr(node, "eg_match", None)
+
+
+def _eg_test(test: ast.expr | None) -> ExcMatch | None:
+    """``<match part> is None``: the test that skips an ``except*`` clause."""
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Is) \
+            and isinstance(test.comparators[0], ast.Constant) \
+            and test.comparators[0].value is None:
+        return _eg_match_of(test.left)
+    return None
+
+
+def _is_eg_split(node: ast.expr) -> bool:
+    while isinstance(node, Shared):
+        node = node.value
+    if isinstance(node, ast.Subscript):
+        node = node.value
+        while isinstance(node, Shared):
+            node = node.value
+    return isinstance(node, Special) and node.kind == "eg_split"
+
+
+def _is_eg_machinery(stmt: ast.stmt) -> bool:
+    """What an ``except*`` handler does besides its clauses: save the exception, start
+    the list of raised exceptions, split the rest."""
+    if _is_marker(stmt, "push_exc_info"):
+        return True
+    if not isinstance(stmt, ast.Assign):
+        return False
+    value = stmt.value
+    while isinstance(value, Shared):
+        value = value.value
+    return isinstance(value, ast.List) and not value.elts or _is_eg_split(value)
+
+
+def _is_eg_collect(block: IRBlock) -> bool:
+    """The handler around an ``except*`` clause body: forget the clause's name, add the
+    exception to the list of raised ones and go on to the next clause."""
+    stmts = block.stmts
+    i = 2 if _is_name_cleanup(stmts, 0) else 0
+    if block.term.kind != "goto" or len(stmts) not in (i + 1, i + 2) \
+            or not all(_is_list_append(s) for s in stmts[i:]):
+        return False
+    return _is_exc(stmts[i].value.args[0])  # type: ignore[attr-defined]
+
+
+def _strip_clause_end(stmts: list[ast.stmt], name: str | None,
+                      lists: frozenset[str]) -> list[ast.stmt] | None:
+    """An ``except*`` clause body without what the compiler adds where it ends (the
+    clean-up of its name, adding the rest to the list), on every path that gets there;
+    None when a path ends without it."""
+    out = list(stmts)
+    if out and _is_list_append(out[-1], lists):
+        out.pop()
+    if name is None:
+        return out
+    if _is_name_cleanup(out, len(out) - 2, name):
+        return out[:-2]
+    if out and isinstance(out[-1], ast.Raise):
+        return out
+    if out and isinstance(out[-1], ast.If):
+        last = out[-1]
+        body = _strip_clause_end(last.body, name, lists)
+        orelse = _strip_clause_end(last.orelse, name, lists)
+        if body is None or orelse is None:
+            return None
+        out[-1] = ast.If(test=last.test, body=body or [ast.Pass()], orelse=orelse)
+        return out
+    return None
+
+
+def _is_list_append(stmt: ast.stmt, lists: frozenset[str] = frozenset()) -> bool:
+    """``LIST_APPEND`` to a list on the stack (or to one of the named ``lists``): an
+    ``except*`` statement's own list of raised exceptions."""
+    if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)
+            and isinstance(stmt.value.func, ast.Attribute) and stmt.value.func.attr == "append"
+            and len(stmt.value.args) == 1):
+        return False
+    target = stmt.value.func.value
+    while isinstance(target, Shared):
+        target = target.value
+    return isinstance(target, Slot) or isinstance(target, ast.Name) and target.id in lists
+
+
+def _stores_exc(stmt: ast.stmt) -> bool:
+    return isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and _is_exc(stmt.value)
+
+
+def _has_unassigned(block: IRBlock) -> bool:
+    return False
+
+
+def _is_name_cleanup(stmts: list[ast.stmt], i: int, name: str | None = None) -> bool:
+    """``name = None; del name`` (the clean-up after ``except ... as name``)."""
+    if i + 1 >= len(stmts):
+        return False
+    a, d = stmts[i], stmts[i + 1]
+    if not (isinstance(a, ast.Assign) and len(a.targets) == 1
+            and isinstance(a.targets[0], ast.Name)
+            and isinstance(a.value, ast.Constant) and a.value.value is None):
+        return False
+    if not (isinstance(d, ast.Delete) and len(d.targets) == 1
+            and isinstance(d.targets[0], ast.Name) and d.targets[0].id == a.targets[0].id):
+        return False
+    return name is None or a.targets[0].id == name
+
+
+def _clause_cleanup(name: str | None) -> list[ast.stmt]:
+    stmts: list[ast.stmt] = [ExcMarker("pop_except")]
+    if name is not None:
+        stmts.append(ast.Assign(targets=[ast.Name(id=name, ctx=ast.Store())],
+                                value=ast.Constant(None)))
+        stmts.append(ast.Delete(targets=[ast.Name(id=name, ctx=ast.Del())]))
+    return stmts
+
+
+def _enter_value(stmt: ast.stmt) -> ast.expr | None:
+    """The ``__enter__`` result consumed by the first statement of a with body."""
+    value = None
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+        value = stmt.value
+    elif isinstance(stmt, ast.Expr):
+        value = stmt.value
+    if value is None:
+        return None
+    if isinstance(value, ast.Await):
+        value = value.value
+        if isinstance(value, Special) and value.kind == "awaitable":
+            value = value.value
+    if isinstance(value, Special) and value.kind == "enter":
+        return value
+    return None
+
+
+def _exit_call_for(mgr: ast.expr | None, is_async: bool) -> ast.stmt:
+    marker = ast.Expr(value=ast.Constant(None))
+    marker.with_exit = mgr  # type: ignore[attr-defined]
+    marker.is_async = is_async  # type: ignore[attr-defined]
+    return marker
+
+
+def _mentions_special(node: ast.AST | None, kind: str) -> bool:
+    if node is None:
+        return False
+    todo: list[ast.AST] = [node]
+    while todo:
+        n = todo.pop()
+        if isinstance(n, Special) and n.kind == kind:
+            return True
+        if isinstance(n, Shared):
+            todo.append(n.value)
+            continue
+        for child in ast.iter_child_nodes(n):
+            todo.append(child)
+        if isinstance(n, Special) and n.value is not None:
+            todo.append(n.value)
+    return False
+
+
+# ---------------------------------------------------------------- matching copies
+
+
+def _stmt_key(stmt: ast.stmt) -> str:
+    return preview(stmt)
+
+
+def _matches(stmt: ast.stmt, pattern: ast.stmt) -> bool:
+    exit_mgr = getattr(pattern, "with_exit", None)
+    if getattr(pattern, "is_async", None) is not None:
+        return _is_exit_call(stmt, exit_mgr, bool(getattr(pattern, "is_async", False)))
+    if isinstance(pattern, ExcMarker):
+        return isinstance(stmt, ExcMarker) and stmt.kind == pattern.kind
+    return _stmt_key(stmt) == _stmt_key(pattern)
+
+
+def _is_exit_call(stmt: ast.stmt, mgr: ast.expr | None, is_async: bool) -> bool:
+    if not isinstance(stmt, ast.Expr):
+        return False
+    value = stmt.value
+    if is_async:
+        if not isinstance(value, ast.Await):
+            return False
+        value = value.value
+        if isinstance(value, Special) and value.kind == "awaitable":
+            value = value.value
+    if not isinstance(value, ast.Call):
+        return False
+    func = value.func
+    return isinstance(func, Special) and func.kind == "exit" and func.value is mgr
+
+
+_COMPOUND = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try,
+             ast.Match)
+
+
+def _strip_prefix(stmts: list[ast.stmt], pattern: list[ast.stmt]) -> list[ast.stmt]:
+    if not pattern:
+        return stmts
+    if len(stmts) < len(pattern):
+        return stmts
+    for s, p in zip(stmts, pattern, strict=False):
+        if not _matches(s, p):
+            return stmts
+    return stmts[len(pattern):]
+
+
+def _strip_suffix_before_exit(out: list[ast.stmt], pattern: list[ast.stmt],
+                              exit_stmt: ast.stmt) -> None:
+    """Remove the copy of ``pattern`` that ends ``out`` (temporaries for the value may sit
+    in between, assigned before the copy)."""
+    n = len(pattern)
+    if n == 0:
+        return
+    if len(out) >= n and all(_matches(s, p) for s, p in zip(out[-n:], pattern, strict=True)):
+        if isinstance(exit_stmt, ast.Return) and _computed_later(exit_stmt.value, out[-n:]):
+            # not a ``return`` inside the construct: the construct was left first (a
+            # ``break`` out of a loop) and the compiler copied the code after it here
+            raise Unstructurable("return value computed after the clean-up")
+        del out[-n:]
+        return
+    raise Unstructurable("exit without the clean-up copy of its construct")
+
+
+def _computed_later(value: ast.expr | None, stmts: list[ast.stmt]) -> bool:
+    seq = getattr(value, "_seq", None)
+    if seq is None:
+        return False
+    done = [getattr(n, "_seq", None) for s in stmts for n in ast.walk(s)]
+    return any(d is not None and d < seq for d in done) and \
+        max(d for d in done if d is not None) < seq
+
+
+def _strip_all(out: list[ast.stmt], ctx: Ctx) -> None:
+    ret = out.pop()
+    _strip_cleanups(out, ctx.cleanups, ret)
+    out.append(ret)
+
+
+def _strip_cleanups(out: list[ast.stmt], active: tuple[Cleanup, ...],
+                    exit_stmt: ast.stmt) -> None:
+    """Remove the clean-up copies of ``active`` constructs that end ``out`` before an
+    exit: innermost last, or (when the exit's code runs each construct's clean-up in
+    its own block, innermost first) outermost last."""
+    trial = list(out)
+    try:
+        for c in reversed(active):
+            _strip_suffix_before_exit(trial, c.stmts, exit_stmt)
+    except Unstructurable:
+        if len(active) < 2:
+            raise
+        trial = list(out)
+        for c in active:
+            _strip_suffix_before_exit(trial, c.stmts, exit_stmt)
+    out[:] = trial

@@ -1,0 +1,679 @@
+"""The structurer's exception handling: ``try``/``except``/``except*``/``finally`` and
+``with``/``async with``/``async for``, recognised from handler regions (see
+:mod:`.structure`)."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import replace
+
+from .exprs import ExcMatch, Slot, Special
+from .ir import ExcMarker
+from .regions import dominators
+from .render import preview
+from .structure_base import (
+    _COMPOUND,
+    ClauseInfo,
+    Cleanup,
+    Ctx,
+    Loop,
+    Unstructurable,
+    _clause_cleanup,
+    _computed_after,
+    _eg_match_of,
+    _eg_test,
+    _enter_value,
+    _exit_call_for,
+    _find_marker,
+    _hoist_common_tail,
+    _is_eg_machinery,
+    _is_exc,
+    _is_list_append,
+    _is_marker,
+    _is_name_cleanup,
+    _matches,
+    _mentions_special,
+    _none_to_missing,
+    _starts_loop,
+    _stores_exc,
+    _strip_all,
+    _strip_clause_end,
+    _strip_prefix,
+    _strip_reraise,
+    _term_key,
+)
+from .translate import IRBlock
+
+
+class Clauses:
+    """The ``try``, ``with`` and ``async for`` statements of :class:`~.structure.Structurer`
+    (a mixin: it uses the structurer's graph, contexts and ``seq``/``edge``)."""
+
+    # ------------------------------------------------------------ try / with
+
+    def try_stmt(self, b: int, handler: int | None, ctx: Ctx, out: list[ast.stmt]) -> int | None:
+        chain = self.chain(b)
+        if ctx.handler is not None and ctx.handler not in chain:
+            raise Unstructurable("leaving a try body without passing its end")
+        outer_index = chain.index(ctx.handler) if ctx.handler in chain else len(chain)
+        if outer_index == 0:
+            raise Unstructurable("handler mismatch")
+        h = chain[outer_index - 1]
+        kind = self.handler_kind(h)
+        if kind == "async_for":
+            return self.async_for_stmt(b, h, ctx, out)
+        if kind == "with":
+            return self.with_stmt(b, h, ctx, out)
+        if kind == "except":
+            return self.except_stmt(b, h, ctx, out)
+        if kind == "except_star":
+            return self.except_star_stmt(b, h, ctx, out)
+        if kind == "finally":
+            return self.finally_stmt(b, h, ctx, out)
+        raise Unstructurable(f"unrecognised exception handler ({kind})")
+
+    def async_for_stmt(self, b: int, h: int, ctx: Ctx, out: list[ast.stmt]) -> int | None:
+        """``async for``: a loop whose header awaits ``__anext__`` under a handler that
+        ends the loop on ``StopAsyncIteration``."""
+        if b not in self.loops:
+            raise Unstructurable("async for without a loop")
+        body = self.loops[b]
+        header = self.blocks[b]
+        if header.stmts or header.term.kind != "goto":
+            raise Unstructurable("async for header with statements")
+        body_start = header.term.targets[0]
+        natural_exit = self.through(self.blocks[h].term.targets[0])
+        breaks: set[int] = set()
+        for n in body:
+            for s in self._succs(n):
+                if s not in body:
+                    breaks.add(self.through(s))
+        if len(breaks) > 1:
+            raise Unstructurable("async for with several exits")
+        follow = natural_exit
+        else_start: int | None = None
+        if breaks:
+            (f,) = breaks
+            if f != natural_exit:
+                follow, else_start = f, natural_exit
+        iterable, _ = self.for_iterable(b, body, out)
+        self.visit(b)
+        self.visit(h)
+        loop = Loop(b, body, follow, b)
+        sub = replace(ctx, loop=loop, follow=b, region=frozenset(body),
+                      loop_cleanups=len(ctx.cleanups))
+        first = self.blocks.get(body_start)
+        target: ast.expr = ast.Name(id="_", ctx=ast.Store())
+        skip = 0
+        if first is not None and first.stmts and isinstance(first.stmts[0], ast.Assign) \
+                and isinstance(first.stmts[0].value, Special) \
+                and first.stmts[0].value.kind == "anext_value":
+            target = first.stmts[0].targets[0]
+            skip = 1
+        stmts = self.seq_from_edge(b, body_start, sub, skip)
+        node = ast.AsyncFor(target=target, iter=iterable, body=stmts or [ast.Pass()],
+                            orelse=[])
+        if else_start is not None:
+            node.orelse = self.seq(else_start, replace(ctx, follow=follow))
+        out.append(node)
+        if follow is not None and follow == ctx.follow:
+            return None
+        return follow
+
+    def handler_kind(self, h: int) -> str:
+        block = self.blocks[h]
+        stmts = [s for s in block.stmts if not _is_marker(s, "push_exc_info")]
+        term = block.term
+        if term.kind == "end_async_for" and not stmts:
+            return "async_for"
+        if term.kind == "branch" and _eg_test(term.test) is not None:
+            return "except_star"
+        if term.kind == "branch" and not stmts:
+            test = term.test
+            if isinstance(test, ExcMatch) and not test.star:
+                return "except"
+            if _mentions_special(test, "with_exit_result"):
+                return "with"
+            if isinstance(test, ExcMatch) and test.star:
+                return "except_star"
+        if any(_is_exc(x) for x in block.exit):
+            return "finally"  # the exception stays on the stack (under a with's values)
+        if term.kind == "reraise" and _is_exc(term.value):
+            return "finally"
+        return "except"
+
+    def body_exit(self, region: frozenset[int], ctx: Ctx,
+                  cleanup: list[ast.stmt] | None = None,
+                  continuation: tuple[str, ...] | None = None
+                  ) -> tuple[int | None, frozenset[int]]:
+        """The block a construct's body continues to normally, and its exit tails: blocks
+        outside the protected range that only finish a ``return``/``break``/``continue``
+        (after the construct's clean-up copy)."""
+        exits: set[int] = set()
+        tails: set[int] = set()
+        loop = ctx.loop
+        for n in region:
+            if n not in self.blocks:
+                continue  # merged into a copy
+            for s in self._succs(n):
+                if s in region:
+                    continue
+                if loop is not None and s in (loop.cont, loop.follow):
+                    continue
+                if self.exit_tail(s, cleanup or [], ctx, continuation):
+                    tails.add(s)
+                else:
+                    exits.add(s)
+        if not exits:
+            return None, frozenset(tails)
+        if len(exits) > 1:
+            merged = self.merge_copies(exits)
+            if merged is not None:
+                return merged, frozenset(tails)
+            # the normal exit comes last in the layout; earlier ones finish a return
+            normal = max(exits, key=self.position)
+            others = exits - {normal}
+            if all(self.exit_tail(e, cleanup or [], ctx, ("", "")) for e in others):
+                return normal, frozenset(tails | others)
+            raise Unstructurable("try body with several exits")
+        return exits.pop(), frozenset(tails)
+
+    def merge_copies(self, ids: set[int]) -> int | None:
+        """Blocks that are copies of one another (the compiler duplicates short exits)
+        become one: every jump to a copy goes to the first."""
+        def key(bid: int) -> tuple[object, ...]:
+            block = self.blocks[bid]
+            if any(not isinstance(e, Slot | Special) for e in block.entry):
+                return ("unique", bid)
+            return (tuple(preview(s) for s in block.stmts), _term_key(block),
+                    len(block.entry), block.handler_block,
+                    tuple(type(e).__name__ for e in block.entry))
+
+        keys = {key(b) for b in ids}
+        if len(keys) != 1 or any(self.blocks[b].term.kind not in ("return", "raise")
+                                 for b in ids):
+            return None
+        keep = min(ids)
+        for other in ids - {keep}:
+            for block in self.blocks.values():
+                block.term.targets[:] = [keep if t == other else t for t in block.term.targets]
+            del self.blocks[other]
+            for body in self.loops.values():
+                body.discard(other)
+        self._index_preds()
+        self.idom = dominators(self.entry, self._esuccs)
+        self._postdoms.clear()
+        self._rpo = None
+        self._effective.clear()
+        self._protected.clear()
+        return keep
+
+    def exit_tail(self, bid: int, cleanup: list[ast.stmt], ctx: Ctx,
+                  continuation: tuple[str, ...] | None = None) -> bool:
+        """Does block ``bid`` only finish a ``return``/``break``/``continue`` of the body
+        (rather than continue after the construct)?
+
+        A return whose value the body computed (it arrives on the stack) is one; a return
+        that computes its own value is code after the construct, unless ``continuation``
+        (what the construct does after its body, e.g. when a ``with`` suppresses an
+        exception) says otherwise."""
+        block = self.blocks.get(bid)
+        if block is None:
+            return False
+        rest = _strip_prefix(block.stmts, cleanup)
+        if cleanup and rest is block.stmts:
+            return False
+        if rest:
+            return False
+        term = block.term
+        if term.kind == "goto" and term.targets[0] in ctx.tails:
+            # on to an enclosing construct's exit tail (a ``return`` in a ``with`` in a
+            # ``try``: the with's clean-up copy, then the try's return), which may run
+            # the enclosing constructs' clean-ups first
+            nxt = self.blocks.get(term.targets[0])
+            if nxt is not None and nxt.term.kind == "return" \
+                    and not self._strip_enclosing(nxt.stmts, ctx):
+                block, term = nxt, nxt.term
+        if term.kind == "goto" and ctx.loop is not None:
+            return self.through(term.targets[0]) in (ctx.loop.cont, ctx.loop.follow)
+        if term.kind != "return":
+            return False
+        if continuation is not None:
+            return _term_key(block) != continuation
+        value = term.value
+        return value is not None and any(value is e for e in block.entry)
+
+    def _strip_enclosing(self, stmts: list[ast.stmt], ctx: Ctx) -> list[ast.stmt]:
+        """``stmts`` without the clean-up copies of the enclosing constructs, innermost
+        first (what a ``return`` through them runs)."""
+        for outer in reversed(ctx.cleanups):
+            if not stmts or outer.kind == "clause":
+                break
+            stripped = _strip_prefix(stmts, outer.stmts)
+            if stripped is stmts:
+                break
+            stmts = stripped
+        return stmts
+
+    def suppress_continuation(self, h: int) -> tuple[str, ...] | None:
+        """What a ``with`` does after its ``__exit__`` suppressed an exception."""
+        block = self.blocks.get(h)
+        if block is None or block.term.kind != "branch":
+            return None
+        target = self.blocks.get(block.term.targets[0])
+        seen = 0
+        while target is not None and seen < 4:
+            seen += 1
+            stmts = [s for s in target.stmts if not _is_marker(s, "pop_except")]
+            if stmts:
+                return None
+            if target.term.kind == "goto":
+                nxt = self.through(target.term.targets[0])
+                follow = self.blocks.get(nxt)
+                if follow is not None and not follow.stmts or follow is not None and all(
+                        _is_marker(x, "pop_except") for x in follow.stmts):
+                    target = follow
+                    continue
+                return ("goto", str(nxt))
+            return _term_key(target)
+        return None
+
+    def after_suppression(self, h: int, region: frozenset[int], ctx: Ctx) -> int | None:
+        """Where a ``with`` whose body always leaves goes on after ``__exit__`` suppressed
+        an exception: the code after the statement (None if there is none to write)."""
+        block = self.blocks.get(h)
+        if block is None or block.term.kind != "branch":
+            return None
+        bid = block.term.targets[0]
+        for _ in range(4):
+            target = self.blocks.get(bid)
+            if target is None or bid in region:
+                return None
+            k = 0
+            while k < len(target.stmts) and _is_marker(target.stmts[k], "pop_except"):
+                k += 1
+            if k == len(target.stmts) and target.term.kind == "goto":
+                bid = self.through(target.term.targets[0])
+                continue
+            if bid == ctx.follow or ctx.loop is not None and bid in (ctx.loop.cont,
+                                                                    ctx.loop.follow):
+                return None
+            if bid not in ctx.region and not k:
+                return None
+            rest = IRBlock(-1, list(target.blocks), list(target.entry), target.stmts[k:],
+                           list(target.exit), target.term, target.handler,
+                           target.handler_block, list(target.preds), target.line)
+            return self.replace_block(bid, rest)
+        return None
+
+    def with_stmt(self, b: int, h: int, ctx: Ctx, out: list[ast.stmt]) -> int | None:
+        if not out or not _is_marker(out[-1], "with"):
+            raise Unstructurable("with body without its set-up")
+        marker = out.pop()
+        assert isinstance(marker, ExcMarker)
+        mgr = marker.value
+        is_async = marker.flag
+        region = self.protected(h) & ctx.region
+        exit_call = _exit_call_for(mgr, is_async)
+        follow, tails = self.body_exit(region, ctx, [exit_call], self.suppress_continuation(h))
+        block = self.blocks[b]
+        target: ast.expr | None = None
+        skip = 0
+        if block.stmts:
+            first = block.stmts[0]
+            value = _enter_value(first)
+            if value is not None:
+                skip = 1
+                if isinstance(first, ast.Assign):
+                    target = first.targets[0]
+        cleanup = Cleanup([exit_call], "with")
+        sub = replace(ctx, handler=h, region=region | tails | (ctx.tails & ctx.region), follow=follow,
+                      cleanups=(*ctx.cleanups, cleanup), tails=ctx.tails | tails)
+        body = self.seq(b, sub, skip_stmts=skip, at_header=_starts_loop(b, ctx))
+        item = ast.withitem(context_expr=mgr, optional_vars=target)
+        cls = ast.AsyncWith if is_async else ast.With
+        out.append(cls(items=[item], body=body or [ast.Pass()]))
+        if follow is None:
+            # the body always leaves (return/raise/break): what follows the statement
+            # runs only when ``__exit__`` suppresses an exception
+            return self.after_suppression(h, region, ctx)
+        return self.continue_after(follow, [exit_call], ctx, out)
+
+    def continue_after(self, follow: int, strip: list[ast.stmt], ctx: Ctx,
+                       out: list[ast.stmt]) -> int | None:
+        """Continue at ``follow`` whose first statements are a construct's exit copy."""
+        block = self.blocks[follow]
+        stripped = _strip_prefix(block.stmts, strip)
+        if stripped is block.stmts and strip:
+            if not any(isinstance(s, _COMPOUND) for s in strip):
+                raise Unstructurable("construct exit without its clean-up copy")
+            # a clean-up with blocks of its own (a ``with`` in ``finally``): structure
+            # what follows and take the copy off its front
+            rest_stmts = _hoist_common_tail(self.seq(follow, ctx))
+            if len(rest_stmts) < len(strip) or not all(
+                    _matches(s, p) for s, p in zip(rest_stmts, strip, strict=False)):
+                raise Unstructurable("construct exit without its clean-up copy")
+            out.extend(rest_stmts[len(strip):])
+            return None
+        rest = IRBlock(-1, list(block.blocks), list(block.entry), list(stripped),
+                       list(block.exit), block.term, block.handler, block.handler_block,
+                       list(block.preds), block.line)
+        if not rest.stmts and follow == ctx.follow:
+            return None
+        return self.replace_block(follow, rest)
+
+    def replace_block(self, old: int, new: IRBlock) -> int:
+        """Give the rest of a block its own id so a sequence can start there."""
+        new.id = old
+        self.blocks[old] = new
+        return old
+
+    def handler_region(self, h: int, ctx: Ctx) -> frozenset[int]:
+        """The enclosing region and the handler's own blocks (reached from ``h`` until the
+        flow comes back into the region)."""
+        extra: set[int] = set()
+        todo = [h]
+        stops = set(ctx.region)
+        if ctx.loop is not None:
+            stops |= {ctx.loop.cont}
+            if ctx.loop.follow is not None:
+                stops.add(ctx.loop.follow)
+        while todo:
+            n = todo.pop()
+            if n in extra or n in stops or n not in self.blocks:
+                continue
+            extra.add(n)
+            todo.extend(self._succs(n))
+        return ctx.region | frozenset(extra)
+
+    def except_stmt(self, b: int, h: int, ctx: Ctx, out: list[ast.stmt]) -> int | None:
+        hregion = self.handler_region(h, ctx)
+        region = self.protected(h) & ctx.region
+        body_exit, tails = self.body_exit(region, ctx)
+        sub = replace(ctx, handler=h, region=region | tails | (ctx.tails & ctx.region), follow=body_exit,
+                      tails=ctx.tails | tails)
+        body = self.seq(b, sub, at_header=_starts_loop(b, ctx))
+        handlers: list[ast.ExceptHandler] = []
+        exits: list[tuple[int, int]] = []
+        cur: int | None = h
+        first = True
+        while cur is not None:
+            hb = self.visit(cur)
+            stmts = [s for s in hb.stmts if not (first and _is_marker(s, "push_exc_info"))]
+            first = False
+            term = hb.term
+            if term.kind == "branch" and not stmts and isinstance(term.test, ExcMatch):
+                types = term.test.types
+                match_t, next_t = term.targets
+                clause_block = self.blocks[match_t]
+                cname: str | None = None
+                skip = 0
+                if clause_block.stmts and _stores_exc(clause_block.stmts[0]):
+                    tgt = clause_block.stmts[0].targets[0]  # type: ignore[attr-defined]
+                    if isinstance(tgt, ast.Name):
+                        cname = tgt.id
+                        skip = 1
+                info = ClauseInfo(cname)
+                cleanup = Cleanup(_clause_cleanup(cname), "clause")
+                csub = replace(ctx, clause=info, follow=None, region=hregion,
+                               cleanups=(*ctx.cleanups, cleanup))
+                cbody = self.seq_clause(match_t, csub, skip)
+                handlers.append(ast.ExceptHandler(type=types, name=cname,
+                                                  body=cbody or [ast.Pass()]))
+                exits.extend(info.exits)
+                cur = next_t
+                continue
+            if term.kind == "reraise" and not stmts and _is_exc(term.value):
+                break
+            # a bare ``except:`` clause: the rest of this handler
+            info = ClauseInfo(None)
+            cleanup = Cleanup(_clause_cleanup(None), "clause")
+            csub = replace(ctx, clause=info, follow=None, region=hregion,
+                           cleanups=(*ctx.cleanups, cleanup))
+            self.visits[cur] -= 1
+            cbody = self.seq_clause(cur, csub, 1 if hb.stmts and _is_marker(
+                hb.stmts[0], "push_exc_info") else 0)
+            handlers.append(ast.ExceptHandler(type=None, name=None, body=cbody or [ast.Pass()]))
+            exits.extend(info.exits)
+            break
+        if not handlers:
+            raise Unstructurable("try without handlers")
+        merge = self.clause_merge(exits)
+        return self.finish_try(body, handlers, body_exit, merge, h, ctx, out)
+
+    def finish_try(self, body: list[ast.stmt], handlers: list[ast.ExceptHandler],
+                   body_exit: int | None, merge: int | None, h: int, ctx: Ctx,
+                   out: list[ast.stmt], star: bool = False) -> int | None:
+        """The ``else`` clause (the body's normal exit, when it does not lead straight to
+        where the clauses continue) and the statement itself; returns where it goes on."""
+        if merge is not None and body_exit is not None and merge != body_exit \
+                and self.through(merge) == self.through(body_exit):
+            merge = body_exit = self.through(merge)  # empty jumps to one place
+        if merge is not None and body_exit is not None and merge != body_exit \
+                and self.blocks[merge].term.kind in ("return", "raise", "reraise") \
+                and self.content_key(self.blocks[merge]) == \
+                self.content_key(self.blocks[body_exit]):
+            merge = body_exit  # the clauses end in a copy of the code after the statement
+        orelse: list[ast.stmt] = []
+        after = merge
+        if body_exit is not None:
+            if merge is None:
+                after = body_exit
+                layout_else = self.else_by_layout(body_exit, h, ctx)
+                if layout_else is not None:
+                    orelse = self.seq(body_exit, replace(ctx, follow=layout_else[0]))
+                    after = layout_else[0]
+            elif body_exit != merge:
+                orelse = self.seq(body_exit, replace(ctx, follow=merge))
+        make = ast.TryStar if star else ast.Try  # type: ignore[attr-defined]
+        node = make(body=body or [ast.Pass()], handlers=handlers, orelse=orelse,
+                    finalbody=[])
+        out.append(node)
+        if after is not None and after == ctx.follow:
+            return None
+        return after
+
+    def except_star_stmt(self, b: int, h: int, ctx: Ctx, out: list[ast.stmt]) -> int | None:
+        """``try: ... except* T as name: ...``. The handler keeps the exception, a list
+        of what the clauses raise and the unmatched rest on the stack; each clause splits
+        the rest (``CHECK_EG_MATCH``), runs its body if something matched (what the body
+        raises is collected) and goes on to the next; the end raises what is left."""
+        hregion = self.handler_region(h, ctx)
+        region = self.protected(h) & ctx.region
+        body_exit, tails = self.body_exit(region, ctx)
+        sub = replace(ctx, handler=h, region=region | tails | (ctx.tails & ctx.region),
+                      follow=body_exit, tails=ctx.tails | tails)
+        body = self.seq(b, sub, at_header=_starts_loop(b, ctx))
+        depth = len(self.blocks[h].entry) + 3  # ..., prev exc, exc, raised list, rest
+        cleanup = self.blocks[h].handler_block  # around all of the handler's code
+        if cleanup is None:
+            raise Unstructurable("except* handler without its clean-up")
+        for bid in self.blocks:
+            if cleanup in self._raw_chain(bid):
+                self._machinery[bid] = depth
+        handlers: list[ast.ExceptHandler] = []
+        lists = frozenset(s.targets[0].id for s in self.blocks[h].stmts  # type: ignore
+                          if isinstance(s, ast.Assign) and isinstance(s.value, ast.List)
+                          and isinstance(s.targets[0], ast.Name))
+        # 3.13+ copies "add the rest to the list" into each way the last clause ends: put
+        # it back into the block that raises what is left
+        ends = [bid for bid in self._machinery if len(self.blocks[bid].entry) in (depth - 1, depth)
+                and self.blocks[bid].term.kind == "branch"
+                and _mentions_special(self.blocks[bid].term.test, "reraise_star")]
+        if len(ends) != 1:
+            raise Unstructurable("except* statement without its end")
+        for p in self.preds(ends[0]):
+            pb = self.blocks[p]
+            if pb.stmts and _is_list_append(pb.stmts[-1], lists) and p in self._machinery:
+                pb.stmts = pb.stmts[:-1]
+        cur = h
+        while True:
+            hb = self.visit(cur)
+            eg = _eg_test(hb.term.test) if hb.term.kind == "branch" else None
+            if eg is None:
+                break
+            if any(not _is_eg_machinery(s) for s in hb.stmts):
+                raise Unstructurable("code between except* clauses")
+            no_match, match_t = hb.term.targets
+            join = self.through(no_match)
+            first = self.blocks[match_t].stmts[:1]
+            name: str | None = None
+            if first and isinstance(first[0], ast.Assign) and len(first[0].targets) == 1 \
+                    and isinstance(first[0].targets[0], ast.Name) \
+                    and _eg_match_of(first[0].value) is not None:
+                name = first[0].targets[0].id
+            csub = replace(ctx, follow=join, region=hregion, clause=None)
+            cbody = self.seq(match_t, csub, skip_stmts=1 if name else 0)
+            stripped = _strip_clause_end(cbody, name, lists)
+            if stripped is None:
+                raise Unstructurable("except* clause without its name's clean-up")
+            cbody = stripped
+            handlers.append(ast.ExceptHandler(type=eg.types, name=name,
+                                              body=cbody or [ast.Pass()]))
+            cur = join
+        if not handlers:
+            raise Unstructurable("except* without clauses")
+        # the end: raise what is left (PREP_RERAISE_STAR), or leave the handler
+        last = self.blocks[cur]
+        if last.term.kind != "branch" or not _mentions_special(last.term.test, "reraise_star"):
+            raise Unstructurable("except* statement without its end")
+        n = last.term.targets[1]
+        for _ in range(4):
+            block = self.visit(n)
+            idx = _find_marker(block.stmts, "pop_except")
+            if idx is not None:
+                if any(not _is_marker(x, "pop_except") for x in block.stmts[:idx]):
+                    raise Unstructurable("code before the end of an except* statement")
+                merge = self.clause_merge([(n, idx + 1)])
+                break
+            if block.stmts or block.term.kind != "goto":
+                raise Unstructurable("code before the end of an except* statement")
+            n = block.term.targets[0]
+        else:
+            raise Unstructurable("except* statement without its end")
+        return self.finish_try(body, handlers, body_exit, merge, h, ctx, out, star=True)
+
+    def position(self, bid: int) -> int:
+        block = self.blocks[bid]
+        return block.blocks[0] if block.blocks else bid
+
+    def else_by_layout(self, body_exit: int, h: int, ctx: Ctx) -> tuple[int | None] | None:
+        """When no except clause falls through, only the layout tells an ``else`` clause
+        from code after the statement: 3.10/3.11 put ``else`` between body and handler.
+        Returns ``(follow,)`` for an else clause ending at ``follow`` (None: it exits)."""
+        hpos = self.position(h)
+        if self.position(body_exit) > hpos:
+            return None
+        seen: set[int] = set()
+        todo = [body_exit]
+        after: set[int] = set()
+        code_before = False
+        while todo:
+            n = todo.pop()
+            if n in seen:
+                continue
+            if n not in ctx.region or n == ctx.follow or self.position(n) > hpos:
+                after.add(n)
+                continue
+            seen.add(n)
+            block = self.blocks[n]
+            code_before |= bool(block.stmts) or block.term.kind != "goto"
+            todo.extend(self._succs(n))
+        if not code_before:
+            return None
+        if len(after) == 1:
+            return (after.pop(),)
+        if after:
+            return None
+        # nothing after the handler: an else clause only if ordinary code is laid out
+        # after handlers at all (3.12+ moves handlers to the end of the function)
+        if any(self.position(n) > hpos and not self.chain(n) for n in ctx.region
+               if n in self.blocks and n not in self.protected(h)):
+            return (None,)
+        return None
+
+    def seq_clause(self, start: int, ctx: Ctx, skip: int) -> list[ast.stmt]:
+        return self.seq(start, ctx, skip_stmts=skip)
+
+    def clause_exit(self, block: IRBlock, stmts: list[ast.stmt], idx: int, ctx: Ctx,
+                    out: list[ast.stmt]) -> None:
+        """An except clause reached its ``POP_EXCEPT``: an exit or the clause's end."""
+        info = ctx.clause
+        assert info is not None
+        rest = stmts[idx + 1:]
+        if info.name is not None and _is_name_cleanup(rest, 0, info.name):
+            rest = rest[2:]
+        term = block.term
+        outer = replace(ctx, clause=None, cleanups=ctx.cleanups[:-1])
+        if not rest and (term.kind == "return" and _computed_after(term.value, stmts[idx])
+                         or term.kind == "raise" and (term.value is None or _computed_after(
+                             term.value, stmts[idx]))):
+            # the compiler copied a ``return`` or ``raise`` after the statement into the
+            # clause; a raise there must stay outside it (inside, the exception would get
+            # the handled one as ``__context__``, and a bare ``raise`` would re-raise it)
+            info.exits.append((block.id, len(block.stmts)))
+            return
+        if not rest:
+            if term.kind == "return":
+                out.append(ast.Return(value=_none_to_missing(term.value)))
+                _strip_all(out, outer)
+                return
+            if term.kind == "raise":
+                out.append(ast.Raise(exc=term.value, cause=term.cause))
+                return
+            if term.kind == "goto" and ctx.loop is not None \
+                    and term.targets[0] in (ctx.loop.cont, ctx.loop.follow):
+                out.extend(self.slot_assignments(block.id, term.targets[0]))
+                stmt: ast.stmt = ast.Continue() if term.targets[0] == ctx.loop.cont \
+                    else ast.Break()
+                self.exit_stmt(out, stmt, outer)
+                return
+        consumed = len(block.stmts) - len(rest)
+        info.exits.append((block.id, consumed))
+
+    def clause_merge(self, exits: list[tuple[int, int]]) -> int | None:
+        targets: set[int] = set()
+        copies: dict[tuple[object, ...], int] = {}
+        for bid, consumed in exits:
+            block = self.blocks[bid]
+            if consumed == len(block.stmts) and block.term.kind == "goto":
+                targets.add(block.term.targets[0])
+            else:
+                rest = IRBlock(-1, list(block.blocks), list(block.entry),
+                               block.stmts[consumed:], list(block.exit), block.term,
+                               block.handler, block.handler_block, [], block.line)
+                key = self.content_key(rest)  # clauses ending in copies of one tail
+                if key not in copies:
+                    # the rest keeps the block's id (and so its place in regions)
+                    copies[key] = self.replace_block(bid, rest)
+                targets.add(copies[key])
+        if not targets:
+            return None
+        if len(targets) > 1:
+            raise Unstructurable("except clauses continue in different places")
+        return targets.pop()
+
+    def content_key(self, block: IRBlock) -> tuple[object, ...]:
+        """What a short exit block does, comparable across the compiler's copies."""
+        return (tuple(preview(s) for s in block.stmts), _term_key(block))
+
+    def finally_stmt(self, b: int, h: int, ctx: Ctx, out: list[ast.stmt]) -> int | None:
+        hb = self.blocks[h]
+        fctx = replace(ctx, follow=None, clause=None, region=self.handler_region(h, ctx))
+        skip = 1 if hb.stmts and _is_marker(hb.stmts[0], "push_exc_info") else 0
+        stripped = _strip_reraise(self.seq(h, fctx, skip_stmts=skip))
+        if stripped is None:
+            raise Unstructurable("finally handler does not re-raise")
+        final = stripped
+        region = self.protected(h) & ctx.region
+        body_exit, tails = self.body_exit(region, ctx, final)
+        cleanup = Cleanup(final, "finally")
+        sub = replace(ctx, handler=h, region=region | tails | (ctx.tails & ctx.region), follow=body_exit,
+                      cleanups=(*ctx.cleanups, cleanup), tails=ctx.tails | tails)
+        body = self.seq(b, sub, at_header=_starts_loop(b, ctx))
+        node = ast.Try(body=body or [ast.Pass()], handlers=[], orelse=[],
+                       finalbody=final or [ast.Pass()])
+        out.append(node)
+        if body_exit is None:
+            return None
+        return self.continue_after(body_exit, final, ctx, out)
