@@ -27,27 +27,33 @@ __all__ = [
 ]
 
 
-def decompile(obj: object) -> str:
+def decompile(obj: object, *, force_fallback: bool = False) -> str:
     """Return Python source equivalent to ``obj``.
 
     ``obj`` may be a function, method, lambda, code object, generator or coroutine
-    function, class, or a module's code object.
+    function, class, or a module's code object. ``force_fallback=True`` writes its body
+    as the ``while True:`` state machine used where control flow has no structured form
+    (to test that form).
     """
     from .decompiler.api import decompile as _decompile
 
-    return _decompile(obj)
+    return _decompile(obj, force_fallback=True) if force_fallback else _decompile(obj)
 
 
-def recompile(code, filename: str | None = None):  # type: ignore[no-untyped-def]
+def recompile(code, filename: str | None = None, *,  # type: ignore[no-untyped-def]
+              force_fallback: bool = False):
     """Decompile ``code`` and compile the source back into a code object.
 
     The new code object has the same name, argument layout and free/cell variables
     as ``code`` and the same non-literal constants, so it can replace ``code`` in a
     running program. If ``filename`` is given, the source is written there and the
-    code object points at it, so debuggers step through that file.
+    code object points at it, so debuggers step through that file. ``force_fallback``:
+    as for :func:`decompile`.
     """
     from .decompiler.api import recompile as _recompile
 
+    if force_fallback:
+        return _recompile(code, filename, force_fallback=True)
     return _recompile(code, filename)
 
 

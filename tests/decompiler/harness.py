@@ -663,10 +663,12 @@ def _signature_problems(original: CodeType, new: CodeType) -> list[str]:
     return problems
 
 
-def recompiled_candidate(func: FunctionType, title: str | None = None) -> Candidate:
+def recompiled_candidate(func: FunctionType, title: str | None = None,
+                         force_fallback: bool = False) -> Candidate:
     """``FunctionType(unveil.recompile(f.__code__), ...)`` with ``f``'s defaults and closure."""
     title = title or func.__qualname__
-    code = _call_unveil("recompile", lambda: unveil.recompile(func.__code__))
+    code = _call_unveil("recompile", lambda: unveil.recompile(
+        func.__code__, force_fallback=force_fallback))
     if not isinstance(code, CodeType):
         raise AssertionError(
             f"[recompile] {title}: unveil.recompile returned {type(code).__name__}, "
@@ -700,9 +702,11 @@ def exec_source(
         exec(code, namespace)
 
 
-def source_candidate(func: FunctionType, title: str | None = None) -> Candidate:
+def source_candidate(func: FunctionType, title: str | None = None,
+                     force_fallback: bool = False) -> Candidate:
     """Run the text of ``unveil.decompile(func)`` in a copy of the module namespace."""
-    source = _call_unveil("decompile", lambda: unveil.decompile(func))
+    source = _call_unveil("decompile", lambda: unveil.decompile(
+        func, force_fallback=force_fallback))
     if not isinstance(source, str):
         raise AssertionError(f"unveil.decompile returned {type(source).__name__}, not str")
     namespace = dict(func.__globals__)
@@ -812,8 +816,10 @@ def check_function(
     *,
     title: str | None = None,
     paths: Iterable[str] = ("recompile", "source"),
+    force_fallback: bool = False,
 ) -> None:
-    """Compare ``func`` with its recompiled and re-executed decompiled versions.
+    """Compare ``func`` with its recompiled and re-executed decompiled versions
+    (``force_fallback``: with its body written as the state machine).
 
     ``cases`` defaults to ``func.__cases__``. Fails (``AssertionError``) on the first
     mismatch per candidate; skips if unveil raises ``NotImplementedError`` (unless
@@ -829,7 +835,7 @@ def check_function(
     paths = tuple(paths)
     if "recompile" in paths:
         try:
-            candidates.append(recompiled_candidate(func, title))
+            candidates.append(recompiled_candidate(func, title, force_fallback))
         except NotReady as exc:
             not_ready.append(str(exc))
         except AssertionError as exc:
@@ -840,7 +846,7 @@ def check_function(
             )
     if "source" in paths and not func.__code__.co_freevars:
         try:
-            cand = source_candidate(func, title)
+            cand = source_candidate(func, title, force_fallback)
         except NotReady as exc:
             not_ready.append(str(exc))
         except AssertionError as exc:

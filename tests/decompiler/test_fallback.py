@@ -8,7 +8,7 @@ from types import FunctionType
 
 import pytest
 
-from unveil.decompiler import structure
+import unveil
 
 from .harness import check_function
 from .test_corpus import FUNCTIONS
@@ -43,16 +43,24 @@ def _params() -> list[object]:
 
 
 @pytest.mark.parametrize(("func", "title"), _params())
-def test_forced_fallback(func: FunctionType, title: str,
-                         monkeypatch: pytest.MonkeyPatch) -> None:
-    original = structure.Structurer.run
+def test_forced_fallback(func: FunctionType, title: str) -> None:
+    # the function's own body (not a comprehension inlined in it, nor nested functions)
+    check_function(func, title=f"{title} (forced fallback)", force_fallback=True)
 
-    def run(self: structure.Structurer) -> object:
-        # the function's own body, not a 3.12+ inlined comprehension in it (decompiled on
-        # its own first, from the iterator on the stack)
-        if self.g.cfg.bc.code is func.__code__ and not self.blocks[self.entry].entry:
-            raise structure.Unstructurable("forced by the test")
-        return original(self)
 
-    monkeypatch.setattr(structure.Structurer, "run", run)
-    check_function(func, title=f"{title} (forced fallback)")
+def test_the_fallback_is_what_runs_when_forced() -> None:
+    """``force_fallback`` writes the state machine, and only for the function's own body."""
+    def f(xs):
+        def inner(y):
+            return y + 1
+        total = 0
+        for x in xs:
+            if x:
+                total += inner(x)
+        return total
+
+    forced = unveil.decompile(f, force_fallback=True)
+    assert "while True:" in forced and "_state0 = 0" in forced, forced
+    assert "def inner(y):\n                return y + 1" in forced, forced  # (structured)
+    assert "while True" not in unveil.decompile(f)
+    assert forced.count("while True") == 1, forced  # (the nested function's body is not)

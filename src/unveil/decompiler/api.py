@@ -54,11 +54,12 @@ def code_of(obj: object) -> CodeType:
         "method, code object, generator, coroutine or class")
 
 
-def decompile(obj: object) -> str:
-    """Source equivalent to ``obj`` (see :func:`unveil.decompile`)."""
+def decompile(obj: object, *, force_fallback: bool = False) -> str:
+    """Source equivalent to ``obj`` (see :func:`unveil.decompile`). ``force_fallback``:
+    write the body of ``obj``'s own code as the state machine (for testing it)."""
     if inspect.isclass(obj):
         return unparse(class_statement(obj)) + "\n"
-    node = decompile_node(obj)
+    node = decompile_node(obj, Constants(lowered=code_of(obj) if force_fallback else None))
     return unparse(node) + "\n"
 
 
@@ -155,7 +156,7 @@ def comprehension_statement(code: CodeType, constants: Constants,
                             compilable: bool = False) -> ast.stmt:
     """The comprehension as an expression statement; ``compilable``: inside an
     ``async def`` when it holds ``async for`` or ``await`` (for compiling it back)."""
-    expr = comprehension_from_code(CodeDecompiler(code, constants),
+    expr = comprehension_from_code(code, CodeDecompiler(code, constants).statements(),
                                    ast.Name(id="_iter", ctx=ast.Load()))
     stmt: ast.stmt = ast.Expr(value=expr)
     if compilable and code.co_flags & CodeFlag.COROUTINE and code.co_name != "<genexpr>":
@@ -334,7 +335,7 @@ def recompile(code: CodeType, filename: str | None = None,
               line_map: dict[int, int] | None = None, *, simplify: bool = False,
               facts: dict[str, object] | None = None, header: str = "",
               comments: Callable[[str], str | None] | None = None,
-              fixed: Fixed | None = None) -> CodeType:
+              fixed: Fixed | None = None, force_fallback: bool = False) -> CodeType:
     """Decompile ``code``, compile the source back and return the matching code object.
 
     ``filename``, if given, is where the source is **written** (an existing file there is
@@ -346,12 +347,13 @@ def recompile(code: CodeType, filename: str | None = None,
     :func:`unveil.equivalence.prove_equivalent`); ``facts``, if given, gets ``simplified``:
     whether that changed the body; ``fixed``: globals (and attributes of them) that hold one
     value while the code runs, which it may read later than the code does (pass the same to
-    the check). ``header``: comment lines the source starts with;
+    the check). ``force_fallback``: write ``code``'s own body as the state machine (for
+    testing it). ``header``: comment lines the source starts with;
     ``comments``: given a statement's first line, the comment (without ``#``) to end it
     with, or None."""
     if not isinstance(code, CodeType):
         code = code_of(code)
-    constants = Constants(exact=True)
+    constants = Constants(exact=True, lowered=code if force_fallback else None)
     kind = code_kind(code)
     if kind == "module":
         wrapped: ast.Module = ast.Module(body=module_body(code, constants) or [ast.Pass()],

@@ -8,22 +8,20 @@ into ``[e for x in it if c]``.
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING
+from types import CodeType
 
 from ..codeobj import COMPREHENSIONS as KINDS
 from ..errors import DecompilationError
 from .exprs import negate
 
-if TYPE_CHECKING:
-    from .scope import Scope
 
-
-
-def comprehension_from_code(dec: Scope, iterable: ast.expr) -> ast.expr:
-    kind = KINDS[dec.code.co_name]
-    stmts = dec.statements()
-    arg = dec.code.co_varnames[0] if dec.code.co_argcount else ".0"
-    return comprehension_from_body(stmts, kind, iterable, arg, dec.qualname)
+def comprehension_from_code(code: CodeType, stmts: list[ast.stmt],
+                            iterable: ast.expr) -> ast.expr:
+    """The comprehension a comprehension's code object makes, given its body
+    (``stmts``) and the iterable it is called on."""
+    arg = code.co_varnames[0] if code.co_argcount else ".0"
+    return comprehension_from_body(stmts, KINDS[code.co_name], iterable, arg,
+                                   getattr(code, "co_qualname", code.co_name))
 
 
 def comprehension_from_body(stmts: list[ast.stmt], kind: str, iterable: ast.expr,

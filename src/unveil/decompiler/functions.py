@@ -8,6 +8,7 @@ decompiles the code objects nested in it through the same class.
 from __future__ import annotations
 
 import ast
+import copy
 import dis
 import sys
 from dataclasses import dataclass
@@ -49,11 +50,17 @@ class Constants:
     ``slice(None, None)``, which calls the global ``slice``), for code compiled from the
     source to hold the constant itself (``recompile``)."""
 
-    def __init__(self, exact: bool = False) -> None:
+    def __init__(self, exact: bool = False, lowered: CodeType | None = None) -> None:
         self.values: dict[str, Any] = {}
         self._ids: dict[int, str] = {}
         self.imported: set[str] = set()  # global names the code uses as imported modules
         self.exact = exact
+        # a code object whose body is written as the state machine even where it has a
+        # structured form (to test the fallback: ``force_fallback``)
+        self.lowered = lowered
+        # comprehension bodies decompiled so far, by code object (the translator may run
+        # a block more than once: each run makes the comprehension again)
+        self.comprehensions: dict[int, tuple[CodeType, list[ast.stmt]]] = {}
 
     def exact_reference(self, value: Any) -> ast.expr | None:
         """A reference to ``value`` where the source must hold it exactly, else None."""
@@ -146,6 +153,8 @@ class CodeDecompiler:
         ctx.make_generic = self.make_generic
         ir = Translator(graph_cfg, ctx, entry).run()
         try:
+            if self.constants.lowered is code and not entry:
+                raise Unstructurable("the fallback was asked for (force_fallback)")
             raw = Structurer(ir).run()
             # (nested code objects are tidied as they are decompiled)
             raw = tidy_raw(raw, chains=bytecode.branches(code))
@@ -179,7 +188,12 @@ class CodeDecompiler:
     def make_comprehension(self, func: Func, iterable: ast.expr) -> ast.expr:
         if isinstance(iterable, Iterator):
             iterable = iterable.value
-        node = comprehension_from_code(self.child(func.code), iterable)
+        memo = self.constants.comprehensions
+        known = memo.get(id(func.code))
+        if known is None or known[0] is not func.code:
+            child = self.child(func.code)
+            known = memo[id(func.code)] = (func.code, child.statements())
+        node = comprehension_from_code(func.code, copy.deepcopy(known[1]), iterable)
         if func.code.co_flags & CodeFlag.COROUTINE and func.code.co_name != "<genexpr>":
             node.async_comprehension = True  # type: ignore[attr-defined]
         return node
