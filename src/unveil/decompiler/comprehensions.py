@@ -95,9 +95,9 @@ def comprehension_from_body(stmts: list[ast.stmt], kind: str, iterable: ast.expr
 
 def _element(node: ast.stmt, kind: str, acc: str | None) -> tuple[ast.expr, ...] | None:
     if kind == "gen":
-        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Yield) \
-                and node.value.value is not None:
-            return (node.value.value,)
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Yield):
+            # (a bare ``yield`` is ``yield None``: the element of ``(None for x in xs)``)
+            return (node.value.value or ast.Constant(None),)
         return None
     if kind == "dict":
         if isinstance(node, ast.Assign) and len(node.targets) == 1 \

@@ -288,3 +288,10 @@ def walk_tree(tree):
     for key in sorted(tree):
         yield key
         yield from tree[key]
+
+
+@cases(([1, 2, 3],), ([7],), ([],))
+def generator_expression_of_a_constant(xs):
+    # ``yield None``: the element is the constant (found by random programs, issue 13)
+    a, *b = (None for _ in xs)
+    return a, b, list(1 for _ in xs), sum(True for x in xs if x > 1)
