@@ -75,6 +75,12 @@ def comprehension_from_body(stmts: list[ast.stmt], kind: str, iterable: ast.expr
                 test = negate(test.operand)  # ``not a not in b`` is ``a in b``
             generators[-1].ifs.append(test)
             inner = node.body
+        elif isinstance(node, ast.Pass):
+            # the compiler dropped a body behind a constant false condition (``if None``,
+            # ``if 0``): nothing is evaluated, so any element and ``if False`` compile the same
+            generators[-1].ifs.append(ast.Constant(False))
+            element = (ast.Constant(None),) * (2 if kind == "dict" else 1)
+            break
         else:
             element = _element(node, kind, acc)
             if element is None:

@@ -295,3 +295,17 @@ def generator_expression_of_a_constant(xs):
     # ``yield None``: the element is the constant (found by random programs, issue 13)
     a, *b = (None for _ in xs)
     return a, b, list(1 for _ in xs), sum(True for x in xs if x > 1)
+
+
+@cases(([1, 2, 3],), ([],))
+def comprehensions_behind_a_constant_false_condition(xs):
+    # the compiler drops the element behind ``if 0``/``if None``: only the iteration stays
+    seen = []
+
+    def each():
+        for x in xs:
+            seen.append(x)
+            yield x
+
+    return ([x * 2 for x in each() if 0], {x: 1 for x in each() if None},
+            list(x for x in each() if 0), {y for x in each() for y in (x, x) if 0}, seen)
