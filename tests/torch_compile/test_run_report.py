@@ -92,6 +92,22 @@ def test_run_keeps_output_and_exit_status_and_summarises(tmp_path: Path) -> None
     assert all(f["status"] == "running unveil's code" for f in manifest["frames"])
 
 
+def test_run_faithful_writes_frames_statement_for_statement(tmp_path: Path) -> None:
+    prog = script(tmp_path, BREAKS_AND_RECOMPILES)
+    sizes = {}
+    for flag in ("--faithful", None):
+        dump = f"dump{flag or ''}"
+        proc = unveil("run", "--backend", "eager", "--no-report", "--dump", dump,
+                      *([flag] if flag else []), str(prog), "0", cwd=tmp_path)
+        assert proc.returncode == 0, proc.stderr
+        manifest = json.loads((tmp_path / dump / "manifest.json").read_text())
+        assert all(f["status"] == "running unveil's code" for f in manifest["frames"])
+        first = next(f for f in manifest["frames"] if f["function"] == "f")
+        source = (tmp_path / dump / first["transformed_code"]).read_text()
+        sizes[flag] = len(source.splitlines())
+    assert sizes["--faithful"] > sizes[None], sizes  # (simplified by default)
+
+
 def test_run_a_script_that_raises_keeps_the_traceback_and_the_dump(tmp_path: Path) -> None:
     prog = script(tmp_path, """\
         import torch
