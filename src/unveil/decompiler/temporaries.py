@@ -203,8 +203,6 @@ def tidy(body: list[ast.stmt], params: set[str], made: set[str], nested: set[str
     walrus_unread = bool(unused) or counts.walrus and any(
         not loads.get(name) and temporary(name) for name in counts.stores)
 
-    dirty: set[int] = set()  # statements changed in place: their counted nodes are stale
-
     def block(stmts: list[ast.stmt], top: bool = True) -> list[ast.stmt]:
         nonlocal changed
         out: list[ast.stmt] = []
@@ -217,7 +215,6 @@ def tidy(body: list[ast.stmt], params: set[str], made: set[str], nested: set[str
                 unread = _unread_walrus(s, loads, lambda n: temporary(n) or n in unused)
                 if unread is not None:
                     s, changed = unread, True
-                    dirty.add(id(s))
             if isinstance(s, ast.If):
                 s.body = block(s.body, False)
                 s.orelse = block(s.orelse, False)
@@ -227,7 +224,6 @@ def tidy(body: list[ast.stmt], params: set[str], made: set[str], nested: set[str
                 if temporary(name) and loads.get(name) == 1:
                     inlined = _inline(s, name, value, fixed)
                     if inlined is not None:
-                        dirty.add(id(inlined))
                         out[-1] = in_place_of(inlined, out[-1])
                         changed = True
                         continue
@@ -244,9 +240,7 @@ def tidy(body: list[ast.stmt], params: set[str], made: set[str], nested: set[str
                            nested | counts.declared)
     if collapsed is not None:
         out, changed = collapsed, True
-    dirty.update(id(s) for s in out if isinstance(s, ast.If))  # (inside, and returns below)
-    known = {k: v for k, v in counts.nodes.items() if k not in dirty}
-    packed = _packed(out, loads, known, dirty, lambda n, k: temporary(n, k) and n not in nested,
+    packed = _packed(out, loads, lambda n, k: temporary(n, k) and n not in nested,
                      lambda e: isinstance(e, ast.Constant) or isinstance(e, ast.Name)
                      and e.id in params and bound_once(e.id, counts.stores, params, nested),
                      counts.taken | params, made)
@@ -267,8 +261,7 @@ def tidy(body: list[ast.stmt], params: set[str], made: set[str], nested: set[str
                 break
     renamed = None
     if made or any(TEMPORARY.match(name) for name in counts.stores):
-        renamed = _renamed(out, params, made, nested,
-                           {k: v for k, v in known.items() if k not in dirty})
+        renamed = _renamed(out, params, made, nested)
     return renamed if renamed is not None else out if changed else None
 
 
@@ -301,10 +294,24 @@ def _collapsed(body: list[ast.stmt], loads: dict[str, int],
 _SKIPPED = frozenset({"ctx", "op", "ops", "type_comment"})  # (leaves nothing here reads)
 
 
+def _children(node: ast.AST) -> list[ast.AST]:
+    """The nodes right under ``node`` in field order (not contexts or operators)."""
+    out: list[ast.AST] = []
+    for name in node._fields:
+        if name in _SKIPPED:
+            continue
+        value = getattr(node, name, None)
+        if isinstance(value, ast.AST):
+            out.append(value)
+        elif isinstance(value, list):
+            out.extend(v for v in value if isinstance(v, ast.AST))
+    return out
+
+
 def _nodes(node: ast.AST) -> list[ast.AST]:
     """``node`` and the nodes under it (not contexts or operators), in no set order."""
     out = [node]
-    for n in out:  # (the list grows while it is read)
+    for n in out:  # (the list grows while it is read; _children, inlined: it is hot)
         for name in n._fields:
             if name in _SKIPPED:
                 continue
@@ -328,16 +335,7 @@ def _post_order(node: ast.AST) -> list[ast.AST]:
             continue
         parents.append(n)
         todo.append(None)
-        children: list[ast.AST] = []
-        for name in n._fields:
-            if name in _SKIPPED:
-                continue
-            value = getattr(n, name, None)
-            if isinstance(value, ast.AST):
-                children.append(value)
-            elif isinstance(value, list):
-                children.extend(v for v in value if isinstance(v, ast.AST))
-        todo.extend(reversed(children))
+        todo.extend(reversed(_children(n)))
     return out
 
 
@@ -440,8 +438,8 @@ def _forwarded(body: list[ast.stmt], loads: dict[str, int], stores: dict[str, in
     return out, changed
 
 
-def _packed(body: list[ast.stmt], loads: dict[str, int], known: dict[int, list[ast.AST]],
-            dirty: set[int], temporary: Callable[[str, int], bool],
+def _packed(body: list[ast.stmt], loads: dict[str, int],
+            temporary: Callable[[str, int], bool],
             repeatable: Callable[[ast.expr], bool], taken: set[str],
             made: set[str]) -> list[ast.stmt] | None:
     """``body`` with each run of two or more temporaries bound one after another, each
@@ -449,8 +447,7 @@ def _packed(body: list[ast.stmt], loads: dict[str, int], known: dict[int, list[a
     tuple the call unpacks: ``graph_inputs = (a.x, b['y'])`` ... ``graph(*graph_inputs)``
     (Dynamo loads a graph's inputs, then calls a profiler hook, then the graph). Arguments
     that read the same value anywhere (``repeatable``: parameters never stored) between
-    and around them join the tuple. ``known``: the nodes of statements, by id; the ids of
-    those it changes go to ``dirty``. None: no such run."""
+    and around them join the tuple. None: no such run."""
     where: dict[str, int] = {}
     for k, s in enumerate(body):
         if isinstance(s, ast.Assign) and len(s.targets) == 1 \
@@ -461,7 +458,7 @@ def _packed(body: list[ast.stmt], loads: dict[str, int], known: dict[int, list[a
         return None
     runs: list[tuple[ast.Call, int, int, list[str]]] = []  # (call, from, to, temporaries)
     for t, s in enumerate(body):
-        for call in known.get(id(s)) or _nodes(s):
+        for call in _nodes(s):
             if not isinstance(call, ast.Call):
                 continue
             p = 0
@@ -477,7 +474,6 @@ def _packed(body: list[ast.stmt], loads: dict[str, int], known: dict[int, list[a
                     q += 1
                 if len(names) >= 2:
                     runs.append((call, p, q, names))
-                    dirty.add(id(s))
                 p = max(q, p + 1)
     if not runs:
         return None
@@ -536,15 +532,14 @@ def _assigns_last(stmts: list[ast.stmt], name: str) -> bool:
         and isinstance(stmts[-1].targets[0], ast.Name) and stmts[-1].targets[0].id == name
 
 
-def _renamed(body: list[ast.stmt], params: set[str], made: set[str], nested: set[str],
-             known: dict[int, list[ast.AST]] | None = None) -> list[ast.stmt] | None:
+def _renamed(body: list[ast.stmt], params: set[str], made: set[str],
+             nested: set[str]) -> list[ast.stmt] | None:
     """``body`` with temporaries (unveil's ``_tN``, ``_sN``, Dynamo's ``tmp_N``) bound once
     at the top level, by ``=`` or a walrus, named after what they hold
-    (``register_forward_hook``, ``graph_out_0_1``, ``transformer_h_0_modules``). ``known``:
-    the nodes of statements, by id. None: none."""
+    (``register_forward_hook``, ``graph_out_0_1``, ``transformer_h_0_modules``); None: none."""
     ordered = []
     for s in body:
-        nodes = (known or {}).get(id(s)) or _nodes(s)
+        nodes = _nodes(s)
         if any(isinstance(n, ast.NamedExpr) for n in nodes):
             nodes = _post_order(s)  # (inner walruses first: they are evaluated first)
         ordered.append(nodes)
