@@ -516,8 +516,6 @@ def _simplified(code: CodeType, stmts: list[ast.stmt], changed: list[bool],
     return stmts if simpler is None else simpler
 
 
-
-
 def _annotated_owner(code: CodeType, dec: CodeDecompiler) -> ast.stmt | None:
     """3.14: a function whose annotations the ``__annotate__`` code object returns (the
     compiler writes that code object; source cannot, but an annotated ``def`` makes it)."""

@@ -26,7 +26,7 @@ from types import CodeType
 from typing import TYPE_CHECKING, Any
 
 from .._io import write_atomic
-from ..dump_format import COMPILED_FN, RUNS_DYNAMO, RUNS_OURS, owner_name
+from ..dump_format import COMPILED_FN, RUNS_DYNAMO, RUNS_OURS, owner_name, short_name
 from ..errors import BadInputError, UnveilError
 from . import _dynamo
 from .full_code import CodeView, code_views, full_code, identifier, one_line
@@ -396,8 +396,8 @@ class prepare_debug:  # noqa: N801 (a context manager named like the function it
                   lines: dict[int, int]) -> tuple[CodeType, Verdict | None]:
         """The code compiled from the file written for ``new_code``, and its verdict if it
         was checked already: the simplified form (:mod:`unveil.decompiler.simplify`) where
-        it is shown to do what Dynamo's code does, else the faithful one (the faithful one
-        only, unless asked: ``simplify``). Raises what ``recompile`` does."""
+        it is shown to do what Dynamo's code does, else the faithful one (only the faithful
+        one when ``simplify`` is off). Raises what ``recompile`` does."""
         from ..decompiler.api import layout_difference, recompile
         from ..equivalence import prove_equivalent
 
@@ -421,8 +421,9 @@ class prepare_debug:  # noqa: N801 (a context manager named like the function it
 
     def _explanations(self, record: FrameRecord) -> tuple[str, Callable[[str], str | None]]:
         """The header of a transformed file (which function, which compile, where its
-        guards are) and the comment that ends a line calling a compiled graph (its files)
-        or a resume function (where the graph broke, and why)."""
+        guards are) and the comment that ends a line calling a compiled graph (its files),
+        opening Dynamo's profiler region (what it is) or calling a resume function (where
+        the graph broke, and why)."""
         facts = self._trace.compiles.get(record.compile_id or "")
         where = f"{record.qualname} ({record.source_file}:{record.first_line})"
         header = (f"# Dynamo's code for {where}, compile {record.compile_id or '?'}: what "
@@ -436,8 +437,7 @@ class prepare_debug:  # noqa: N801 (a context manager named like the function it
         def comment(line: str) -> str | None:
             graph = _GRAPH_NAME.search(line)
             if graph is not None:
-                name = COMPILED_FN.match(graph.group(0))
-                files = graphs.get(name.group(0) if name else "") or []
+                files = graphs.get(short_name(graph.group(0))) or []
                 return f"the graph{' in ' + ', '.join(files[:3]) if files else ''}"
             if "record_pregraph_bytecode_enter(" in line:
                 return ("Dynamo's profiler region 'Pregraph bytecode': loading the graph's "
