@@ -1,4 +1,4 @@
-"""How much ``unveil.equivalence`` can show, and whether it is fooled (no torch needed).
+"""How much ``unveil.verify.equivalence`` can show, and whether it is fooled (no torch needed).
 
 Over every function of the standard library (``Lib/*.py``, module and class bodies and
 generators left out, as Dynamo's frames are neither):
@@ -31,9 +31,9 @@ import warnings
 import zipfile
 from typing import Any
 
-from unveil.check import compare
 from unveil.decompiler.api import recompile
-from unveil.equivalence import prove_equivalent
+from unveil.verify.equivalence import prove_equivalent
+from unveil.verify.oracle import compare
 
 
 def sources(lib: str) -> list[tuple[str, str]]:

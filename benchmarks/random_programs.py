@@ -1,7 +1,7 @@
 """Property benchmark: decompile every code object of random valid programs.
 
 Programs come from ``pysource-codegen`` (seeded, so a run is reproducible); each is
-compiled and every code object goes through ``unveil.check`` (decompile, recompile,
+compiled and every code object goes through ``unveil.verify`` (decompile, recompile,
 compare, with a per-function timeout in a worker process). A failure is
 
 * a clean ``DecompilationError`` (reported on its own line: the decompiler knew it
@@ -35,7 +35,8 @@ try:
 except ImportError:  # running from a checkout without PYTHONPATH=src
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
-from unveil.check import CheckReport, FunctionResult, check_targets  # noqa: E402
+from unveil.verify.batch import check_targets  # noqa: E402
+from unveil.verify.report import CheckReport, FunctionResult  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 REGRESSIONS = REPO / "tests" / "decompiler" / "regressions"

@@ -2,7 +2,7 @@
 
 Each code object (module, class body, function, lambda, comprehension) of every stdlib
 source file is decompiled, recompiled with ``unveil.recompile`` and compared with the
-original by ``unveil.check`` (normalized bytecode). Run it with the interpreter whose
+original by ``unveil.verify`` (normalized bytecode). Run it with the interpreter whose
 stdlib you want to measure::
 
     PYTHONPATH=src $(pyenv root)/versions/3.12.1/bin/python benchmarks/stdlib_roundtrip.py
@@ -26,7 +26,8 @@ try:
 except ImportError:  # running from a checkout without PYTHONPATH=src
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
-from unveil.check import CheckReport, check_targets  # noqa: E402
+from unveil.verify.batch import check_targets  # noqa: E402
+from unveil.verify.report import CheckReport  # noqa: E402
 
 EXCLUDE = (
     "test", "tests", "idle_test", "idlelib", "tkinter", "lib2to3", "turtledemo",

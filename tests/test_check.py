@@ -1,4 +1,4 @@
-"""unveil.check: the bytecode oracle, code-object walking, targets and the checker."""
+"""unveil.verify: the bytecode oracle, code-object walking, targets and the checker."""
 # pyodide-compatible
 
 from __future__ import annotations
@@ -15,18 +15,13 @@ import pytest
 
 import unveil
 import unveil.decompiler.api
-from unveil import check
-from unveil.check import (
-    CheckReport,
-    check_code,
-    check_targets,
-    code_kind,
-    compare,
-    iter_code_objects,
-    normalize,
-    resolve_targets,
-)
+from unveil.codeobj import code_kind, iter_code_objects
 from unveil.errors import BadInputError, DecompilationError
+from unveil.verify import oracle, report
+from unveil.verify.batch import check_code, check_targets
+from unveil.verify.oracle import compare, normalize
+from unveil.verify.report import CheckReport
+from unveil.verify.targets import resolve_targets
 
 STRICT = os.environ.get("UNVEIL_STRICT", "") not in ("", "0")
 NO_PROCESSES = sys.platform in ("emscripten", "wasi")
@@ -196,7 +191,7 @@ def test_nested_code_is_compared_only_when_asked() -> None:
 def test_skipped_opcodes_do_not_appear() -> None:
     code = func_code("def f(a):\n    pass\n    x = a\n    return x\n")
     opnames = {item[0] for item in normalize(code)[1:]}
-    assert not opnames & check.SKIPPED_OPNAMES
+    assert not opnames & oracle.SKIPPED_OPNAMES
 
 
 def test_normalize_handles_big_arguments() -> None:
@@ -226,7 +221,7 @@ def test_exception_table_parser_matches_dis() -> None:
         if sys.version_info >= (3, 11)
         else "def f(): pass"
     )
-    mine = check._parse_exception_table(code)
+    mine = oracle._parse_exception_table(code)
     theirs = dis.Bytecode(code).exception_entries
     assert mine == [(e.start, e.end, e.target, e.depth, e.lasti) for e in theirs]
     assert mine
@@ -579,10 +574,10 @@ def test_progress_lines(program: Path, capsys: pytest.CaptureFixture[str]) -> No
 
 
 def test_percentile() -> None:
-    assert check.percentile([], 50) is None
-    assert check.percentile([3.0, 1.0, 2.0], 50) == 2.0
-    assert check.percentile(list(range(1, 101)), 99) == 99
-    assert check.percentile([5.0], 99) == 5.0
+    assert report.percentile([], 50) is None
+    assert report.percentile([3.0, 1.0, 2.0], 50) == 2.0
+    assert report.percentile(list(range(1, 101)), 99) == 99
+    assert report.percentile([5.0], 99) == 5.0
 
 
 # --------------------------------------------------------------------------- the real thing

@@ -19,8 +19,8 @@ import pytest
 import unveil
 import unveil.decompiler.api
 from unveil import cli
-from unveil.check import iter_code_objects
 from unveil.cli import load_pyc, main
+from unveil.codeobj import iter_code_objects
 from unveil.errors import BadInputError
 
 STRICT = os.environ.get("UNVEIL_STRICT", "") not in ("", "0")

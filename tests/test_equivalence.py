@@ -1,4 +1,4 @@
-"""unveil.equivalence: showing that two code objects do the same thing.
+"""unveil.verify.equivalence: showing that two code objects do the same thing.
 
 Two directions, both needed: recompiled code (and hand-written pairs that differ only in
 how values are kept) must be shown equivalent, and pairs that differ in anything a
@@ -16,7 +16,7 @@ from types import CodeType, FunctionType
 import pytest
 
 from unveil.decompiler.api import recompile
-from unveil.equivalence import prove_equivalent
+from unveil.verify.equivalence import prove_equivalent
 
 SUPPORTED = (3, 10) <= sys.version_info[:2] <= (3, 14)
 needs_support = pytest.mark.skipif(not SUPPORTED, reason="the checker models 3.10-3.14")
@@ -337,7 +337,7 @@ def test_a_nested_code_object_passed_on_as_it_is_needs_no_exploring() -> None:
 
 
 def test_other_pythons_are_not_checked(monkeypatch: pytest.MonkeyPatch) -> None:
-    from unveil import equivalence
+    from unveil.verify import equivalence
 
     monkeypatch.setattr(equivalence, "_SUPPORTED", False)
     code = code_of("def f(a):\n    return a")
@@ -425,7 +425,7 @@ def test_verdict_does_not_depend_on_the_hash_seed() -> None:
     import subprocess
 
     script = ("import pkgutil; from unveil.decompiler.api import recompile; "
-              "from unveil.equivalence import prove_equivalent; "
+              "from unveil.verify.equivalence import prove_equivalent; "
               "c = pkgutil.resolve_name.__code__; print(prove_equivalent(c, recompile(c)).reason)")
     verdicts = set()
     for seed in range(10):

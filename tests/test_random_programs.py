@@ -113,7 +113,7 @@ def test_failures_are_found_minimized_and_saved(tmp_path: Path,
     program = bench.Program(0, "def f(a):\n    x = [a, 2]\n    return x * 1.5 + len(x)\n")
     path = tmp_path / "p.py"
     path.write_text(program.source)
-    from unveil.check import check_targets
+    from unveil.verify.batch import check_targets
 
     program.results = check_targets([path], progress=False, timeout=5.0).results
     (failure,) = program.failures()

@@ -322,7 +322,7 @@ def _display(path: str) -> str:
 
 
 def _run_check(args: argparse.Namespace) -> int:
-    from .check import check_targets
+    from .verify.batch import check_targets
 
     report = check_targets(args.targets, jobs=args.jobs, progress=not args.quiet,
                            timeout=args.timeout or None, exclude=args.exclude,

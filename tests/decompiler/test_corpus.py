@@ -12,7 +12,7 @@ from types import FunctionType
 import pytest
 
 import unveil
-from unveil.check import iter_code_objects
+from unveil.codeobj import iter_code_objects
 
 from . import corpus
 from .harness import (

@@ -968,7 +968,7 @@ def slice_kept_as_a_value() -> Irregular:
         assert "slice" not in new.__code__.co_names, new.__code__.co_names
         assert "slice(None, None)" in unveil.decompile(code)  # (the source spells it)
         if PY >= (3, 11):
-            from unveil.equivalence import prove_equivalent
+            from unveil.verify.equivalence import prove_equivalent
 
             verdict = prove_equivalent(code, new.__code__)
             assert verdict.equivalent, verdict.reason

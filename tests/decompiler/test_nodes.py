@@ -61,3 +61,46 @@ def test_names_in() -> None:
     for tree in _trees():
         stmts = tree.body if isinstance(tree, ast.Module) else [tree]
         assert nodes.names_in(stmts) == {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+
+
+def test_same_is_equal_dumps() -> None:
+    tree = ast.parse(SOURCE)
+    stmts = list(ast.walk(tree))
+    # every pair of nodes of the tree, and each node against a parse of its own text
+    for a in stmts[:120]:
+        for b in stmts[:120]:
+            assert nodes.same(a, b) == (ast.dump(a) == ast.dump(b)), (ast.dump(a), ast.dump(b))
+    for s in tree.body:
+        assert nodes.same(s, ast.parse(ast.unparse(s)).body[0])
+    # constants are told apart as their reprs are (``ast.dump`` prints the repr)
+    for x, y, equal in ((1, 1.0, False), (0.0, -0.0, False), (True, 1, False),
+                        (float("nan"), float("nan"), True), ((1, 2), (1, 2), True)):
+        assert nodes.same(ast.Constant(x), ast.Constant(y)) is equal
+    assert nodes.same([ast.Pass()], [ast.Pass()]) and not nodes.same([ast.Pass()], [])
+
+
+def test_facts_are_declared_and_used() -> None:
+    """Every fact the decompiler notes on a node is declared in ``facts.FACTS``, and
+    every declared one is noted somewhere: ``attach`` refuses the others at run time,
+    and this reads the package's source for the names it passes."""
+    import pathlib
+
+    import pytest
+
+    from unveil.decompiler import facts
+
+    with pytest.raises(AssertionError, match="undeclared"):
+        facts.attach(ast.Pass(), colour="red")
+    assert facts.attach(ast.Pass(), line=3).line == 3  # type: ignore[attr-defined]
+    attached: set[str] = set()
+    package = pathlib.Path(facts.__file__).parent
+    for path in package.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+                    and node.func.id == "attach":
+                attached.update(k.arg for k in node.keywords if k.arg)
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                    and node.func.attr == "bump" and isinstance(node.args[1], ast.Constant):
+                attached.add(node.args[1].value)  # (counters kept with ``setattr``)
+    assert attached <= set(facts.FACTS)
+    assert set(facts.FACTS) - attached == set(), "declared but never attached"

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from unveil.check import check_code, iter_code_objects
+from unveil.codeobj import iter_code_objects
+from unveil.verify.batch import check_code
 
 FILES = sorted((Path(__file__).parent / "regressions").glob("*.py"))
 

@@ -16,7 +16,7 @@ import pytest
 
 from unveil.decompiler.api import recompile
 from unveil.decompiler.simplify import simplify
-from unveil.equivalence import prove_equivalent
+from unveil.verify.equivalence import prove_equivalent
 
 needs_check = pytest.mark.skipif(sys.version_info < (3, 11),
                                  reason="the equivalence check covers 3.11+")

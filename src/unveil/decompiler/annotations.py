@@ -13,7 +13,9 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
+from .facts import attach
 from .ir import ExcMarker
+from .nodes import same
 
 if TYPE_CHECKING:
     from .exprs import Func
@@ -76,10 +78,9 @@ def _dict_of(value: ast.expr) -> ast.Dict | None:
 def _merge(test: ast.expr, yes: ast.Dict | None, no: ast.Dict | None) -> ast.Dict | None:
     if yes is None or no is None or len(yes.keys) != len(no.keys) \
             or None in yes.keys or None in no.keys \
-            or any(ast.dump(a) != ast.dump(b)  # type: ignore[arg-type]
-                   for a, b in zip(yes.keys, no.keys, strict=True)):
+            or not same(yes.keys, no.keys):
         return None
-    values = [a if ast.dump(a) == ast.dump(b) else ast.IfExp(test=test, body=a, orelse=b)
+    values = [a if same(a, b) else ast.IfExp(test=test, body=a, orelse=b)
               for a, b in zip(yes.values, no.values, strict=True)]
     return ast.Dict(keys=yes.keys, values=values)
 
@@ -101,7 +102,7 @@ def _flatten(stmts: list[ast.stmt]) -> list[ast.stmt]:
             index = _conditional_index(s.test)
             if index is not None:
                 for inner in s.body:
-                    inner.condition = index  # type: ignore[attr-defined]
+                    attach(inner, condition=index)
                     out.append(inner)
                 continue
             if is_format_check(s):

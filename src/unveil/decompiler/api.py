@@ -17,6 +17,7 @@ from . import generics
 from .annotations import is_format_check
 from .comprehensions import comprehension_from_code
 from .emit import unparse
+from .facts import attach
 from .functions import (
     COMPREHENSIONS,
     CodeDecompiler,
@@ -99,7 +100,7 @@ def decompile_node(obj: object, constants: Constants | None = None) -> ast.AST:
     if isinstance(func, FunctionType):
         scope = _type_param_scope(func)
         _apply_function_defaults(node.args, func, dec.renderer(), constants, scope)  # type: ignore
-        node.returns = getattr(node.args, "returns", None)  # type: ignore[attr-defined]
+        attach(node, returns=getattr(node.args, "returns", None))
         if scope is not func.__globals__:
             node.type_params = _type_params(func, scope, dec.renderer())  # type: ignore
         if _needs_typing_import(node, func.__globals__):
@@ -197,7 +198,7 @@ def _apply_function_defaults(args: ast.arguments, func: FunctionType, r: Rendere
         if a.arg in annotations:
             a.annotation = annotation(annotations[a.arg])
     if "return" in annotations:
-        args.returns = annotation(annotations["return"])  # type: ignore[attr-defined]
+        attach(args, returns=annotation(annotations["return"]))
 
 
 def _value_expr(v: Any, globals_: dict[str, Any], r: Renderer, depth: int = 0) -> ast.expr:
@@ -344,7 +345,7 @@ def recompile(code: CodeType, filename: str | None = None,
     line table} for the statements whose origin is known. ``simplify``: a function body
     that builds and shuffles its own lists (Dynamo's) is written with each list where it
     goes (:mod:`unveil.decompiler.simplify`; check the result, e.g. with
-    :func:`unveil.equivalence.prove_equivalent`); ``facts``, if given, gets ``simplified``:
+    :func:`unveil.verify.equivalence.prove_equivalent`); ``facts``, if given, gets ``simplified``:
     whether that changed the body; ``fixed``: globals (and attributes of them) that hold one
     value while the code runs, which it may read later than the code does (pass the same to
     the check). ``force_fallback``: write ``code``'s own body as the state machine (for

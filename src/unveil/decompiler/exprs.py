@@ -18,6 +18,8 @@ import itertools
 import math
 from typing import Any
 
+from .facts import attach
+
 # ---------------------------------------------------------------- extra nodes
 
 
@@ -163,13 +165,13 @@ def const(value: object) -> ast.expr:
 
 def name(ident: str, kind: str = "fast") -> ast.Name:
     node = ast.Name(id=ident, ctx=ast.Load())
-    node.kind = kind  # type: ignore[attr-defined]
+    attach(node, kind=kind)
     return node
 
 
 def store_name(ident: str, kind: str = "fast") -> ast.Name:
     node = ast.Name(id=ident, ctx=ast.Store())
-    node.kind = kind  # type: ignore[attr-defined]
+    attach(node, kind=kind)
     return node
 
 
@@ -291,7 +293,7 @@ def negate(node: ast.expr) -> ast.expr:
         new = ast.UnaryOp(op=ast.Not(), operand=node)
     seq = getattr(node, "_seq", None)
     if seq is not None:
-        new._seq = seq  # type: ignore[attr-defined]
+        attach(new, _seq=seq)
     return new
 
 

@@ -27,6 +27,7 @@ from typing import Any
 
 from ..errors import DecompilationError
 from .exprs import Names, Slot, Special
+from .facts import attach
 from .ir import ExcMarker
 from .render import runtime_helper
 from .translate import IRBlock, IRGraph
@@ -121,7 +122,7 @@ class Lowering:
     @staticmethod
     def slot_store(k: int) -> ast.Name:
         node = ast.Name(id=f"_s{k}", ctx=ast.Store())
-        node.slot = k  # type: ignore[attr-defined]
+        attach(node, slot=k)
         return node
 
     # ------------------------------------------------------------ blocks

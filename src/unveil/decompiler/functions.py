@@ -24,6 +24,7 @@ from . import patterns
 from .annotations import apply_to_scope, items_of
 from .comprehensions import comprehension_from_code
 from .exprs import Func, Iterator, Names
+from .facts import attach
 from .fallback import lower
 from .generics import alias_statement, generic_value, type_param_nodes
 from .idioms import annotation_expr, lambda_body, tidy, tidy_raw, tidy_scope
@@ -195,7 +196,7 @@ class CodeDecompiler:
             known = memo[id(func.code)] = (func.code, child.statements())
         node = comprehension_from_code(func.code, copy.deepcopy(known[1]), iterable)
         if func.code.co_flags & CodeFlag.COROUTINE and func.code.co_name != "<genexpr>":
-            node.async_comprehension = True  # type: ignore[attr-defined]
+            attach(node, async_comprehension=True)
         return node
 
     def make_lambda(self, func: Func) -> ast.expr:
@@ -213,7 +214,7 @@ class CodeDecompiler:
         r = self.renderer()
         child = self.child(cb.func.code)
         body = class_body(child)
-        params = getattr(cb, "type_params", None)
+        params = cb.type_params
         return ast.ClassDef(name=name, bases=[r.expr(b) for b in cb.bases],
                             keywords=[ast.keyword(arg=k.arg, value=r.expr(k.value))
                                       for k in cb.keywords],
@@ -275,7 +276,7 @@ def build_arguments(code: CodeType, func: Func | None, r: Renderer,
         kwarg=arg(kwarg) if kwarg else None,
         defaults=defaults,
     )
-    args.returns = annotations.get("return")  # type: ignore[attr-defined]
+    attach(args, returns=annotations.get("return"))
     return args
 
 

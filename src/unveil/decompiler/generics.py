@@ -76,7 +76,7 @@ def generic_value(dec: Scope, func: Func, args: list[ast.expr]) -> ast.expr:
                                      code_name=child.qualname)
         new = clone_marker(value)
         new.bases = bases[:-1]
-        new.type_params = params  # type: ignore[attr-defined]
+        new.type_params = params
         return new
     raise DecompilationError("unrecognised type parameter scope", code_name=child.qualname)
 

@@ -16,7 +16,7 @@ from types import CodeType
 from typing import Any
 
 from .exprs import Shared, negate
-from .nodes import ends_in_jump, names_in, walk
+from .nodes import ends_in_jump, names_in, same, walk
 
 # ---------------------------------------------------------------- before rendering
 from .render import preview
@@ -514,14 +514,14 @@ def _drop_duplicated_tails(stmts: list[ast.stmt]) -> None:
         if not tail or not isinstance(tail[-1], ast.Return | ast.Raise) or len(tail) > 3:
             continue
         if isinstance(s, ast.For | ast.AsyncFor | ast.While) and s.orelse:
-            _cut_tail(s.orelse, [ast.dump(t) for t in tail], keep_one=False)
+            _cut_tail(s.orelse, tail, keep_one=False)
         elif isinstance(s, ast.If) and not s.orelse:
-            _cut_tail(s.body, [ast.dump(t) for t in tail], keep_one=True)
+            _cut_tail(s.body, tail, keep_one=True)
 
 
-def _cut_tail(body: list[ast.stmt], key: list[str], keep_one: bool) -> None:
-    n = len(key)
-    if len(body) < n or [ast.dump(t) for t in body[-n:]] != key:
+def _cut_tail(body: list[ast.stmt], tail: list[ast.stmt], keep_one: bool) -> None:
+    n = len(tail)
+    if len(body) < n or not same(body[-n:], tail):
         return
     if keep_one and len(body) == n:
         return

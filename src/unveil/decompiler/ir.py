@@ -50,6 +50,7 @@ class ClassBuild(Marker):
         self.cname = cname
         self.bases = bases
         self.keywords = keywords
+        self.type_params: list[TypeParam] | None = None  # PEP 695, see generics.py
 
 
 class ExcMarker(ast.stmt):
@@ -88,6 +89,7 @@ class TypeParam(Marker):
         self.pname = pname
         self.bound = bound
         self.default = default
+        self.constraints = False  # ``bound`` gives the constraints (``T: (int, str)``)
 
 
 class GenericBase(Marker):
@@ -120,7 +122,7 @@ def intrinsic(op: str, args: list[ast.expr]) -> ast.expr | None:
     elif op in ("INTRINSIC_TYPEVAR_WITH_BOUND", "INTRINSIC_TYPEVAR_WITH_CONSTRAINTS"):
         if _is_str(args[0]) and isinstance(args[1], Func):
             param = TypeParam("TypeVar", args[0].value, args[1])  # type: ignore[attr-defined]
-            param.constraints = op.endswith("CONSTRAINTS")  # type: ignore[attr-defined]
+            param.constraints = op.endswith("CONSTRAINTS")
             return param
     elif op == "INTRINSIC_SET_TYPEPARAM_DEFAULT":
         param = unshared(args[0])
@@ -132,7 +134,7 @@ def intrinsic(op: str, args: list[ast.expr]) -> ast.expr | None:
         func, params = unshared(args[0]), param_list(args[1])
         if isinstance(func, Func) and params is not None:
             new_func = clone_marker(func)
-            new_func.type_params = params  # type: ignore[attr-defined]
+            new_func.type_params = params
             return new_func
     elif op == "INTRINSIC_SUBSCRIPT_GENERIC":
         return GenericBase(args[0])

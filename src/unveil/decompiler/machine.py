@@ -24,6 +24,7 @@ from .exprs import (
     is_stable,
     name,
 )
+from .facts import attach
 from .ir import ExcMarker, ImportItem, ImportValue
 from .nodes import children, walk
 
@@ -40,7 +41,7 @@ _seq = itertools.count(1)
 
 def stamp(node: ast.expr) -> ast.expr:
     """Give ``node`` an evaluation sequence number (the order values were computed)."""
-    node._seq = next(_seq)  # type: ignore[attr-defined]
+    attach(node, _seq=next(_seq))
     return node
 
 
@@ -219,7 +220,7 @@ class Machine:
                     temps.append(name(tmp, "temp"))
                 else:
                     temps.append(None)
-            unpack.temps = temps  # type: ignore[attr-defined]
+            attach(unpack, temps=temps)
             self.append(ast.Assign(targets=[unpack.target()], value=unpack.value))
             stack = self.state.stack
             for k, entry in enumerate(stack):
@@ -262,17 +263,17 @@ class Machine:
         if self.walrus and any(self.walrus.values()):
             self.settle_walrus(stmt)
         if self.ins is not None and not hasattr(stmt, "line"):
-            stmt.line = self.ins.line  # type: ignore[attr-defined]
+            attach(stmt, line=self.ins.line)
         todo: list[Any] = [stmt]
         while todo:
             n = todo.pop()
             if isinstance(n, Shared):
                 if n.name is None:
-                    n.embedded = True  # type: ignore[attr-defined]
+                    attach(n, embedded=True)
                     if self.walrus:  # the shared values it holds are evaluated here too
                         for inner in walk(n.value):
                             if isinstance(inner, Shared):
-                                inner.evaluated = True  # type: ignore[attr-defined]
+                                attach(inner, evaluated=True)
                 continue
             todo.extend(children(n))
         self.state.stmts.append(stmt)
@@ -313,11 +314,11 @@ class Machine:
                     and not getattr(node, "targets", None):
                 # an earlier statement evaluates it: bind the name there, with a walrus
                 node.name = self.ctx.names.fresh()
-                node.bind_first = True  # type: ignore[attr-defined]
+                attach(node, bind_first=True)
             elif node.name is None:
                 tmp = self.ctx.names.fresh()
                 targets = list(getattr(node, "targets", None) or [])
-                node.targets = []  # type: ignore[attr-defined]
+                attach(node, targets=[])
                 self.append(
                     ast.Assign(targets=[*targets, ast.Name(tmp, ast.Store())], value=node.value))
                 node.name = tmp
@@ -325,7 +326,7 @@ class Machine:
         tmp = self.ctx.names.fresh()
         self.append(ast.Assign(targets=[ast.Name(tmp, ast.Store())], value=node))
         named = name(tmp, "temp")
-        named.origin = node  # type: ignore[attr-defined]  # (the display it holds)
+        attach(named, origin=node)  # (the display it holds)
         return named
 
     def materialize_all(self, loads: bool = False) -> None:
@@ -378,7 +379,7 @@ class Machine:
             if refs:
                 self.check_speculation()
                 targets = getattr(value, "targets", None) or []
-                value.targets = [*targets, target]  # type: ignore[attr-defined]
+                attach(value, targets=[*targets, target])
                 if not isinstance(target, ast.Name):
                     # walrus cannot store an attribute or item: assign now
                     self.materialize_shared_targets(value)
@@ -386,7 +387,7 @@ class Machine:
                     self.walrus.setdefault(target.id, []).append((self.state, value))
                 return
             targets = getattr(value, "targets", None) or []
-            value.targets = []  # type: ignore[attr-defined]
+            attach(value, targets=[])
             self.emit(ast.Assign(targets=[*targets, target], value=value), writes)
             return
         self.emit(ast.Assign(targets=[target], value=value), writes)
@@ -412,7 +413,7 @@ class Machine:
                 alias = ast.alias(name=value.attr, asname=None if ident == value.attr else ident)
                 source.aliases.append(alias)
                 if writes:
-                    source.writes = (*getattr(source, "writes", ()), *writes)  # type: ignore
+                    attach(source, writes=(*getattr(source, "writes", ()), *writes))
                 return True
             return False
         # ``import a.b.c as d``: IMPORT_NAME a.b.c, then IMPORT_FROM b, c down the chain

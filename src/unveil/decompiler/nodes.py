@@ -54,6 +54,32 @@ def names_in(stmts: list[ast.stmt]) -> set[str]:
     return out
 
 
+def same(a: object, b: object) -> bool:
+    """Are ``a`` and ``b`` the same tree, as ``ast.dump(a) == ast.dump(b)`` says (node
+    types, fields and constants' reprs; positions and attached facts ignored), without
+    printing either."""
+    todo = [(a, b)]
+    while todo:
+        x, y = todo.pop()
+        if x is y:
+            continue
+        if type(x) is not type(y):
+            return False
+        if isinstance(x, _AST):
+            for name in x._fields:
+                todo.append((getattr(x, name, None), getattr(y, name, None)))
+        elif isinstance(x, list):
+            if len(x) != len(y):  # type: ignore[arg-type]  (then zip is strict)
+                return False
+            todo.extend(zip(x, y, strict=True))  # type: ignore[call-overload]
+        elif type(x) is int:  # (equal ints have equal reprs; a huge one has no repr)
+            if x != y:
+                return False
+        elif repr(x) != repr(y):  # (``ast.dump`` shows a constant by its repr)
+            return False
+    return True
+
+
 def catches_all(case: ast.match_case) -> bool:
     """Does the case match every subject (``case _:``, ``case name:``, no guard)?"""
     p = case.pattern

@@ -20,6 +20,7 @@ from .exprs import (
     const,
     name,
 )
+from .facts import attach
 from .ir import ClassBuild, ExcMarker, ImportItem, ImportValue, intrinsic
 from .machine import Machine, _family, stamp
 
@@ -277,7 +278,7 @@ class Exceptions(Machine):
         marker = ExcMarker("pop_except")
         # values computed while the exception was still being handled (a ``return``
         # value pushed after this belongs to code after the ``try`` statement)
-        marker.before = {id(x) for x in self.state.stack}  # type: ignore[attr-defined]
+        attach(marker, before={id(x) for x in self.state.stack})
         self.emit(marker)
 
     def check_exc_match(self, ins: Instr) -> None:
@@ -289,10 +290,10 @@ class Exceptions(Machine):
         types = self.pop()
         exc = self.pop()
         split = Shared(stamp(Special("eg_split", ast.Tuple(elts=[exc, types], ctx=ast.Load()))))
-        split.refs = 2  # type: ignore[attr-defined]
+        attach(split, refs=2)
         rest = stamp(ast.Subscript(value=split, slice=const(0), ctx=ast.Load()))
         match = stamp(ast.Subscript(value=split, slice=const(1), ctx=ast.Load()))
-        match.eg_match = ExcMatch(exc, types, star=True)  # type: ignore[attr-defined]
+        attach(match, eg_match=ExcMatch(exc, types, star=True))
         self.push(rest)
         self.push(match)
 
@@ -306,8 +307,8 @@ class Exceptions(Machine):
         exc = self.top(ins.argval or 1)
         exit_fn = self.top(depth)
         result = Special("with_exit_result", exc)
-        result.exit = exit_fn  # type: ignore[attr-defined]
-        result.exit_self = self.top(depth - 1) if depth == 5 else None  # type: ignore
+        attach(result, exit=exit_fn)
+        attach(result, exit_self=self.top(depth - 1) if depth == 5 else None)
         self.push(result)
 
     def before_with(self, ins: Instr) -> None:
@@ -318,7 +319,7 @@ class Exceptions(Machine):
         if (ins.arg or 1) == 2:
             specials.append(Special("exit_self", mgr))
         specials.append(Special("enter", mgr))
-        marker.specials = specials  # type: ignore[attr-defined]
+        attach(marker, specials=specials)
         for sp in specials:
             self.push(sp)
 
@@ -419,7 +420,7 @@ class Matching(Machine):
         subject = self.pop()
         self.push(stamp(Special("match_class", ast.Tuple(elts=[subject, cls, names],
                                                          ctx=ast.Load()))))
-        self.state.stack[-1].count = ins.arg  # type: ignore[attr-defined]
+        attach(self.state.stack[-1], count=ins.arg)
 
     def match_mapping(self, ins: Instr) -> None:
         self.push(stamp(Special("match_mapping", self.top())))

@@ -22,6 +22,7 @@ from .exprs import (
     is_stable,
     name,
 )
+from .facts import attach
 from .ir import ClassBuild, ImportItem, ImportValue
 from .machine import (
     _BINOPS,
@@ -89,7 +90,7 @@ class Loads(Machine):
         else:
             args = []
         call = stamp(ast.Call(func=sup, args=args, keywords=[]))
-        call.zero_arg_super = not flags & 2  # type: ignore[attr-defined]
+        attach(call, zero_arg_super=not flags & 2)
         attr = stamp(ast.Attribute(value=call, attr=ins.argval, ctx=ast.Load()))
         self.push(attr)
         if flags & 1:
@@ -103,7 +104,7 @@ class Loads(Machine):
 
     def load_common(self, ins: Instr) -> None:
         node = name(ins.argval, "global")
-        node.common = True  # type: ignore[attr-defined]
+        attach(node, common=True)
         self.push(node)
 
     def push_null(self, ins: Instr) -> None:
@@ -144,7 +145,7 @@ class Stores(Machine):
         value = self.pop()
         kind = _STORE_KIND[ins.op]
         target = ast.Name(id=ins.argval, ctx=ast.Store())
-        target.kind = kind  # type: ignore[attr-defined]
+        attach(target, kind=kind)
         self.store(target, value, (ins.argval,) if kind == "fast" else ())
 
     def multi_store(self, ins: Instr) -> bool:
@@ -165,7 +166,7 @@ class Stores(Machine):
             targets = []
             for ident, kind in names:
                 t = ast.Name(id=ident, ctx=ast.Store())
-                t.kind = kind  # type: ignore[attr-defined]
+                attach(t, kind=kind)
                 targets.append(t)
             self.skip = k - 1
             self.emit(ast.Assign(targets=targets, value=values[0]),
@@ -180,7 +181,7 @@ class Stores(Machine):
         targets = []
         for ident, kind in reversed(names):
             t = ast.Name(id=ident, ctx=ast.Store())
-            t.kind = kind  # type: ignore[attr-defined]
+            attach(t, kind=kind)
             targets.append(t)
         if all(kind == "fast" for _, kind in names):
             # 3.10 rotates the values into place before the stores: write them in the
@@ -216,7 +217,7 @@ class Stores(Machine):
     def delete_var(self, ins: Instr) -> None:
         kind = _DELETE_KIND[ins.op]
         target = ast.Name(id=ins.argval, ctx=ast.Del())
-        target.kind = kind  # type: ignore[attr-defined]
+        attach(target, kind=kind)
         self.emit(ast.Delete(targets=[target]), (ins.argval,) if kind == "fast" else ())
 
     def delete_attr(self, ins: Instr) -> None:
@@ -246,7 +247,7 @@ class StackOps(Machine):
                 return  # another reference evaluates it
             targets = getattr(value, "targets", None)
             if targets:
-                value.targets = []  # type: ignore[attr-defined]
+                attach(value, targets=[])
                 if len(targets) == 1 and isinstance(targets[0], ast.Name):
                     self.emit(ast.Expr(value=ast.NamedExpr(
                         target=targets[0], value=value.value)))
@@ -302,7 +303,7 @@ class StackOps(Machine):
             return
         # a copy stored to a name right away is ``a = b = v`` or ``(a := v)``
         shared = Shared(value)
-        shared._seq = getattr(value, "_seq", None)  # type: ignore[attr-defined]
+        attach(shared, _seq=getattr(value, "_seq", None))
         stack = self.state.stack
         stack[-depth] = shared
         self.push(shared)
@@ -346,7 +347,7 @@ class Operators(Machine):
         sym = str(ins.argval)
         inplace = sym.endswith("=")
         node = stamp(ast.BinOp(left=left, op=_BINOPS[sym.rstrip("=")](), right=right))
-        node.inplace = inplace  # type: ignore[attr-defined]
+        attach(node, inplace=inplace)
         self.push(node)
 
     def binary_subscr(self, ins: Instr) -> None:
@@ -496,7 +497,7 @@ class Displays(Machine):
         else:
             stmt = ast.Assign(targets=[ast.Subscript(value=target, slice=key, ctx=ast.Store())],
                               value=value)
-            stmt.map_add = True  # type: ignore[attr-defined]
+            attach(stmt, map_add=True)
             self.emit(stmt)
 
     def list_extend(self, ins: Instr) -> None:
@@ -546,7 +547,7 @@ class Displays(Machine):
             self.push(stamp(ast.Tuple(elts=value.elts, ctx=ast.Load())))
         else:
             call = ast.Call(func=name("tuple", "global"), args=[value], keywords=[])
-            call.list_to_tuple = True  # type: ignore[attr-defined]
+            attach(call, list_to_tuple=True)
             self.push(stamp(call))
 
     def unpack_sequence(self, ins: Instr) -> None:
@@ -656,12 +657,12 @@ def _as_display(node: ast.expr) -> ast.expr:
     compiler folds ``x in {1, 2}`` to one; anywhere else it is ``frozenset({1, 2})``."""
     if isinstance(node, ast.Constant) and isinstance(node.value, frozenset):
         node = stamp(ast.Constant(node.value))
-        node.display = True  # type: ignore[attr-defined]
+        attach(node, display=True)
     return node
 
 
 def _append_call(target: ast.expr, method: str, value: ast.expr) -> ast.Call:
     call = ast.Call(func=ast.Attribute(value=target, attr=method, ctx=ast.Load()), args=[value],
                     keywords=[])
-    call.container_op = method  # type: ignore[attr-defined]
+    attach(call, container_op=method)
     return call

@@ -33,6 +33,7 @@ from .exprs import (
     UnpackItem,
     float_constant,
 )
+from .facts import attach
 from .ir import ClassBuild, ExcMarker, ImportItem, ImportValue, TypeAliasValue
 
 _LITERAL_TYPES = (str, bytes, int, float, complex, bool, type(None), type(Ellipsis))
@@ -84,7 +85,7 @@ class Renderer:
                 out.extend(rendered)
             else:
                 if not hasattr(rendered, "line") and hasattr(s, "line"):
-                    rendered.line = s.line  # type: ignore[union-attr]  # the source line
+                    attach(rendered, line=getattr(s, "line", None))  # the source line
                 out.append(rendered)
         return out
 
@@ -237,7 +238,7 @@ class Renderer:
         raise self.fail(f"cannot render target {type(node).__name__}")
 
     def slot_name(self, node: ast.Name) -> str:
-        return f"{self.slot_prefix}{node.slot}"  # type: ignore[attr-defined]
+        return f"{self.slot_prefix}{getattr(node, 'slot', None)}"
 
     # ------------------------------------------------------------ expressions
 
@@ -372,10 +373,10 @@ class Renderer:
         if count <= 1:
             return self.expr(node.value)
         if id(node) in self.seen:
-            return ast.Name(id=node.walrus, ctx=ast.Load())  # type: ignore[attr-defined]
+            return ast.Name(id=getattr(node, "walrus", None), ctx=ast.Load())
         self.seen.add(id(node))
         tmp = self.names.fresh()
-        node.walrus = tmp  # type: ignore[attr-defined]
+        attach(node, walrus=tmp)
         return ast.NamedExpr(target=ast.Name(id=tmp, ctx=ast.Store()),
                              value=_nameable(self.expr(node.value)))
 
@@ -561,7 +562,7 @@ def _sorted(values: frozenset[Any]) -> list[Any]:
 def _copy_pos(new: ast.stmt, old: ast.stmt) -> ast.stmt:
     line = getattr(old, "line", None)
     if line is not None:
-        new.line = line  # type: ignore[attr-defined]
+        attach(new, line=line)
     return new
 
 

@@ -24,6 +24,7 @@ import ast
 from dataclasses import replace
 
 from .exprs import Iterator, Shared, Slot, Special, negate
+from .facts import attach
 from .ir import ExcMarker
 from .regions import EXIT, dominates, dominators, natural_loops, postdominators, reverse_postorder
 from .render import preview
@@ -93,17 +94,25 @@ class Structurer(Clauses):
         another block, is the same code: its predecessors can jump to that test instead.
         The test is split off its block so that it becomes the loop header.
         """
-        tests: dict[tuple[str, tuple[int, ...], int | None], int] = {}
+        # (by targets and handler first: the test's text is made only where those agree)
+        tests: dict[tuple[tuple[int, ...], int | None], dict[str | None, int]] = {}
         for bid in sorted(self.blocks):
             block = self.blocks[bid]
             term = block.term
             if term.kind != "branch" or block.exit or term.test is None:
                 continue
-            key = (preview(ast.Expr(value=term.test)),
-                   tuple(self._past_jumps(t) for t in term.targets), block.handler_block)
-            first = tests.get(key)
+            seen = tests.setdefault((tuple(self._past_jumps(t) for t in term.targets),
+                                     block.handler_block), {})
+            if not seen:
+                seen[None] = bid  # (the first: its text when a second one comes)
+                continue
+            if None in seen:
+                lone = seen.pop(None)
+                seen[preview(ast.Expr(value=self.blocks[lone].term.test))] = lone
+            text = preview(ast.Expr(value=term.test))
+            first = seen.get(text)
             if first is None:
-                tests[key] = bid
+                seen[text] = bid
                 continue
             head = self._split_test(first)
             if block.stmts or block.entry:
@@ -410,7 +419,7 @@ class Structurer(Clauses):
                 b = None
             elif term.kind == "reraise":
                 out.append(ast.Raise(exc=None, cause=None))
-                out[-1].reraise_of = term.value  # type: ignore[attr-defined]
+                attach(out[-1], reraise_of=term.value)
                 b = None
             else:
                 raise Unstructurable(f"terminator {term.kind} outside its construct")
@@ -575,7 +584,7 @@ class Structurer(Clauses):
         if not then_body:
             then_body = [ast.Pass()]
         node = ast.If(test=test, body=then_body, orelse=else_body)
-        node.line = block.term.line  # type: ignore[attr-defined]
+        attach(node, line=block.term.line)
         out.append(node)
         if next_block is not None and next_block == ctx.follow:
             return None

@@ -8,7 +8,9 @@ import ast
 from dataclasses import dataclass, field
 
 from .exprs import ExcMatch, Shared, Slot, Special
+from .facts import attach
 from .ir import ExcMarker
+from .nodes import same
 from .render import preview
 from .translate import IRBlock
 
@@ -77,7 +79,7 @@ def _none_to_missing(node: ast.expr | None) -> ast.expr | None:
 
 def _slot_store(slot: Slot) -> ast.Name:
     node = ast.Name(id=f"_s{slot.index}", ctx=ast.Store())
-    node.slot = slot.index  # type: ignore[attr-defined]
+    attach(node, slot=slot.index)
     return node
 
 
@@ -126,7 +128,7 @@ def _hoist_common_tail(stmts: list[ast.stmt]) -> list[ast.stmt]:
     orelse = _hoist_common_tail(node.orelse)
     n = 0
     while n < min(len(body), len(orelse)) and \
-            ast.dump(body[-1 - n]) == ast.dump(orelse[-1 - n]):
+            same(body[-1 - n], orelse[-1 - n]):
         n += 1
     if n == 0:
         return stmts
@@ -311,8 +313,8 @@ def _enter_value(stmt: ast.stmt) -> ast.expr | None:
 
 def _exit_call_for(mgr: ast.expr | None, is_async: bool) -> ast.stmt:
     marker = ast.Expr(value=ast.Constant(None))
-    marker.with_exit = mgr  # type: ignore[attr-defined]
-    marker.is_async = is_async  # type: ignore[attr-defined]
+    attach(marker, with_exit=mgr)
+    attach(marker, is_async=is_async)
     return marker
 
 

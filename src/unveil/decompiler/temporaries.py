@@ -27,6 +27,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from .facts import attach
 from .nodes import walk
 
 # ``fixed(name, None)``: the global ``name`` is bound before the code runs and is never
@@ -101,7 +102,7 @@ def in_place_of(new: ast.stmt, old: ast.stmt) -> ast.stmt:
     """``new``, in the place of ``old``: its line (and location, where it has one)."""
     line = getattr(old, "line", None)
     if line is not None:
-        new.line = line  # type: ignore[attr-defined]
+        attach(new, line=line)
     return ast.copy_location(new, old) if hasattr(old, "lineno") else new
 
 

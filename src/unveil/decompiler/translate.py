@@ -20,6 +20,7 @@ from ..errors import DecompilationError
 from .cfg import CFG, Block
 from .executor import Executor
 from .exprs import Cell, ExcMatch, MethodSelf, Null, Shared, Slot, Special, const, is_stable, negate
+from .facts import attach
 from .machine import Context, Speculation, State, stamp
 from .regions import reverse_postorder
 
@@ -566,7 +567,7 @@ class Translator:
                 continue
             combined = _boolop(ast.And, negate(test) if negated else test, t2)
             shared = Shared(combined)
-            shared._seq = getattr(combined, "_seq", None)  # type: ignore[attr-defined]
+            attach(shared, _seq=getattr(combined, "_seq", None))
             state.stack.append(shared)
             return (Term("branch", [t_target, e_target], test=shared, line=term.line,
                          src=side.src, fall=side.fall), list(side.absorbed))
@@ -576,7 +577,7 @@ class Translator:
                   kept: bool, term: Term) -> tuple[Term, list[int]]:
         if kept:
             shared = Shared(new)
-            shared._seq = getattr(new, "_seq", None)  # type: ignore[attr-defined]
+            attach(shared, _seq=getattr(new, "_seq", None))
             state.stack[-1] = shared
             new = shared
         return (Term("branch", [t2, e2], test=new, line=term.line, src=side.src,
@@ -696,7 +697,7 @@ class Translator:
 
 def _current_seq() -> int:
     probe = stamp(ast.Constant(None))
-    return probe._seq  # type: ignore[attr-defined]
+    return getattr(probe, "_seq", 0)
 
 
 def _mentions(node: ast.expr | None, target: ast.expr) -> bool:

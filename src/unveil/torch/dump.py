@@ -6,7 +6,7 @@ runs from those files too). At exit, ``full_code_for_<fn>_<n>.py`` shows each fu
 whole dispatch and ``manifest.json`` lists everything. A frame that cannot be decompiled
 (or, with ``strict=True``, whose recompiled code is not bytecode-identical to Dynamo's)
 keeps Dynamo's own code; its file and the manifest say why. So does a frame whose
-recompiled code cannot be shown to do what Dynamo's code does (:mod:`unveil.equivalence`
+recompiled code cannot be shown to do what Dynamo's code does (:mod:`unveil.verify.equivalence`
 runs both symbolically and compares every path)."""
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from .full_code import CodeView, code_views, full_code, identifier, one_line
 from .trace import CompileFacts, TraceRecorder
 
 if TYPE_CHECKING:
-    from ..equivalence import Verdict
+    from ..verify.equivalence import Verdict
 
 _GRAPH_NAME = re.compile(r"\b__compiled_fn_\w+")  # a graph's global, where the line reads it
 
@@ -133,9 +133,9 @@ def _warm_up() -> None:
     if _warmed:
         return
     _warmed = True
-    from ..check import compare
     from ..decompiler.api import recompile
-    from ..equivalence import prove_equivalent
+    from ..verify.equivalence import prove_equivalent
+    from ..verify.oracle import compare
 
     code = next(c for c in compile(_WARM_UP, "<unveil warm-up>", "exec").co_consts
                 if isinstance(c, CodeType))
@@ -182,7 +182,7 @@ class prepare_debug:  # noqa: N801 (a context manager named like the function it
     Each frame's decompiled code is compiled back and checked against Dynamo's: run
     symbolically along every path, both must make the same calls, attribute and item
     accesses, branches, returns and raises, in the same order, on the same values
-    (:func:`unveil.equivalence.prove_equivalent`). Where that cannot be shown, Dynamo's
+    (:func:`unveil.verify.equivalence.prove_equivalent`). Where that cannot be shown, Dynamo's
     own code runs and the file and manifest say why. Dynamo's style (values juggled on
     the stack) is rarely what CPython's compiler writes, so the bytecode itself is
     seldom identical; the manifest says whether it is, and ``strict=True`` keeps
@@ -343,9 +343,9 @@ class prepare_debug:  # noqa: N801 (a context manager named like the function it
                 gc.enable()
 
     def _replace(self, record: FrameRecord, path: Path, new_code: CodeType) -> CodeType | None:
-        from ..check import compare
         from ..decompiler.api import layout_difference
-        from ..equivalence import prove_equivalent
+        from ..verify.equivalence import prove_equivalent
+        from ..verify.oracle import compare
 
         where = f"{record.qualname} ({record.source_file}:{record.first_line})"
         lines: dict[int, int] = {}
@@ -399,7 +399,7 @@ class prepare_debug:  # noqa: N801 (a context manager named like the function it
         it is shown to do what Dynamo's code does, else the faithful one (only the faithful
         one when ``simplify`` is off). Raises what ``recompile`` does."""
         from ..decompiler.api import layout_difference, recompile
-        from ..equivalence import prove_equivalent
+        from ..verify.equivalence import prove_equivalent
 
         header, comments = self._explanations(record)
         if self.simplify:
@@ -523,7 +523,7 @@ class prepare_debug:  # noqa: N801 (a context manager named like the function it
 
     def write_manifest(self) -> Path:
         """Write ``manifest.json`` (atomically) and return its path."""
-        from ..check import compare
+        from ..verify.oracle import compare
 
         for record, new_code, replacement in self._pending:
             try:

@@ -1,5 +1,5 @@
 """The equivalence check's opcode groups: what each instruction does to a path's state,
-its stack and its effects (see :mod:`unveil.equivalence`)."""
+its stack and its effects (see :mod:`unveil.verify.equivalence`)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import sys
 from types import CodeType
 from typing import Any
 
-from .bytecode import Raw
+from ..bytecode import Raw
 from .equivalence_terms import (
     _BLOCKS,
     _FUNCTION_ATTRS,

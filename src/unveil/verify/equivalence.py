@@ -42,11 +42,11 @@ from dataclasses import dataclass
 from types import CodeType
 from typing import Any
 
-from .bytecode import Raw, for_iter_exit, instructions
-from .bytecode.exceptions import parse_exception_table
-from .codeobj import CodeFlag
-from .decompiler.regions import dominators, natural_loops
-from .decompiler.temporaries import Fixed
+from ..bytecode import Raw, for_iter_exit, instructions
+from ..bytecode.exceptions import parse_exception_table
+from ..codeobj import CodeFlag
+from ..decompiler.regions import dominators, natural_loops
+from ..decompiler.temporaries import Fixed
 from .equivalence_ops import (
     _STEPS,
     _exc_triple,

@@ -1,6 +1,6 @@
 """The equivalence check's values and states: terms, the objects a frame makes, the
 state of one path, and what the opcode groups ask of the explorer (:class:`Exploring`).
-See :mod:`unveil.equivalence`."""
+See :mod:`unveil.verify.equivalence`."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ from dataclasses import dataclass, field
 from types import CodeType
 from typing import Any, Protocol
 
-from .bytecode import LITERAL_TYPES, Raw
-from .codeobj import CodeFlag
-from .decompiler.temporaries import Fixed
+from ..bytecode import LITERAL_TYPES, Raw
+from ..codeobj import CodeFlag
+from ..decompiler.temporaries import Fixed
 
 MAX_PATHS = 4096
 MAX_STEPS = 50_000  # instructions executed, all paths together
@@ -161,7 +161,7 @@ def _const_value(term: Term) -> Any:
 
 class Exploring(Protocol):
     """What the opcode groups (:mod:`.equivalence_ops`) use of the explorer that runs them
-    (:class:`unveil.equivalence.Explorer`)."""
+    (:class:`unveil.verify.equivalence.Explorer`)."""
 
     code: CodeType
     codes: dict[tuple[str, int], CodeType]

@@ -1,0 +1,78 @@
+"""The house rules of ``src/unveil`` (docs/ARCHITECTURE.md): no import circles, no module
+over 1,000 lines, a docstring on every class over 200 lines."""
+# pyodide-compatible
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import unveil
+
+ROOT = Path(unveil.__file__).parent
+
+
+def _modules() -> dict[str, Path]:
+    out = {}
+    for path in sorted(ROOT.rglob("*.py")):
+        parts = list(path.relative_to(ROOT.parent).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        out[".".join(parts)] = path
+    return out
+
+
+def _imports(name: str, path: Path, known: set[str]) -> set[str]:
+    """The unveil modules ``name`` imports anywhere in its file (inside functions and
+    ``TYPE_CHECKING`` blocks too), parents of a package excluded."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            targets = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")
+                anchor = anchor[:len(anchor) - node.level + 1]
+                base = ".".join(anchor + ([base] if base else []))
+            targets = [base] + [f"{base}.{a.name}" for a in node.names]
+        else:
+            continue
+        found.update(t for t in targets if t in known and t != name)
+    return found
+
+
+def test_no_import_circles() -> None:
+    modules = _modules()
+    graph = {name: _imports(name, path, set(modules)) for name, path in modules.items()}
+    # (a package's ``__init__`` importing its own submodules lazily is no circle: the
+    # submodule importing its package only runs the package's top level)
+    for name in graph:
+        graph[name] = {t for t in graph[name] if not name.startswith(t + ".")}
+    state: dict[str, int] = {}
+    circles: list[list[str]] = []
+
+    def visit(node: str, path: list[str]) -> None:
+        state[node] = 1
+        for nxt in sorted(graph[node]):
+            if state.get(nxt) == 1:
+                circles.append(path[path.index(nxt):] + [nxt])
+            elif nxt not in state:
+                visit(nxt, path + [nxt])
+        state[node] = 2
+
+    for name in sorted(graph):
+        if name not in state:
+            visit(name, [name])
+    assert circles == []
+
+
+def test_modules_and_classes_are_small_or_documented() -> None:
+    for name, path in _modules().items():
+        source = path.read_text(encoding="utf-8")
+        assert source.count("\n") <= 1000, f"{name} has over 1,000 lines"
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, ast.ClassDef) and node.end_lineno is not None \
+                    and node.end_lineno - node.lineno > 200:
+                assert ast.get_docstring(node), f"{name}.{node.name} has no docstring"
