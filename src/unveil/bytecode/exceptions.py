@@ -11,7 +11,8 @@ import dis
 from dataclasses import dataclass
 from types import CodeType
 
-from .listing import Raw
+from ..errors import BadInputError
+from .listing import Raw, instructions, where
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,12 +43,22 @@ def parse_exception_table(code: CodeType) -> list[RawHandler]:
             val = (val << 6) | (b & 63)
         return val
 
-    while pos < len(table):
-        start = varint() * 2
-        size = varint() * 2
-        target = varint() * 2
-        dl = varint()
-        out.append(RawHandler(start, start + size, target, dl >> 1, bool(dl & 1)))
+    try:
+        while pos < len(table):
+            start = varint() * 2
+            size = varint() * 2
+            target = varint() * 2
+            dl = varint()
+            out.append(RawHandler(start, start + size, target, dl >> 1, bool(dl & 1)))
+    except IndexError:
+        raise BadInputError(f"malformed exception table in {where(code)}: it ends inside "
+                            "an entry") from None
+    starts = {r.offset for r in instructions(code)}
+    for h in out:
+        if h.target not in starts:
+            raise BadInputError(f"malformed exception table in {where(code)}: the handler "
+                                f"of offsets {h.start}-{h.end} is at offset {h.target}, "
+                                "where no instruction starts")
     return out
 
 

@@ -23,6 +23,8 @@ import weakref
 from types import CodeType
 from typing import Any, NamedTuple
 
+from ..errors import BadInputError
+
 VERSION = sys.version_info[:2]
 
 
@@ -114,6 +116,11 @@ def branches(code: CodeType) -> bool:
 
 
 
+def where(code: CodeType) -> str:
+    """``qualname (file)``, for messages about ``code``."""
+    return f"{getattr(code, 'co_qualname', code.co_name)} ({code.co_filename})"
+
+
 def instructions(code: CodeType) -> list[Raw]:
     """``dis.get_instructions(code)`` as :class:`Raw` records (see the module docstring).
     The last few code objects listed are remembered (weakly, by identity): Dynamo's code
@@ -121,9 +128,19 @@ def instructions(code: CodeType) -> list[Raw]:
     for known, listed in _RECENT:
         if known() is code:
             return list(listed)
-    result = _decode(code) if _CACHES is not None else None
-    if result is None:
-        result = _from_dis(code)
+    try:
+        result = _decode(code) if _CACHES is not None else None
+        if result is None:
+            result = _from_dis(code)
+    except (IndexError, KeyError, ValueError) as exc:  # (an argument past its table)
+        raise BadInputError(f"malformed bytecode in {where(code)}: an instruction's "
+                            f"argument is out of range ({exc})") from None
+    starts = {r.offset for r in result}
+    for r in result:
+        if (r.opcode in _HAS_JREL or r.opcode in _HAS_JABS) and r.argval not in starts:
+            raise BadInputError(f"malformed bytecode in {where(code)}: the jump at offset "
+                                f"{r.offset} goes to offset {r.argval}, where no "
+                                "instruction starts")
     _RECENT.insert(0, (weakref.ref(code, _forget), tuple(result)))
     del _RECENT[8:]
     return result
@@ -223,6 +240,7 @@ def _decode(code: CodeType) -> list[Raw] | None:
             argrepr = "not in" if arg else "in"
         append(new(Raw, (_OPNAME[op], op, arg, argval, argrepr, offset)))
     return out
+
 
 
 class _Unshown:

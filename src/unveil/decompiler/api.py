@@ -16,6 +16,7 @@ from ..errors import BadInputError, DecompilationError
 from . import generics
 from .annotations import is_format_check
 from .comprehensions import comprehension_from_code
+from .deep import with_room
 from .emit import unparse
 from .facts import attach
 from .functions import (
@@ -59,9 +60,18 @@ def decompile(obj: object, *, force_fallback: bool = False) -> str:
     """Source equivalent to ``obj`` (see :func:`unveil.decompile`). ``force_fallback``:
     write the body of ``obj``'s own code as the state machine (for testing it)."""
     if inspect.isclass(obj):
-        return unparse(class_statement(obj)) + "\n"
-    node = decompile_node(obj, Constants(lowered=code_of(obj) if force_fallback else None))
-    return unparse(node) + "\n"
+        return with_room(lambda: unparse(class_statement(obj)) + "\n", f"class {obj.__name__}")
+    code = code_of(obj)
+
+    def work() -> str:
+        node = decompile_node(obj, Constants(lowered=code if force_fallback else None))
+        return unparse(node) + "\n"
+
+    return with_room(work, _named(code))
+
+
+def _named(code: CodeType) -> str:
+    return f"{code_kind(code)} {getattr(code, 'co_qualname', code.co_name)}"
 
 
 def decompile_node(obj: object, constants: Constants | None = None) -> ast.AST:
@@ -354,6 +364,14 @@ def recompile(code: CodeType, filename: str | None = None,
     with, or None."""
     if not isinstance(code, CodeType):
         code = code_of(code)
+    return with_room(lambda: _recompile(code, filename, line_map, simplify, facts, header,
+                                        comments, fixed, force_fallback), _named(code))
+
+
+def _recompile(code: CodeType, filename: str | None, line_map: dict[int, int] | None,
+               simplify: bool, facts: dict[str, object] | None, header: str,
+               comments: Callable[[str], str | None] | None, fixed: Fixed | None,
+               force_fallback: bool) -> CodeType:
     constants = Constants(exact=True, lowered=code if force_fallback else None)
     kind = code_kind(code)
     if kind == "module":
@@ -378,8 +396,10 @@ def recompile(code: CodeType, filename: str | None = None,
     if line_map is not None:
         line_map.update(_origin_lines(wrapped, parsed))
     markers = _mark_constants(parsed, constants)
-    compiled = compile(parsed, fname, "exec", flags=code.co_flags & _FUTURE_FLAGS,
-                       dont_inherit=True)
+    # (from the text where no constant is swapped in: 3.12+ limits how deep a tree
+    # handed to ``compile`` may be more tightly than how deep source text may nest)
+    compiled = compile(parsed if markers else source, fname, "exec",
+                       flags=code.co_flags & _FUTURE_FLAGS, dont_inherit=True)
     if kind == "module":
         found: CodeType | None = compiled
     elif kind == "lambda" and isinstance(node, ast.FunctionDef):

@@ -34,6 +34,15 @@ if _Base is not None and _Precedence is not None:
                 comment = self._type_ignores.get(node.lineno) or comment
             return None if comment is None else f" # type: {comment}"
 
+        def _write_constant(self, value: Any) -> None:
+            if isinstance(value, int) and not isinstance(value, bool):
+                try:
+                    repr(value)
+                except ValueError:  # over ``sys.get_int_max_str_digits()``: hex has no limit
+                    self.write(hex(value))
+                    return
+            super()._write_constant(value)
+
         def visit_Return(self, node: ast.Return) -> None:
             if _bare_tuple(node.value):
                 self.set_precedence(_Precedence.TUPLE, node.value)

@@ -8,6 +8,7 @@ import ast
 
 from ..bytecode import Instr
 from ..codeobj import COMPREHENSIONS, GENERIC_PREFIX
+from ..errors import DecompilationError
 from .exprs import (
     ExcMatch,
     Func,
@@ -131,6 +132,10 @@ def _callable_of(a: ast.expr, b: ast.expr) -> tuple[ast.expr, ast.expr | None]:
 def _split_keywords(args: list[ast.expr], names: ast.expr) -> tuple[list[ast.expr],
                                                                       list[ast.keyword]]:
     kwnames = names.value if isinstance(names, ast.Constant) else ()
+    if not isinstance(kwnames, tuple) or len(kwnames) > len(args) \
+            or not all(isinstance(k, str) for k in kwnames):
+        raise DecompilationError(f"a call's keyword names are {kwnames!r:.60}, not a tuple "
+                                 "of names for its arguments")
     n = len(kwnames)
     pos = args[:len(args) - n] if n else args
     kws = [ast.keyword(arg=k, value=v) for k, v in zip(kwnames, args[len(args) - n:],

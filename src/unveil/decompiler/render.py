@@ -597,9 +597,12 @@ def preview(stmt: ast.stmt) -> str:
         return f"<unrenderable {id(stmt)}>"
     if rendered is None:
         return ""
-    if isinstance(rendered, list):
-        return "\n".join(ast.dump(s) for s in rendered)
-    return ast.dump(rendered)
+    try:
+        if isinstance(rendered, list):
+            return "\n".join(ast.dump(s) for s in rendered)
+        return ast.dump(rendered)
+    except ValueError:  # an int too long to print in decimal: the same as no other
+        return f"<unprintable {id(stmt)}>"
 
 
 def _renamed(temp: str, name: str) -> list[ast.stmt]:

@@ -313,7 +313,7 @@ class Structurer(Clauses):
         outer = chain[chain.index(handler) + 1:]  # the handlers around the statement
         depths = {self.blocks[b].handler.depth for b in region  # type: ignore[union-attr]
                   if self.blocks[b].handler_block == handler and self.blocks[b].handler}
-        if len(depths) != 1:
+        if len(depths) != 1 or min(depths) < 0:  # (< 0: hand-made bytecode)
             return set()
         (depth,) = depths
 
@@ -353,7 +353,10 @@ class Structurer(Clauses):
         self.visits[bid] = n
         if n > _MAX_VISITS:
             raise Unstructurable(f"block {bid} emitted too often")
-        return self.blocks[bid]
+        block = self.blocks.get(bid)
+        if block is None:  # (hand-made bytecode: a handler's chain leads nowhere)
+            raise Unstructurable(f"no block {bid}")
+        return block
 
     def seq(self, start: int | None, ctx: Ctx, *, at_header: bool = False,
             strip: list[ast.stmt] | None = None, skip_stmts: int = 0) -> list[ast.stmt]:

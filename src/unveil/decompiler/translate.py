@@ -83,7 +83,11 @@ class _Outcome:
     fall: int = -1
 
 
-_MAX_SPECULATION = 400
+# speculative runs allowed per block (folding a branch explores both sides, a chained
+# test's clean-up once more): enough for every chain, and bounded by the code's size
+# rather than by a constant, so that long code comes out in the same style as short code
+_SPECULATION_PER_BLOCK = 4
+_MIN_SPECULATION = 400
 
 
 class Translator:
@@ -106,7 +110,7 @@ class Translator:
         self.entry_stack = entry_stack or []
         self.owner: dict[int, int] = {}  # cfg block -> IR block head
         self.ir: dict[int, IRBlock] = {}
-        self.budget = _MAX_SPECULATION
+        self.budget = self._speculation_budget()
         # loop headers: values assumed to come back unchanged along the back edges
         self.optimistic = True
         self.assumed: list[tuple[int, int, ast.expr]] = []
@@ -120,9 +124,12 @@ class Translator:
             # translate again with variables at loop headers
             self.optimistic = False
             self.owner, self.ir, self.assumed = {}, {}, []
-            self.budget = _MAX_SPECULATION
+            self.budget = self._speculation_budget()
             graph = self._run()
         return graph
+
+    def _speculation_budget(self) -> int:
+        return max(_MIN_SPECULATION, _SPECULATION_PER_BLOCK * len(self.cfg.blocks))
 
     def _assumptions_hold(self) -> bool:
         for bid, k, value in self.assumed:
