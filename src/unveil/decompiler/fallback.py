@@ -23,14 +23,16 @@ the exception as "being handled" (``sys.exc_info()``, implicit exception context
 from __future__ import annotations
 
 import ast
+import sys
 from typing import Any
 
 from ..errors import DecompilationError
 from .exprs import Names, Slot, Special
 from .facts import attach
 from .ir import ExcMarker
-from .render import runtime_helper
 from .translate import IRBlock, IRGraph
+
+VERSION = sys.version_info[:2]
 
 STATE = "_state"
 
@@ -159,32 +161,27 @@ class Lowering:
         return [s]
 
     def with_setup(self, marker: ExcMarker) -> list[ast.stmt]:
-        """``_exit, _enter = with_methods(mgr)`` (the interpreter's look-up order and
-        errors), then the values the bytecode pushes: ``__exit__`` (bound, or unbound and
-        the manager on 3.14) and what ``__enter__`` returns."""
+        """The ``with`` set-up as the interpreter does it, in plain Python: ``__enter__``
+        and ``__exit__`` looked up on the manager's type (in its order, with its error),
+        then the values the bytecode pushes: ``__exit__`` (bound, or unbound and the
+        manager on 3.14) and what ``__enter__`` returns."""
         specials: list[Special] = getattr(marker, "specials", [])
         mgr = self.names.fresh("_mgr")
         exit_name, enter_name = self.names.fresh("_exit"), self.names.fresh("_enter")
-        lookup = ast.Call(func=runtime_helper("with_methods"),
-                          args=[self.var(mgr), ast.Constant(bool(marker.flag))], keywords=[])
-        out: list[ast.stmt] = [
-            ast.Assign(targets=[self.store(mgr)], value=marker.value),
-            ast.Assign(targets=[ast.Tuple(elts=[self.store(exit_name), self.store(enter_name)],
-                                          ctx=ast.Store())], value=lookup)]
+        klass = self.names.fresh("_cls")
+        out: list[ast.stmt] = [ast.Assign(targets=[self.store(mgr)], value=marker.value)]
+        out += special_lookup(mgr, klass, {"enter": enter_name, "exit": exit_name},
+                              bool(marker.flag))
         unbound = any(x.kind == "exit_self" for x in specials)
         for sp in specials:
             if sp.kind == "exit":
-                exit_fn: ast.expr = self.var(exit_name) if unbound else ast.Call(
-                    func=runtime_helper("bind"), args=[self.var(exit_name), self.var(mgr)],
-                    keywords=[])
+                exit_fn: ast.expr = self.var(exit_name) if unbound else bound(exit_name, mgr)
                 out.append(ast.Assign(targets=[self.store(self.special(sp))], value=exit_fn))
             elif sp.kind == "exit_self":
                 out.append(ast.Assign(targets=[self.store(self.special(sp))],
                                       value=self.var(mgr)))
             elif sp.kind == "enter":
-                bound = ast.Call(func=runtime_helper("bind"),
-                                 args=[self.var(enter_name), self.var(mgr)], keywords=[])
-                enter = ast.Call(func=bound, args=[], keywords=[])
+                enter = ast.Call(func=bound(enter_name, mgr), args=[], keywords=[])
                 out.append(ast.Assign(targets=[self.store(self.special(sp))], value=enter))
         return out
 
@@ -278,3 +275,41 @@ def lower(graph: IRGraph, names: Names) -> tuple[list[ast.stmt], dict[int, str],
     low = Lowering(graph, names)
     body = low.run()
     return body, low.special_names, low
+
+
+def special_lookup(mgr: str, klass: str, targets: dict[str, str],
+                   is_async: bool) -> list[ast.stmt]:
+    """``targets[part] = the manager's __enter__/__exit__`` (``part`` is ``enter`` or
+    ``exit``; ``__aenter__``/``__aexit__`` for ``async with``), found on its type as the
+    interpreter looks special methods up, and failing with the interpreter's error."""
+    prefix = "a" if is_async else ""
+    kind = "asynchronous context manager" if is_async else "context manager"
+    parts = ("exit", "enter") if VERSION >= (3, 14) else ("enter", "exit")
+    lines: list[str] = []
+    for part in parts:
+        name = f"__{prefix}{part}__"
+        if VERSION < (3, 11):
+            error = f"AttributeError({name!r})"
+        else:
+            detail = f" (missed {name} method)" if part == "exit" or VERSION >= (3, 14) else ""
+            type_name = f"{{type({mgr}).__name__}}"
+            if VERSION >= (3, 14):
+                type_name = (f"{{type({mgr}).__name__ if type({mgr}).__module__ == 'builtins' "
+                             f"else type({mgr}).__module__ + '.' + type({mgr}).__qualname__}}")
+            error = (f"TypeError(f\"'{type_name}' object does not support the {kind} "
+                     f"protocol{detail}\")")
+        lines += [f"for {klass} in type({mgr}).__mro__:",
+                  f"    if {name!r} in vars({klass}):",
+                  f"        {targets[part]} = vars({klass})[{name!r}]",
+                  "        break",
+                  "else:",
+                  f"    raise {error}"]
+    return ast.parse("\n".join(lines)).body
+
+
+def bound(func: str, obj: str) -> ast.expr:
+    """``func`` bound to ``obj`` as a special-method look-up binds it (a function found on
+    the type becomes a method; other objects without ``__get__`` stay as they are)."""
+    text = (f"type({func}).__get__({func}, {obj}, type({obj})) "
+            f"if hasattr(type({func}), '__get__') else {func}")
+    return ast.parse(text, mode="eval").body

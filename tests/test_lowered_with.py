@@ -1,15 +1,17 @@
-"""unveil.runtime helpers behave like the instructions they stand for."""
+"""The state machine's own ``with`` set-up (plain Python, no helper) behaves like the
+interpreter's: the look-up order, the errors, binding and calling."""
 # pyodide-compatible
 
 from __future__ import annotations
 
 import asyncio
 import sys
+import types
 from typing import Any
 
 import pytest
 
-from unveil import runtime
+import unveil
 
 
 class Manager:
@@ -44,32 +46,40 @@ def real_with(mgr: Any) -> tuple[str, str]:
     return "ok", ""
 
 
-def helper_with(mgr: Any) -> tuple[str, str]:
-    try:
-        exit_, enter = runtime.with_methods(mgr)
-        runtime.bind(enter, mgr)()
-        runtime.bind(exit_, mgr)(None, None, None)
-    except Exception as exc:  # noqa: BLE001 - compared
-        return type(exc).__name__, str(exc)
-    return "ok", ""
+def _lowered(func: Any) -> Any:
+    """``func`` as the state machine writes it (``with`` set up without any helper)."""
+    code = unveil.recompile(func.__code__, force_fallback=True)
+    return types.FunctionType(code, func.__globals__, func.__name__)
 
 
 @pytest.mark.parametrize("mgr", [Manager(), OnlyEnter(), OnlyExit(), 3, None],
                          ids=["manager", "only-enter", "only-exit", "int", "none"])
-def test_with_methods_fails_like_the_interpreter(mgr: Any) -> None:
-    assert helper_with(mgr) == real_with(mgr)
+def test_lowered_with_fails_like_the_interpreter(mgr: Any) -> None:
+    assert _lowered(real_with)(mgr) == real_with(mgr)
 
 
-def test_with_methods_binds_and_calls_in_order() -> None:
+def test_lowered_with_binds_and_calls_in_order() -> None:
     m = Manager()
-    exit_, enter = runtime.with_methods(m)
-    assert runtime.bind(enter, m)() == "value"
-    assert runtime.bind(exit_, m)(ValueError, ValueError(), None) is True
+
+    def use(mgr: Any) -> Any:
+        with mgr as value:
+            raise ValueError(value)
+
+    assert _lowered(use)(m) is None
     assert m.log == ["enter", ("exit", ValueError)]
+    assert "__import__" not in unveil.decompile(use, force_fallback=True)
+
+
+async def real_async_with(mgr: Any) -> tuple[str, Any]:
+    try:
+        async with mgr as value:
+            return "ok", value
+    except Exception as exc:  # noqa: BLE001 - compared
+        return type(exc).__name__, str(exc)
 
 
 @pytest.mark.skipif(sys.platform == "emscripten", reason="no event loop in Pyodide under Node")
-def test_async_with_methods() -> None:
+def test_lowered_async_with() -> None:
     class AsyncManager:
         async def __aenter__(self) -> int:
             return 1
@@ -77,8 +87,6 @@ def test_async_with_methods() -> None:
         async def __aexit__(self, *exc: Any) -> None:
             return None
 
-    mgr = AsyncManager()
-    exit_, enter = runtime.with_methods(mgr, True)
-    assert asyncio.run(runtime.bind(enter, mgr)()) == 1
-    with pytest.raises((TypeError, AttributeError)):
-        runtime.with_methods(Manager(), True)
+    lowered = _lowered(real_async_with)
+    for mgr in (AsyncManager(), Manager(), 3):
+        assert asyncio.run(lowered(mgr)) == asyncio.run(real_async_with(mgr))
