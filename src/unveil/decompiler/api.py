@@ -5,13 +5,16 @@ from __future__ import annotations
 import ast
 import builtins
 import inspect
+import os
+import sys
+import tokenize
 import types
 from collections.abc import Callable
 from types import CodeType, FunctionType
 from typing import Any
 
 from .._io import write_atomic
-from ..codeobj import CodeFlag, code_kind
+from ..codeobj import CodeFlag, code_kind, iter_code_objects
 from ..errors import BadInputError, DecompilationError
 from . import generics
 from .annotations import is_format_check
@@ -30,7 +33,7 @@ from .functions import (
     module_body,
 )
 from .idioms import annotation_expr, lambda_body
-from .nodes import walk
+from .nodes import children, walk
 from .render import Renderer
 from .simplify import simplify as simplify_body
 from .temporaries import Fixed
@@ -60,7 +63,8 @@ def decompile(obj: object, *, force_fallback: bool = False) -> str:
     """Source equivalent to ``obj`` (see :func:`unveil.decompile`). ``force_fallback``:
     write the body of ``obj``'s own code as the state machine (for testing it)."""
     if inspect.isclass(obj):
-        return with_room(lambda: unparse(class_statement(obj)) + "\n", f"class {obj.__name__}")
+        cls = obj
+        return with_room(lambda: class_source(cls), f"class {cls.__qualname__}")
     code = code_of(obj)
 
     def work() -> str:
@@ -285,6 +289,80 @@ def _prefer_global_names(node: ast.expr, globals_: dict[str, Any]) -> ast.expr:
     return Shorten().visit(node)  # type: ignore[no-any-return]
 
 
+def class_source(cls: type) -> str:
+    """The ``class`` statement of ``cls`` as written: decompiled from the code of the module
+    that defines it, when that module's source file is there and still matches the
+    class; otherwise rebuilt from the live class, with a comment saying what is lost."""
+    found = _class_as_written(cls)
+    if found is not None:
+        return unparse(found) + "\n"
+    note = ("# rebuilt from the live class (its module's source was not found or has "
+            "changed):\n# decorators, class keywords other than metaclass, and statements "
+            "of the class body\n# other than definitions are not known; values are as "
+            "they are now\n")
+    return note + unparse(class_statement(cls)) + "\n"
+
+
+def _class_as_written(cls: type) -> ast.stmt | None:
+    """The ``class`` statement decompiled from the module code that defines ``cls``, or
+    None where that code is not at hand or does not match the class."""
+    module = sys.modules.get(cls.__module__)
+    path = getattr(module, "__file__", None)
+    if not isinstance(path, str) or not path.endswith(".py") or not os.path.isfile(path):
+        return None
+    try:
+        with tokenize.open(path) as f:
+            code = compile(f.read(), path, "exec", dont_inherit=True)
+    except (OSError, SyntaxError, ValueError):
+        return None
+    body = next((c for name, c in iter_code_objects(code)
+                 if name == cls.__qualname__ and code_kind(c) == "class"), None)
+    if body is None or not _same_methods(cls, body):
+        return None
+    tree = decompile_node(code)
+    return _find_class(tree.body, cls.__qualname__.split("."),  # type: ignore[attr-defined]
+                       body.co_firstlineno)
+
+
+def _same_methods(cls: type, body: CodeType) -> bool:
+    """Do the functions defined in ``body`` still have the live class's bytecode (the
+    source file was not edited since the class was made)?"""
+    codes = {c.co_name: c for c in body.co_consts if isinstance(c, CodeType)}
+    for value in vars(cls).values():
+        func = getattr(value, "__func__", value)
+        code = getattr(func, "__code__", None)
+        if isinstance(code, CodeType) and getattr(func, "__qualname__", "").startswith(
+                cls.__qualname__ + ".") and code.co_name in codes \
+                and codes[code.co_name].co_code != code.co_code:
+            return False
+    return True
+
+
+def _find_class(stmts: list[ast.stmt], path: list[str], line: int) -> ast.stmt | None:
+    """The definition at qualname ``path`` among ``stmts`` (looking into compound
+    statements); of several, the one whose line is nearest ``line``."""
+    name, rest = path[0], path[1:]
+    if rest[:1] == ["<locals>"]:
+        rest = rest[1:]
+    found: list[ast.stmt] = []
+    todo: list[ast.AST] = list(stmts)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            if node.name == name:
+                found.append(node)
+            continue
+        if isinstance(node, ast.stmt | ast.excepthandler | ast.match_case):
+            todo.extend(children(node))
+    candidates = [n for n in found if isinstance(n, ast.ClassDef)] if not rest else found
+    results = [r for r in (candidates if not rest else
+                           [_find_class(n.body, rest, line) for n in candidates])  # type: ignore
+               if r is not None]
+    if not results:
+        return None
+    return min(results, key=lambda n: abs(getattr(n, "line", line) - line))
+
+
 def class_statement(cls: type) -> ast.stmt:
     """A ``class`` statement rebuilt from a live class: its methods decompiled."""
     body: list[ast.stmt] = []
@@ -335,8 +413,10 @@ def class_statement(cls: type) -> ast.stmt:
                                    value=_value_expr(value, globals_, r)))
     bases = [ast.Name(id=b.__name__, ctx=ast.Load()) for b in cls.__bases__
              if b is not object]
-    return ast.ClassDef(name=cls.__name__, bases=bases, keywords=[], body=body or [ast.Pass()],
-                        decorator_list=[], type_params=[])
+    keywords = [] if type(cls) is type or any(type(b) is type(cls) for b in cls.__bases__) \
+        else [ast.keyword(arg="metaclass", value=ast.Name(id=type(cls).__name__, ctx=ast.Load()))]
+    return ast.ClassDef(name=cls.__name__, bases=bases, keywords=keywords,
+                        body=body or [ast.Pass()], decorator_list=[], type_params=[])
 
 
 # ---------------------------------------------------------------- compiling back

@@ -1,0 +1,102 @@
+"""``unveil.decompile(cls)``: the ``class`` statement as written, from the code of the module
+that defines it; rebuilt from the live class, saying so, where that code is not at hand."""
+# pyodide-compatible
+
+from __future__ import annotations
+
+import importlib
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import unveil
+
+from . import class_forms
+
+
+def _run_in_module(source: str, module: Any) -> dict[str, Any]:
+    """Execute ``source`` in a copy of ``module``'s namespace."""
+    namespace = dict(vars(module))
+    exec(compile(source, "<decompiled>", "exec", dont_inherit=True), namespace)
+    return namespace
+
+
+def test_metaclass_keywords_decorators_and_body_as_written() -> None:
+    text = unveil.decompile(class_forms.WithMeta)
+    assert text.startswith("@deco\nclass WithMeta(dict, metaclass=Meta, flag=3):"), text
+    again = _run_in_module(text, class_forms)["WithMeta"]
+    original = class_forms.WithMeta
+    assert type(again) is type(original)
+    assert (again.kw, again.made_by, again.decorated) == (original.kw, "Meta", True)
+    assert (again.x, again.y, again.__doc__) == (original.x, original.y, original.__doc__)
+    assert again.__annotations__ == original.__annotations__
+    assert again().m(1) == original().m(1)
+
+
+def test_dataclass_and_enum_come_back_as_the_statements_that_made_them() -> None:
+    ns = _run_in_module(unveil.decompile(class_forms.Point), class_forms)
+    p, q = ns["Point"](1, -2), class_forms.Point(1, -2)
+    assert (p.norm(), repr(p)) == (q.norm(), repr(q))
+    with pytest.raises(AttributeError):  # (frozen)
+        p.x = 3  # type: ignore[misc]
+    ns = _run_in_module(unveil.decompile(class_forms.Colour), class_forms)
+    assert [(c.name, c.value, c.lower) for c in ns["Colour"]] == \
+        [(c.name, c.value, c.lower) for c in class_forms.Colour]
+
+
+def test_nested_and_local_classes() -> None:
+    assert unveil.decompile(class_forms.Base.Inner) == "class Inner:\n    z = 3\n"
+    assert unveil.decompile(class_forms.factory(2)) == "class Local:\n    k = n\n"
+    text = unveil.decompile(class_forms.Base)
+    assert "@abc.abstractmethod" in text and "class Inner:" in text, text
+
+
+def _module_from(tmp_path: Path, name: str, source: str) -> Any:
+    (tmp_path / f"{name}.py").write_text(source)
+    sys.path.insert(0, str(tmp_path))
+    try:
+        return importlib.import_module(name)
+    finally:
+        sys.path.remove(str(tmp_path))
+
+
+@pytest.mark.skipif(sys.version_info < (3, 12), reason="PEP 695")
+def test_type_parameters(tmp_path: Path) -> None:
+    module = _module_from(tmp_path, "generic_module", "class Generic[T, *Ts, **P]:\n"
+                          "    def first(self, x: T) -> T:\n        return x\n")
+    try:
+        text = unveil.decompile(module.Generic)
+    finally:
+        sys.modules.pop("generic_module")
+    assert text.startswith("class Generic[T, *Ts, **P]:"), text
+    again = _run_in_module(text, module)["Generic"]
+    assert [p.__name__ for p in again.__type_params__] == ["T", "Ts", "P"]
+    assert again().first(5) == 5
+
+
+def test_without_source_the_class_is_rebuilt_and_says_so(tmp_path: Path) -> None:
+    path = tmp_path / "edited_module.py"
+    module = _module_from(tmp_path, "edited_module",
+                          "class K(dict):\n    a = 1\n    def f(self):\n        return self.a\n")
+    try:
+        as_written = unveil.decompile(module.K)
+        assert as_written == textwrap.dedent("""\
+            class K(dict):
+                a = 1
+
+                def f(self):
+                    return self.a
+            """)
+        path.write_text("class K(dict):\n    a = 1\n    def f(self):\n        return 2\n")
+        rebuilt = unveil.decompile(module.K)
+    finally:
+        sys.modules.pop("edited_module", None)
+    assert rebuilt.startswith("# rebuilt from the live class"), rebuilt
+    again = _run_in_module(rebuilt, module)["K"]
+    assert again().f() == module.K().f() == 1
+    namespace: dict[str, Any] = {}
+    exec("class Made:\n    b = 2\n", namespace)
+    assert unveil.decompile(namespace["Made"]).startswith("# rebuilt from the live class")
