@@ -34,7 +34,7 @@ _KINDS = {"BUILD_LIST": "list", "BUILD_SET": "set", "BUILD_MAP": "dict"}
 def fold(bc: Bytecode, dec: Scope) -> Bytecode:
     """``bc`` with every inlined comprehension replaced by a ``COMPREHENSION``."""
     instrs = bc.instrs
-    if not any(i.op == "LOAD_FAST_AND_CLEAR" for i in instrs):
+    if not any(i.op == "LOAD_FAST_AND_CLEAR" or i.op in _KINDS and i.arg == 0 for i in instrs):
         return bc
     out: list[Instr] = []
     handlers = []
@@ -68,6 +68,13 @@ def fold(bc: Bytecode, dec: Scope) -> Bytecode:
 def _region(bc: Bytecode, i: int) -> tuple[int, int, int, int] | None:
     """(start, BUILD_* index, loop exit, number of saved names) of a region at ``i``."""
     instrs = bc.instrs
+    if instrs[i].op in _KINDS and i > 0 and instrs[i - 1].op in ("GET_ITER", "GET_AITER"):
+        # a comprehension that binds no name (``[a for () in c]``) saves none
+        swap2 = instrs[i + 1] if i + 1 < len(instrs) else None
+        if instrs[i].arg != 0 or swap2 is None or swap2.op != "SWAP" or swap2.arg != 2:
+            return None
+        loop_exit = _loop_exit(bc, i + 2)
+        return None if loop_exit is None else (i, i, loop_exit, 0)
     if instrs[i].op != "LOAD_FAST_AND_CLEAR":
         return None
     k = i
@@ -76,22 +83,30 @@ def _region(bc: Bytecode, i: int) -> tuple[int, int, int, int] | None:
     saved = k - i
     if k + 3 >= len(instrs):
         return None
-    swap, build, swap2, loop = instrs[k], instrs[k + 1], instrs[k + 2], instrs[k + 3]
+    swap, build, swap2 = instrs[k], instrs[k + 1], instrs[k + 2]
     if swap.op != "SWAP" or swap.arg != saved + 1 or build.op not in _KINDS \
             or build.arg != 0 or swap2.op != "SWAP" or swap2.arg != 2:
         return None
-    if loop.op == "FOR_ITER":
-        loop_exit = loop.target
-    elif loop.op == "GET_ANEXT" and bc.handlers[k + 3] is not None:
+    loop_exit = _loop_exit(bc, k + 3)
+    return None if loop_exit is None else (i, k + 1, loop_exit, saved)
+
+
+def _loop_exit(bc: Bytecode, loop: int) -> int | None:
+    """Where the comprehension's loop at ``loop`` ends, or None if it is not one."""
+    if loop >= len(bc.instrs):
+        return None
+    ins = bc.instrs[loop]
+    handler = bc.handlers[loop]
+    if ins.op == "FOR_ITER":
+        loop_exit = ins.target
+    elif ins.op == "GET_ANEXT" and handler is not None:
         # async: the loop ends at the END_ASYNC_FOR that handles StopAsyncIteration
-        loop_exit = bc.handlers[k + 3].target + 1  # type: ignore[union-attr]
-        if instrs[loop_exit - 1].op != "END_ASYNC_FOR":
+        loop_exit = handler.target + 1
+        if bc.instrs[loop_exit - 1].op != "END_ASYNC_FOR":
             return None
     else:
         return None
-    if loop_exit <= k + 3:
-        return None
-    return i, k + 1, loop_exit, saved
+    return loop_exit if loop_exit > loop else None
 
 
 def _decompile_region(bc: Bytecode, build: int, loop_exit: int,

@@ -559,6 +559,9 @@ class Displays(Machine):
 
     def _unpack(self, count: int, star: int | None) -> None:
         value = self.pop()
+        if count == 0:  # ``() = value``: no item to store, the unpacking is the store
+            self.store(ast.Tuple(elts=[], ctx=ast.Store()), value)
+            return
         unpack = Unpack(value, count, star)
         if isinstance(value, UnpackItem):
             unpack.parent = (value.unpack, value.index)

@@ -244,3 +244,12 @@ def conditional_assignment_paths(kind):
         return value
     except UnboundLocalError as e:
         return type(e).__name__
+
+
+@cases(([],), ([1],), ((),), ("",), ("ab",))
+def assign_to_empty_targets(value):
+    () = value
+    [] = value
+    for () in [value]:
+        pass
+    return "empty"

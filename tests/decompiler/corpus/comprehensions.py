@@ -181,3 +181,28 @@ def genexp_first_iterable_evaluated_early(items):
     it = (x for x in items)
     items.append(4)
     return list(it)
+
+
+@cases(([[], ()],), ([[], [1]],), ([[], 5],))
+def empty_unpacking_targets(items):
+    # ``for () in``: each item must be empty (an error otherwise), nothing is bound
+    out = [len(items) for () in items]
+    out.append({0 for [] in items})
+    out.append(list(None for () in items if ()))
+    return out
+
+
+async def _aiter_of(items):
+    for item in items:
+        yield item
+
+
+@cases(([[], ()],), ([[1]],))
+def empty_unpacking_in_async_comprehension(items):
+    import asyncio
+
+    async def run():
+        return [1 async for () in _aiter_of(items)], [x async for () in _aiter_of(items) if ()]
+
+    x = 0
+    return asyncio.run(run()) if x == 0 else None
