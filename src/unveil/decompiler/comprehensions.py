@@ -13,6 +13,7 @@ from types import CodeType
 from ..codeobj import COMPREHENSIONS as KINDS
 from ..errors import DecompilationError
 from .exprs import negate
+from .nodes import walk
 
 
 def comprehension_from_code(code: CodeType, stmts: list[ast.stmt],
@@ -20,8 +21,23 @@ def comprehension_from_code(code: CodeType, stmts: list[ast.stmt],
     """The comprehension a comprehension's code object makes, given its body
     (``stmts``) and the iterable it is called on."""
     arg = code.co_varnames[0] if code.co_argcount else ".0"
-    return comprehension_from_body(stmts, KINDS[code.co_name], iterable, arg,
+    node = comprehension_from_body(stmts, KINDS[code.co_name], iterable, arg,
                                    getattr(code, "co_qualname", code.co_name))
+    gens = node.generators  # type: ignore[attr-defined]
+    dropped = gens[-1].ifs and _is_false(gens[-1].ifs[-1])
+    missing = [f for f in code.co_freevars if f.isidentifier()
+               and f not in {n.id for n in walk(node) if isinstance(n, ast.Name)}]
+    if dropped and missing:
+        # names only the dropped element read: it is never evaluated, so it may name them
+        # and keep them free variables, as they were
+        names = [ast.Name(id=f, ctx=ast.Load()) for f in missing]
+        element = names[0] if len(names) == 1 else ast.Tuple(elts=names, ctx=ast.Load())
+        setattr(node, "key" if isinstance(node, ast.DictComp) else "elt", element)
+    return node
+
+
+def _is_false(test: ast.expr) -> bool:
+    return isinstance(test, ast.Constant) and test.value is False
 
 
 def comprehension_from_body(stmts: list[ast.stmt], kind: str, iterable: ast.expr,
@@ -67,9 +83,16 @@ def comprehension_from_body(stmts: list[ast.stmt], kind: str, iterable: ast.expr
                 is_async=int(isinstance(node, ast.AsyncFor))))
             first = False
             inner = node.body
-        elif isinstance(node, ast.If):
-            if node.orelse:
+        elif isinstance(node, ast.If) and node.orelse:
+            # tests whose arms all end in nothing: a filter (a conditional expression)
+            # before a body the compiler dropped behind a constant false condition
+            test = _passes([node])
+            if not isinstance(test, ast.expr) or not _no_element(node):
                 raise fail("condition with else")
+            generators[-1].ifs += [test, ast.Constant(False)]
+            element = (ast.Constant(None),) * (2 if kind == "dict" else 1)
+            break
+        elif isinstance(node, ast.If):
             test = node.test
             if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
                 test = negate(test.operand)  # ``not a not in b`` is ``a in b``
@@ -133,6 +156,13 @@ def _continue_guards(body: list[ast.stmt]) -> list[ast.stmt]:
     return body
 
 
+def _no_element(node: ast.stmt) -> bool:
+    """Is ``node`` only tests, ``pass`` and ``continue``?"""
+    if isinstance(node, ast.If):
+        return all(_no_element(s) for s in (*node.body, *node.orelse))
+    return isinstance(node, ast.Pass | ast.Continue)
+
+
 def _passes(stmts: list[ast.stmt]) -> ast.expr | bool | None:
     """When flow gets through ``stmts`` rather than ``continue``: an expression, always
     (True), never (False), or None when ``stmts`` do more than that."""
@@ -150,12 +180,18 @@ def _passes(stmts: list[ast.stmt]) -> ast.expr | bool | None:
     s = stmts[0]
     if isinstance(s, ast.Continue):
         return False
+    if isinstance(s, ast.Pass):
+        return True
     if not isinstance(s, ast.If):
         return None
     a, b = _passes(s.body), _passes(s.orelse)
-    if a is None or b is None or a is b:
-        return None  # (both True or both False: not a filter this form gives)
+    if a is None or b is None:
+        return None
     t = s.test
+    if a is b:  # the test is made, and its outcome does not matter
+        if isinstance(t, ast.UnaryOp) and isinstance(t.op, ast.Not):
+            t = t.operand
+        return ast.BoolOp(op=ast.Or() if a else ast.And(), values=[t, ast.Constant(a)])
     if a is True and b is False:
         return t
     if a is False and b is True:

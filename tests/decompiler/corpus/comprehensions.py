@@ -206,3 +206,15 @@ def empty_unpacking_in_async_comprehension(items):
 
     x = 0
     return asyncio.run(run()) if x == 0 else None
+
+
+@cases(([0, 1, 2, 3],), ([],))
+def conditional_filter_before_a_dropped_element(items):
+    def seen(v):
+        LOG.append(v)
+        return v % 2
+
+    # the compiler drops the element behind ``if ()``; the conditional filter still runs
+    listed = [x for x in items if (seen(x) if x > 1 else seen(x + 10)) if ()]
+    genned = list(x for x in items if (x if seen(x) else not seen(x)) if 0)
+    return listed, genned, {x: x for x in items if (seen(x) and x) if None}
