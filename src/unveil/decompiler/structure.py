@@ -67,6 +67,8 @@ class Structurer(Clauses):
         self._rpo: dict[int, int] | None = None
         self._dedup_loop_tests()
         self._protected: dict[int, frozenset[int]] = {}
+        self._empty_by_chain: dict[tuple[int, ...], list[int]] = {}
+        self._regions_key: tuple[int, int] = (-1, -1)
         self._effective: dict[int, int | None] = {}
         self._machinery: dict[int, int] = {}
         self._index_preds()
@@ -159,40 +161,55 @@ class Structurer(Clauses):
         tests = head.term.kind == "for" or (head.term.kind == "branch" and not head.stmts)
         depth = len(head.entry)
         span = max(self.blocks[b].blocks[-1] if self.blocks[b].blocks else b for b in body)
-        # blocks every path from which ends the function without coming back: an ``if``
-        # in the body whose arms all return is the body's too
-        ending: set[int] = set()
-        grew = True
-        while grew:
-            grew = False
-            for bid, block in self.blocks.items():
-                if bid in ending or bid in body or bid == header:
-                    continue
-                succs = self._succs(bid)
-                if (block.term.kind in ("return", "raise", "reraise") and not succs) or (
-                        block.term.kind == "branch" and succs
-                        and all(x in ending for x in succs)):
-                    ending.add(bid)
-                    grew = True
-        changed = True
-        while changed:
-            changed = False
-            for bid, block in self.blocks.items():
-                if bid in body or bid not in self.idom:
-                    continue
-                preds = self._epreds.get(bid, [])
-                if not preds or not all(p in body for p in preds):
-                    continue
-                if tests and header in preds:
-                    continue
-                succs = self._succs(bid)
-                # a tail after the loop, or entered with the iterator popped, is what a
-                # ``break`` jumps to; one inside the loop's code is a ``return`` in the body
-                if len(block.entry) < depth or (block.blocks and block.blocks[-1] > span):
-                    continue
-                if bid in ending:
-                    body.add(bid)
-                    changed = True
+        outside = frozenset(body) | {header}
+        ending: dict[int, bool] = {}
+        # (only blocks the body reaches can join it: walked from there, not over all)
+        todo = [s for b in body for s in self._esuccs(b) if s not in body]
+        while todo:
+            bid = todo.pop()
+            if bid in body or bid not in self.idom:
+                continue
+            block = self.blocks[bid]
+            preds = self._epreds.get(bid, [])
+            if not preds or not all(p in body for p in preds):
+                continue
+            if tests and header in preds:
+                continue
+            # a tail after the loop, or entered with the iterator popped, is what a
+            # ``break`` jumps to; one inside the loop's code is a ``return`` in the body
+            if len(block.entry) < depth or (block.blocks and block.blocks[-1] > span):
+                continue
+            if self._ends(bid, outside, ending):
+                body.add(bid)
+                todo.extend(s for s in self._esuccs(bid) if s not in body)
+
+    def _ends(self, start: int, outside: frozenset[int], known: dict[int, bool]) -> bool:
+        """Does every path from ``start`` end the function without entering ``outside``
+        (an ``if`` whose arms all return ends it too)? ``known`` remembers answers; a
+        block on a cycle never ends it."""
+        stack = [start]
+        expanding: set[int] = set()
+        while stack:
+            bid = stack[-1]
+            if bid in known:
+                stack.pop()
+                continue
+            block = self.blocks.get(bid)
+            succs = self._succs(bid)
+            if block is None or bid in outside:
+                known[bid] = False
+            elif block.term.kind in ("return", "raise", "reraise") and not succs:
+                known[bid] = True
+            elif block.term.kind != "branch" or not succs:
+                known[bid] = False
+            elif bid in expanding:  # (its successors are known, or on the path: False)
+                known[bid] = all(known.get(x, False) for x in succs)
+            else:
+                expanding.add(bid)
+                stack.extend(x for x in succs if x not in known and x not in expanding)
+                continue
+            stack.pop()
+        return known[start]
 
     # ------------------------------------------------------------ graph helpers
 
@@ -283,11 +300,33 @@ class Structurer(Clauses):
         return out
 
     def protected(self, handler: int) -> frozenset[int]:
-        got = self._protected.get(handler)
-        if got is None:
-            got = frozenset(b for b in self.blocks if handler in self.chain(b))
-            self._protected[handler] = got
-        return got
+        """The blocks ``handler`` protects (it is in their chain). Every handler's set is
+        made in one pass over the blocks, again when blocks were added or removed or
+        handlers changed (one pass per handler made this quadratic in the code's size)."""
+        self._fresh_regions()
+        if not self._protected:
+            regions: dict[int, set[int]] = {}
+            empty: dict[tuple[int, ...], list[int]] = {}
+            for b, block in self.blocks.items():
+                chain = self.chain(b)
+                for h in chain:
+                    regions.setdefault(h, set()).add(b)
+                if not block.stmts:
+                    empty.setdefault(tuple(chain), []).append(b)
+            self._protected = {h: frozenset(r) for h, r in regions.items()}
+            self._empty_by_chain = empty
+        return self._protected.get(handler, frozenset())
+
+    def _fresh_regions(self) -> None:
+        key = (self._next_id, len(self.blocks))
+        if key != self._regions_key:
+            self._regions_key = key
+            self._protected.clear()
+
+    def forget_regions(self) -> None:
+        """Handlers changed: chains and protected regions are made again when asked."""
+        self._effective.clear()
+        self._protected.clear()
 
     def _absorb_holes(self) -> None:
         """Blocks 3.12+ leaves out of a protected range inside it (see :meth:`_holes`)
@@ -299,8 +338,7 @@ class Structurer(Clauses):
             for bid in holes:
                 self.blocks[bid].handler_block = h
             if holes:
-                self._effective.clear()
-                self._protected.clear()
+                self.forget_regions()
 
     def _holes(self, region: set[int], handler: int) -> set[int]:
         """3.12+ leaves instructions that cannot raise out of the protected ranges: a
@@ -322,9 +360,17 @@ class Structurer(Clauses):
             return len(block.entry) >= depth and len(block.exit) >= depth and all(
                 x is y for x, y in zip(block.entry[:depth], block.exit[:depth], strict=True))
 
-        holes = {bid for bid, block in self.blocks.items()
-                 if bid not in region and bid != handler and not block.stmts
-                 and self.chain(bid) == outer and keeps_stack(block)}
+        self.protected(handler)  # (indexes the blocks without statements by chain)
+        empty = set(self._empty_by_chain.get(tuple(outer), ()))
+        # (a hole is entered from the region, or from holes that are: walk from there)
+        holes: set[int] = set()
+        todo = [x for b in region for x in self._succs(b)]
+        while todo:
+            bid = todo.pop()
+            if bid in empty and bid not in holes and bid not in region and bid != handler \
+                    and keeps_stack(self.blocks[bid]):
+                holes.add(bid)
+                todo.extend(self._succs(bid))
         changed = True
         while changed:
             changed = False

@@ -204,8 +204,7 @@ class Clauses:
         self.idom = dominators(self.entry, self._esuccs)
         self._postdoms.clear()
         self._rpo = None
-        self._effective.clear()
-        self._protected.clear()
+        self.forget_regions()
         return keep
 
     def exit_tail(self, bid: int, cleanup: list[ast.stmt], ctx: Ctx,
