@@ -11,6 +11,7 @@ import ast
 from types import CodeType
 
 from ..codeobj import COMPREHENSIONS as KINDS
+from ..codeobj import CodeFlag
 from ..errors import DecompilationError
 from .exprs import negate
 from .nodes import walk
@@ -25,14 +26,24 @@ def comprehension_from_code(code: CodeType, stmts: list[ast.stmt],
                                    getattr(code, "co_qualname", code.co_name))
     gens = node.generators  # type: ignore[attr-defined]
     dropped = gens[-1].ifs and _is_false(gens[-1].ifs[-1])
-    missing = [f for f in code.co_freevars if f.isidentifier()
-               and f not in {n.id for n in walk(node) if isinstance(n, ast.Name)}]
+    # (the first iterable is evaluated outside, in the enclosing scope)
+    inside = [n for n in walk(node) if n is not gens[0].iter]
+    outer = {id(n) for n in walk(gens[0].iter)}
+    missing = [f for f in code.co_freevars if f.isidentifier() and f not in {
+        n.id for n in inside if isinstance(n, ast.Name) and id(n) not in outer}]
+    field = "key" if isinstance(node, ast.DictComp) else "elt"
     if dropped and missing:
         # names only the dropped element read: it is never evaluated, so it may name them
         # and keep them free variables, as they were
         names = [ast.Name(id=f, ctx=ast.Load()) for f in missing]
-        element = names[0] if len(names) == 1 else ast.Tuple(elts=names, ctx=ast.Load())
-        setattr(node, "key" if isinstance(node, ast.DictComp) else "elt", element)
+        setattr(node, field, names[0] if len(names) == 1 else
+                ast.Tuple(elts=names, ctx=ast.Load()))
+    if dropped and code.co_flags & (CodeFlag.ASYNC_GENERATOR | CodeFlag.COROUTINE) \
+            and not any(isinstance(n, ast.Await) or isinstance(n, ast.comprehension)
+                        and n.is_async for n in walk(node)):
+        # the ``async for``/``await`` that made it asynchronous was dropped: the element
+        # (never evaluated) awaits instead
+        setattr(node, field, ast.Await(value=getattr(node, field)))
     return node
 
 

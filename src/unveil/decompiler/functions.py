@@ -580,6 +580,11 @@ def function_def(code: CodeType, name: str, parent: CodeDecompiler | None = None
         unbound += [c for c in cells if c not in bound and c not in unbound]
     if unbound or cells:
         head.append(_dead_code(unbound, cells))
+    if code.co_flags & (CodeFlag.GENERATOR | CodeFlag.ASYNC_GENERATOR) and not _yields(body):
+        # its only ``yield`` could not run (after a ``return``): ``if False: yield`` keeps
+        # it a generator
+        head.append(ast.If(test=ast.Constant(False), body=[ast.Expr(value=ast.Yield())],
+                           orelse=[]))
     body = head + body
     if parent is not None and func is not None:
         args = parent.arguments(func)
@@ -595,6 +600,18 @@ def function_def(code: CodeType, name: str, parent: CodeDecompiler | None = None
     node = cls(name=name, args=args, body=body or [ast.Pass()],
                decorator_list=decorators or [], returns=returns, type_params=params)
     return node
+
+
+def _yields(body: list[ast.stmt]) -> bool:
+    """Does the scope of ``body`` itself ``yield`` (not a nested function or class)?"""
+    todo: list[ast.AST] = list(body)
+    while todo:
+        n = todo.pop()
+        if isinstance(n, ast.Yield | ast.YieldFrom):
+            return True
+        if not isinstance(n, (*_SCOPES, ast.GeneratorExp)):
+            todo.extend(children(n))
+    return False
 
 
 def _is_plain_generator(code: CodeType) -> bool:

@@ -16,13 +16,14 @@ with its type parameters attached, for the caller to store like any definition.
 from __future__ import annotations
 
 import ast
+import copy
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from .. import bytecode
 from ..codeobj import GENERIC_PREFIX
 from ..errors import DecompilationError
-from .exprs import Func
+from .exprs import Func, Slot
 from .ir import (
     ClassBuild,
     GenericBase,
@@ -37,13 +38,14 @@ if TYPE_CHECKING:
     from .scope import Scope
 from .annotations import is_format_check
 from .idioms import lambda_body
+from .nodes import walk
 
 
 def generic_value(dec: Scope, func: Func, args: list[ast.expr]) -> ast.expr:
     """What a call of the hidden ``<generic parameters of ...>`` function builds."""
     code = func.code
     child = dec.child(code)
-    stmts = child.raw_statements()
+    stmts = _choices_folded(child.raw_statements())
     # straight-line code: the parameters, then what it builds and returns
     if not stmts or not isinstance(stmts[-1], ast.Return) or stmts[-1].value is None \
             or not all(isinstance(s, ast.Assign) for s in stmts[:-1]):
@@ -70,7 +72,9 @@ def generic_value(dec: Scope, func: Func, args: list[ast.expr]) -> ast.expr:
             if isinstance(arg, ast.Name):
                 arg = assigned.get(arg.id, arg)
             params = param_list(arg)
-        bases = list(value.bases)
+        slots = {getattr(s.targets[0], "slot", None): s.value for s in stmts[:-1]
+                 if isinstance(s, ast.Assign) and len(s.targets) == 1}
+        bases = [_slots_filled(b, slots) for b in value.bases]
         if params is None or not bases or not _is_name(bases[-1], ".generic_base"):
             raise DecompilationError("generic class without its Generic base",
                                      code_name=child.qualname)
@@ -79,6 +83,43 @@ def generic_value(dec: Scope, func: Func, args: list[ast.expr]) -> ast.expr:
         new.type_params = params
         return new
     raise DecompilationError("unrecognised type parameter scope", code_name=child.qualname)
+
+
+def _choices_folded(stmts: list[ast.stmt]) -> list[ast.stmt]:
+    """``if t: _s1 = a`` / ``else: _s1 = b`` (a conditional expression among the class's
+    bases, whose ``__build_class__`` call the compiler copied into each arm) is
+    ``_s1 = a if t else b``."""
+    out: list[ast.stmt] = []
+    for s in stmts:
+        if isinstance(s, ast.If) and s.orelse:
+            body, orelse = _choices_folded(s.body), _choices_folded(s.orelse)
+            if len(body) == len(orelse) == 1 and all(
+                    isinstance(x, ast.Assign) and len(x.targets) == 1
+                    and getattr(x.targets[0], "slot", None) is not None for x in (*body, *orelse)) \
+                    and body[0].targets[0].slot == orelse[0].targets[0].slot:
+                value = ast.IfExp(test=s.test, body=body[0].value,  # type: ignore[attr-defined]
+                                  orelse=orelse[0].value)  # type: ignore[attr-defined]
+                out.append(ast.Assign(targets=body[0].targets, value=value))  # type: ignore
+                continue
+        out.append(s)
+    return out
+
+
+def _slots_filled(node: ast.expr, slots: dict[Any, ast.expr]) -> ast.expr:
+    """``node`` with each stack slot ``_s<k>`` replaced by the value assigned to it."""
+    if isinstance(node, Slot):
+        return slots.get(node.index, node)
+    if not any(isinstance(n, Slot) for n in walk(node)):
+        return node
+    new = copy.copy(node)
+    for field in new._fields:
+        value = getattr(new, field, None)
+        if isinstance(value, ast.expr):
+            setattr(new, field, _slots_filled(value, slots))
+        elif isinstance(value, list):
+            setattr(new, field, [_slots_filled(v, slots) if isinstance(v, ast.expr) else v
+                                 for v in value])
+    return new
 
 
 def type_param_nodes(dec: Scope, params: list[TypeParam]) -> list[Any]:

@@ -218,3 +218,12 @@ def conditional_filter_before_a_dropped_element(items):
     listed = [x for x in items if (seen(x) if x > 1 else seen(x + 10)) if ()]
     genned = list(x for x in items if (x if seen(x) else not seen(x)) if 0)
     return listed, genned, {x: x for x in items if (seen(x) and x) if None}
+
+
+@cases(([1, 2],),)
+def async_generator_with_its_async_part_dropped(items):
+    import inspect
+
+    # ``async for`` after ``if ()`` is dropped, but it made the genexpr asynchronous
+    gen = (x for x in items if () async for y in items)
+    return inspect.isasyncgen(gen)

@@ -309,3 +309,10 @@ def comprehensions_behind_a_constant_false_condition(xs):
 
     return ([x * 2 for x in each() if 0], {x: 1 for x in each() if None},
             list(x for x in each() if 0), {y for x in each() for y in (x, x) if 0}, seen)
+
+
+@cases((1,), (None,))
+def yield_only_after_return(x):
+    # the yield cannot run, yet it makes this a generator
+    return x
+    yield x

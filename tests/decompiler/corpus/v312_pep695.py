@@ -128,3 +128,11 @@ def conditional_last_base(flag):
         pass
 
     return Pick.__name__
+
+
+@cases((True,), (False,), (0,))
+def generic_class_with_conditional_base(flag):
+    # the compiler copies the class creation into each arm of the nested conditional
+    class C[T](dict if (flag if flag is not None else not flag) else list):
+        pass
+    return C.__mro__[1].__name__, [p.__name__ for p in C.__type_params__]
