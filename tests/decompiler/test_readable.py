@@ -104,3 +104,21 @@ def test_unknown_pattern_code_falls_back_to_primitive_tests() -> None:
     g = clone["f"]
     for value in ([1], [0], 2, 3, [], "s", (5,)):
         assert g(value) == f(value), (value, source)  # type: ignore[operator]
+
+
+#: Corpus functions the structurer once wrote as the state machine.
+STRUCTURED = [("exceptions", "if_else_in_try_whose_handler_always_raises")]
+
+
+@pytest.mark.parametrize("module_name, name", STRUCTURED, ids=[n for _, n in STRUCTURED])
+def test_structured_not_lowered(module_name: str, name: str) -> None:
+    func = dict(corpus.functions_of(corpus.load_module(module_name)))[name]
+    assert _lowered(_tree(func)) == [], unveil.decompile(func)
+
+
+def test_module_loop_else_is_not_a_return() -> None:
+    """A module-level loop whose ``else`` the compiler ends with the module's return."""
+    source = ("for x in xs:\n    if x > 1:\n        y = x\n        break\n"
+              "else:\n    y = None\nprint(y)\n")
+    text = unveil.decompile(compile(source, "<m>", "exec", dont_inherit=True))
+    assert not any(isinstance(n, ast.Return) for n in ast.walk(ast.parse(text))), text

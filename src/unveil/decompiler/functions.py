@@ -660,6 +660,14 @@ def _without_returns(stmts: list[ast.stmt]) -> list[ast.stmt]:
             # the ``else`` always runs and ends the body: what follows cannot run
             s.orelse = _without_returns(s.orelse)
             return stmts[:i + 1]
+        if isinstance(s, ast.For | ast.AsyncFor | ast.While) and s.orelse \
+                and ends_in_jump(s.orelse, RETURNS) and _plain_breaks(s.body):
+            # the ``else`` ends the body, so what follows runs only after a ``break``: it
+            # goes before each ``break``, and leaving the loop ends the body
+            rest = _without_returns(stmts[i + 1:])
+            s.body = _before_breaks(s.body, rest)
+            s.orelse = _without_returns(s.orelse)
+            return stmts[:i + 1]
         if i == len(stmts) - 1 and isinstance(s, ast.For | ast.AsyncFor | ast.While) \
                 and not s.orelse and _has_return(s):
             # the last statement is a loop: leaving it ends the body as a return would
@@ -706,6 +714,44 @@ def _breaks(stmts: list[ast.stmt]) -> bool:
             for h in getattr(n, "handlers", None) or ():
                 todo.extend(h.body)
     return False
+
+
+def _plain_breaks(stmts: list[ast.stmt]) -> bool:
+    """Does the loop with body ``stmts`` ``break``, and only where nothing runs on the
+    way out (not inside a ``try`` or ``with``)?"""
+    found = False
+    todo: list[ast.AST] = list(stmts)
+    while todo:
+        n = todo.pop()
+        if isinstance(n, ast.Break):
+            found = True
+        elif isinstance(n, ast.If):
+            todo.extend(n.body + n.orelse)
+        elif isinstance(n, ast.Match):
+            todo.extend(x for c in n.cases for x in c.body)
+        elif isinstance(n, ast.Try | ast.With | ast.AsyncWith) or type(n).__name__ == "TryStar":
+            if _breaks([n]):
+                return False
+    return found
+
+
+def _before_breaks(stmts: list[ast.stmt], rest: list[ast.stmt]) -> list[ast.stmt]:
+    """``stmts`` with a copy of ``rest`` before each of its loop's ``break``s."""
+    out: list[ast.stmt] = []
+    for s in stmts:
+        if isinstance(s, ast.Break):
+            out += copy.deepcopy(rest) + ([] if ends_in_jump(rest, (ast.Raise,)) else [s])
+        elif isinstance(s, ast.If):
+            s.body = _before_breaks(s.body, rest)
+            s.orelse = _before_breaks(s.orelse, rest)
+            out.append(s)
+        elif isinstance(s, ast.Match):
+            for c in s.cases:
+                c.body = _before_breaks(c.body, rest)
+            out.append(s)
+        else:
+            out.append(s)
+    return out
 
 
 def _returns_to_break(stmts: list[ast.stmt]) -> None:

@@ -386,6 +386,18 @@ class Structurer(Clauses):
                         loop_exit or succs and all(x in inside for x in succs)):
                     holes.discard(bid)
                     changed = True
+        # an arm's jump to the join after the statement (``if`` in a ``try`` body), left
+        # out of the range, when another block of the region goes to that join itself
+        inside = region | holes
+        joins = {x for b in inside for x in self._succs(b) if x not in inside}
+        for bid in joins & empty:
+            block = self.blocks[bid]
+            if bid != handler and block.term.kind == "goto" and not block.entry \
+                    and not block.exit and block.term.targets[0] in joins \
+                    and all(p in inside for p in self.preds(bid)) \
+                    and any(bid not in self._succs(b) and block.term.targets[0] in
+                            self._succs(b) for b in inside):
+                holes.add(bid)
         return holes
 
     # ------------------------------------------------------------ driving

@@ -232,3 +232,21 @@ def locals_and_vars(v):
     b = v * 2
     names = sorted(locals())
     return names, a, b
+
+
+
+# at module level the compiler ends a loop's ``else`` with the module's own return; what
+# follows the loop runs only after a ``break`` (unveil once wrote ``return`` there)
+_LOOP_SEEN: list = []
+for _item in [0, 1, 2, 3]:
+    if _item > 1:
+        _LOOP_FOUND = _item
+        break
+else:
+    _LOOP_FOUND = None
+_LOOP_SEEN.append(_LOOP_FOUND)
+
+
+@cases()
+def module_loop_else_ending_the_module():
+    return _LOOP_SEEN
