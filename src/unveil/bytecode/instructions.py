@@ -17,6 +17,7 @@ protects each instruction. The normalisation, per version:
 * ``KW_NAMES`` + ``CALL`` becomes ``LOAD_CONST names`` + ``CALL_KW``; 3.13's
   ``SET_FUNCTION_ATTRIBUTE`` folds into ``MAKE_FUNCTION`` flags;
 * ``FOR_ITER`` pops the iterator and continues after the loop's ``END_FOR`` on exhaustion;
+* 3.13+'s fast load of a cell (its ``LOAD_CLOSURE``) becomes ``LOAD_CLOSURE``;
 * the ``with`` prologue (``SETUP_WITH``, ``BEFORE_WITH``, 3.14's ``LOAD_SPECIAL`` sequence)
   becomes ``BEFORE_WITH`` whose ``arg`` is the number of stack slots of the exit callable.
 
@@ -215,10 +216,11 @@ def read(code: CodeType) -> Bytecode:
         + bool(code.co_flags & CodeFlag.VARKEYWORDS)
 
     def is_cell(ins: Raw) -> bool:
-        """Does this fast load read a cell? A slot past the plain locals is a cell, and so is
-        a parameter that is also a cell; 3.12+ comprehension variables that shadow a cell
-        of the same name are plain locals."""
-        if VERSION < (3, 11) or ins.argval not in cells or ins.arg is None:
+        """Does this fast load read a cell (3.13+, which has no ``LOAD_CLOSURE``)? A slot
+        past the plain locals is a cell, and so is a parameter that is also a cell; 3.12+
+        comprehension variables that shadow a cell of the same name are plain locals (on
+        3.12 every fast load is: its closures load with ``LOAD_CLOSURE``)."""
+        if VERSION < (3, 13) or ins.argval not in cells or ins.arg is None:
             return False
         return ins.arg >= nvars or ins.arg < nparams
     out: list[Instr] = []

@@ -39,12 +39,24 @@ def comprehension_from_code(code: CodeType, stmts: list[ast.stmt],
         setattr(node, field, names[0] if len(names) == 1 else
                 ast.Tuple(elts=names, ctx=ast.Load()))
     if dropped and code.co_flags & (CodeFlag.ASYNC_GENERATOR | CodeFlag.COROUTINE) \
-            and not any(isinstance(n, ast.Await) or isinstance(n, ast.comprehension)
-                        and n.is_async for n in walk(node)):
+            and not _awaits(node):
         # the ``async for``/``await`` that made it asynchronous was dropped: the element
         # (never evaluated) awaits instead
         setattr(node, field, ast.Await(value=getattr(node, field)))
     return node
+
+
+def _awaits(node: ast.expr) -> bool:
+    """Is the comprehension ``node`` asynchronous by what it holds itself (an ``async
+    for`` or ``await``; a nested generator expression or lambda is its own scope)?"""
+    todo: list[ast.AST] = [node]
+    while todo:
+        n = todo.pop()
+        if isinstance(n, ast.Await) or isinstance(n, ast.comprehension) and n.is_async:
+            return True
+        if n is node or not isinstance(n, ast.GeneratorExp | ast.Lambda):
+            todo.extend(ast.iter_child_nodes(n))
+    return False
 
 
 def _is_false(test: ast.expr) -> bool:

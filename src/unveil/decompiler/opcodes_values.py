@@ -263,8 +263,10 @@ class StackOps(Machine):
         if isinstance(value, UnpackItem):
             self.store(ast.Name(id="_", ctx=ast.Store()), value)
             return
-        if is_stable(value) or isinstance(value, Marker) and not isinstance(
-                value, Func | ClassBuild | ExcMatch | Iterator | ImportItem):
+        # (a function made and dropped, ``lambda: x`` as a statement, stays: its closure
+        # makes cells of the names it reads)
+        if is_stable(value) and not isinstance(value, Func) or isinstance(value, Marker) \
+                and not isinstance(value, Func | ClassBuild | ExcMatch | Iterator | ImportItem):
             if not (isinstance(value, Special) and value.kind in ("enter", "awaited")) \
                     and not self.local_statement(value):
                 return

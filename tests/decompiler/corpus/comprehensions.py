@@ -227,3 +227,15 @@ def async_generator_with_its_async_part_dropped(items):
     # ``async for`` after ``if ()`` is dropped, but it made the genexpr asynchronous
     gen = (x for x in items if () async for y in items)
     return inspect.isasyncgen(gen)
+
+
+@cases(([1, 2],),)
+def async_part_dropped_after_an_async_filter(items):
+    import inspect
+
+    async def source():
+        yield 1
+
+    # the filter's own ``async for`` is its own scope; the dropped one made this async
+    gen = (x for x in items if (y async for y in source()) if () async for z in source())
+    return inspect.isasyncgen(gen)

@@ -298,3 +298,10 @@ def del_nonlocal_cell(n):
         return first, read()
     except NameError as e:
         return first, type(e).__name__
+
+
+@cases((1,), ("x",))
+def lambda_as_a_statement_keeps_its_cell(value):
+    # the lambda is made and dropped, but it makes ``value`` a cell of this function
+    lambda *rest, **kw: value
+    return [value for value in (value, value)]
