@@ -63,6 +63,8 @@ LONG = {
 
 @pytest.mark.parametrize("name", sorted(LONG))
 def test_long_and_deep_expressions(name: str) -> None:
+    if NO_THREADS and name == "attributes_2000":
+        pytest.skip("CPython's own compile() of it exhausts Pyodide's stack (a fatal error)")
     source, cases = LONG[name]
     _check_or_too_deep(_function(source + "\n"), cases)
 

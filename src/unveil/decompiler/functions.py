@@ -23,7 +23,7 @@ from . import cfg as cfg_mod
 from . import patterns
 from .annotations import apply_to_scope, items_of
 from .comprehensions import comprehension_from_code
-from .exprs import Func, Iterator, Names, UnpackItem
+from .exprs import Func, Iterator, Names
 from .facts import attach
 from .fallback import lower
 from .generics import alias_statement, generic_value, type_param_nodes
@@ -320,7 +320,7 @@ def _annotations(node: ast.expr | None, r: Renderer) -> dict[str, ast.expr]:
         out = {}
         for k, v in zip(items[0::2], items[1::2], strict=True):
             if isinstance(k, ast.Constant):
-                out[k.value] = annotation_value(v, r)
+                out[k.value] = r.expr(v)
         return out
     if isinstance(node, ast.Constant) and isinstance(node.value, tuple):
         vals = node.value
@@ -329,15 +329,6 @@ def _annotations(node: ast.expr | None, r: Renderer) -> dict[str, ast.expr]:
         return {k.value: r.expr(v) for k, v in zip(node.keys, node.values, strict=True)
                 if isinstance(k, ast.Constant)}
     return {}
-
-
-def annotation_value(value: ast.expr, r: Renderer) -> ast.expr:
-    """An annotation's value as source: ``*Ts`` (PEP 646, ``def f(*args: *Ts)``) is the one
-    item of an unpacking, used as the value."""
-    if isinstance(value, UnpackItem) and len(value.unpack.targets) == 1 \
-            and value.unpack.star is None:
-        return ast.Starred(value=r.expr(value.unpack.value), ctx=ast.Load())
-    return r.expr(value)
 
 
 def docstring_of(code: CodeType) -> str | None:

@@ -489,6 +489,11 @@ class Renderer:
         raise self.fail("exception test outside an except clause")
 
     def r_UnpackItem(self, node: UnpackItem) -> ast.expr:
+        unpack = node.unpack
+        if len(unpack.targets) == 1 and unpack.star is None:
+            # ``*Ts`` (PEP 646, ``def f(*args: *Ts)``): the one item of an unpacking, used
+            # as the value of a star annotation (what a compiler makes of nothing else)
+            return ast.Starred(value=self.expr(unpack.value), ctx=ast.Load())
         raise self.fail("unpacked item used outside an assignment")
 
     def r_Null(self, node: Null) -> ast.expr:
