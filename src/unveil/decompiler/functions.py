@@ -720,10 +720,23 @@ def _plain_breaks(stmts: list[ast.stmt]) -> bool:
             todo.extend(n.body + n.orelse)
         elif isinstance(n, ast.Match):
             todo.extend(x for c in n.cases for x in c.body)
+        elif _break_ends_try_body(n):
+            found = True
         elif isinstance(n, ast.Try | ast.With | ast.AsyncWith) or type(n).__name__ == "TryStar":
             if _breaks([n]):
                 return False
     return found
+
+
+def _break_ends_try_body(node: ast.AST) -> bool:
+    """``try: ...; break`` with handlers only (no ``else``, no ``finally``), breaking
+    nowhere else: leaving by the ``break`` is the ``else`` clause's way out."""
+    if not (isinstance(node, ast.Try) or type(node).__name__ == "TryStar"):
+        return False
+    body = node.body  # type: ignore[attr-defined]
+    return bool(body) and isinstance(body[-1], ast.Break) and not node.orelse \
+        and not node.finalbody and not _breaks(body[:-1]) \
+        and not any(_breaks(h.body) for h in node.handlers)  # type: ignore[attr-defined]
 
 
 def _before_breaks(stmts: list[ast.stmt], rest: list[ast.stmt]) -> list[ast.stmt]:
@@ -739,6 +752,11 @@ def _before_breaks(stmts: list[ast.stmt], rest: list[ast.stmt]) -> list[ast.stmt
         elif isinstance(s, ast.Match):
             for c in s.cases:
                 c.body = _before_breaks(c.body, rest)
+            out.append(s)
+        elif _break_ends_try_body(s):
+            # (what follows the loop runs after the ``try`` body, unprotected: its ``else``)
+            s.body = s.body[:-1] or [ast.Pass()]  # type: ignore[attr-defined]
+            s.orelse = _before_breaks([ast.Break()], rest)  # type: ignore[attr-defined]
             out.append(s)
         else:
             out.append(s)

@@ -246,6 +246,18 @@ else:
     _LOOP_FOUND = None
 _LOOP_SEEN.append(_LOOP_FOUND)
 
+for _item in ["x", "2", "3"]:
+    try:
+        _number = int(_item)
+    except ValueError:
+        _LOOP_SEEN.append(("not a number", _item))
+    else:
+        _LOOP_SEEN.append(_number)
+        break
+else:
+    _number = None
+_LOOP_SEEN.append(("after", _number))
+
 
 @cases()
 def module_loop_else_ending_the_module():
