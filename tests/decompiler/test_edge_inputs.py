@@ -185,10 +185,18 @@ def test_star_annotations(source: str) -> None:
         assert repr(again["C"].m.__annotations__) == repr(original["C"].m.__annotations__)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "known gap: a walrus to a name inside a chained comparison that also reads the name "
-    "(`a <= (a := b) != c`): the store is written as a statement before the comparison, "
-    "which then reads the new value (module level: a temporary before it is bound)"))
 def test_walrus_in_a_chained_comparison_reading_the_same_name() -> None:
+    """``a <= (a := b) != c``: the comparison reads ``a`` before the walrus stores it (the
+    store was written as a statement before the comparison, which then read the new
+    value; at module level a temporary before it was bound)."""
     func = _function("def f(a, b, c):\n    return a <= (a := b) != (a := c)\n")
     check_function(func, [(3, 2, 5), (1, 2, 3), (1, 1, 1)])
+    module = compile("x = (a <= (a := b) != (a := c))\n", "<m>", "exec", dont_inherit=True)
+    text = unveil.decompile(module)
+    for values in ((3, 2, 5), (1, 2, 3), (1, 1, 1), (2, 2, 2)):
+        runs = []
+        for code in (module, unveil.recompile(module), compile(text, "<d>", "exec")):
+            namespace = dict(zip("abc", values))
+            exec(code, namespace)
+            runs.append((namespace["x"], namespace["a"]))
+        assert runs[0] == runs[1] == runs[2], (values, runs, text)

@@ -37,6 +37,8 @@ FACTS: dict[str, str] = {
     "evaluated": "a Shared value an earlier statement evaluates",
     "bind_first": "a Shared value named by a walrus where it is first evaluated",
     "walrus": "a Shared value rendered as ``(name := ...)``: that name",
+    "stale": "a Shared value stored to a name while the stack still held loads of the "
+             "name's old value: those Name nodes",
     "writes": "an import's value: the local names the import statement stores",
     "temps": "an unpacking: the temporaries its items go to, in order",
     "inplace": "a BinOp from an in-place operator (``x += y``)",

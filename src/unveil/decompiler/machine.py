@@ -310,14 +310,21 @@ class Machine:
         """Emit ``_tN = node`` and return what now stands for the value."""
         self.check_speculation()
         if isinstance(node, Shared):
+            targets = list(getattr(node, "targets", None) or [])
             if node.name is None and getattr(node, "embedded", False) \
-                    and not getattr(node, "targets", None):
+                    and all(isinstance(t, ast.Name) for t in targets):
                 # an earlier statement evaluates it: bind the name there, with a walrus
+                # (and store it to the names waiting for it right after that statement)
                 node.name = self.ctx.names.fresh()
                 attach(node, bind_first=True)
+                if targets:
+                    attach(node, targets=[])
+                    self.append(ast.Assign(targets=targets,
+                                           value=ast.Name(node.name, ast.Load())))
             elif node.name is None:
-                tmp = self.ctx.names.fresh()
                 targets = list(getattr(node, "targets", None) or [])
+                self._keep_stale(node)
+                tmp = self.ctx.names.fresh()
                 attach(node, targets=[])
                 self.append(
                     ast.Assign(targets=[*targets, ast.Name(tmp, ast.Store())], value=node.value))
@@ -385,6 +392,9 @@ class Machine:
                     self.materialize_shared_targets(value)
                 else:
                     self.walrus.setdefault(target.id, []).append((self.state, value))
+                    stale = [n for n in self._reads_below(target.id, value)]
+                    if stale:
+                        attach(value, stale=[*getattr(value, "stale", ()), *stale])
                 return
             targets = getattr(value, "targets", None) or []
             attach(value, targets=[])
@@ -428,6 +438,65 @@ class Machine:
                           writes)
                 return True
         return False
+
+    def _reads_below(self, ident: str, value: Shared) -> list[ast.Name]:
+        """The loads of ``ident`` the stack holds unevaluated, outside ``value``: they read
+        the value ``ident`` had before a store of ``value`` to it."""
+        found: list[ast.Name] = []
+        todo: list[ast.AST] = [e for e in self.state.stack if e is not value]
+        while todo:
+            n = todo.pop()
+            if n is value:
+                continue
+            if isinstance(n, ast.Name):
+                if n.id == ident and isinstance(n.ctx, ast.Load):
+                    found.append(n)
+                continue
+            todo.extend(children(n))
+        return found
+
+    def _keep_stale(self, shared: Shared) -> None:
+        """Before ``shared``'s stores are written as a statement: the loads of the stored
+        names that came before the store (``a <= (a := b)``) get the old values first."""
+        stale = getattr(shared, "stale", None)
+        if not stale:
+            return
+        attach(shared, stale=[])
+        # (a load a statement already evaluates was read before the store: it stays)
+        emitted = {id(n) for st in self.state.stmts for n in walk(st) if isinstance(n, ast.Name)}
+        ids = {id(n) for n in stale} - emitted
+        if not ids:
+            return
+        found: dict[int, ast.expr] = {}
+        # (the old values are read before the store: not settled by it)
+        waiting = self.walrus
+        self.walrus = {k: [p for p in v if p[1] is not shared] for k, v in waiting.items()}
+        try:
+            self._replace_stale(shared, ids, found)
+        finally:
+            self.walrus = waiting
+
+    def _replace_stale(self, shared: Shared, ids: set[int], found: dict[int, ast.expr]) -> None:
+        todo: list[ast.AST] = list(self.state.stack)
+        while todo:
+            n = todo.pop()
+            for field in n._fields:
+                v = getattr(n, field, None)
+                items = v if isinstance(v, list) else [v]
+                for k, x in enumerate(items):
+                    if isinstance(x, ast.Name) and id(x) in ids:
+                        if id(x) not in found:
+                            found[id(x)] = self.materialize(x)
+                        if isinstance(v, list):
+                            v[k] = found[id(x)]
+                        else:
+                            setattr(n, field, found[id(x)])
+                    elif isinstance(x, ast.AST) and x is not shared:
+                        todo.append(x)
+        stack = self.state.stack
+        for i, e in enumerate(stack):
+            if id(e) in ids:
+                stack[i] = found.get(id(e)) or self.materialize(e)
 
     def materialize_shared_targets(self, shared: Shared) -> None:
         self.flush_below(shared)
