@@ -196,7 +196,7 @@ def test_walrus_in_a_chained_comparison_reading_the_same_name() -> None:
     for values in ((3, 2, 5), (1, 2, 3), (1, 1, 1), (2, 2, 2)):
         runs = []
         for code in (module, unveil.recompile(module), compile(text, "<d>", "exec")):
-            namespace = dict(zip("abc", values))
+            namespace = dict(zip("abc", values, strict=True))
             exec(code, namespace)
             runs.append((namespace["x"], namespace["a"]))
         assert runs[0] == runs[1] == runs[2], (values, runs, text)
