@@ -26,7 +26,7 @@ from .exprs import (
 )
 from .facts import attach
 from .ir import ExcMarker, ImportItem, ImportValue
-from .nodes import children, walk
+from .nodes import children, replace_under, walk
 
 _BINOPS: dict[str, type[ast.operator]] = {
     "+": ast.Add, "-": ast.Sub, "*": ast.Mult, "/": ast.Div, "//": ast.FloorDiv, "%": ast.Mod,
@@ -467,36 +467,28 @@ class Machine:
         ids = {id(n) for n in stale} - emitted
         if not ids:
             return
-        found: dict[int, ast.expr] = {}
         # (the old values are read before the store: not settled by it)
         waiting = self.walrus
         self.walrus = {k: [p for p in v if p[1] is not shared] for k, v in waiting.items()}
         try:
-            self._replace_stale(shared, ids, found)
+            self._replace_stale(ids)
         finally:
             self.walrus = waiting
 
-    def _replace_stale(self, shared: Shared, ids: set[int], found: dict[int, ast.expr]) -> None:
-        todo: list[ast.AST] = list(self.state.stack)
-        while todo:
-            n = todo.pop()
-            for field in n._fields:
-                v = getattr(n, field, None)
-                items = v if isinstance(v, list) else [v]
-                for k, x in enumerate(items):
-                    if isinstance(x, ast.Name) and id(x) in ids:
-                        if id(x) not in found:
-                            found[id(x)] = self.materialize(x)
-                        if isinstance(v, list):
-                            v[k] = found[id(x)]
-                        else:
-                            setattr(n, field, found[id(x)])
-                    elif isinstance(x, ast.AST) and x is not shared:
-                        todo.append(x)
+    def _replace_stale(self, ids: set[int]) -> None:
+        """Each load in ``ids`` on the stack (and under it) by a temporary holding it."""
+        found: dict[int, ast.expr] = {}
+
+        def put(x: ast.AST) -> ast.expr | None:
+            if id(x) not in ids:
+                return None
+            if id(x) not in found:
+                found[id(x)] = self.materialize(x)  # type: ignore[arg-type]
+            return found[id(x)]
+
         stack = self.state.stack
         for i, e in enumerate(stack):
-            if id(e) in ids:
-                stack[i] = found.get(id(e)) or self.materialize(e)
+            stack[i] = put(e) or replace_under(e, put)
 
     def materialize_shared_targets(self, shared: Shared) -> None:
         self.flush_below(shared)

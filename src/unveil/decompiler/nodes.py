@@ -7,7 +7,8 @@ statements ends."""
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import TypeVar
 
 _AST = ast.AST
 
@@ -52,6 +53,47 @@ def names_in(stmts: list[ast.stmt]) -> set[str]:
             elif isinstance(value, list):
                 todo.extend([v for v in value if isinstance(v, _AST)])
     return out
+
+
+SKIPPED_FIELDS = frozenset({"ctx", "op", "ops", "type_comment"})  # (leaves: no node to read)
+N = TypeVar("N", bound=ast.AST)
+
+
+def nodes_under(node: ast.AST) -> list[ast.AST]:
+    """``node`` and the nodes under it (not contexts or operators), in no set order."""
+    out = [node]
+    for n in out:  # (the list grows while it is read; the children, inlined: it is hot)
+        for name in n._fields:
+            if name in SKIPPED_FIELDS:
+                continue
+            value = getattr(n, name, None)
+            if isinstance(value, ast.AST):
+                out.append(value)
+            elif isinstance(value, list):
+                out.extend(v for v in value if isinstance(v, ast.AST))
+    return out
+
+
+def replace_under(node: N, put: Callable[[ast.AST], ast.AST | None],
+                  nodes: list[ast.AST] | None = None) -> N:
+    """``node`` with each node under it for which ``put`` gives a node replaced by that
+    (in place; what ``put`` gives is not looked into). ``nodes``: those under it."""
+    for n in nodes or nodes_under(node):
+        for name in n._fields:
+            if name in SKIPPED_FIELDS:
+                continue
+            value = getattr(n, name, None)
+            if isinstance(value, ast.AST):
+                new = put(value)
+                if new is not None:
+                    setattr(n, name, new)
+            elif isinstance(value, list):
+                for k, v in enumerate(value):
+                    if isinstance(v, ast.AST):
+                        new = put(v)
+                        if new is not None:
+                            value[k] = new
+    return node
 
 
 def same(a: object, b: object) -> bool:

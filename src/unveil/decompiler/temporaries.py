@@ -28,7 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .facts import attach
-from .nodes import walk
+from .nodes import SKIPPED_FIELDS, nodes_under, replace_under, walk
 
 # ``fixed(name, None)``: the global ``name`` is bound before the code runs and is never
 # rebound while it runs; ``fixed(name, attr)``: so is that attribute of it. Reading them
@@ -141,7 +141,7 @@ class Counts:
         for s in body:
             nodes = known.get(id(s)) if known else None
             if nodes is None:
-                nodes = _nodes(s)
+                nodes = nodes_under(s)
             counts.nodes[id(s)] = nodes
             walrus = counts.walrus
             counts.walrus = False
@@ -292,35 +292,17 @@ def _collapsed(body: list[ast.stmt], loads: dict[str, int],
     return [s for k, s in enumerate(out) if k not in drop] if drop else None
 
 
-_SKIPPED = frozenset({"ctx", "op", "ops", "type_comment"})  # (leaves nothing here reads)
-
-
 def _children(node: ast.AST) -> list[ast.AST]:
     """The nodes right under ``node`` in field order (not contexts or operators)."""
     out: list[ast.AST] = []
     for name in node._fields:
-        if name in _SKIPPED:
+        if name in SKIPPED_FIELDS:
             continue
         value = getattr(node, name, None)
         if isinstance(value, ast.AST):
             out.append(value)
         elif isinstance(value, list):
             out.extend(v for v in value if isinstance(v, ast.AST))
-    return out
-
-
-def _nodes(node: ast.AST) -> list[ast.AST]:
-    """``node`` and the nodes under it (not contexts or operators), in no set order."""
-    out = [node]
-    for n in out:  # (the list grows while it is read; _children, inlined: it is hot)
-        for name in n._fields:
-            if name in _SKIPPED:
-                continue
-            value = getattr(n, name, None)
-            if isinstance(value, ast.AST):
-                out.append(value)
-            elif isinstance(value, list):
-                out.extend(v for v in value if isinstance(v, ast.AST))
     return out
 
 
@@ -429,10 +411,10 @@ def _forwarded(body: list[ast.stmt], loads: dict[str, int], stores: dict[str, in
             if len(targets) != len(s.targets):
                 s = in_place_of(copy.copy(s), s)
                 s.targets = targets
-                found = _nodes(s)
+                found = nodes_under(s)
         if any(isinstance(n, ast.Name) and n.id in values
                or isinstance(n, ast.NamedExpr) and n.target.id in values for n in found):
-            out.append(_replaced(s, put, found))
+            out.append(replace_under(s, put, found))
             changed.add(id(s))
         else:
             out.append(s)
@@ -459,7 +441,7 @@ def _packed(body: list[ast.stmt], loads: dict[str, int],
         return None
     runs: list[tuple[ast.Call, int, int, list[str]]] = []  # (call, from, to, temporaries)
     for t, s in enumerate(body):
-        for call in _nodes(s):
+        for call in nodes_under(s):
             if not isinstance(call, ast.Call):
                 continue
             p = 0
@@ -496,28 +478,6 @@ def _packed(body: list[ast.stmt], loads: dict[str, int],
     return [first.get(k, s) for k, s in enumerate(body) if k not in dropped]
 
 
-def _replaced(node: ast.stmt, put: Callable[[ast.AST], ast.AST | None],
-              nodes: list[ast.AST] | None = None) -> ast.stmt:
-    """``node`` with each node under it for which ``put`` gives a node replaced by that
-    (in place; what ``put`` gives is not looked into). ``nodes``: those under it."""
-    for n in nodes or _nodes(node):
-        for name in n._fields:
-            if name in _SKIPPED:
-                continue
-            value = getattr(n, name, None)
-            if isinstance(value, ast.AST):
-                new = put(value)
-                if new is not None:
-                    setattr(n, name, new)
-            elif isinstance(value, list):
-                for k, v in enumerate(value):
-                    if isinstance(v, ast.AST):
-                        new = put(v)
-                        if new is not None:
-                            value[k] = new
-    return node
-
-
 def _fixed_read(node: ast.expr, fixed: Fixed | None) -> bool:
     """Whether ``node`` reads a fixed global, or a fixed attribute of one."""
     if fixed is None:
@@ -540,7 +500,7 @@ def _renamed(body: list[ast.stmt], params: set[str], made: set[str],
     (``register_forward_hook``, ``graph_out_0_1``, ``transformer_h_0_modules``); None: none."""
     ordered = []
     for s in body:
-        nodes = _nodes(s)
+        nodes = nodes_under(s)
         if any(isinstance(n, ast.NamedExpr) for n in nodes):
             nodes = _post_order(s)  # (inner walruses first: they are evaluated first)
         ordered.append(nodes)
