@@ -7,6 +7,7 @@ exception handlers as :class:`Handler` records, whatever the interpreter.
 """
 
 from .instructions import (
+    COLD_HANDLERS,
     Bytecode,
     Handler,
     Instr,
@@ -17,5 +18,5 @@ from .instructions import (
 )
 from .listing import LITERAL_TYPES, Raw, branches
 
-__all__ = ["LITERAL_TYPES", "Bytecode", "Handler", "Instr", "Raw", "branches", "for_iter_exit",
+__all__ = ["COLD_HANDLERS", "LITERAL_TYPES", "Bytecode", "Handler", "Instr", "Raw", "branches", "for_iter_exit",
            "instructions", "read", "retarget"]

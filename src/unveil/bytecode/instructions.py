@@ -42,6 +42,12 @@ from .listing import Raw, instructions
 
 VERSION = sys.version_info[:2]
 
+#: Layout, not instructions: 3.12+ moves exception handlers (and the code only they
+#: reach) after the rest of the function, so when no ``except`` clause falls through, an
+#: ``else`` clause and the code after the ``try`` statement come out alike. Before, code
+#: after the statement follows the handlers and an ``else`` clause comes before them.
+COLD_HANDLERS = VERSION >= (3, 12)
+
 
 @dataclass(slots=True)
 class Instr:

@@ -391,7 +391,18 @@ def _returns_into_try(stmts: list[ast.stmt], temps: set[str]) -> None:
                     and nxt.value.id == last.targets[0].id:
                 s.body[-1] = ast.Return(value=last.value)
                 del stmts[i + 1]
+        if isinstance(s, ast.Try):
+            _merge_nested_try(s)
         i += 1
+
+
+def _merge_nested_try(s: ast.Try) -> None:
+    """``try: (try: ... except: ...) finally: ...`` as one ``try``/``except``/``finally``."""
+    if s.finalbody and not s.handlers and len(s.body) == 1 \
+            and isinstance(s.body[0], ast.Try) and s.body[0].handlers \
+            and not s.body[0].finalbody:
+        inner = s.body[0]
+        s.body, s.handlers, s.orelse = inner.body, inner.handlers, inner.orelse
 
 
 def _names_any(stmts: list[ast.stmt], names: set[str]) -> bool:
@@ -563,11 +574,7 @@ def _tidy_stmt(s: ast.stmt, in_loop: bool) -> list[ast.stmt]:
             h.body = _tidy_block(h.body, in_loop) or [ast.Pass()]
         s.orelse = _tidy_block(s.orelse, in_loop)
         s.finalbody = _tidy_block(s.finalbody, in_loop)
-        if s.finalbody and not s.handlers and len(s.body) == 1 \
-                and isinstance(s.body[0], ast.Try) and s.body[0].handlers \
-                and not s.body[0].finalbody:
-            inner = s.body[0]
-            s.body, s.handlers, s.orelse = inner.body, inner.handlers, inner.orelse
+        _merge_nested_try(s)
         return [s]
     return [s]
 

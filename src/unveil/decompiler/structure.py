@@ -388,12 +388,17 @@ class Structurer(Clauses):
                     changed = True
         # an arm's jump to the join after the statement (``if`` in a ``try`` body), left
         # out of the range, when another block of the region goes to that join itself
+
+        def passes(block: IRBlock) -> bool:  # the stack goes through as it came
+            return len(block.entry) == len(block.exit) and all(
+                x is y for x, y in zip(block.entry, block.exit, strict=True))
+
         inside = region | holes
         joins = {x for b in inside for x in self._succs(b) if x not in inside}
         for bid in joins & empty:
             block = self.blocks[bid]
-            if bid != handler and block.term.kind == "goto" and not block.entry \
-                    and not block.exit and block.term.targets[0] in joins \
+            if bid != handler and block.term.kind == "goto" and passes(block) \
+                    and block.term.targets[0] in joins \
                     and all(p in inside for p in self.preds(bid)) \
                     and any(bid not in self._succs(b) and block.term.targets[0] in
                             self._succs(b) for b in inside):

@@ -163,6 +163,27 @@ def _strip_reraise(stmts: list[ast.stmt]) -> list[ast.stmt] | None:
     return None
 
 
+def _fold_nested_ifs(stmts: list[ast.stmt]) -> list[ast.stmt]:
+    """``if a: if b: X`` (neither with ``else``) as ``if a and b: X``: the handler's copy
+    of a ``finally`` keeps the two tests apart where each jumps to its own re-raise."""
+    out: list[ast.stmt] = []
+    for stmt in stmts:
+        if isinstance(stmt, ast.If):
+            body = _fold_nested_ifs(stmt.body)
+            orelse = _fold_nested_ifs(stmt.orelse)
+            if not orelse and len(body) == 1 and isinstance(body[0], ast.If) \
+                    and not body[0].orelse:
+                tests = [t for x in (stmt.test, body[0].test) for t in (
+                    x.values if isinstance(x, ast.BoolOp) and isinstance(x.op, ast.And)
+                    else [x])]
+                stmt = ast.If(test=ast.BoolOp(op=ast.And(), values=tests),
+                              body=body[0].body, orelse=[])
+            else:
+                stmt = ast.If(test=stmt.test, body=body, orelse=orelse)
+        out.append(stmt)
+    return out
+
+
 def _is_reraise(stmt: ast.stmt) -> bool:
     return isinstance(stmt, ast.Raise) and stmt.exc is None and \
         _is_exc(getattr(stmt, "reraise_of", None))

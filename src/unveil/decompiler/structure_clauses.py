@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 from dataclasses import replace
 
+from ..bytecode import COLD_HANDLERS
 from .exprs import ExcMatch, Slot, Special
 from .ir import ExcMarker
 from .regions import dominators
@@ -25,6 +26,7 @@ from .structure_base import (
     _enter_value,
     _exit_call_for,
     _find_marker,
+    _fold_nested_ifs,
     _hoist_common_tail,
     _is_eg_machinery,
     _is_exc,
@@ -219,12 +221,17 @@ class Clauses:
         block = self.blocks.get(bid)
         if block is None:
             return False
-        rest = _strip_prefix(block.stmts, cleanup)
-        if cleanup and rest is block.stmts:
+        spills = _value_spills(block)
+        stmts = block.stmts[spills:]
+        rest = _strip_prefix(stmts, cleanup)
+        if cleanup and rest is stmts:
             return False
         if rest:
             return False
         term = block.term
+        if spills:  # the value, named before the clean-up copy could change it
+            return term.kind == "return" \
+                and getattr(term.value, "origin", None) is block.stmts[0].value
         if term.kind == "goto" and term.targets[0] in ctx.tails:
             # on to an enclosing construct's exit tail (a ``return`` in a ``with`` in a
             # ``try``: the with's clean-up copy, then the try's return), which may run
@@ -348,11 +355,27 @@ class Clauses:
                 raise Unstructurable("construct exit without its clean-up copy")
             # a clean-up with blocks of its own (a ``with`` in ``finally``): structure
             # what follows and take the copy off its front
-            rest_stmts = _hoist_common_tail(self.seq(follow, ctx))
+            spills = _value_spills(block)
+            rest_stmts = _fold_nested_ifs(_hoist_common_tail(self.seq(follow, ctx)))
+            head, rest_stmts = rest_stmts[:spills], rest_stmts[spills:]
             if len(rest_stmts) < len(strip) or not all(
                     _matches(s, p) for s, p in zip(rest_stmts, strip, strict=False)):
                 raise Unstructurable("construct exit without its clean-up copy")
-            out.extend(rest_stmts[len(strip):])
+            after = rest_stmts[len(strip):]
+            node = out[-1]
+            if isinstance(node, ast.Try) and node.finalbody:
+                # values named before the copy were computed at the end of the body,
+                # and a ``return`` of one is the body's own ``return``
+                value = _returned_from_body(after, block, head)
+                body = [s for s in node.body if not isinstance(s, ast.Pass)]
+                if value is not None:
+                    node.body = [*body, ast.Return(value=value)]
+                    return None
+                if head:
+                    node.body = [*body, *head]
+            elif head:
+                raise Unstructurable("construct exit without its clean-up copy")
+            out.extend(after)
             return None
         rest = IRBlock(-1, list(block.blocks), list(block.entry), list(stripped),
                        list(block.exit), block.term, block.handler, block.handler_block,
@@ -586,6 +609,8 @@ class Clauses:
             return None
         # nothing after the handler: an else clause only if ordinary code is laid out
         # after handlers at all (3.12+ moves handlers to the end of the function)
+        if COLD_HANDLERS:
+            return None  # (the same code either way: written after the statement)
         if any(self.position(n) > hpos and not self.chain(n) for n in ctx.region
                if n in self.blocks and n not in self.protected(h)):
             return (None,)
@@ -663,7 +688,7 @@ class Clauses:
         stripped = _strip_reraise(self.seq(h, fctx, skip_stmts=skip))
         if stripped is None:
             raise Unstructurable("finally handler does not re-raise")
-        final = stripped
+        final = _fold_nested_ifs(stripped)
         region = self.protected(h) & ctx.region
         body_exit, tails = self.body_exit(region, ctx, final)
         cleanup = Cleanup(final, "finally")
@@ -676,3 +701,32 @@ class Clauses:
         if body_exit is None:
             return None
         return self.continue_after(body_exit, final, ctx, out)
+
+
+def _value_spills(block: IRBlock) -> int:
+    """How many statements at the start of ``block`` name a value it was entered with
+    (``_t = value`` before a clean-up copy that could change what ``value`` reads)."""
+    k = 0
+    for stmt in block.stmts:
+        if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
+                and isinstance(stmt.targets[0], ast.Name)
+                and any(stmt.value is e for e in block.entry)):
+            break
+        k += 1
+    return k
+
+
+def _returned_from_body(after: list[ast.stmt], block: IRBlock,
+                        spills: list[ast.stmt]) -> ast.expr | None:
+    """The value of ``return value`` (all of ``after``) when the body computed it: it came
+    to the construct's exit on the stack, or named by one of ``spills``."""
+    if len(after) != 1 or not isinstance(after[0], ast.Return) or after[0].value is None:
+        return None
+    value = after[0].value
+    origin = getattr(value, "origin", None)
+    if origin is not None and any(origin is s.value for s in spills  # type: ignore[attr-defined]
+                                  ) and len(spills) == 1:
+        return origin
+    if not spills and any(value is e for e in block.entry):
+        return value
+    return None

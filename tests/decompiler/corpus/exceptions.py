@@ -617,3 +617,77 @@ def if_else_in_try_whose_handler_always_raises(tb):
         while len(tb) > 10:
             tb = tb[1:]
     return tb
+
+
+@cases((["a"],), ([],))
+def return_name_the_finally_rebinds(results):
+    tmp = results
+    try:
+        return tmp
+    finally:
+        # the returned value was read before the clean-up rebinds the name
+        tmp = None
+
+
+class _Closer:
+    def __init__(self, delete, on_close, fail):
+        self.called = False
+        self.delete = delete
+        self.on_close = on_close
+        self.fail = fail
+        self.log = []
+
+    def cleanup(self):
+        self.log.append("cleanup")
+
+
+@cases((True, True, False), (True, False, False), (False, True, True), (True, True, True))
+def finally_with_and_test_at_function_end(delete, on_close, fail):
+    # the normal path's copy of the finally ends the function in each arm
+    self = _Closer(delete, on_close, fail)
+    if not self.called:
+        self.called = True
+        try:
+            if self.fail:
+                raise OSError("close")
+            self.log.append("closed")
+        finally:
+            if self.delete and self.on_close:
+                self.cleanup()
+
+
+@cases((0, None), (1, "h"), (2, "h"), (3, None))
+def return_call_from_try_except_finally(mode, handler):
+    # the finally's copy on the return path has blocks of its own (an ``and`` test)
+    log = []
+
+    def run():
+        if mode == 1:
+            raise ValueError("run")
+        if mode == 2:
+            raise LookupError("run")
+        return mode * 10
+
+    try:
+        return run()
+    except ValueError:
+        if mode > 0:
+            raise KeyError("count") from None
+        raise
+    finally:
+        if handler is not None and len(log) == 0:
+            log.append(handler)
+
+
+@cases((0, 0), (3, 1), (0, 5))
+def return_after_loop_in_try_finally(count, total):
+    seen = []
+    try:
+        while True:
+            if count <= total:
+                break
+            total += 1
+        return total
+    finally:
+        if total > 0 and count >= 0:
+            seen.append(total)

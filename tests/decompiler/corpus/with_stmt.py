@@ -290,3 +290,26 @@ def nested_with_loop_returns(values):
             if v == 0:
                 return "zero"
             LOG.append(v)
+
+
+@cases((0, 3), (1, 3), (2, 0))
+def with_returning_chained_comparison(low, high):
+    # the comparison's value is named before ``__exit__`` runs, then returned
+    with Resource("q"):
+        LOG.append("in")
+        return low < len(LOG) <= high + low
+
+
+@cases((-1, "abc"), (2, "abcdef"), (1, None))
+def if_in_try_in_with(limit, data):
+    # 3.13 leaves the first arm's jump to the join out of the try's range, in the with's
+    with Resource("g") as name:
+        try:
+            if limit < 0:
+                decoded = data[:]
+            else:
+                decoded = data[:limit + 1]
+        except TypeError:
+            raise ValueError("invalid data") from None
+    LOG.append(name)
+    return decoded
