@@ -100,3 +100,68 @@ def test_without_source_the_class_is_rebuilt_and_says_so(tmp_path: Path) -> None
     namespace: dict[str, Any] = {}
     exec("class Made:\n    b = 2\n", namespace)
     assert unveil.decompile(namespace["Made"]).startswith("# rebuilt from the live class")
+
+
+PRIVATE_NAMES = '''
+class Account:
+    __slots__ = ("__balance", "log")
+
+    def __init__(self, balance, __note="n"):
+        self.__balance = balance
+        self.log = [__note]
+
+    def __check(self, amount):
+        if amount > self.__balance:
+            raise ValueError(f"only {self.__balance}")
+        return amount
+
+    class __Entry:
+        def __init__(self, amount):
+            self.__amount = amount
+
+        def value(self):
+            return self.__amount
+
+    def withdraw(self, amount):
+        self.__balance -= self.__check(amount)
+        return self.__Entry(amount).value(), self.__balance
+
+
+class _Savings(Account):
+    __rate = 2
+
+    def interest(self):
+        return self._Account__balance * self.__rate
+
+
+def run(balance, amount):
+    a = _Savings(balance)
+    try:
+        return a.withdraw(amount), a.interest(), a.log
+    except ValueError as e:
+        return str(e)
+'''
+
+
+def test_private_names_come_back_as_written() -> None:
+    """``__x`` in a class is stored as ``_Class__x``: the text spells it ``__x`` again,
+    and a private method keeps its own name (``co_name``, tracebacks)."""
+    code = compile(PRIVATE_NAMES, "<private>", "exec", dont_inherit=True)
+    text = unveil.decompile(code)
+    for mangled in ("_Account__check", "_Account__balance =", "_Entry__amount", "_f0"):
+        assert mangled not in text, text
+    original: dict[str, Any] = {}
+    again: dict[str, Any] = {}
+    exec(code, original)
+    exec(compile(text, "<decompiled>", "exec", dont_inherit=True), again)
+    for args in ((10, 3), (2, 5), (7, 7)):
+        assert again["run"](*args) == original["run"](*args)
+    method = again["Account"]._Account__check
+    assert (method.__code__.co_name, method.__qualname__) == ("__check", "Account.__check")
+    assert again["_Savings"]._Savings__rate == 2
+    from unveil.codeobj import iter_code_objects
+    from unveil.verify.batch import check_code
+
+    for qualname, c in iter_code_objects(code):
+        if qualname in ("<module>", "Account", "Account.__check", "_Savings"):
+            assert check_code(c, qualname=qualname).status == "identical", qualname

@@ -34,6 +34,7 @@ from .functions import (
 )
 from .idioms import annotation_expr, lambda_body
 from .nodes import children, walk
+from .privates import unmangle
 from .render import Renderer
 from .simplify import simplify as simplify_body
 from .temporaries import Fixed
@@ -84,10 +85,14 @@ def decompile_node(obj: object, constants: Constants | None = None) -> ast.AST:
     constants = constants or Constants()
     name = code.co_name
     if name == "<module>":
-        return ast.Module(body=module_body(code, constants) or [ast.Pass()],
-                          type_ignores=[])
+        module = ast.Module(body=module_body(code, constants) or [ast.Pass()],
+                            type_ignores=[])
+        unmangle(module)
+        return module
     if code_kind(code) == "class" and not isinstance(func, FunctionType):
-        return ast.Module(body=[_definition_for(code, "class", constants)], type_ignores=[])
+        module = ast.Module(body=[_definition_for(code, "class", constants)], type_ignores=[])
+        unmangle(module)
+        return module
     if name == "<lambda>":
         dec = CodeDecompiler(code, constants)
         stmts = dec.statements()
@@ -466,6 +471,7 @@ def _recompile(code: CodeType, filename: str | None, line_map: dict[int, int] | 
         imports = [ast.Import(names=[ast.alias(name=n)]) for n in sorted(constants.imported)]
         if imports:
             wrapped.body[:0] = imports
+    unmangle(wrapped)
     source = header + unparse(wrapped) + "\n"
     fname = filename or f"<unveil {code.co_name}>"
     parsed = ast.parse(source, fname)

@@ -17,7 +17,7 @@ from typing import Any
 
 from .. import bytecode
 from ..codeobj import COMPREHENSIONS as KINDS
-from ..codeobj import CodeFlag
+from ..codeobj import CodeFlag, code_kind
 from ..errors import DecompilationError
 from . import cfg as cfg_mod
 from . import patterns
@@ -179,7 +179,9 @@ class CodeDecompiler:
     def renderer(self) -> Renderer:
         return Renderer(self.names, make_lambda=self.make_lambda, make_def=self.make_def,
                         make_class=self.make_class, make_alias=self.make_alias, constant=self.constants.reference,
-                        exact_constant=self.constants.exact_reference, code_name=self.qualname)
+                        exact_constant=self.constants.exact_reference, code_name=self.qualname,
+                        private_owner=self.code.co_name if code_kind(self.code) == "class"
+                        else None)
 
     def child(self, code: CodeType) -> CodeDecompiler:
         return CodeDecompiler(code, self.constants)

@@ -35,6 +35,7 @@ from .exprs import (
 )
 from .facts import attach
 from .ir import ClassBuild, ExcMarker, ImportItem, ImportValue, TypeAliasValue
+from .privates import mangle
 
 _LITERAL_TYPES = (str, bytes, int, float, complex, bool, type(None), type(Ellipsis))
 
@@ -49,8 +50,11 @@ class Renderer:
                  make_alias: Callable[[ast.Name, Any], ast.stmt] | None = None,
                  constant: Callable[[Any], ast.expr] | None = None,
                  code_name: str = "?", special_names: dict[int, str] | None = None,
-                 exact_constant: Callable[[Any], ast.expr | None] | None = None) -> None:
+                 exact_constant: Callable[[Any], ast.expr | None] | None = None,
+                 private_owner: str | None = None) -> None:
         self.names = names
+        #: the class whose body this is: ``def __f`` in it stores ``_Class__f``
+        self.private_owner = private_owner
         self.slot_prefix = names.slot_prefix if slot_prefix is None else slot_prefix
         self.make_lambda = make_lambda
         self.make_def = make_def
@@ -212,15 +216,19 @@ class Renderer:
             inner = inner.args[0]
         if isinstance(inner, Func) and self.make_def is not None:
             code: CodeType = inner.code
-            if code.co_name == target.id and code.co_name != "<lambda>":
-                return self.make_def(inner, target.id, [self.expr(d) for d in decorators])
+            if self.stored_as(code.co_name) == target.id and code.co_name != "<lambda>":
+                return self.make_def(inner, code.co_name, [self.expr(d) for d in decorators])
         if isinstance(inner, ClassBuild) and self.make_class is not None \
-                and inner.cname == target.id:
-            return self.make_class(inner, target.id, [self.expr(d) for d in decorators])
+                and self.stored_as(inner.cname) == target.id:
+            return self.make_class(inner, inner.cname, [self.expr(d) for d in decorators])
         if isinstance(inner, TypeAliasValue) and not decorators and inner.aname == target.id \
                 and self.make_alias is not None:
             return self.make_alias(target, inner)
         return None
+
+    def stored_as(self, name: str) -> str:
+        """The name a ``def``/``class`` statement called ``name`` stores to here."""
+        return name if self.private_owner is None else mangle(self.private_owner, name)
 
     def target(self, node: ast.expr) -> ast.expr:
         if isinstance(node, ast.Name):

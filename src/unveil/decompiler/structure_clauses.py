@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import ast
+import copy
 from dataclasses import replace
 
 from ..bytecode import COLD_HANDLERS
@@ -45,6 +46,8 @@ from .structure_base import (
     _term_key,
 )
 from .translate import IRBlock
+
+_LEAVES = (ast.Return, ast.Raise, ast.Break, ast.Continue)
 
 
 class Clauses:
@@ -486,7 +489,28 @@ class Clauses:
                     orelse = self.seq(body_exit, replace(ctx, follow=layout_else[0]))
                     after = layout_else[0]
             elif body_exit != merge:
+                info = ctx.clause
+                left = len(info.exits) if info is not None else 0
                 orelse = self.seq(body_exit, replace(ctx, follow=merge))
+                if info is not None and len(info.exits) > left:
+                    # the else part leaves the enclosing except clause: what the clauses
+                    # go on to must leave it too (the code after the statement), or leave
+                    # otherwise (``return``), and then it ends each clause
+                    left = len(info.exits)
+                    tail = self.seq(merge, ctx)
+                    make = ast.TryStar if star else ast.Try  # type: ignore[attr-defined]
+                    if len(info.exits) > left:
+                        out.append(make(body=body or [ast.Pass()], handlers=handlers,
+                                        orelse=orelse, finalbody=[]))
+                    elif tail and isinstance(tail[-1], _LEAVES):
+                        self.end_clauses(handlers, tail)
+                        out.append(make(body=body or [ast.Pass()], handlers=handlers,
+                                        orelse=[], finalbody=[]))
+                        tail = orelse
+                    else:
+                        raise Unstructurable("except clauses and else go on in different places")
+                    out.extend(tail)
+                    return None
         make = ast.TryStar if star else ast.Try  # type: ignore[attr-defined]
         node = make(body=body or [ast.Pass()], handlers=handlers, orelse=orelse,
                     finalbody=[])
@@ -579,6 +603,16 @@ class Clauses:
         block = self.blocks[bid]
         return block.blocks[0] if block.blocks else bid
 
+    def end_clauses(self, handlers: list[ast.ExceptHandler], tail: list[ast.stmt]) -> None:
+        """End each clause that falls through with ``tail``, which leaves."""
+        first = True
+        for handler in handlers:
+            if handler.body and isinstance(handler.body[-1], _LEAVES):
+                continue
+            body = [s for s in handler.body if not isinstance(s, ast.Pass)]
+            handler.body = [*body, *(tail if first else copy.deepcopy(tail))]
+            first = False
+
     def else_by_layout(self, body_exit: int, h: int, ctx: Ctx) -> tuple[int | None] | None:
         """When no except clause falls through, only the layout tells an ``else`` clause
         from code after the statement: 3.10/3.11 put ``else`` between body and handler.
@@ -610,7 +644,14 @@ class Clauses:
         # nothing after the handler: an else clause only if ordinary code is laid out
         # after handlers at all (3.12+ moves handlers to the end of the function)
         if COLD_HANDLERS:
-            return None  # (the same code either way: written after the statement)
+            # handlers are moved to the end in the order their code was compiled: one of
+            # the code here laid out before this statement's handler was compiled before
+            # it, as an else clause is; otherwise the code is the same either way
+            enclosing = set(self.chain(body_exit))
+            if any(x not in enclosing and self.position(x) < hpos
+                   for n in seen for x in self.chain(n)):
+                return (None,)
+            return None
         if any(self.position(n) > hpos and not self.chain(n) for n in ctx.region
                if n in self.blocks and n not in self.protected(h)):
             return (None,)

@@ -691,3 +691,34 @@ def return_after_loop_in_try_finally(count, total):
     finally:
         if total > 0 and count >= 0:
             seen.append(total)
+
+
+@cases(({"nil": 1}, "ex:nil"), ({"a": 2}, "a"), ({}, "nil"), ({}, "ex:nil"))
+def try_in_handler_whose_clause_returns(d, tag):
+    # the inner try's normal way on leaves the outer clause: only its clause returns
+    # (xmlrpc.client.Unmarshaller.end)
+    try:
+        f = d[tag]
+    except KeyError:
+        if ":" not in tag:
+            return
+        try:
+            f = d[tag.split(":")[-1]]
+        except KeyError:
+            return
+    return f
+
+
+@cases((["a", "b", "C"], {"a": 1, "B": 2}), ([], {}))
+def try_in_handler_whose_clause_continues(items, d):
+    out = []
+    for tag in items:
+        try:
+            v = d[tag]
+        except KeyError:
+            try:
+                v = d[tag.upper()]
+            except KeyError:
+                continue
+        out.append(v)
+    return out

@@ -1,0 +1,64 @@
+"""Private names (``__x`` inside a class): the compiler stores them mangled, ``_C__x``.
+
+Bytecode holds only the mangled spelling. Inside a ``class`` statement the source can
+spell it as written, ``__x``, and the compiler mangles it back to the same name, so
+:func:`unmangle` rewrites the identifiers of every class body (and of the functions in
+it, but not of nested classes, which mangle with their own name).
+"""
+
+from __future__ import annotations
+
+import ast
+
+
+def mangle(owner: str, name: str) -> str:
+    """``name`` as the compiler stores it inside class ``owner`` (CPython's rule)."""
+    if not name.startswith("__") or name.endswith("__") or "." in name:
+        return name
+    stripped = owner.lstrip("_")
+    if not stripped:
+        return name
+    return f"_{stripped}{name}"
+
+
+def unmangled(owner: str, name: str) -> str:
+    """The spelling that mangles to ``name`` inside class ``owner`` (``name`` if none)."""
+    prefix = f"_{owner.lstrip('_')}"
+    if prefix == "_" or not name.startswith(prefix + "__"):
+        return name
+    short = name[len(prefix):]
+    return short if mangle(owner, short) == name else name
+
+
+def unmangle(tree: ast.AST) -> None:
+    """Write private names as the source had them inside each ``class`` statement."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef):
+            for stmt in node.body:
+                _rename(stmt, node.name)
+
+
+def _rename(node: ast.AST, owner: str) -> None:
+    todo = [node]
+    while todo:
+        n = todo.pop()
+        if isinstance(n, ast.Name):
+            n.id = unmangled(owner, n.id)
+        elif isinstance(n, ast.Attribute):
+            n.attr = unmangled(owner, n.attr)
+        elif isinstance(n, ast.arg):
+            n.arg = unmangled(owner, n.arg)
+        elif isinstance(n, ast.keyword) and n.arg is not None:
+            n.arg = unmangled(owner, n.arg)
+        elif isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef):
+            n.name = unmangled(owner, n.name)
+        elif isinstance(n, ast.Global | ast.Nonlocal):
+            n.names = [unmangled(owner, x) for x in n.names]
+        elif isinstance(n, ast.ExceptHandler) and n.name is not None:
+            n.name = unmangled(owner, n.name)
+        if isinstance(n, ast.ClassDef):
+            # its name, decorators, bases and keywords belong to the enclosing class
+            n.name = unmangled(owner, n.name)
+            todo.extend([*n.decorator_list, *n.bases, *n.keywords])
+            continue  # (its body mangles with its own name: unmangle() visits it)
+        todo.extend(ast.iter_child_nodes(n))
