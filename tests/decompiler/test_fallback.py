@@ -17,14 +17,9 @@ from .test_corpus import FUNCTIONS
 _CONTEXT = ("lowered handlers raise from their own except clause: the exception's "
             "__context__ differs")
 KNOWN_GAPS: dict[str, str] = {
-    "exceptions::reraise_with_context": _CONTEXT,
     "v311_except_star::except_star_body_raises_into_group": _CONTEXT,
     "statements::locals_and_vars": "the state machine's variables are locals that "
                                    "locals() and vars() see",
-    "exceptions::bare_raise_after_swallowed": "a bare raise with no exception being handled "
-                                              "re-raises from the state machine's own list "
-                                              "of handled exceptions (IndexError, not "
-                                              "RuntimeError)",
 }
 
 

@@ -16,8 +16,11 @@ Stack values that cross blocks live in ``_s<k>`` variables, values the interpret
 pushes for itself (an exception, a context manager's ``__exit__``, a loop's next item)
 in variables of their own. A block protected by an exception handler runs inside
 ``try``/``except BaseException`` that records the exception and moves to the handler.
-This is exactly the bytecode's behaviour, except that code in a handler does not see
-the exception as "being handled" (``sys.exc_info()``, implicit exception context).
+This is exactly the bytecode's behaviour. Code in a handler (between ``PUSH_EXC_INFO``
+and ``POP_EXCEPT``) runs inside an ``except`` clause that the exception being handled is
+raised into again (its traceback and context put back), so it sees that exception as
+handled: ``sys.exc_info()``, a bare ``raise`` in a function it calls, and the context of
+what it raises.
 """
 
 from __future__ import annotations
@@ -46,6 +49,8 @@ class Lowering:
         self.state = names.fresh("_state")
         self.handled = names.fresh("_handled")
         self.special_names: dict[int, str] = {}
+        self.depths = handled_depths(graph)
+        self.active = names.fresh("_x")
 
     def special(self, node: Special) -> str:
         name = self.special_names.get(id(node))
@@ -131,12 +136,46 @@ class Lowering:
 
     def block(self, block: IRBlock) -> list[ast.stmt]:
         body: list[ast.stmt] = []
+        depth = self.depths.get(block.id)  # (None: not known the same on every path)
+        part: list[ast.stmt] = []
         for s in block.stmts:
-            body.extend(self.stmt(s))
-        body.extend(self.terminator(block))
+            if _is_marker(s, "push_exc_info") or _is_marker(s, "pop_except"):
+                body.extend(self.handled_part(part, depth))
+                part = []
+                body.extend(self.stmt(s))
+                if depth is not None:
+                    depth += 1 if _is_marker(s, "push_exc_info") else -1
+                continue
+            part.extend(self.stmt(s))
+        part.extend(self.terminator(block))
+        body.extend(self.handled_part(part, depth))
         if block.handler_block is None:
             return body
         return [self.protect(body, block)]
+
+    def handled_part(self, stmts: list[ast.stmt], depth: int | None) -> list[ast.stmt]:
+        """``stmts`` as code inside a handler: in an ``except`` clause that the exception
+        being handled is raised into again, with its traceback and context restored."""
+        if not stmts or depth is None or depth < 1:
+            return stmts
+        x = self.var(self.active)
+        keep = ast.Tuple(elts=[ast.Attribute(value=x, attr="__traceback__", ctx=ast.Load()),
+                               ast.Attribute(value=x, attr="__context__", ctx=ast.Load())],
+                         ctx=ast.Load())
+        put_back = ast.Tuple(elts=[ast.Attribute(value=x, attr="__traceback__",
+                                                 ctx=ast.Store()),
+                                   ast.Attribute(value=x, attr="__context__", ctx=ast.Store())],
+                             ctx=ast.Store())
+        kept = self.names.fresh("_kept")
+        return [
+            ast.Assign(targets=[self.store(self.active)], value=ast.Subscript(
+                value=self.var(self.handled), slice=ast.Constant(-1), ctx=ast.Load())),
+            ast.Assign(targets=[self.store(kept)], value=keep),
+            ast.Try(body=[ast.Raise(exc=self.var(self.active), cause=None)], handlers=[
+                ast.ExceptHandler(type=ast.Name(id="BaseException", ctx=ast.Load()), name=None,
+                                  body=[ast.Assign(targets=[put_back], value=self.var(kept)),
+                                        *stmts])], orelse=[], finalbody=[]),
+        ]
 
     def stmt(self, s: ast.stmt) -> list[ast.stmt]:
         if isinstance(s, ExcMarker):
@@ -220,6 +259,8 @@ class Lowering:
         if kind == "return":
             return [ast.Return(value=term.value)]
         if kind == "raise":
+            if term.value is None and block.id in self.depths:
+                return [ast.Raise(exc=None, cause=None)]  # (inside the handled part)
             if term.value is None:
                 return [ast.Raise(exc=ast.Subscript(value=self.var(self.handled),
                                                     slice=ast.Constant(-1), ctx=ast.Load()),
@@ -269,6 +310,49 @@ class Lowering:
         return ast.Try(body=body, handlers=[ast.ExceptHandler(
             type=ast.Name(id="BaseException", ctx=ast.Load()), name=caught, body=on_raise)],
             orelse=[], finalbody=[])
+
+
+def _is_marker(stmt: ast.stmt, kind: str) -> bool:
+    return isinstance(stmt, ExcMarker) and stmt.kind == kind
+
+
+def handled_depths(graph: IRGraph) -> dict[int, int]:
+    """{block: how many exceptions are being handled when it starts}, for the blocks where
+    every path agrees (``PUSH_EXC_INFO`` adds one, ``POP_EXCEPT`` takes one; a 3.10
+    handler is entered with one more)."""
+    depths: dict[int, int] = {graph.entry: 0}
+    unknown: set[int] = set()
+    todo = [graph.entry]
+
+    def reach(bid: int | None, d: int) -> None:
+        if bid is None or bid not in graph.blocks or bid in unknown:
+            return
+        if bid not in depths:
+            depths[bid] = d
+            todo.append(bid)
+        elif depths[bid] != d:
+            unknown.add(bid)
+            todo.append(bid)
+
+    while todo:
+        bid = todo.pop()
+        block = graph.blocks[bid]
+        d = depths[bid]
+        for s in block.stmts:
+            if _is_marker(s, "push_exc_info"):
+                d += 1
+            elif _is_marker(s, "pop_except"):
+                d -= 1
+        if bid in unknown:
+            d = -(1 << 20)  # (whatever is reached from here is unknown too)
+        for t in block.term.targets:
+            reach(t, d)
+        if block.handler_block is not None:
+            # (one handler protects the whole block, and a push or pop starts or ends
+            # such a range: what raises in it raises at the depth it ends with)
+            legacy = block.handler is not None and block.handler.legacy
+            reach(block.handler_block, d + legacy)
+    return {b: d for b, d in depths.items() if b not in unknown and d >= 0}
 
 
 def lower(graph: IRGraph, names: Names) -> tuple[list[ast.stmt], dict[int, str], Any]:

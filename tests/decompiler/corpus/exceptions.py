@@ -722,3 +722,28 @@ def try_in_handler_whose_clause_continues(items, d):
                 continue
         out.append(v)
     return out
+
+
+def _reraise_active():
+    raise  # the exception the caller is handling
+
+
+@cases(([0, 1],), ([1],), ([2, 0],))
+def handler_sees_the_exception_being_handled(xs):
+    # inside a clause the exception is "being handled": sys.exc_info() and a bare raise
+    # in a called function see it (also where the clause is lowered)
+    import sys
+
+    seen = []
+    for x in xs:
+        try:
+            seen.append(10 // x)
+        except ZeroDivisionError:
+            seen.append(sys.exc_info()[0].__name__)
+            try:
+                _reraise_active()
+            except ZeroDivisionError as e:
+                seen.append(type(e).__name__)
+        finally:
+            seen.append(sys.exc_info()[0])
+    return seen
