@@ -115,6 +115,8 @@ STRUCTURED = [
     ("with_stmt", "if_in_try_in_with"),
     ("exceptions", "return_call_from_try_except_finally"),
     ("exceptions", "return_after_loop_in_try_finally"),
+    ("loops", "index_with_break_from_handler"),
+    ("loops", "while_with_break_from_handler"),
 ]
 
 

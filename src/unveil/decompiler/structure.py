@@ -23,6 +23,7 @@ from __future__ import annotations
 import ast
 from dataclasses import replace
 
+from ..bytecode import COLD_HANDLERS
 from .exprs import Iterator, Shared, Slot, Special, negate
 from .facts import attach
 from .ir import ExcMarker
@@ -816,7 +817,12 @@ class Structurer(Clauses):
                 while todo:
                     x = todo.pop()
                     if x in body or x in extra or x == h or x not in self.blocks \
-                            or x not in ctx.region or self.position(x) > span:
+                            or x not in ctx.region:
+                        continue
+                    # (3.12+ lays handlers out after all other code: there, the code
+                    # only the handler reaches)
+                    if (not dominates(self.idom, hb, x) if COLD_HANDLERS
+                            else self.position(x) > span):
                         continue
                     extra.add(x)
                     todo.extend(self._succs(x))

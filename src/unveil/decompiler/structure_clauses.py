@@ -670,6 +670,15 @@ class Clauses:
             rest = rest[2:]
         term = block.term
         outer = replace(ctx, clause=None, cleanups=ctx.cleanups[:-1])
+        loop = ctx.loop
+        if not rest and term.kind in ("return", "raise") and loop is not None \
+                and loop.follow is not None and loop.follow in self.blocks \
+                and not self.blocks[loop.follow].stmts \
+                and _term_key(self.blocks[loop.follow]) == _term_key(block):
+            # the compiler copied the code after the loop (a return or raise) into the
+            # clause: the clause breaks out of the loop
+            self.exit_stmt(out, ast.Break(), outer)
+            return
         if not rest and (term.kind == "return" and _computed_after(term.value, stmts[idx])
                          or term.kind == "raise" and (term.value is None or _computed_after(
                              term.value, stmts[idx]))):

@@ -472,3 +472,30 @@ def nested_loops_break_or_return(groups, wanted):
         else:
             return "missing from a group"
     return "found in every group"
+
+
+@cases(([1, 2, 3], 2, 0, None), ([1, 2, 3], 5, 0, None), ([1, 2, 3], 3, 1, 2), ([], 1, 0, None))
+def index_with_break_from_handler(seq, value, start, stop):
+    # the clause's break: 3.12+ copies the code after the loop (a raise) into the clause
+    i = start
+    while stop is None or i < stop:
+        try:
+            v = seq[i]
+        except IndexError:
+            break
+        if v is value or v == value:
+            return i
+        i += 1
+    raise ValueError(value)
+
+
+@cases(([1, 2, "x", 3],), ([],), ([4, 5],))
+def while_with_break_from_handler(xs):
+    out = []
+    while xs:
+        try:
+            v = 10 // xs.pop()
+        except TypeError:
+            break
+        out.append(v)
+    return out
