@@ -200,3 +200,17 @@ def test_walrus_in_a_chained_comparison_reading_the_same_name() -> None:
             exec(code, namespace)
             runs.append((namespace["x"], namespace["a"]))
         assert runs[0] == runs[1] == runs[2], (values, runs, text)
+
+
+@pytest.mark.skipif(sys.version_info < (3, 12), reason="PEP 695 is 3.12+")
+def test_generic_class_whose_body_falls_back() -> None:
+    """A generic class body written as the state machine: the store of the hidden
+    ``.type_params`` is left to the ``class`` statement (it is no source)."""
+    source = ("class C[**P]:\n    try:\n        a\n    except* NameError:\n        pass\n"
+              "    x = 1\n")
+    code = compile(source, "<edge>", "exec", dont_inherit=True)
+    text = unveil.decompile(code)
+    namespace: dict[str, Any] = {}
+    exec(compile(text, "<decompiled>", "exec", dont_inherit=True), namespace)
+    cls = namespace["C"]
+    assert cls.x == 1 and [p.__name__ for p in cls.__type_params__] == ["P"], text

@@ -117,6 +117,7 @@ STRUCTURED = [
     ("exceptions", "return_after_loop_in_try_finally"),
     ("loops", "index_with_break_from_handler"),
     ("loops", "while_with_break_from_handler"),
+    ("with_stmt", "loop_in_two_items_with"),
 ]
 
 

@@ -804,10 +804,30 @@ def class_body(dec: CodeDecompiler) -> list[ast.stmt]:
         out.append(s)
     while out and isinstance(out[-1], ast.Return):
         out.pop()
+    _drop_hidden_stores(out)
     unused = unused_free_variables(dec.code, out)
     if unused:  # (read only by code that cannot run, after a raise)
         out.append(_dead_reference(unused))
     return out
+
+
+def _drop_hidden_stores(stmts: list[ast.stmt]) -> None:
+    """Remove what the ``class`` statement stores itself from a hidden name
+    (``__type_params__ = .type_params``) wherever it is, e.g. in a state machine's
+    first arm: no source spells the name, and the compiler writes the store again."""
+    todo = [stmts]
+    while todo:
+        block = todo.pop()
+        block[:] = [s for s in block if not (
+            isinstance(s, ast.Assign) and len(s.targets) == 1
+            and isinstance(s.targets[0], ast.Name) and isinstance(s.value, ast.Name)
+            and s.value.id.startswith("."))]
+        for s in block:
+            for field in ("body", "orelse", "finalbody"):
+                inner = getattr(s, field, None)
+                if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt):
+                    todo.append(inner)
+            todo.extend(h.body for h in getattr(s, "handlers", []) or [])
 
 
 def module_body(code: CodeType, constants: Constants | None = None) -> list[ast.stmt]:

@@ -334,6 +334,8 @@ class Structurer(Clauses):
         are given to its handler: they cannot raise, and the body is one region again."""
         handlers = sorted({b.handler_block for b in self.blocks.values()
                            if b.handler_block is not None and b.handler_block in self.blocks})
+        # (outer ranges first: a hole of an inner range is in the outer one too)
+        handlers.sort(key=lambda h: -len(self.protected(h)))
         for h in handlers:
             holes = self._holes(set(self.protected(h)), h)
             for bid in holes:

@@ -313,3 +313,17 @@ def if_in_try_in_with(limit, data):
             raise ValueError("invalid data") from None
     LOG.append(name)
     return decoded
+
+
+@cases(([1, 2, 3],), ([],), ([5],))
+def loop_in_two_items_with(data):
+    # 3.12+ leaves the loop's jump back out of the inner item's range (a hole of the
+    # outer one too)
+    count = 0
+    sent = []
+    with Resource("a") as a, Resource("b") as b:
+        amount = len(data)
+        while count < amount:
+            sent.append((a, b, data[count:]))
+            count += 1
+    return sent
