@@ -214,3 +214,16 @@ def test_generic_class_whose_body_falls_back() -> None:
     exec(compile(text, "<decompiled>", "exec", dont_inherit=True), namespace)
     cls = namespace["C"]
     assert cls.x == 1 and [p.__name__ for p in cls.__type_params__] == ["P"], text
+
+
+@pytest.mark.skipif(sys.version_info < (3, 12), reason="PEP 695 is 3.12+")
+def test_alias_value_reading_its_own_name_beside_a_comprehension_binding_it() -> None:
+    """Recompiled alone, the alias's value keeps reading its own name as a global even
+    where an inlined comprehension also binds that name as a local."""
+    from unveil.codeobj import iter_code_objects
+    from unveil.verify.batch import check_code
+
+    code = compile("type B[*T] = (a for a in T if [a for B in B])\n", "<edge>", "exec",
+                   dont_inherit=True)
+    statuses = {q: check_code(c, qualname=q).status for q, c in iter_code_objects(code)}
+    assert set(statuses.values()) == {"identical"}, statuses

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from types import CodeType, FunctionType
 from typing import Any
 
+from .. import bytecode
 from .._io import write_atomic
 from ..codeobj import CodeFlag, code_kind, iter_code_objects
 from ..errors import BadInputError, DecompilationError
@@ -723,10 +724,17 @@ def _closure_wrapper(node: ast.stmt, code: CodeType) -> ast.Module:
 
 
 def _reads_global(code: CodeType, name: str) -> bool:
-    """Does ``code`` or code nested in it read ``name`` as a global?"""
-    return name in code.co_names or any(
-        isinstance(c, CodeType) and name not in c.co_varnames and _reads_global(c, name)
-        for c in code.co_consts)
+    """Does ``code`` or code nested in it use ``name`` as a global (an inlined
+    comprehension may also bind it as a local of the same code)?"""
+    if name in code.co_names and any(
+            ins.opname in _GLOBAL_OPS and ins.argval == name
+            for ins in bytecode.instructions(code)):
+        return True
+    return any(isinstance(c, CodeType) and _reads_global(c, name) for c in code.co_consts)
+
+
+_GLOBAL_OPS = frozenset({"LOAD_GLOBAL", "LOAD_NAME", "STORE_GLOBAL", "DELETE_GLOBAL",
+                         "LOAD_FROM_DICT_OR_GLOBALS"})
 
 
 def _write(filename: str, source: str) -> None:

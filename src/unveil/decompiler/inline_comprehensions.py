@@ -121,6 +121,11 @@ def _decompile_region(bc: Bytecode, build: int, loop_exit: int,
     shift = head.depth - 2 if head is not None else 0
     for index, ins in enumerate(bc.instrs[build:loop_exit], build):
         copy = replace(ins)
+        if copy.target >= 0 and not build <= copy.target <= loop_exit \
+                and index > build and bc.instrs[index - 1].op == "CLEANUP_THROW":
+            # the clean-up of an ``await`` before the comprehension, laid out inside it:
+            # nothing reaches it (the await is one instruction here)
+            copy.target = index - 1
         if copy.target >= 0:
             if not build <= copy.target <= loop_exit:
                 raise DecompilationError("comprehension jumps out of itself",

@@ -248,3 +248,10 @@ async def async_generator_aclose(n):
     first = await g.__anext__()
     await g.aclose()
     return first, list(LOG)
+
+
+@cases((4,), (0,))
+async def await_then_async_comprehension(n):
+    # 3.12+ inlines the comprehension; the earlier await's clean-up is laid out inside it
+    await Tick(n)
+    return {i: i * 2 async for i in AsyncRange(n)}
