@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from .scope import Scope
 from .annotations import is_format_check
 from .idioms import lambda_body
-from .nodes import walk
+from .nodes import same, walk
 
 
 def generic_value(dec: Scope, func: Func, args: list[ast.expr]) -> ast.expr:
@@ -50,7 +50,7 @@ def generic_value(dec: Scope, func: Func, args: list[ast.expr]) -> ast.expr:
     if not stmts or not isinstance(stmts[-1], ast.Return) or stmts[-1].value is None \
             or not all(isinstance(s, ast.Assign) for s in stmts[:-1]):
         raise DecompilationError("unrecognised type parameter scope", code_name=child.qualname)
-    value = unshared(stmts[-1].value)
+    value = _choice_inside(unshared(stmts[-1].value))
     bound_args = dict(zip(code.co_varnames[:code.co_argcount], args, strict=False))
     if isinstance(value, Func) and getattr(value, "type_params", None) is not None:
         value = clone_marker(value)
@@ -83,6 +83,35 @@ def generic_value(dec: Scope, func: Func, args: list[ast.expr]) -> ast.expr:
         new.type_params = params
         return new
     raise DecompilationError("unrecognised type parameter scope", code_name=child.qualname)
+
+
+def _choice_inside(value: ast.expr) -> ast.expr:
+    """``C(a, ...) if t else C(b, ...)``, two builds of one class that differ in one base
+    or keyword (the compiler copied the ``__build_class__`` call into each arm of a
+    conditional expression there), as ``C(a if t else b, ...)``."""
+    if not isinstance(value, ast.IfExp):
+        return value
+    body, orelse = _choice_inside(value.body), _choice_inside(value.orelse)
+    if not (isinstance(body, ClassBuild) and isinstance(orelse, ClassBuild)
+            and body.func.code is orelse.func.code and body.cname == orelse.cname
+            and len(body.bases) == len(orelse.bases)
+            and [k.arg for k in body.keywords] == [k.arg for k in orelse.keywords]):
+        return value
+    ours = [*body.bases, *(k.value for k in body.keywords)]
+    theirs = [*orelse.bases, *(k.value for k in orelse.keywords)]
+    differ = [i for i, (x, y) in enumerate(zip(ours, theirs, strict=True)) if not same(x, y)]
+    if len(differ) != 1:
+        return value
+    (i,) = differ
+    choice = ast.IfExp(test=value.test, body=ours[i], orelse=theirs[i])
+    new = clone_marker(body)
+    new.bases = list(body.bases)
+    new.keywords = [ast.keyword(arg=k.arg, value=k.value) for k in body.keywords]
+    if i < len(new.bases):
+        new.bases[i] = choice
+    else:
+        new.keywords[i - len(new.bases)].value = choice
+    return new
 
 
 def _choices_folded(stmts: list[ast.stmt]) -> list[ast.stmt]:
