@@ -165,3 +165,21 @@ def test_private_names_come_back_as_written() -> None:
     for qualname, c in iter_code_objects(code):
         if qualname in ("<module>", "Account", "Account.__check", "_Savings"):
             assert check_code(c, qualname=qualname).status == "identical", qualname
+
+
+def test_nested_classes_round_trip_alone() -> None:
+    """A class body checked on its own (``unveil check``, the stdlib benchmark) stores the
+    same ``__qualname__``: it is recompiled inside classes and functions of its path."""
+    from unveil.codeobj import code_kind, iter_code_objects
+    from unveil.verify.batch import check_code
+
+    source = ("class Outer:\n    class Inner:\n        class Deep:\n            x = 1\n"
+              "    def method(self, v):\n        class Local:\n            y = v\n"
+              "        return Local\n"
+              "def factory(k):\n    class Made:\n        def get(self):\n"
+              "            return k\n    return Made\n")
+    code = compile(source, "<nested>", "exec", dont_inherit=True)
+    classes = {q: c for q, c in iter_code_objects(code) if code_kind(c) == "class"}
+    assert len(classes) == 5
+    statuses = {q: check_code(c, qualname=q).status for q, c in classes.items()}
+    assert set(statuses.values()) == {"identical"}, statuses

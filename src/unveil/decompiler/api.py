@@ -468,7 +468,8 @@ def _recompile(code: CodeType, filename: str | None, line_map: dict[int, int] | 
         node = _definition_for(code, kind, constants, changed if simplify else None, fixed)
         if facts is not None:
             facts["simplified"] = any(changed)
-        wrapped = _closure_wrapper(node, code)
+        wrapped = (_in_enclosing_scopes(node, code) if kind == "class" else None) \
+            or _closure_wrapper(node, code)
         imports = [ast.Import(names=[ast.alias(name=n)]) for n in sorted(constants.imported)]
         if imports:
             wrapped.body[:0] = imports
@@ -721,6 +722,47 @@ def _closure_wrapper(node: ast.stmt, code: CodeType) -> ast.Module:
         posonlyargs=[], args=[], vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None,
         defaults=[]), body=[*head, node], decorator_list=[], returns=None, type_params=[])
     return ast.Module(body=[outer], type_ignores=[])
+
+
+def _in_enclosing_scopes(node: ast.stmt, code: CodeType) -> ast.Module | None:
+    """A nested class (``__qualname__`` ``A.f.<locals>.C``, which its body stores) inside
+    classes and functions of those names again, so that its body compiles to the same
+    code; the innermost function holds the class's free variables. None where the
+    qualname is not such a path (then :func:`_closure_wrapper` does)."""
+    qualname = getattr(code, "co_qualname", None)
+    if qualname is None:  # (3.10: the body's own ``__qualname__ = '...'`` says it)
+        raw = bytecode.instructions(code)[:8]
+        qualname = next((a.argval for a, b in zip(raw, raw[1:], strict=False)
+                         if a.opname == "LOAD_CONST" and b.opname == "STORE_NAME"
+                         and b.argval == "__qualname__"), None)
+    if not isinstance(qualname, str) or "." not in qualname:
+        return None
+    *outer, own = qualname.split(".")
+    scopes: list[tuple[str, str]] = []  # (kind, name), outermost first
+    for i, part in enumerate(outer):
+        if part == "<locals>":
+            continue
+        if not part.isidentifier():
+            return None
+        local = i + 1 < len(outer) and outer[i + 1] == "<locals>"
+        scopes.append(("function" if local else "class", part))
+    free = list(code.co_freevars)
+    if own != code.co_name or not scopes or "__classdict__" in free or ".type_params" in free \
+            or free and scopes[-1][0] != "function":
+        return None
+    body: list[ast.stmt] = [ast.Assign(targets=[ast.Name(id=n, ctx=ast.Store())],
+                                       value=ast.Constant(None)) for n in free]
+    body.append(node)
+    for kind, name in reversed(scopes):
+        if kind == "class":
+            body = [ast.ClassDef(name=name, bases=[], keywords=[], body=body,
+                                 decorator_list=[], type_params=[])]
+        else:
+            body = [ast.FunctionDef(name=name, args=ast.arguments(
+                posonlyargs=[], args=[], vararg=None, kwonlyargs=[], kw_defaults=[],
+                kwarg=None, defaults=[]), body=body, decorator_list=[], returns=None,
+                type_params=[])]
+    return ast.Module(body=body, type_ignores=[])
 
 
 def _reads_global(code: CodeType, name: str) -> bool:
