@@ -143,6 +143,10 @@ AS_WRITTEN = [
     ("exceptions", "return_call_from_try_except_finally"),
     ("with_stmt", "with_returning_chained_comparison"),
     ("with_stmt", "if_in_try_in_with"),
+    ("with_stmt", "loop_in_two_items_with"),
+    pytest.param("with_stmt", "while_loop_in_with", marks=pytest.mark.xfail(
+        sys.version_info < (3, 11), strict=True,
+        reason="3.10 copies the return after the with into the rotated loop's exit")),
     pytest.param("exceptions", "return_after_loop_in_try_finally", marks=pytest.mark.xfail(
         sys.version_info < (3, 14), strict=True,
         reason="`while True: if c: break` comes back as `while not c:`")),

@@ -66,14 +66,15 @@ class Structurer(Clauses):
         self._next_id = max(self.blocks) + 1 if self.blocks else 0
         self._split: dict[int, int] = {}
         self._rpo: dict[int, int] | None = None
-        self._dedup_loop_tests()
         self._protected: dict[int, frozenset[int]] = {}
         self._empty_by_chain: dict[tuple[int, ...], list[int]] = {}
         self._regions_key: tuple[int, int] = (-1, -1)
         self._effective: dict[int, int | None] = {}
         self._machinery: dict[int, int] = {}
         self._index_preds()
-        self._absorb_holes()
+        self._absorb_holes()  # (first: a loop's jump back may be a hole of its range)
+        self._dedup_loop_tests()
+        self.forget_regions()
         self._index_preds()
         esuccs = self._esuccs
         self.idom = dominators(self.entry, esuccs)
@@ -102,7 +103,7 @@ class Structurer(Clauses):
         for bid in sorted(self.blocks):
             block = self.blocks[bid]
             term = block.term
-            if term.kind != "branch" or block.exit or term.test is None:
+            if term.kind != "branch" or term.test is None or not _passes_under(block):
                 continue
             seen = tests.setdefault((tuple(self._past_jumps(t) for t in term.targets),
                                      block.handler_block), {})
@@ -131,8 +132,8 @@ class Structurer(Clauses):
         seen = {bid}
         while True:
             block = self.blocks.get(bid)
-            if block is None or block.stmts or block.entry or block.exit \
-                    or block.term.kind != "goto":
+            if block is None or block.stmts or not _passes_under(block) \
+                    or len(block.exit) != len(block.entry) or block.term.kind != "goto":
                 return bid
             nxt = block.term.targets[0]
             nb = self.blocks.get(nxt)
@@ -893,3 +894,10 @@ class Structurer(Clauses):
         if isinstance(it, Shared) and isinstance(it.value, Iterator):
             return it.value.value, False
         return ast.Call(func=ast.Name(id="iter", ctx=ast.Load()), args=[it], keywords=[]), False
+
+
+def _passes_under(block: IRBlock) -> bool:
+    """Do the values ``block`` leaves on the stack pass through it as they came (a with's
+    ``__exit__`` under a loop's test), so that another block may stand for it?"""
+    return len(block.exit) <= len(block.entry) and all(
+        x is y for x, y in zip(block.exit, block.entry, strict=False))

@@ -327,3 +327,13 @@ def loop_in_two_items_with(data):
             sent.append((a, b, data[count:]))
             count += 1
     return sent
+
+
+@cases((0, 3), (5, 2))
+def while_loop_in_with(count, limit):
+    # 3.12+ copies the loop's test to its bottom, with the with's values on the stack
+    with Resource("w") as name:
+        while count < limit:
+            count += 1
+            LOG.append((name, count))
+    return count
