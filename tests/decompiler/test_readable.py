@@ -118,6 +118,7 @@ STRUCTURED = [
     ("loops", "index_with_break_from_handler"),
     ("loops", "while_with_break_from_handler"),
     ("with_stmt", "loop_in_two_items_with"),
+    ("loops", "while_with_break_inside_for"),
 ]
 
 

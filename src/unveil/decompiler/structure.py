@@ -897,7 +897,9 @@ class Structurer(Clauses):
 
 
 def _passes_under(block: IRBlock) -> bool:
-    """Do the values ``block`` leaves on the stack pass through it as they came (a with's
-    ``__exit__`` under a loop's test), so that another block may stand for it?"""
+    """Are the values ``block`` leaves on the stack only a ``with``'s ``__exit__`` (and
+    manager), passing through as they came, so that another block may stand for it?
+    (A ``for`` loop's iterator under an inner loop's test stays as it was.)"""
     return len(block.exit) <= len(block.entry) and all(
-        x is y for x, y in zip(block.exit, block.entry, strict=False))
+        x is y and isinstance(x, Special) and x.kind in ("exit", "exit_self")
+        for x, y in zip(block.exit, block.entry, strict=False))

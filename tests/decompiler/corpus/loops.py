@@ -499,3 +499,21 @@ def while_with_break_from_handler(xs):
             break
         out.append(v)
     return out
+
+
+@cases(({"abc": 1, "abd": 2, "x": 3},), ({},))
+def while_with_break_inside_for(defaults):
+    # the inner loop's copied test has the for loop's iterator under it (pstats)
+    known = {}
+    bad = {}
+    for word, tup in defaults.items():
+        fragment = word
+        while fragment:
+            if fragment in known:
+                bad[fragment] = 0
+                break
+            known[fragment] = tup
+            fragment = fragment[:-1]
+    for word in bad:
+        del known[word]
+    return known
