@@ -6,7 +6,6 @@ more programs and to minimize failures into ``tests/decompiler/regressions/``.
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import sys
 from pathlib import Path
@@ -14,6 +13,7 @@ from types import CodeType, ModuleType
 
 import pytest
 
+import benchmark_module
 import unveil
 import unveil.decompiler.api
 from unveil.errors import DecompilationError
@@ -21,21 +21,12 @@ from unveil.errors import DecompilationError
 pytest.importorskip("pysource_codegen")
 
 STRICT = os.environ.get("UNVEIL_STRICT", "") not in ("", "0")
-BENCHMARK = Path(__file__).resolve().parent.parent / "benchmarks" / "random_programs.py"
 SEEDS = range(200)
 
 
 def load_benchmark() -> ModuleType:
-    """Import benchmarks/random_programs.py (benchmarks/ is not a package)."""
-    name = "unveil_bench_random_programs"
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, BENCHMARK)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
+    """Import benchmarks/random_programs.py."""
+    return benchmark_module.load_benchmark("random_programs")
 
 
 def require_decompiler() -> None:

@@ -6,31 +6,20 @@ checks that the comparison can fail: a broken module, and a module that needs un
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
 from types import CodeType, ModuleType
 
 import pytest
 
+import benchmark_module
 import unveil
 
 pytest.importorskip("test.test_textwrap", reason="this Python has no CPython test suite")
 
-BENCHMARK = Path(__file__).resolve().parent.parent / "benchmarks" / "stdlib_cpython_tests.py"
 
 
 def load_benchmark() -> ModuleType:
-    """Import benchmarks/stdlib_cpython_tests.py (benchmarks/ is not a package)."""
-    name = "unveil_bench_stdlib_cpython_tests"
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, BENCHMARK)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
+    """Import benchmarks/stdlib_cpython_tests.py."""
+    return benchmark_module.load_benchmark("stdlib_cpython_tests")
 
 
 @pytest.mark.parametrize("module", ["textwrap", "colorsys", "shlex"])

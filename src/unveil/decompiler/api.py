@@ -716,12 +716,21 @@ def _closure_wrapper(node: ast.stmt, code: CodeType) -> ast.Module:
         # the code reads its own name as a global: the definition must not make it a
         # local of the wrapper (a closure variable for the code)
         head.append(ast.Global(names=[own]))
-    head += [ast.Assign(targets=[ast.Name(id=n, ctx=ast.Store())], value=ast.Constant(None))
-             for n in free]
-    outer = ast.FunctionDef(name="__unveil_closure__", args=ast.arguments(
-        posonlyargs=[], args=[], vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None,
-        defaults=[]), body=[*head, node], decorator_list=[], returns=None, type_params=[])
+    outer = _holder("__unveil_closure__", [*head, *_cells(free), node])
     return ast.Module(body=[outer], type_ignores=[])
+
+
+def _holder(name: str, body: list[ast.stmt]) -> ast.FunctionDef:
+    """``def name(): body``: a scope for recompiling nested code in."""
+    return ast.FunctionDef(name=name, args=ast.arguments(
+        posonlyargs=[], args=[], vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None,
+        defaults=[]), body=body, decorator_list=[], returns=None, type_params=[])
+
+
+def _cells(names: list[str]) -> list[ast.stmt]:
+    """``name = None`` for each of ``names``: locals that nested code closes over."""
+    return [ast.Assign(targets=[ast.Name(id=n, ctx=ast.Store())], value=ast.Constant(None))
+            for n in names]
 
 
 def _in_enclosing_scopes(node: ast.stmt, code: CodeType) -> ast.Module | None:
@@ -750,18 +759,10 @@ def _in_enclosing_scopes(node: ast.stmt, code: CodeType) -> ast.Module | None:
     if own != code.co_name or not scopes or "__classdict__" in free or ".type_params" in free \
             or free and scopes[-1][0] != "function":
         return None
-    body: list[ast.stmt] = [ast.Assign(targets=[ast.Name(id=n, ctx=ast.Store())],
-                                       value=ast.Constant(None)) for n in free]
-    body.append(node)
+    body: list[ast.stmt] = [*_cells(free), node]
     for kind, name in reversed(scopes):
-        if kind == "class":
-            body = [ast.ClassDef(name=name, bases=[], keywords=[], body=body,
-                                 decorator_list=[], type_params=[])]
-        else:
-            body = [ast.FunctionDef(name=name, args=ast.arguments(
-                posonlyargs=[], args=[], vararg=None, kwonlyargs=[], kw_defaults=[],
-                kwarg=None, defaults=[]), body=body, decorator_list=[], returns=None,
-                type_params=[])]
+        body = [_holder(name, body) if kind == "function" else ast.ClassDef(
+            name=name, bases=[], keywords=[], body=body, decorator_list=[], type_params=[])]
     return ast.Module(body=body, type_ignores=[])
 
 

@@ -32,7 +32,7 @@ from typing import Any
 from ..errors import DecompilationError
 from .exprs import Names, Slot, Special
 from .facts import attach
-from .ir import ExcMarker
+from .ir import ExcMarker, is_marker
 from .translate import IRBlock, IRGraph
 
 VERSION = sys.version_info[:2]
@@ -139,12 +139,12 @@ class Lowering:
         depth = self.depths.get(block.id)  # (None: not known the same on every path)
         part: list[ast.stmt] = []
         for s in block.stmts:
-            if _is_marker(s, "push_exc_info") or _is_marker(s, "pop_except"):
+            if is_marker(s, "push_exc_info") or is_marker(s, "pop_except"):
                 body.extend(self.handled_part(part, depth))
                 part = []
                 body.extend(self.stmt(s))
                 if depth is not None:
-                    depth += 1 if _is_marker(s, "push_exc_info") else -1
+                    depth += 1 if is_marker(s, "push_exc_info") else -1
                 continue
             part.extend(self.stmt(s))
         part.extend(self.terminator(block))
@@ -312,10 +312,6 @@ class Lowering:
             orelse=[], finalbody=[])
 
 
-def _is_marker(stmt: ast.stmt, kind: str) -> bool:
-    return isinstance(stmt, ExcMarker) and stmt.kind == kind
-
-
 def handled_depths(graph: IRGraph) -> dict[int, int]:
     """{block: how many exceptions are being handled when it starts}, for the blocks where
     every path agrees (``PUSH_EXC_INFO`` adds one, ``POP_EXCEPT`` takes one; a 3.10
@@ -324,34 +320,30 @@ def handled_depths(graph: IRGraph) -> dict[int, int]:
     unknown: set[int] = set()
     todo = [graph.entry]
 
-    def reach(bid: int | None, d: int) -> None:
+    def reach(bid: int | None, d: int | None) -> None:  # (None: not known)
         if bid is None or bid not in graph.blocks or bid in unknown:
             return
-        if bid not in depths:
-            depths[bid] = d
+        if d is None or depths.get(bid, d) != d:
+            unknown.add(bid)  # (and whatever is reached from it)
             todo.append(bid)
-        elif depths[bid] != d:
-            unknown.add(bid)
+        elif bid not in depths:
+            depths[bid] = d
             todo.append(bid)
 
     while todo:
         bid = todo.pop()
         block = graph.blocks[bid]
-        d = depths[bid]
-        for s in block.stmts:
-            if _is_marker(s, "push_exc_info"):
-                d += 1
-            elif _is_marker(s, "pop_except"):
-                d -= 1
-        if bid in unknown:
-            d = -(1 << 20)  # (whatever is reached from here is unknown too)
+        d: int | None = None
+        if bid not in unknown:
+            d = depths[bid] + sum(is_marker(s, "push_exc_info") - is_marker(s, "pop_except")
+                                  for s in block.stmts)
         for t in block.term.targets:
             reach(t, d)
         if block.handler_block is not None:
             # (one handler protects the whole block, and a push or pop starts or ends
             # such a range: what raises in it raises at the depth it ends with)
             legacy = block.handler is not None and block.handler.legacy
-            reach(block.handler_block, d + legacy)
+            reach(block.handler_block, None if d is None else d + legacy)
     return {b: d for b, d in depths.items() if b not in unknown and d >= 0}
 
 

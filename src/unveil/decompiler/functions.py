@@ -784,6 +784,7 @@ def class_body(dec: CodeDecompiler) -> list[ast.stmt]:
     body = without_scope_returns(dec.statements())
     body = apply_to_scope(body, dec)
     body = tidy_scope(body, bool(dec.code.co_flags & CodeFlag.FUTURE_ANNOTATIONS))
+    _drop_hidden_stores(body)  # (first: the docstring is the first statement after them)
     out: list[ast.stmt] = []
     for i, s in enumerate(body):
         if i < 4 and isinstance(s, ast.Assign) and len(s.targets) == 1 \
@@ -792,10 +793,8 @@ def class_body(dec: CodeDecompiler) -> list[ast.stmt]:
             continue
         if isinstance(s, ast.Assign) and len(s.targets) == 1 \
                 and isinstance(s.targets[0], ast.Name) \
-                and s.targets[0].id in ("__static_attributes__", "__classdict__",
-                                        "__type_params__") \
-                and (s.targets[0].id != "__type_params__" or _is_name(s.value, ".type_params")):
-            continue
+                and s.targets[0].id in ("__static_attributes__", "__classdict__"):
+            continue  # (``__type_params__ = .type_params``: see _drop_hidden_stores)
         if isinstance(s, ast.Assign) and len(s.targets) == 1 \
                 and isinstance(s.targets[0], ast.Name) and s.targets[0].id == "__doc__" \
                 and isinstance(s.value, ast.Constant) and not out:
@@ -804,7 +803,6 @@ def class_body(dec: CodeDecompiler) -> list[ast.stmt]:
         out.append(s)
     while out and isinstance(out[-1], ast.Return):
         out.pop()
-    _drop_hidden_stores(out)
     unused = unused_free_variables(dec.code, out)
     if unused:  # (read only by code that cannot run, after a raise)
         out.append(_dead_reference(unused))
@@ -835,7 +833,3 @@ def module_body(code: CodeType, constants: Constants | None = None) -> list[ast.
     dec = CodeDecompiler(code, constants)
     body = apply_to_scope(without_scope_returns(dec.statements()), dec)
     return tidy_scope(body, bool(code.co_flags & CodeFlag.FUTURE_ANNOTATIONS))
-
-
-def _is_name(node: ast.expr, ident: str) -> bool:
-    return isinstance(node, ast.Name) and node.id == ident

@@ -65,6 +65,11 @@ class ExcMarker(ast.stmt):
         self.flag = flag
 
 
+def is_marker(stmt: ast.stmt, kind: str) -> bool:
+    """Is ``stmt`` the marker ``kind`` (``push_exc_info``, ``pop_except``...)?"""
+    return isinstance(stmt, ExcMarker) and stmt.kind == kind
+
+
 # ---------------------------------------------------------------- PEP 695 generics
 
 _KINDS = {

@@ -59,6 +59,20 @@ SKIPPED_FIELDS = frozenset({"ctx", "op", "ops", "type_comment"})  # (leaves: no 
 N = TypeVar("N", bound=ast.AST)
 
 
+def inner_children(node: ast.AST) -> list[ast.AST]:
+    """The nodes right under ``node`` in field order, not contexts or operators."""
+    out: list[ast.AST] = []
+    for name in node._fields:
+        if name in SKIPPED_FIELDS:
+            continue
+        value = getattr(node, name, None)
+        if isinstance(value, ast.AST):
+            out.append(value)
+        elif isinstance(value, list):
+            out.extend(v for v in value if isinstance(v, ast.AST))
+    return out
+
+
 def nodes_under(node: ast.AST) -> list[ast.AST]:
     """``node`` and the nodes under it (not contexts or operators), in no set order."""
     out = [node]

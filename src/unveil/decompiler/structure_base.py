@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from .exprs import ExcMatch, Shared, Slot, Special
 from .facts import attach
 from .ir import ExcMarker
+from .ir import is_marker as _is_marker
 from .nodes import same
 from .render import preview
 from .translate import IRBlock
@@ -94,10 +95,6 @@ def _computed_after(value: ast.expr | None, marker: ast.stmt) -> bool:
     before = getattr(marker, "before", None)
     return value is not None and before is not None and not isinstance(value, ast.Constant) \
         and id(value) not in before
-
-
-def _is_marker(stmt: ast.stmt, kind: str) -> bool:
-    return isinstance(stmt, ExcMarker) and stmt.kind == kind
 
 
 def _find_marker(stmts: list[ast.stmt], kind: str) -> int | None:

@@ -480,6 +480,7 @@ class Clauses:
                 self.content_key(self.blocks[body_exit]):
             merge = body_exit  # the clauses end in a copy of the code after the statement
         orelse: list[ast.stmt] = []
+        trailing: list[ast.stmt] | None = None  # (written after it, where it ends a clause)
         after = merge
         if body_exit is not None:
             if merge is None:
@@ -497,24 +498,20 @@ class Clauses:
                     # go on to must leave it too (the code after the statement), or leave
                     # otherwise (``return``), and then it ends each clause
                     left = len(info.exits)
-                    tail = self.seq(merge, ctx)
-                    make = ast.TryStar if star else ast.Try  # type: ignore[attr-defined]
-                    if len(info.exits) > left:
-                        out.append(make(body=body or [ast.Pass()], handlers=handlers,
-                                        orelse=orelse, finalbody=[]))
-                    elif tail and isinstance(tail[-1], _LEAVES):
-                        self.end_clauses(handlers, tail)
-                        out.append(make(body=body or [ast.Pass()], handlers=handlers,
-                                        orelse=[], finalbody=[]))
-                        tail = orelse
-                    else:
-                        raise Unstructurable("except clauses and else go on in different places")
-                    out.extend(tail)
-                    return None
+                    trailing = self.seq(merge, ctx)
+                    if len(info.exits) == left:
+                        if not trailing or not isinstance(trailing[-1], _LEAVES):
+                            raise Unstructurable(
+                                "except clauses and else go on in different places")
+                        self.end_clauses(handlers, trailing)
+                        trailing, orelse = orelse, []
         make = ast.TryStar if star else ast.Try  # type: ignore[attr-defined]
         node = make(body=body or [ast.Pass()], handlers=handlers, orelse=orelse,
                     finalbody=[])
         out.append(node)
+        if trailing is not None:
+            out.extend(trailing)
+            return None
         if after is not None and after == ctx.follow:
             return None
         return after
@@ -773,10 +770,9 @@ def _returned_from_body(after: list[ast.stmt], block: IRBlock,
     if len(after) != 1 or not isinstance(after[0], ast.Return) or after[0].value is None:
         return None
     value = after[0].value
-    origin = getattr(value, "origin", None)
-    if origin is not None and any(origin is s.value for s in spills  # type: ignore[attr-defined]
-                                  ) and len(spills) == 1:
-        return origin
+    if len(spills) == 1:
+        origin = getattr(value, "origin", None)
+        return origin if origin is not None and origin is spills[0].value else None  # type: ignore[attr-defined]
     if not spills and any(value is e for e in block.entry):
         return value
     return None

@@ -28,7 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .facts import attach
-from .nodes import SKIPPED_FIELDS, nodes_under, replace_under, walk
+from .nodes import inner_children, nodes_under, replace_under, walk
 
 # ``fixed(name, None)``: the global ``name`` is bound before the code runs and is never
 # rebound while it runs; ``fixed(name, attr)``: so is that attribute of it. Reading them
@@ -292,20 +292,6 @@ def _collapsed(body: list[ast.stmt], loads: dict[str, int],
     return [s for k, s in enumerate(out) if k not in drop] if drop else None
 
 
-def _children(node: ast.AST) -> list[ast.AST]:
-    """The nodes right under ``node`` in field order (not contexts or operators)."""
-    out: list[ast.AST] = []
-    for name in node._fields:
-        if name in SKIPPED_FIELDS:
-            continue
-        value = getattr(node, name, None)
-        if isinstance(value, ast.AST):
-            out.append(value)
-        elif isinstance(value, list):
-            out.extend(v for v in value if isinstance(v, ast.AST))
-    return out
-
-
 def _post_order(node: ast.AST) -> list[ast.AST]:
     """The nodes under ``node``, each after its children, children in field order."""
     out: list[ast.AST] = []
@@ -318,7 +304,7 @@ def _post_order(node: ast.AST) -> list[ast.AST]:
             continue
         parents.append(n)
         todo.append(None)
-        todo.extend(reversed(_children(n)))
+        todo.extend(reversed(inner_children(n)))
     return out
 
 
