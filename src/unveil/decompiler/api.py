@@ -9,7 +9,7 @@ import os
 import sys
 import tokenize
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from types import CodeType, FunctionType
 from typing import Any
 
@@ -460,29 +460,58 @@ def _recompile(code: CodeType, filename: str | None, line_map: dict[int, int] | 
                force_fallback: bool) -> CodeType:
     constants = Constants(exact=True, lowered=code if force_fallback else None)
     kind = code_kind(code)
+    target = (code.co_name, kind)
+    fname = filename or f"<unveil {code.co_name}>"
+
+    def wrap(node: ast.stmt, outer: Sequence[str] = ()) -> ast.Module:
+        wrapped = (_in_enclosing_scopes(node, code) if kind == "class" else None) \
+            or _closure_wrapper(node, code, outer)
+        wrapped.body[:0] = [ast.Import(names=[ast.alias(name=n)])
+                            for n in sorted(constants.imported)]
+        unmangle(wrapped)
+        return wrapped
+
     if kind == "module":
-        wrapped: ast.Module = ast.Module(body=module_body(code, constants) or [ast.Pass()],
-                                         type_ignores=[])
+        wrapped = ast.Module(body=module_body(code, constants) or [ast.Pass()], type_ignores=[])
+        unmangle(wrapped)
     else:
         changed: list[bool] = []
         node = _definition_for(code, kind, constants, changed if simplify else None, fixed)
         if facts is not None:
             facts["simplified"] = any(changed)
-        wrapped = (_in_enclosing_scopes(node, code) if kind == "class" else None) \
-            or _closure_wrapper(node, code)
-        imports = [ast.Import(names=[ast.alias(name=n)]) for n in sorted(constants.imported)]
-        if imports:
-            wrapped.body[:0] = imports
-    unmangle(wrapped)
-    source = header + unparse(wrapped) + "\n"
-    fname = filename or f"<unveil {code.co_name}>"
-    parsed = ast.parse(source, fname)
+        if kind == "lambda" and isinstance(node, ast.FunctionDef):
+            target = (LAMBDA_NAME, "function")
+        wrapped = wrap(node)
+    source, parsed, markers, found = _compile_back(code, kind, target, wrapped, header,
+                                                   fname, constants)
+    lost = _lost_cells(code, found, kind)
+    if lost:
+        # cells the code binds only in a comprehension that 3.12+ inlines, which a
+        # nested scope reads: it sees them because an enclosing scope binds them too
+        wrapped = wrap(node, lost)
+        source, parsed, markers, found = _compile_back(code, kind, target, wrapped, header,
+                                                       fname, constants)
     if comments is not None:  # (at the ends of lines: the lines stay where they are)
         source = _with_comments(source, parsed, comments)
     if filename:
         _write(filename, source)
     if line_map is not None:
         line_map.update(_origin_lines(wrapped, parsed))
+    found = _restore_constants(found, markers)
+    _check_layout(code, found, kind)
+    replace: dict[str, Any] = {"co_name": code.co_name}
+    if hasattr(code, "co_qualname"):
+        replace["co_qualname"] = code.co_qualname
+    return found.replace(**replace)
+
+
+def _compile_back(code: CodeType, kind: str, target: tuple[str, str], wrapped: ast.Module,
+                  header: str, fname: str,
+                  constants: Constants) -> tuple[str, ast.Module, Any, CodeType]:
+    """The source of ``wrapped``, parsed back, its constant markers and the code object
+    in its compilation that stands for ``code`` (``target``: its name and kind there)."""
+    source = header + unparse(wrapped) + "\n"
+    parsed = ast.parse(source, fname)
     markers = _mark_constants(parsed, constants)
     # (from the text where no constant is swapped in: 3.12+ limits how deep a tree
     # handed to ``compile`` may be more tightly than how deep source text may nest)
@@ -490,19 +519,20 @@ def _recompile(code: CodeType, filename: str | None, line_map: dict[int, int] | 
                        flags=code.co_flags & _FUTURE_FLAGS, dont_inherit=True)
     if kind == "module":
         found: CodeType | None = compiled
-    elif kind == "lambda" and isinstance(node, ast.FunctionDef):
-        found = _find_code(compiled, LAMBDA_NAME, "function")
     else:
-        found = _find_code(compiled, code.co_name, kind)
-        if found is None:
-            raise DecompilationError("recompiled source lost the function",
-                                     code_name=code.co_name)
-    found = _restore_constants(found, markers)
-    _check_layout(code, found, kind)
-    replace: dict[str, Any] = {"co_name": code.co_name}
-    if hasattr(code, "co_qualname"):
-        replace["co_qualname"] = code.co_qualname
-    return found.replace(**replace)
+        found = _find_code(compiled, *target)
+    if found is None:
+        raise DecompilationError("recompiled source lost the function",
+                                 code_name=code.co_name)
+    return source, parsed, markers, found
+
+
+def _lost_cells(code: CodeType, found: CodeType, kind: str) -> list[str]:
+    """Cells of ``code`` that ``found``, compiled back on its own, does not have."""
+    if kind not in ("function", "lambda") or sys.version_info < (3, 12):
+        return []
+    have = set(found.co_cellvars)
+    return [n for n in code.co_cellvars if n not in have and n.isidentifier()]
 
 
 _FUTURE_FLAGS = 0
@@ -591,7 +621,16 @@ def _definition_for(code: CodeType, kind: str, constants: Constants,
         lam = ast.Lambda(args=args, body=value)
         return ast.Assign(targets=[ast.Name(id="_unveil_lambda", ctx=ast.Store())], value=lam)
     if kind in ("comprehension", "genexpr"):
-        return comprehension_statement(code, constants, compilable=True)
+        stmt = comprehension_statement(code, constants, compilable=True)
+        if sys.version_info >= (3, 12) and kind == "comprehension" \
+                and isinstance(stmt, ast.Expr):
+            # 3.12+ inlines a list, set or dict comprehension except in an annotation
+            # scope that sees a class's names (where such a code object comes from)
+            alias = ast.TypeAlias(name=ast.Name(id="__unveil_alias__", ctx=ast.Store()),  # type: ignore
+                                  type_params=[], value=stmt.value)
+            return ast.ClassDef(name="__unveil_class__", bases=[], keywords=[], body=[alias],
+                                decorator_list=[], type_params=[])
+        return stmt
     params = code.co_varnames[:code.co_argcount]
     if code.co_name.isidentifier() and (params == (".format",) or (
             "__classdict__" in code.co_freevars and params == ())):
@@ -693,12 +732,14 @@ def _annotation_items(body: list[ast.stmt]
     return items, True
 
 
-def _closure_wrapper(node: ast.stmt, code: CodeType) -> ast.Module:
+def _closure_wrapper(node: ast.stmt, code: CodeType, outer: Sequence[str] = ()) -> ast.Module:
+    """``node`` inside a function that binds ``code``'s free variables (and ``outer``)."""
     own = getattr(node, "name", None)
     if isinstance(own, ast.Name):  # ``type X = ...``: the alias's name is a Name node
         own = own.id
     bound = {p.name for p in getattr(node, "type_params", None) or ()}  # type: ignore
     free = [n for n in code.co_freevars if n not in bound and n != ".type_params"]
+    free += [n for n in outer if n not in free]
     if "__classdict__" in free:
         # code inside a class body that sees the class namespace (3.12+ annotation and
         # type parameter scopes)

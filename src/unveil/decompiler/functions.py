@@ -449,12 +449,16 @@ def unused_free_variables(code: CodeType, body: list[ast.stmt],
     return missing
 
 
-def unused_cells(code: CodeType, names: ScopeNames) -> list[str]:
-    """Cell variables of the original that no nested scope of the body names. Dynamo
+def unused_cells(code: CodeType, body: list[ast.stmt], names: ScopeNames) -> list[str]:
+    """Cell variables of the original that no nested scope of the body reads. Dynamo
     keeps the cells of the frame it transforms (it checks ``co_cellvars``) even where its
-    code no longer makes the closures that needed them; a dead closure keeps them cells."""
-    return [c for c in code.co_cellvars
-            if c.isidentifier() and not c.startswith("__class") and c not in names.nested]
+    code no longer makes the closures that needed them, and the closure that read one may
+    have been code that cannot run; a dead closure keeps them cells."""
+    candidates = [c for c in code.co_cellvars
+                  if c.isidentifier() and not c.startswith("__class")]
+    named = [c for c in candidates if c in names.nested]
+    cells = _cells_through_nested(code, body, named) if named else set()
+    return [c for c in candidates if c not in cells]
 
 
 def unbound_locals(code: CodeType, names: ScopeNames) -> list[str]:
@@ -509,40 +513,75 @@ def _scope_parts(node: ast.AST) -> list[ast.AST]:
 
 
 def _free_through_nested(code: CodeType, body: list[ast.stmt], names: list[str]) -> set[str]:
-    """Which of ``names`` are free in the scope because a nested scope reads them (ask
-    ``symtable`` about the body set in a function that binds them)."""
+    """Which of ``names`` are free in the scope because a nested scope reads them."""
+    scope = _body_table(code, body, names, bind=False)
+    if scope is None:
+        return set(names)  # cannot tell: keep the names as they are
+    return {n for n in names if _symbol(scope, n, "is_free")}
+
+
+def _cells_through_nested(code: CodeType, body: list[ast.stmt], names: list[str]) -> set[str]:
+    """Which of ``names``, bound in the scope, are cells because a nested scope reads
+    them (a nested scope that only binds the same name, such as a generator's loop
+    target, does not make it a cell)."""
+    scope = _body_table(code, body, names, bind=True)
+    if scope is None:
+        return set(names)  # cannot tell: keep the names as they are
+    return {n for n in names if any(_free_below(c, n) for c in scope.get_children())}
+
+
+def _free_below(table: Any, name: str) -> bool:
+    """Is ``name`` free in ``table`` or in a scope inside it that sees it from outside?
+    (3.12+ inlines list, set and dict comprehensions: their cells are the function's.)"""
+    if name in table.get_identifiers():
+        if _symbol(table, name, "is_free"):
+            return True
+        if sys.version_info < (3, 12) or table.get_name() not in _INLINED:
+            return False
+    return any(_free_below(c, name) for c in table.get_children())
+
+
+_INLINED = ("listcomp", "setcomp", "dictcomp")
+
+
+def _symbol(scope: Any, name: str, test: str) -> bool:
+    try:
+        return bool(getattr(scope.lookup(name), test)())
+    except KeyError:
+        return False
+
+
+def _body_table(code: CodeType, body: list[ast.stmt], names: list[str],
+                bind: bool) -> Any:
+    """``symtable``'s table of ``body`` set in a scope of ``code``'s kind, inside a
+    function that binds ``names`` (``bind``: the scope binds them itself, at its end,
+    after any ``nonlocal`` of them); ``None`` when it cannot tell."""
     import symtable
 
+    binding = [ast.Assign(targets=[ast.Name(id=n, ctx=ast.Store()) for n in names],
+                          value=ast.Constant(None))]
+    inner_body = [*body, *binding] if bind else body
     is_class = not code.co_flags & CodeFlag.NEWLOCALS
-    inner = ast.ClassDef(name="_unveil_scope", bases=[], keywords=[], body=body or [ast.Pass()],
-                         decorator_list=[], type_params=[]) if is_class else ast.AsyncFunctionDef(
+    inner = ast.ClassDef(name="_unveil_scope", bases=[], keywords=[],
+                         body=inner_body or [ast.Pass()], decorator_list=[],
+                         type_params=[]) if is_class else ast.AsyncFunctionDef(
         name="_unveil_scope", args=ast.arguments(posonlyargs=[], args=[], vararg=None,
                                                  kwonlyargs=[], kw_defaults=[], kwarg=None,
                                                  defaults=[]),
-        body=body or [ast.Pass()], decorator_list=[], returns=None, type_params=[])
+        body=inner_body or [ast.Pass()], decorator_list=[], returns=None, type_params=[])
     outer = ast.FunctionDef(name="_unveil_outer", args=ast.arguments(
                                 posonlyargs=[], args=[], vararg=None, kwonlyargs=[],
                                 kw_defaults=[], kwarg=None, defaults=[]),
-                            body=[ast.Assign(targets=[ast.Name(id=n, ctx=ast.Store())
-                                                      for n in names], value=ast.Constant(None)),
-                                  inner],
-                            decorator_list=[], returns=None, type_params=[])
+                            body=[*binding, inner], decorator_list=[], returns=None,
+                            type_params=[])
     try:
         table = symtable.symtable(ast.unparse(ast.fix_missing_locations(outer)), "<unveil>",
                                   "exec")
         # (3.14 lists the module's annotation scope among the children too)
         outer_table = next(c for c in table.get_children() if c.get_name() == "_unveil_outer")
-        scope = next(c for c in outer_table.get_children() if c.get_name() == "_unveil_scope")
+        return next(c for c in outer_table.get_children() if c.get_name() == "_unveil_scope")
     except (SyntaxError, StopIteration, ValueError):
-        return set(names)  # cannot tell: keep the names as they are
-    free: set[str] = set()
-    for n in names:
-        try:
-            if scope.lookup(n).is_free():
-                free.add(n)
-        except KeyError:
-            pass
-    return free
+        return None
 
 
 def function_def(code: CodeType, name: str, parent: CodeDecompiler | None = None,
@@ -567,7 +606,7 @@ def function_def(code: CodeType, name: str, parent: CodeDecompiler | None = None
     if unused:
         head.append(_dead_reference(unused))
     unbound = unbound_locals(code, names)
-    cells = unused_cells(code, names)
+    cells = unused_cells(code, body, names)
     if cells:  # a cell needs a binding in the function too
         bound = names.bound.union(code.co_varnames[:argument_count(code)])
         unbound += [c for c in cells if c not in bound and c not in unbound]

@@ -260,3 +260,12 @@ def return_inside_while_else(n):
             return "five"
     else:
         return "exhausted"
+
+
+@cases(([1, 2],), ([],))
+def cell_read_only_by_a_dead_closure(items):
+    # ``items`` is a cell (the lambda), though the only live nested scope that names it
+    # binds a name of its own
+    pairs = list((items, 1) for items in items)
+    return pairs
+    lambda: items  # noqa
