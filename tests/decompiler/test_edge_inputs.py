@@ -229,14 +229,9 @@ def test_alias_value_reading_its_own_name_beside_a_comprehension_binding_it() ->
     assert set(statuses.values()) == {"identical"}, statuses
 
 
-_META_312 = pytest.mark.xfail(sys.version_info[:2] == (3, 12), strict=True, reason=(
-    "3.12 names the shared test of `A and B` in the arm before the keyword: the arms are "
-    "not one assignment each"))
-
-
 @pytest.mark.skipif(sys.version_info < (3, 12), reason="PEP 695 is 3.12+")
 @pytest.mark.parametrize("c", [True, False])
-@pytest.mark.parametrize("keywords", ["", pytest.param(", metaclass=type", marks=_META_312)])
+@pytest.mark.parametrize("keywords", ["", ", metaclass=type"])
 def test_generic_class_with_a_conditional_base_holding_and(c: bool, keywords: str) -> None:
     """``class C[T](a and b if c else d)``: the compiler copies the class creation into
     each arm; it comes back as one ``class`` statement."""

@@ -118,6 +118,9 @@ STRUCTURED = [
     ("loops", "index_with_break_from_handler"),
     ("loops", "while_with_break_from_handler"),
     ("with_stmt", "loop_in_two_items_with"),
+    ("edge_flow", "long_chain_as_if_test"),
+    ("edge_flow", "long_chain_as_conditional_test"),
+    ("expressions", "boolean_arms_of_a_conditional_argument"),
     ("loops", "while_with_break_inside_for"),
 ]
 
@@ -145,6 +148,9 @@ AS_WRITTEN = [
     ("with_stmt", "with_returning_chained_comparison"),
     ("with_stmt", "if_in_try_in_with"),
     ("with_stmt", "loop_in_two_items_with"),
+    ("edge_flow", "long_chain_as_if_test"),
+    ("edge_flow", "long_chain_as_conditional_test"),
+    ("expressions", "boolean_arms_of_a_conditional_argument"),
     pytest.param("with_stmt", "while_loop_in_with", marks=pytest.mark.xfail(
         sys.version_info < (3, 11), strict=True,
         reason="3.10 copies the return after the with into the rotated loop's exit")),

@@ -59,6 +59,9 @@ def merge_tails(bc: Bytecode) -> Bytecode:
             continue  # not one expression: an if statement whose arms end alike
         keep = second[len(second) - n]
         cut = first[len(first) - n]
+        if any(instrs[k].target > cut for k in first[:len(first) - n]
+               if instrs[k].op in _CONDITIONAL):
+            continue  # a test inside the first arm jumps into the shared end
         new[cut] = Instr("JUMP", None, None, keep, instrs[cut].offset, instrs[cut].line)
         for k in first[first.index(cut) + 1:]:
             new[k] = replace(instrs[k], op="NOP", arg=None, argval=None, target=-1)
@@ -77,20 +80,23 @@ def _arm(bc: Bytecode, start: int, entries: dict[int, int],
     if entries.get(start, 0) > (max(1, max_entries) if allow_entry else 0):
         return None
     out: list[int] = []
+    inner: dict[int, int] = {}  # targets of the arm's own forward tests (``x or y``)
     k = entered = start
     while k < len(instrs):
-        if k != entered and k in entries:
+        if k != entered and entries.get(k, 0) != inner.get(k, 0):
             return None
         if bc.handlers[k] != bc.handlers[start]:
             return None
         op = instrs[k].op
         out.append(k)
         if op in _TERMINAL:
-            return out
+            return out if all(t <= k for t in inner) else None
         if op == "JUMP" and instrs[k].target > k and entries.get(instrs[k].target) == 1:
             k = entered = instrs[k].target  # a jump to code entered only from here
             continue
-        if op in _FLOW:
+        if op in _CONDITIONAL and instrs[k].target > k:
+            inner[instrs[k].target] = inner.get(instrs[k].target, 0) + 1
+        elif op in _FLOW:
             return None
         k += 1
     return None
@@ -121,6 +127,7 @@ _EFFECTS: dict[str, tuple[int, int]] = {
     **dict.fromkeys(("BINARY_OP", "COMPARE_OP", "CONTAINS_OP", "IS_OP", "BINARY_SUBSCR"),
                     (2, 1)),
     "POP_TOP": (1, 0),
+    **dict.fromkeys(_CONDITIONAL, (1, 0)),  # (the arm's own ``and``/``or`` tests)
     "LOAD_METHOD": (1, 2),
     "JUMP": (0, 0),
     "NOP": (0, 0),

@@ -462,7 +462,7 @@ class Translator:
             join = then_o.targets[0]
             merged = _merge_values(test, then_o.state.stack, else_o.state.stack)
             if merged is not None and self._join_closed(join, joined | pending, then_o, else_o,
-                                                        then_t, else_t):
+                                                        pending, region):
                 state.stack[:] = merged
                 return Term("goto", [join], line=term.line), then_o.absorbed + else_o.absorbed
             return None
@@ -598,14 +598,25 @@ class Translator:
             return None
         middle = state.stack[-1]
         below = state.stack[:-1]
+        else_stack, else_to = else_o.state.stack, else_o.targets[0]
+        dropped: list[int] = []
+        if not else_o.absorbed and else_stack and else_stack[-1] is middle:
+            # the clean-up that drops the middle value is shared with an inner link of
+            # a longer chain (``a < b == c is d``): the outermost link folds it in
+            after = self._drop_one(else_to, then_o.targets[1])
+            if after is not None:
+                block = self.cfg.blocks[else_to]
+                if all(p == term.src or p in then_o.absorbed for p in block.preds):
+                    dropped = [else_to]
+                else_stack, else_to = else_stack[:-1], after
         if not (isinstance(middle, Shared) or is_stable(middle)) \
                 or not _mentions(test, middle) \
                 or not _mentions(then_o.test, middle) \
                 or not _same_stack(then_o.state.stack, below, None, None) \
-                or not _same_stack(else_o.state.stack, below, None, None):
+                or not _same_stack(else_stack, below, None, None):
             return None
         t2, e2 = then_o.targets
-        other, hops = self._through_jumps(else_o.targets[0], set(else_o.absorbed))
+        other, hops = self._through_jumps(else_to, set(else_o.absorbed))
         if other == self._through_jumps(e2, set())[0]:
             new = _boolop(ast.And, test, then_o.test)
         elif other == self._through_jumps(t2, set())[0]:
@@ -614,7 +625,28 @@ class Translator:
             return None
         del state.stack[-1]
         folded, absorbed = self._compound(new, t2, e2, state, then_o, False, term)
-        return folded, absorbed + else_o.absorbed + hops
+        return folded, absorbed + else_o.absorbed + dropped + hops
+
+    def _drop_one(self, bid: int, twin: int) -> int | None:
+        """Where block ``bid`` goes when all it does is drop the top stack value: its
+        successor, or ``twin`` when the rest of it is a copy of that exit block (3.12+
+        copies small exits)."""
+        block = self.cfg.blocks.get(bid)
+        if block is None or block.handles:
+            return None
+        instrs = [i for i in self.bc.instrs[block.start:block.end] if i.op != "NOP"]
+        if not instrs or instrs[0].op != "POP_TOP":
+            return None
+        if [i.op for i in instrs[1:]] in ([], ["JUMP"]) and len(block.succs) == 1:
+            return block.succs[0]
+        other = self.cfg.blocks.get(twin)
+        if other is None or other.handles or block.succs or other.succs \
+                or instrs[-1].op != "RETURN_VALUE":
+            return None
+        copy = [i for i in self.bc.instrs[other.start:other.end] if i.op != "NOP"]
+        same = len(copy) == len(instrs) - 1 and all(
+            a.op == b.op and a.arg == b.arg for a, b in zip(copy, instrs[1:], strict=True))
+        return twin if same else None
 
     def _through_jumps(self, bid: int, owned: set[int]) -> tuple[int, list[int]]:
         """Where ``bid`` leads past blocks that only jump, and those of them that only
@@ -692,14 +724,32 @@ class Translator:
                 return t
         return None
 
-    def _join_closed(self, join: int, region: set[int], then_o: _Outcome, else_o: _Outcome,
-                     then_t: int, else_t: int) -> bool:
-        """All entries into ``join`` come from the two folded branches."""
+    def _join_closed(self, join: int, folded: set[int], then_o: _Outcome, else_o: _Outcome,
+                     pending: frozenset[int], region: set[int]) -> bool:
+        """All entries into ``join`` come from the two folded branches, or from the other
+        arm of a conditional being folded around them, which meets them there (3.12+
+        jumps from ``a or b`` in ``a or b if t else c`` straight to the end of the whole
+        expression; so does ``c or d`` in the last arm)."""
         jb = self.cfg.blocks.get(join)
         if jb is None or jb.handles:
             return False
-        inside = set(region) | set(then_o.absorbed) | set(else_o.absorbed)
-        return all(p in inside for p in jb.preds)
+        inside = set(folded) | set(then_o.absorbed) | set(else_o.absorbed)
+        extra = [p for p in jb.preds if p not in inside]
+        if not extra:
+            return True
+        return bool(pending) and set(extra) <= region | self._ahead(pending, join)
+
+    def _ahead(self, starts: frozenset[int], stop: int, limit: int = 64) -> set[int]:
+        """Blocks reached from ``starts`` before ``stop`` (at most ``limit`` of them)."""
+        seen: set[int] = set()
+        todo = [s for p in starts if p in self.cfg.blocks for s in self.cfg.blocks[p].succs]
+        while todo and len(seen) < limit:
+            b = todo.pop()
+            if b == stop or b in seen or b not in self.cfg.blocks:
+                continue
+            seen.add(b)
+            todo.extend(self.cfg.blocks[b].succs)
+        return seen
 
 
 def _current_seq() -> int:

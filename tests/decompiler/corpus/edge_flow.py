@@ -230,3 +230,17 @@ def defaults_before_a_conditional_annotation(x, y):
         return a, b
 
     return inner(), inner.__annotations__["return"], inner.__defaults__[0] is inner()[0]
+
+
+@cases((1, 2, 2, 2, "e"), (1, 2, 3, 3, "e"), (3, 2, 2, 2, "e"), (1, 2, 2, None, "e"))
+def long_chain_as_if_test(a, b, c, d, e):
+    # the clean-up that drops a middle value is shared by two links of the chain
+    if a < b == c is d:
+        return a
+    return e
+
+
+@cases((1, 2, 2, 2), (1, 2, 3, 3), (3, 2, 2, 2), (1, 2, 2, 5))
+def long_chain_as_conditional_test(a, b, c, d):
+    x = "in" if a < b <= c == d != a else "out"
+    return x, a if Loud(a) < b == c < Loud(d) else d, LOG[-3:]

@@ -224,3 +224,15 @@ def mixed_boolean_values(a, b, c, d):
 def mixed_boolean_generator(attrs, values):
     return all(a in values and (not callable(values.get(a)) or values[a] is not None)
                for a in attrs)
+
+
+def _kw(*args, **kwargs):
+    return args, kwargs
+
+
+@cases((0, "", 3, None, True), (1, 2, 0, 4, False), (0, 0, 0, 0, False), (5, 0, "", 7, True))
+def boolean_arms_of_a_conditional_argument(a, b, c, d, t):
+    # 3.12+ jumps from each arm's ``or`` straight to the end of the whole expression
+    first = _kw(a or b if t else c or d, k=a)
+    second = _kw(1, a and b if t else c, k=[c or d if a else b])
+    return first, second, [1, a or b if t else d]
