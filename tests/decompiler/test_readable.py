@@ -121,6 +121,7 @@ STRUCTURED = [
     ("edge_flow", "long_chain_as_if_test"),
     ("edge_flow", "long_chain_as_conditional_test"),
     ("expressions", "boolean_arms_of_a_conditional_argument"),
+    ("expressions", "function_in_the_middle_of_a_chain"),
     ("loops", "while_with_break_inside_for"),
 ]
 
@@ -151,6 +152,7 @@ AS_WRITTEN = [
     ("edge_flow", "long_chain_as_if_test"),
     ("edge_flow", "long_chain_as_conditional_test"),
     ("expressions", "boolean_arms_of_a_conditional_argument"),
+    ("expressions", "function_in_the_middle_of_a_chain"),
     pytest.param("with_stmt", "while_loop_in_with", marks=pytest.mark.xfail(
         sys.version_info < (3, 11), strict=True,
         reason="3.10 copies the return after the with into the rotated loop's exit")),

@@ -265,7 +265,8 @@ class StackOps(Machine):
             return
         # (a function made and dropped, ``lambda: x`` as a statement, stays: its closure
         # makes cells of the names it reads)
-        if is_stable(value) and not isinstance(value, Func) or isinstance(value, Marker) \
+        if is_stable(value) and not (isinstance(value, Func) and not value.copied) \
+                or isinstance(value, Marker) \
                 and not isinstance(value, Func | ClassBuild | ExcMatch | Iterator | ImportItem):
             if not (isinstance(value, Special) and value.kind in ("enter", "awaited")) \
                     and not self.local_statement(value):
@@ -301,6 +302,8 @@ class StackOps(Machine):
         if is_stable(value) and not isinstance(value, ast.List | ast.Set | ast.Dict) and (
                 isinstance(value, Marker) or not (
                 depth == 1 and self.following and self.following[0].op in _NAME_STORES)):
+            if isinstance(value, Func):
+                value.copied = True
             self.push(value)
             return
         # a copy stored to a name right away is ``a = b = v`` or ``(a := v)``

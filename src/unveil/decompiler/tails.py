@@ -146,6 +146,8 @@ def _effect(ins: Instr) -> tuple[int, int] | None:
         return n, 1
     if ins.op == "BUILD_MAP":
         return 2 * n, 1
+    if ins.op == "MAKE_FUNCTION":  # (flags: one value per part; 0x100: 3.10's qualname)
+        return 1 + bin(n & 0x10F).count("1"), 1
     if ins.op == "CALL" and sys.version_info >= (3, 11):
         return n + 2, 1
     return None
