@@ -120,8 +120,10 @@ STRUCTURED = [
     ("with_stmt", "loop_in_two_items_with"),
     ("edge_flow", "long_chain_as_if_test"),
     ("edge_flow", "long_chain_as_conditional_test"),
+    ("edge_flow", "long_chain_in_an_arm_of_an_argument"),
     ("expressions", "boolean_arms_of_a_conditional_argument"),
     ("expressions", "function_in_the_middle_of_a_chain"),
+    ("async_code", "async_for_inside_a_plain_for_in_a_comprehension"),
     ("loops", "while_with_break_inside_for"),
 ]
 
@@ -151,8 +153,10 @@ AS_WRITTEN = [
     ("with_stmt", "loop_in_two_items_with"),
     ("edge_flow", "long_chain_as_if_test"),
     ("edge_flow", "long_chain_as_conditional_test"),
+    ("edge_flow", "long_chain_in_an_arm_of_an_argument"),
     ("expressions", "boolean_arms_of_a_conditional_argument"),
     ("expressions", "function_in_the_middle_of_a_chain"),
+    ("async_code", "async_for_inside_a_plain_for_in_a_comprehension"),
     pytest.param("with_stmt", "while_loop_in_with", marks=pytest.mark.xfail(
         sys.version_info < (3, 11), strict=True,
         reason="3.10 copies the return after the with into the rotated loop's exit")),

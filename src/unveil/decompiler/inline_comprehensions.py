@@ -39,24 +39,33 @@ def fold(bc: Bytecode, dec: Scope) -> Bytecode:
     out: list[Instr] = []
     handlers = []
     index_map: dict[int, int] = {}
-    i = 0
     n = len(instrs)
-    while i < n:
+    folded: set[int] = set()  # the instructions of regions already folded
+    for i in range(n):
+        if i in folded:
+            continue
         region = _region(bc, i)
         if region is None:
             index_map[i] = len(out)
             out.append(replace(instrs[i]))
             handlers.append(bc.handlers[i])
-            i += 1
             continue
         start, build, loop_exit, saved = region
-        expr = _decompile_region(bc, build, loop_exit, dec)
-        for k in range(start, loop_exit):
+        members = _members(bc, build, loop_exit)
+        expr = _decompile_region(bc, build, loop_exit, members, dec)
+        inside = {*range(start, build), *members}
+        for k in inside:
             index_map[k] = len(out)
         ins = instrs[start]
         out.append(Instr("COMPREHENSION", saved, expr, -1, ins.offset, ins.line))
         handlers.append(bc.handlers[start])
-        i = loop_exit
+        if not inside.issuperset(range(start, loop_exit)):
+            # code of the enclosing scope laid out inside it (an ``await``'s clean-up),
+            # or its loop's end laid out after what follows it (3.12+: an ``async for``
+            # nested in a plain ``for``)
+            out.append(Instr("JUMP", None, None, loop_exit, ins.offset, ins.line))
+            handlers.append(bc.handlers[start])
+        folded |= inside
     index_map[n] = len(out)
     try:
         return retarget(bc, out, handlers, index_map)
@@ -104,42 +113,86 @@ def _loop_exit(bc: Bytecode, loop: int) -> int | None:
         loop_exit = handler.target + 1
         if bc.instrs[loop_exit - 1].op != "END_ASYNC_FOR":
             return None
+        if loop_exit < len(bc.instrs) and bc.instrs[loop_exit].op == "JUMP":
+            loop_exit = bc.instrs[loop_exit].target  # (laid out apart from what follows)
     else:
         return None
     return loop_exit if loop_exit > loop else None
 
 
-def _decompile_region(bc: Bytecode, build: int, loop_exit: int,
+def _members(bc: Bytecode, build: int, loop_exit: int) -> list[int]:
+    """The instructions of the comprehension from ``build``: those its flow reaches
+    before ``loop_exit``, through jumps and its own exception handlers (not the clean-up
+    that restores the saved names, nor the enclosing code's)."""
+    instrs = bc.instrs
+    outer = bc.handlers[build]
+    seen: set[int] = set()
+    todo = [build]
+    while todo:
+        k = todo.pop()
+        while 0 <= k < len(instrs) and k != loop_exit and k not in seen:
+            seen.add(k)
+            ins = instrs[k]
+            h = bc.handlers[k]
+            if h is not None and (outer is None or h.target != outer.target
+                                  and h.depth > outer.depth):
+                todo.append(h.target)
+            if ins.target >= 0:
+                todo.append(ins.target)
+            if ins.op in ("JUMP", "RETURN_VALUE", "RAISE_VARARGS", "RERAISE"):
+                break
+            k += 1
+    return sorted(seen)
+
+
+def _decompile_region(bc: Bytecode, build: int, loop_exit: int, members: list[int],
                       dec: Scope) -> ast.expr:
-    """The comprehension expression of instructions ``build:loop_exit``."""
+    """The comprehension expression of instructions ``members`` (from ``build``), whose
+    loop ends at ``loop_exit``."""
     sub: list[Instr] = []
     handlers: list[Handler | None] = []
+    # (the loop's way out becomes the return of the result, after the last member
+    # laid out before it)
+    before = [k for k in members if k < loop_exit]
+    order = [*before, -1, *(k for k in members if k > loop_exit)]
+    where = {k: n for n, k in enumerate(order) if k >= 0}
+    where[loop_exit] = len(before)
     # An async loop keeps its StopAsyncIteration handler. Handler depths count the
     # enclosing stack and the saved names; inside the region only the result and the
     # iterator are on the stack at the loop head.
     head = bc.handlers[build + 2] if bc.instrs[build + 2].op == "GET_ANEXT" else None
-    shift = head.depth - 2 if head is not None else 0
-    for index, ins in enumerate(bc.instrs[build:loop_exit], build):
+    own = bc.handlers[build]  # the clean-up that restores the saved names, if any
+    if head is not None:
+        shift = head.depth - 2
+    elif own is not None and not build <= own.target < loop_exit:
+        shift = own.depth - 1  # (it keeps the iterator; an inner ``async for`` may follow)
+    else:
+        shift = None
+    last = bc.instrs[before[-1]]
+    for index in order:
+        if index < 0:  # the loop's way out: the result
+            sub.append(Instr("RETURN_VALUE", None, None, -1, last.offset, last.line))
+            handlers.append(None)
+            continue
+        ins = bc.instrs[index]
         copy = replace(ins)
-        if copy.target >= 0 and not build <= copy.target <= loop_exit \
+        if copy.target >= 0 and copy.target not in where \
                 and index > build and bc.instrs[index - 1].op == "CLEANUP_THROW":
             # the clean-up of an ``await`` before the comprehension, laid out inside it:
             # nothing reaches it (the await is one instruction here)
             copy.target = index - 1
         if copy.target >= 0:
-            if not build <= copy.target <= loop_exit:
+            if copy.target not in where:
                 raise DecompilationError("comprehension jumps out of itself",
                                          code_name=dec.qualname, offset=ins.offset)
-            copy.target -= build
+            copy.target = where[copy.target]
         sub.append(copy)
         h = bc.handlers[index]
-        if head is not None and h is not None and build <= h.target < loop_exit:
-            handlers.append(replace(h, target=h.target - build, depth=h.depth - shift))
+        if shift is not None and h is not None and h.target in where \
+                and h.target != loop_exit:
+            handlers.append(replace(h, target=where[h.target], depth=h.depth - shift))
         else:
             handlers.append(None)
-    last = bc.instrs[loop_exit - 1]
-    sub.append(Instr("RETURN_VALUE", None, None, -1, last.offset, last.line))
-    handlers.append(None)
     sub_bc = Bytecode(bc.code, sub, handlers)
     kind = _KINDS[bc.instrs[build].op]
     stmts = dec.region_statements(sub_bc, [ast.Name(id=".0", ctx=ast.Load())])

@@ -213,16 +213,20 @@ def split_clean_ups(bc: Bytecode) -> Bytecode:
         if end == target or end >= len(instrs) \
                 or not any(instrs[k].op in ("SWAP", "POP_TOP") for k in range(target, end)):
             continue
+        # the join: after the clean-up, or where it jumps (the end of an enclosing
+        # conditional expression, ``g(a < b < c < d if t else x)``)
+        after = instrs[end].target if instrs[end].op == "JUMP" and end not in sources \
+            else end
         over = target - 1  # the last comparison's jump over the clean-up to the join
         while over > srcs[-1] and new[over].op == "NOP":
             over -= 1
-        if new[over].op != "JUMP" or new[over].target != end:
+        if new[over].op != "JUMP" or new[over].target != after:
             continue
         handler = bc.handlers[target]
         joins: list[int] = []
         for level in range(1, len(srcs)):
             join = len(new)
-            new.append(Instr("JUMP", None, None, joins[-1] if joins else end,
+            new.append(Instr("JUMP", None, None, joins[-1] if joins else after,
                              instrs[end - 1].offset, instrs[end - 1].line))
             handlers.append(handler)
             joins.append(join)

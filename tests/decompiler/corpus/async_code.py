@@ -255,3 +255,10 @@ async def await_then_async_comprehension(n):
     # 3.12+ inlines the comprehension; the earlier await's clean-up is laid out inside it
     await Tick(n)
     return {i: i * 2 async for i in AsyncRange(n)}
+
+
+@cases((3,), (0,))
+async def async_for_inside_a_plain_for_in_a_comprehension(n):
+    # 3.12+ lays the inner loop's end (END_ASYNC_FOR) out after the code that follows
+    pairs = [(i, j) for i in range(n) async for j in AsyncRange(i)]
+    return pairs, {(i, j) for i in range(n) for k in range(i) async for j in AsyncRange(k)}

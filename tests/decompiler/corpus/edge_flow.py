@@ -244,3 +244,13 @@ def long_chain_as_if_test(a, b, c, d, e):
 def long_chain_as_conditional_test(a, b, c, d):
     x = "in" if a < b <= c == d != a else "out"
     return x, a if Loud(a) < b == c < Loud(d) else d, LOG[-3:]
+
+
+def _pair(*args, **kwargs):
+    return args, kwargs
+
+
+@cases((1, 2, 3, [4], {"k": 1}), (1, 1, 3, [], {}), (0, 2, 3, [3], {"j": 2}), (1, 2, 3, [3], {}))
+def long_chain_in_an_arm_of_an_argument(a, b, c, d, kw):
+    # the chain's clean-up jumps straight to the end of the conditional expression
+    return _pair(a != b < c not in d if a else a, **kw)
