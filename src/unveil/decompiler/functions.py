@@ -413,6 +413,18 @@ def scope_names(body: list[ast.stmt]) -> ScopeNames:
                 if not getattr(node, "type_params", None):
                     todo.extend(_scope_parts(node))
                 continue
+            # a comprehension with a scope of its own: the scope evaluates its first
+            # iterable and binds the targets of its walruses, not its loop targets
+            todo.append(node.generators[0].iter)  # type: ignore[attr-defined]
+            inner: list[ast.AST] = [node]
+            while inner:
+                n = inner.pop()
+                if isinstance(n, ast.NamedExpr) and isinstance(n.target, ast.Name):
+                    ids.add(n.target.id)
+                    bound.add(n.target.id)
+                if not isinstance(n, _SCOPES):
+                    inner.extend(children(n))
+            continue
         if not isinstance(node, ast.expr):
             if isinstance(node, ast.Nonlocal):
                 declared.update(node.names)
@@ -842,9 +854,19 @@ def class_body(dec: CodeDecompiler) -> list[ast.stmt]:
         out.append(s)
     while out and isinstance(out[-1], ast.Return):
         out.pop()
-    unused = unused_free_variables(dec.code, out)
+    names = scope_names(out)
+    unused = unused_free_variables(dec.code, out, names)
     if unused:  # (read only by code that cannot run, after a raise)
         out.append(_dead_reference(unused))
+    # names the body reads and the original binds only in code that cannot run (the
+    # handlers of an empty ``try``): bound nowhere, a function around the class would
+    # hand them in as free variables
+    stored = {i.argval for i in dis.get_instructions(dec.code)
+              if i.opname in ("STORE_NAME", "DELETE_NAME")}
+    unbound = sorted(n for n in stored if isinstance(n, str) and n.isidentifier()
+                     and n in names.own and n not in names.bound)
+    if unbound:
+        out.append(_dead_code(unbound, []))
     return out
 
 

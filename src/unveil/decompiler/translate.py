@@ -460,7 +460,8 @@ class Translator:
         if then_o.kind == "goto" and else_o.kind == "goto" \
                 and then_o.targets[0] == else_o.targets[0]:
             join = then_o.targets[0]
-            merged = _merge_values(test, then_o.state.stack, else_o.state.stack)
+            merged = _merge_values(test, then_o.state.stack, else_o.state.stack,
+                                   term.fall == else_t)
             if merged is not None and self._join_closed(join, joined | pending, then_o, else_o,
                                                         pending, region):
                 state.stack[:] = merged
@@ -474,7 +475,7 @@ class Translator:
         # ``return a or b`` / ``return x if c else y``
         if then_o.kind == "exit" and else_o.kind == "exit" and then_o.test is not None \
                 and else_o.test is not None and self._one_expression(term, then_o, else_o):
-            merged = _merge_values(test, [then_o.test], [else_o.test])
+            merged = _merge_values(test, [then_o.test], [else_o.test], term.fall == else_t)
             if merged is not None:
                 # values left under the returned one are dropped with the frame; those
                 # the merged value computes need no name of their own
@@ -803,8 +804,11 @@ def _same_stack(side: list[ast.expr], base: list[ast.expr], test: ast.expr | Non
     return True
 
 
-def _merge_values(test: ast.expr, then_stack: list[ast.expr],
-                  else_stack: list[ast.expr]) -> list[ast.expr] | None:
+def _merge_values(test: ast.expr, then_stack: list[ast.expr], else_stack: list[ast.expr],
+                  else_first: bool = False) -> list[ast.expr] | None:
+    """The stack where both sides of ``test`` meet, the top values merged; ``else_first``:
+    the false side is laid out first, so a conditional expression has it as its body
+    (``a if c and not d else b`` tests ``c``, then ``d`` with a jump to ``b``)."""
     if len(then_stack) != len(else_stack) or not then_stack:
         return None
     for x, y in zip(then_stack[:-1], else_stack[:-1], strict=True):
@@ -815,6 +819,8 @@ def _merge_values(test: ast.expr, then_stack: list[ast.expr],
         value = _boolop(ast.Or, test, vf)
     elif vf is test:
         value = _boolop(ast.And, test, vt)
+    elif else_first:
+        value = stamp(ast.IfExp(test=negate(test), body=vf, orelse=vt))
     else:
         value = stamp(ast.IfExp(test=test, body=vt, orelse=vf))
     return [*then_stack[:-1], value]

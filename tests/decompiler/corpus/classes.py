@@ -449,3 +449,20 @@ def comparison_dunders(n):
 
     a, b = Version(n), Version(1)
     return a < b, a <= b, a > b, a >= b, a == b, sorted([a, b])[0].major
+
+
+only_a_dead_handler_binds_it = "the module's"
+
+
+@cases(("the function's",),)
+def class_reading_a_name_only_a_dead_handler_binds(only_a_dead_handler_binds_it):
+    # the class body binds the name (in a handler that cannot run), so it reads it as a
+    # class or global name, never as the function's variable
+    class C:
+        try:
+            pass
+        except ValueError as only_a_dead_handler_binds_it:
+            pass
+        seen = only_a_dead_handler_binds_it
+
+    return C.seen, only_a_dead_handler_binds_it

@@ -242,3 +242,9 @@ def boolean_arms_of_a_conditional_argument(a, b, c, d, t):
 def function_in_the_middle_of_a_chain(a):
     # the chain drops its copy of the function on the way out; the comparison keeps it
     return a != (lambda: a) != a, a == (lambda: a) != a
+
+
+@cases((0, 0, 0, 0), (1, 0, 0, 0), (1, 1, 1, 1), (0, 1, 1, 1), (0, 1, 1, 0))
+def conditional_whose_test_ends_in_not(a, b, c, d):
+    # the body is the arm laid out first: the test is written as the source had it
+    return 1 if a and not b else 2 if c and d else 3, [x if a and not x else -x for x in (b, c)]
