@@ -537,17 +537,28 @@ class Translator:
                 and _same_stack(then_o.state.stack, state.stack, None, None) \
                 and _same_stack(else_o.state.stack, state.stack, None, None):
             assert then_o.test is not None and else_o.test is not None
-            if then_o.targets == else_o.targets:
+            # (a target may be a block that only jumps on: ``q if (r if s else t) else u``)
+            owned = set(then_o.absorbed) | set(else_o.absorbed)
+            hops: list[int] = []
+            ends: list[list[int]] = []
+            for side in (then_o, else_o):
+                ends.append([])
+                for t in side.targets:
+                    end, more = self._through_jumps(t, owned)
+                    ends[-1].append(end if more else t)
+                    hops += more
+            then_t2, else_t2 = ends
+            if then_t2 == else_t2:
                 new = stamp(ast.IfExp(test=test, body=then_o.test, orelse=else_o.test))
-                return (Term("branch", list(then_o.targets), test=new, line=term.line,
+                return (Term("branch", then_t2, test=new, line=term.line,
                              fall=then_o.fall),
-                        then_o.absorbed + else_o.absorbed)
-            if then_o.targets == else_o.targets[::-1]:
+                        then_o.absorbed + else_o.absorbed + hops)
+            if then_t2 == else_t2[::-1]:
                 new = stamp(ast.IfExp(test=test, body=then_o.test,
                                       orelse=negate(else_o.test)))
-                return (Term("branch", list(then_o.targets), test=new, line=term.line,
+                return (Term("branch", then_t2, test=new, line=term.line,
                              fall=then_o.fall),
-                        then_o.absorbed + else_o.absorbed)
+                        then_o.absorbed + else_o.absorbed + hops)
         return None
 
     def _threaded_kept(self, term: Term, test: ast.expr, state: State, then_o: _Outcome,

@@ -248,3 +248,9 @@ def function_in_the_middle_of_a_chain(a):
 def conditional_whose_test_ends_in_not(a, b, c, d):
     # the body is the arm laid out first: the test is written as the source had it
     return 1 if a and not b else 2 if c and d else 3, [x if a and not x else -x for x in (b, c)]
+
+
+@cases((1, 0, 1, 0), (0, 1, 0, 1), (1, 1, 0, 0), (0, 0, 1, 1), (1, 0, 0, 1))
+def conditional_as_the_test_of_a_conditional(q, r, s, t):
+    # both arms of the inner conditional jump to the outer one's arms
+    return _collect(q, k=q if (r if s else t) else -q), ("y" if (r if s else t) else "n")
