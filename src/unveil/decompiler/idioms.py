@@ -84,7 +84,9 @@ def _chain(node: ast.BoolOp) -> ast.expr:
                 and cur.left is prev.comparators[-1] \
                 and getattr(cur.left, "name", None) is None:
             shared = prev.comparators[-1]
-            middle = shared.value if isinstance(shared, Shared) else shared
+            # (a middle value named by a walrus keeps its name: ``a < (b := f()) < c``)
+            middle = shared.value if isinstance(shared, Shared) \
+                and not getattr(shared, "targets", None) else shared
             merged = ast.Compare(left=prev.left, ops=[*prev.ops, *cur.ops],
                                  comparators=[*prev.comparators[:-1], middle,
                                               *cur.comparators])

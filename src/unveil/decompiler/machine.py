@@ -384,7 +384,9 @@ class Machine:
         if isinstance(value, Shared) and value.name is None:
             refs = sum(1 for e in self.state.stack if e is value)
             if refs:
-                self.check_speculation()
+                # (a value made while exploring a branch may be named there: ``a or
+                # (b := c)``; the walrus table is put back when the exploration ends)
+                self.check_speculation(value)
                 targets = getattr(value, "targets", None) or []
                 attach(value, targets=[*targets, target])
                 if not isinstance(target, ast.Name):

@@ -308,7 +308,10 @@ class StackOps(Machine):
             return
         # a copy stored to a name right away is ``a = b = v`` or ``(a := v)``
         shared = Shared(value)
-        attach(shared, _seq=getattr(value, "_seq", None))
+        if getattr(value, "_seq", None) is None:
+            stamp(shared)  # (made now: a branch being explored may name it)
+        else:
+            attach(shared, _seq=value._seq)  # type: ignore[attr-defined]
         stack = self.state.stack
         stack[-depth] = shared
         self.push(shared)

@@ -382,8 +382,9 @@ class Translator:
             return None
         self.budget -= 1
         ex = self.ex
-        saved = (ex.speculative, ex.spec_floor, ex.state, ex.ins, ex.spec_counts)
+        saved = (ex.speculative, ex.spec_floor, ex.state, ex.ins, ex.spec_counts, ex.walrus)
         ex.spec_counts = dict(ex.spec_counts)
+        ex.walrus = {k: list(v) for k, v in ex.walrus.items()}
         ex.speculative = True
         ex.spec_floor = _current_seq()
         st = state.fork()
@@ -423,7 +424,7 @@ class Translator:
         except (Speculation, DecompilationError):
             return None
         finally:
-            ex.speculative, ex.spec_floor, ex.state, ex.ins, ex.spec_counts = saved
+            ex.speculative, ex.spec_floor, ex.state, ex.ins, ex.spec_counts, ex.walrus = saved
 
     def _collapse(self, term: Term, state: State, handler: Handler | None,
                   inside: set[int], region: set[int],
@@ -548,17 +549,17 @@ class Translator:
                     ends[-1].append(end if more else t)
                     hops += more
             then_t2, else_t2 = ends
-            if then_t2 == else_t2:
-                new = stamp(ast.IfExp(test=test, body=then_o.test, orelse=else_o.test))
-                return (Term("branch", then_t2, test=new, line=term.line,
-                             fall=then_o.fall),
-                        then_o.absorbed + else_o.absorbed + hops)
+            then_v, else_v = then_o.test, else_o.test
             if then_t2 == else_t2[::-1]:
-                new = stamp(ast.IfExp(test=test, body=then_o.test,
-                                      orelse=negate(else_o.test)))
-                return (Term("branch", then_t2, test=new, line=term.line,
-                             fall=then_o.fall),
-                        then_o.absorbed + else_o.absorbed + hops)
+                else_v = negate(else_v)
+            elif then_t2 != else_t2:
+                return None
+            # (the arm laid out first is the body, as for a value)
+            new = stamp(ast.IfExp(test=negate(test), body=else_v, orelse=then_v)
+                        if term.fall == term.targets[1] else
+                        ast.IfExp(test=test, body=then_v, orelse=else_v))
+            return (Term("branch", then_t2, test=new, line=term.line, fall=then_o.fall),
+                    then_o.absorbed + else_o.absorbed + hops)
         return None
 
     def _threaded_kept(self, term: Term, test: ast.expr, state: State, then_o: _Outcome,
@@ -843,7 +844,7 @@ def _boolop(op: type[ast.boolop], left: ast.expr, right: ast.expr) -> ast.expr:
         # a kept test (COPY 1 + jump) is referenced only by the test and the kept copy,
         # and the merge consumes both: its value can stand in place
         inner = side.value if isinstance(side, Shared) and side.name is None \
-            and getattr(side, "refs", 2) == 2 else side
+            and getattr(side, "refs", 2) == 2 and not getattr(side, "targets", None) else side
         if isinstance(inner, ast.BoolOp) and isinstance(inner.op, op) \
                 and not getattr(inner, "parenthesized", False):
             values.extend(inner.values)

@@ -254,3 +254,15 @@ def conditional_whose_test_ends_in_not(a, b, c, d):
 def conditional_as_the_test_of_a_conditional(q, r, s, t):
     # both arms of the inner conditional jump to the outer one's arms
     return _collect(q, k=q if (r if s else t) else -q), ("y" if (r if s else t) else "n")
+
+
+@cases((0, 5), (3, 5), ([], [1]))
+def walrus_in_an_arm_of_and_or(a, c, xs=(7,)):
+    x = a or (b := c)
+    y = a and (d := [c])
+    return x, y, _collect(*xs, a or (a := c)), locals().get("b"), locals().get("d"), a
+
+
+@cases((1, 2, 3), (3, 2, 1), (1, 1, 1))
+def walrus_in_the_middle_of_a_chain(a, b, c):
+    return a < (m := b + 1) <= c + 1, m
