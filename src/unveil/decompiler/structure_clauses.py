@@ -45,7 +45,7 @@ from .structure_base import (
     _strip_reraise,
     _term_key,
 )
-from .translate import IRBlock
+from .translate import IRBlock, Term
 
 _LEAVES = (ast.Return, ast.Raise, ast.Break, ast.Continue)
 
@@ -178,10 +178,64 @@ class Clauses:
             # the normal exit comes last in the layout; earlier ones finish a return
             normal = max(exits, key=self.position)
             others = exits - {normal}
+            if cleanup and any(isinstance(s, _COMPOUND) for s in cleanup):
+                for e in others:  # (each copy of a clean-up with blocks of its own)
+                    if not self.exit_tail(e, cleanup, ctx, ("", "")):
+                        self.collapse_copy(e, cleanup, ctx)
             if all(self.exit_tail(e, cleanup or [], ctx, ("", "")) for e in others):
                 return normal, frozenset(tails | others)
             raise Unstructurable("try body with several exits")
         return exits.pop(), frozenset(tails)
+
+    def collapse_copy(self, start: int, cleanup: list[ast.stmt], ctx: Ctx) -> None:
+        """Make the blocks from ``start`` one block when they are a copy of ``cleanup``
+        (a clean-up with blocks of its own: ``finally: if c: f()``) followed by one
+        ``return`` on every path, so that the copy reads as the exit of a ``return`` in
+        the body."""
+        own: set[int] = set()
+        todo = [start]
+        while todo:
+            bid = todo.pop()
+            if bid in own:
+                continue
+            block = self.blocks.get(bid)
+            if block is None or len(own) >= 16 or block.term.kind not in ("branch", "goto",
+                                                                           "return") \
+                    or bid != start and not set(block.preds) <= own | {start}:
+                return
+            own.add(bid)
+            todo.extend(block.term.targets)
+        if any(self.blocks[b].term.kind == "goto" and self.blocks[b].term.targets[0] not in own
+               for b in own):
+            return
+        probe = replace(ctx, follow=None, region=frozenset(own), loop=None, clause=None)
+        try:
+            stmts = _fold_nested_ifs(_hoist_common_tail(self.seq(start, probe)))
+        except Unstructurable:
+            return
+        finally:
+            for b in own:  # (a probe: the blocks are written again where they are used)
+                self.visits[b] = max(0, self.visits.get(b, 1) - 1)
+        if len(stmts) != len(cleanup) + 1 or not isinstance(stmts[-1], ast.Return) \
+                or not all(_matches(x, p) for x, p in zip(stmts, cleanup, strict=False)):
+            return
+        first = self.blocks[start]
+        value = stmts[-1].value
+        self.blocks[start] = IRBlock(start, [b for x in sorted(own)
+                                             for b in self.blocks[x].blocks],
+                                     list(first.entry), stmts[:-1], [],
+                                     Term("return", [], value=value, line=first.line),
+                                     first.handler, first.handler_block, list(first.preds),
+                                     first.line)
+        for b in own - {start}:
+            del self.blocks[b]
+            for body in self.loops.values():
+                body.discard(b)
+        self._index_preds()
+        self.idom = dominators(self.entry, self._esuccs)
+        self._postdoms.clear()
+        self._rpo = None
+        self.forget_regions()
 
     def merge_copies(self, ids: set[int]) -> int | None:
         """Blocks that are copies of one another (the compiler duplicates short exits)
@@ -359,7 +413,12 @@ class Clauses:
             # a clean-up with blocks of its own (a ``with`` in ``finally``): structure
             # what follows and take the copy off its front
             spills = _value_spills(block)
-            rest_stmts = _fold_nested_ifs(_hoist_common_tail(self.seq(follow, ctx)))
+            raw = self.seq(follow, ctx)
+            # (the compiler copies a constant ``return`` of the body into each path of
+            # the copy; one after the statement is written once, after it)
+            copied = len(raw) > spills and isinstance(raw[-1], ast.If) and raw[-1].orelse \
+                and isinstance(raw[-1].body[-1], ast.Return)
+            rest_stmts = _fold_nested_ifs(_hoist_common_tail(raw))
             head, rest_stmts = rest_stmts[:spills], rest_stmts[spills:]
             if len(rest_stmts) < len(strip) or not all(
                     _matches(s, p) for s, p in zip(rest_stmts, strip, strict=False)):
@@ -370,6 +429,10 @@ class Clauses:
                 # values named before the copy were computed at the end of the body,
                 # and a ``return`` of one is the body's own ``return``
                 value = _returned_from_body(after, block, head)
+                if value is None and copied and not head and len(after) == 1 \
+                        and isinstance(after[0], ast.Return) \
+                        and isinstance(after[0].value, ast.Constant):
+                    value = after[0].value
                 body = [s for s in node.body if not isinstance(s, ast.Pass)]
                 if value is not None:
                     node.body = [*body, ast.Return(value=value)]

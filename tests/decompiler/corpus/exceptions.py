@@ -747,3 +747,19 @@ def handler_sees_the_exception_being_handled(xs):
         finally:
             seen.append(sys.exc_info()[0])
     return seen
+
+
+@cases((None, True, False), (1, True, False), (None, False, True), (1, True, True), (2, False, False))
+def returns_through_a_finally_with_an_if(parser, close_source, fail):
+    # each return runs its own copy of the finally, an ``if`` with blocks of its own
+    log = []
+    try:
+        if parser is None:
+            return 1, log
+        if fail:
+            raise KeyError(parser)
+        log.append(parser)
+        return 2, log
+    finally:
+        if close_source:
+            log.append("closed")
