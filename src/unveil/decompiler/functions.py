@@ -452,6 +452,12 @@ def unused_free_variables(code: CodeType, body: list[ast.stmt],
         return []
     names = names or scope_names(body)
     missing = [f for f in candidates if f not in names.own]
+    # a free variable the scope also binds: bound only by an inlined comprehension's
+    # loop (3.12+), which is a variable of its own; the scope may not read it at all
+    rebound = [f for f in candidates if f in names.own and f in names.bound]
+    if rebound:
+        missing += sorted(set(rebound) - _free_through_nested(code, body, rebound))
+        missing = [f for f in candidates if f in missing]
     if not missing:
         return []
     nested = [f for f in missing if f in names.anywhere]
@@ -482,7 +488,12 @@ def unbound_locals(code: CodeType, names: ScopeNames) -> list[str]:
     skip = set(code.co_varnames[:argument_count(code)]) | set(code.co_freevars)
     candidates = [n for n in (*code.co_varnames[argument_count(code):], *code.co_cellvars)
                   if n.isidentifier() and n not in skip and not n.startswith("__class")]
-    return [n for n in dict.fromkeys(candidates) if n in names.anywhere and n not in names.bound]
+    # (not a name only nested scopes read, when the original keeps no cell for it: an
+    # inlined comprehension's variable in code that cannot run, which they read as a
+    # global)
+    cells = set(code.co_cellvars)
+    return [n for n in dict.fromkeys(candidates) if n in names.anywhere and n not in names.bound
+            and (n in names.own or n in cells)]
 
 
 def _dead_code(locals_: list[str], cells: list[str]) -> ast.stmt:
@@ -572,7 +583,11 @@ def _body_table(code: CodeType, body: list[ast.stmt], names: list[str],
 
     binding = [ast.Assign(targets=[ast.Name(id=n, ctx=ast.Store()) for n in names],
                           value=ast.Constant(None))]
-    inner_body = [*body, *binding] if bind else body
+    # (with the scope's ``global``/``nonlocal`` statements, which its caller may not
+    # have put in the body yet)
+    present = {n for d in body if isinstance(d, ast.Global | ast.Nonlocal) for n in d.names}
+    head = [d for d in declarations(code) if not present & set(d.names)]  # type: ignore[attr-defined]
+    inner_body = [*head, *body, *binding] if bind else [*head, *body]
     is_class = not code.co_flags & CodeFlag.NEWLOCALS
     inner = ast.ClassDef(name="_unveil_scope", bases=[], keywords=[],
                          body=inner_body or [ast.Pass()], decorator_list=[],
@@ -854,6 +869,21 @@ def class_body(dec: CodeDecompiler) -> list[ast.stmt]:
         out.append(s)
     while out and isinstance(out[-1], ast.Return):
         out.pop()
+    # ``global``/``nonlocal`` (a class body reads and stores names with LOAD_NAME and
+    # STORE_NAME unless they are declared)
+    declared = declarations(dec.code)
+    read_global = [n for n in _global_reads(out, dec.code)
+                   if not any(n in d.names for d in declared)]  # type: ignore[attr-defined]
+    if read_global:
+        glob = next((d for d in declared if isinstance(d, ast.Global)), None)
+        if glob is None:
+            declared.insert(0, ast.Global(names=read_global))
+        else:
+            glob.names += read_global
+    if declared:
+        at = 1 if out and isinstance(out[0], ast.Expr) and isinstance(out[0].value, ast.Constant) \
+            and isinstance(out[0].value.value, str) else 0
+        out[at:at] = declared
     names = scope_names(out)
     unused = unused_free_variables(dec.code, out, names)
     if unused:  # (read only by code that cannot run, after a raise)
@@ -868,6 +898,33 @@ def class_body(dec: CodeDecompiler) -> list[ast.stmt]:
     if unbound:
         out.append(_dead_code(unbound, []))
     return out
+
+
+def _global_reads(stmts: list[ast.stmt], code: CodeType) -> list[str]:
+    """Names a class body itself reads with ``LOAD_GLOBAL`` (declared ``global`` there;
+    not those of its comprehensions, which 3.12+ inlines and which read globals so)."""
+    loads: dict[str, set[str]] = {}
+    for ins in dis.get_instructions(code):
+        if ins.opname.startswith("LOAD_") and isinstance(ins.argval, str):
+            loads.setdefault(ins.argval, set()).add(ins.opname)
+    if not any("LOAD_GLOBAL" in ops for ops in loads.values()):
+        return []
+    found: dict[str, None] = {}
+    todo: list[ast.AST] = list(stmts)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (*_SCOPES, ast.GeneratorExp, ast.ListComp, ast.SetComp,
+                             ast.DictComp)):
+            if not isinstance(node, ast.Lambda | ast.GeneratorExp | ast.ListComp
+                              | ast.SetComp | ast.DictComp):
+                todo.extend(_scope_parts(node))
+            continue
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) \
+                and loads.get(node.id, set()) & {"LOAD_GLOBAL"} \
+                and not loads[node.id] - {"LOAD_GLOBAL"}:
+            found[node.id] = None
+        todo.extend(children(node))
+    return sorted(found)
 
 
 def _drop_hidden_stores(stmts: list[ast.stmt]) -> None:

@@ -466,3 +466,20 @@ def class_reading_a_name_only_a_dead_handler_binds(only_a_dead_handler_binds_it)
         seen = only_a_dead_handler_binds_it
 
     return C.seen, only_a_dead_handler_binds_it
+
+
+declared_global_in_a_class = "the module's"
+
+
+@cases(("the function's",),)
+def class_body_declaring_a_global(declared_global_in_a_class):
+    # ``global`` in a class body: the body reads and writes the module's name, not the
+    # class namespace and not the function's variable
+    class C:
+        global declared_global_in_a_class
+        before = declared_global_in_a_class
+        declared_global_in_a_class = "set by the class"
+        after = declared_global_in_a_class
+
+    return C.before, C.after, hasattr(C, "declared_global_in_a_class"), \
+        declared_global_in_a_class, globals()["declared_global_in_a_class"]
