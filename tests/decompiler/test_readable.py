@@ -128,6 +128,7 @@ STRUCTURED = [
     ("expressions", "conditional_whose_test_ends_in_not"),
     ("expressions", "walrus_in_an_arm_of_and_or"),
     ("expressions", "walrus_in_the_middle_of_a_chain"),
+    ("expressions", "kept_test_whose_exit_is_copied"),
     ("async_code", "async_for_inside_a_plain_for_in_a_comprehension"),
     ("loops", "while_with_break_inside_for"),
 ]
@@ -165,6 +166,7 @@ AS_WRITTEN = [
     ("expressions", "conditional_whose_test_ends_in_not"),
     ("expressions", "walrus_in_an_arm_of_and_or"),
     ("expressions", "walrus_in_the_middle_of_a_chain"),
+    ("expressions", "kept_test_whose_exit_is_copied"),
     ("async_code", "async_for_inside_a_plain_for_in_a_comprehension"),
     pytest.param("with_stmt", "while_loop_in_with", marks=pytest.mark.xfail(
         sys.version_info < (3, 11), strict=True,

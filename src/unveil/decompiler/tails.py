@@ -50,7 +50,9 @@ def merge_tails(bc: Bytecode) -> Bytecode:
                       max_entries=len(sources.get(ins.target, ())) if same_line else 1)
         if first is None or second is None:
             continue
-        n = _value_split(instrs, first, second, _common_suffix(instrs, first, second))
+        # (a kept test, ``x or y``: the jump's arm is the kept value, all of it shared)
+        kept = j > 0 and instrs[j - 1].op == "COPY" and instrs[j - 1].arg == 1
+        n = _value_split(instrs, first, second, _common_suffix(instrs, first, second), kept)
         if n == 0 or (n == len(first) and n == len(second)) \
                 or bc.handlers[first[0]] != bc.handlers[second[0]]:
             continue
@@ -102,15 +104,17 @@ def _arm(bc: Bytecode, start: int, entries: dict[int, int],
     return None
 
 
-def _value_split(instrs: list[Instr], first: list[int], second: list[int], n: int) -> int:
+def _value_split(instrs: list[Instr], first: list[int], second: list[int], n: int,
+                 kept: bool = False) -> int:
     """How much of the common suffix ``n`` to share: from where each arm has left one
     value, the expression's, on the stack as it was at the jump (less what the
     expression itself consumed, as a chained comparison does); else from where one
-    value is consumed."""
-    for k in range(min(n, len(first) - 1, len(second) - 1), 0, -1):
+    value is consumed. ``kept``: the jump keeps its test as the second arm's value."""
+    for k in range(min(n, len(first) - 1, len(second) - (0 if kept else 1)), 0, -1):
         a = _prefix_effect(instrs, first[:len(first) - k])
         b = _prefix_effect(instrs, second[:len(second) - k])
-        if a is not None and a == b and a[0] <= 1 and a[1] >= a[0] - 1:
+        if a is not None and b is not None and a[0] == b[0] and a[0] <= 1 \
+                and min(a[1], b[1]) >= a[0] - 1:
             return k
     while n and instrs[first[len(first) - n]].op not in _TAKES_ONE:
         n -= 1

@@ -266,3 +266,9 @@ def walrus_in_an_arm_of_and_or(a, c, xs=(7,)):
 @cases((1, 2, 3), (3, 2, 1), (1, 1, 1))
 def walrus_in_the_middle_of_a_chain(a, b, c):
     return a < (m := b + 1) <= c + 1, m
+
+
+@cases(({"k": 1},), ({},))
+def kept_test_whose_exit_is_copied(x):
+    # 3.12+ copies the end of the call into both arms of ``x or {...}``
+    return _collect(**x or {"default": 2})
