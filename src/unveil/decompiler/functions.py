@@ -451,13 +451,11 @@ def unused_free_variables(code: CodeType, body: list[ast.stmt],
     if not candidates:
         return []
     names = names or scope_names(body)
-    missing = [f for f in candidates if f not in names.own]
     # a free variable the scope also binds: bound only by an inlined comprehension's
     # loop (3.12+), which is a variable of its own; the scope may not read it at all
     rebound = [f for f in candidates if f in names.own and f in names.bound]
-    if rebound:
-        missing += sorted(set(rebound) - _free_through_nested(code, body, rebound))
-        missing = [f for f in candidates if f in missing]
+    unread = set(rebound) - _free_through_nested(code, body, rebound) if rebound else set()
+    missing = [f for f in candidates if f not in names.own or f in unread]
     if not missing:
         return []
     nested = [f for f in missing if f in names.anywhere]
@@ -871,8 +869,9 @@ def class_body(dec: CodeDecompiler) -> list[ast.stmt]:
         out.pop()
     # ``global``/``nonlocal`` (a class body reads and stores names with LOAD_NAME and
     # STORE_NAME unless they are declared)
+    ops = _name_ops(dec.code)
     declared = declarations(dec.code)
-    read_global = [n for n in _global_reads(out, dec.code)
+    read_global = [n for n in _global_reads(out, ops)
                    if not any(n in d.names for d in declared)]  # type: ignore[attr-defined]
     if read_global:
         glob = next((d for d in declared if isinstance(d, ast.Global)), None)
@@ -891,23 +890,28 @@ def class_body(dec: CodeDecompiler) -> list[ast.stmt]:
     # names the body reads and the original binds only in code that cannot run (the
     # handlers of an empty ``try``): bound nowhere, a function around the class would
     # hand them in as free variables
-    stored = {i.argval for i in dis.get_instructions(dec.code)
-              if i.opname in ("STORE_NAME", "DELETE_NAME")}
-    unbound = sorted(n for n in stored if isinstance(n, str) and n.isidentifier()
-                     and n in names.own and n not in names.bound)
+    unbound = sorted(n for n, used in ops.items() if used & {"STORE_NAME", "DELETE_NAME"}
+                     and n.isidentifier() and n in names.own and n not in names.bound)
     if unbound:
         out.append(_dead_code(unbound, []))
     return out
 
 
-def _global_reads(stmts: list[ast.stmt], code: CodeType) -> list[str]:
-    """Names a class body itself reads with ``LOAD_GLOBAL`` (declared ``global`` there;
-    not those of its comprehensions, which 3.12+ inlines and which read globals so)."""
-    loads: dict[str, set[str]] = {}
+def _name_ops(code: CodeType) -> dict[str, set[str]]:
+    """{name: the opcodes that load, store or delete it} in ``code``'s own instructions."""
+    ops: dict[str, set[str]] = {}
     for ins in dis.get_instructions(code):
-        if ins.opname.startswith("LOAD_") and isinstance(ins.argval, str):
-            loads.setdefault(ins.argval, set()).add(ins.opname)
-    if not any("LOAD_GLOBAL" in ops for ops in loads.values()):
+        if ins.opname.startswith(("LOAD_", "STORE_", "DELETE_")) and isinstance(ins.argval, str):
+            ops.setdefault(ins.argval, set()).add(ins.opname)
+    return ops
+
+
+def _global_reads(stmts: list[ast.stmt], ops: dict[str, set[str]]) -> list[str]:
+    """Names a class body itself reads with ``LOAD_GLOBAL`` (declared ``global`` there;
+    not those of its comprehensions, which 3.12+ inlines and which read globals so);
+    ``ops``: :func:`_name_ops` of its code."""
+    loads = {n: {o for o in used if o.startswith("LOAD_")} for n, used in ops.items()}
+    if not any("LOAD_GLOBAL" in used for used in loads.values()):
         return []
     found: dict[str, None] = {}
     todo: list[ast.AST] = list(stmts)
@@ -920,8 +924,7 @@ def _global_reads(stmts: list[ast.stmt], code: CodeType) -> list[str]:
                 todo.extend(_scope_parts(node))
             continue
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) \
-                and loads.get(node.id, set()) & {"LOAD_GLOBAL"} \
-                and not loads[node.id] - {"LOAD_GLOBAL"}:
+                and loads.get(node.id) == {"LOAD_GLOBAL"}:
             found[node.id] = None
         todo.extend(children(node))
     return sorted(found)

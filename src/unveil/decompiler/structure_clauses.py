@@ -227,7 +227,11 @@ class Clauses:
                                      Term("return", [], value=value, line=first.line),
                                      first.handler, first.handler_block, list(first.preds),
                                      first.line)
-        for b in own - {start}:
+        self._drop_blocks(own - {start})
+
+    def _drop_blocks(self, ids: set[int]) -> None:
+        """Remove blocks nothing reaches any more, and recompute what depends on the graph."""
+        for b in ids:
             del self.blocks[b]
             for body in self.loops.values():
                 body.discard(b)
@@ -256,14 +260,7 @@ class Clauses:
         for other in ids - {keep}:
             for block in self.blocks.values():
                 block.term.targets[:] = [keep if t == other else t for t in block.term.targets]
-            del self.blocks[other]
-            for body in self.loops.values():
-                body.discard(other)
-        self._index_preds()
-        self.idom = dominators(self.entry, self._esuccs)
-        self._postdoms.clear()
-        self._rpo = None
-        self.forget_regions()
+        self._drop_blocks(ids - {keep})
         return keep
 
     def exit_tail(self, bid: int, cleanup: list[ast.stmt], ctx: Ctx,

@@ -554,10 +554,7 @@ class Translator:
                 else_v = negate(else_v)
             elif then_t2 != else_t2:
                 return None
-            # (the arm laid out first is the body, as for a value)
-            new = stamp(ast.IfExp(test=negate(test), body=else_v, orelse=then_v)
-                        if term.fall == term.targets[1] else
-                        ast.IfExp(test=test, body=then_v, orelse=else_v))
+            new = _conditional(test, then_v, else_v, term.fall == term.targets[1])
             return (Term("branch", then_t2, test=new, line=term.line, fall=then_o.fall),
                     then_o.absorbed + else_o.absorbed + hops)
         return None
@@ -831,11 +828,17 @@ def _merge_values(test: ast.expr, then_stack: list[ast.expr], else_stack: list[a
         value = _boolop(ast.Or, test, vf)
     elif vf is test:
         value = _boolop(ast.And, test, vt)
-    elif else_first:
-        value = stamp(ast.IfExp(test=negate(test), body=vf, orelse=vt))
     else:
-        value = stamp(ast.IfExp(test=test, body=vt, orelse=vf))
+        value = _conditional(test, vt, vf, else_first)
     return [*then_stack[:-1], value]
+
+
+def _conditional(test: ast.expr, then_v: ast.expr, else_v: ast.expr,
+                 else_first: bool) -> ast.expr:
+    """``then_v if test else else_v``, with the arm laid out first as its body."""
+    if else_first:
+        return stamp(ast.IfExp(test=negate(test), body=else_v, orelse=then_v))
+    return stamp(ast.IfExp(test=test, body=then_v, orelse=else_v))
 
 
 def _boolop(op: type[ast.boolop], left: ast.expr, right: ast.expr) -> ast.expr:
