@@ -299,8 +299,9 @@ class StackOps(Machine):
             self.bump(value, "refs", 2)
             self.push(value)
             return
+        # (a function stored by a walrus is one object: ``g(f := lambda: 0)``)
         if is_stable(value) and not isinstance(value, ast.List | ast.Set | ast.Dict) and (
-                isinstance(value, Marker) or not (
+                isinstance(value, Marker) and not isinstance(value, Func) or not (
                 depth == 1 and self.following and self.following[0].op in _NAME_STORES)):
             if isinstance(value, Func):
                 value.copied = True

@@ -45,9 +45,15 @@ def merge_tails(bc: Bytecode) -> Bytecode:
         # the jump's target may also be where earlier tests of the same expression go
         # (``a < b < c < d`` leaves each comparison for one clean-up block)
         same_line = all(instrs[k].line == ins.line for k in sources.get(ins.target, ()))
+        # the second arm may run on into the end of an enclosing expression on the same
+        # line (``x and (a if c else b)``: the ``and`` jumps to where ``b`` ends)
+        outer = {t: n for t, n in ((t, sum(1 for k in ks if k < j and instrs[k].op in _CONDITIONAL
+                                               and instrs[k].line == ins.line))
+                                   for t, ks in sources.items() if t > ins.target) if n}
         first = _arm(bc, j + 1, entries, allow_entry=False)
         second = _arm(bc, ins.target, entries, allow_entry=True,
-                      max_entries=len(sources.get(ins.target, ())) if same_line else 1)
+                      max_entries=len(sources.get(ins.target, ())) if same_line else 1,
+                      outer=outer)
         if first is None or second is None:
             continue
         # (a kept test, ``x or y``: the jump's arm is the kept value, all of it shared)
@@ -72,10 +78,11 @@ def merge_tails(bc: Bytecode) -> Bytecode:
 
 
 def _arm(bc: Bytecode, start: int, entries: dict[int, int],
-         allow_entry: bool, max_entries: int = 1) -> list[int] | None:
+         allow_entry: bool, max_entries: int = 1,
+         outer: dict[int, int] | None = None) -> list[int] | None:
     """Indices from ``start`` to a terminal instruction, straight-line and entered only
-    at ``start`` (at most ``max_entries`` times), all under one exception handler; None
-    otherwise."""
+    at ``start`` (at most ``max_entries`` times) and by the ``outer`` jumps of an
+    enclosing expression, all under one exception handler; None otherwise."""
     instrs = bc.instrs
     if start >= len(instrs):
         return None
@@ -85,7 +92,7 @@ def _arm(bc: Bytecode, start: int, entries: dict[int, int],
     inner: dict[int, int] = {}  # targets of the arm's own forward tests (``x or y``)
     k = entered = start
     while k < len(instrs):
-        if k != entered and entries.get(k, 0) != inner.get(k, 0):
+        if k != entered and entries.get(k, 0) != inner.get(k, 0) + (outer or {}).get(k, 0):
             return None
         if bc.handlers[k] != bc.handlers[start]:
             return None
@@ -148,6 +155,11 @@ def _effect(ins: Instr) -> tuple[int, int] | None:
         return n, n + 1
     if ins.op in ("BUILD_TUPLE", "BUILD_LIST", "BUILD_SET", "BUILD_STRING", "BUILD_SLICE"):
         return n, 1
+    if ins.op in ("LIST_APPEND", "SET_ADD", "LIST_EXTEND", "SET_UPDATE", "DICT_UPDATE",
+                  "DICT_MERGE"):  # (pop one value into the container ``n`` below it)
+        return n + 1, n
+    if ins.op == "MAP_ADD":
+        return n + 2, n
     if ins.op == "BUILD_MAP":
         return 2 * n, 1
     if ins.op == "MAKE_FUNCTION":  # (flags: one value per part; 0x100: 3.10's qualname)

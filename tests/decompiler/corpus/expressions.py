@@ -272,3 +272,10 @@ def walrus_in_the_middle_of_a_chain(a, b, c):
 def kept_test_whose_exit_is_copied(x):
     # 3.12+ copies the end of the call into both arms of ``x or {...}``
     return _collect(**x or {"default": 2})
+
+
+@cases((None,), (5,))
+def walrus_of_a_lambda_is_one_function(a):
+    # the stored function and the argument are one object
+    got = _collect(a, k=(a := (lambda *n: a)))
+    return dict(got[1])["k"] is a, (f := lambda: 0) is f, a() is a

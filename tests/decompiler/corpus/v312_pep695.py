@@ -95,6 +95,18 @@ def generic_class_with_chained_base(a, b, c):
     return Box.__type_params__[0].__name__, Sub.__name__, Long.__qualname__, LOG[-2:]
 
 
+@cases(({"k": 1}, ""), ({}, "x"), (None, "y"))
+def generic_class_with_a_merged_conditional_keyword(a, s):
+    # each arm of the conditional ends in its own copy of the class creation
+    class Box[**P](_Keywords, **{**a} if a else {"j": 0}):
+        pass
+
+    class Sub[*Ts](_Keywords, k=f"{s}" and (a if a else s)):
+        pass
+
+    return Box.__type_params__[0].__name__, Box.kw, Sub.kw
+
+
 @cases((1,),)
 def bound_names_its_own_parameter(n):
     class Holder:
