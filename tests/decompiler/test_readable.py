@@ -156,6 +156,7 @@ AS_WRITTEN = [
     ("expressions", "walrus_in_an_arm_of_and_or"),
     ("expressions", "walrus_in_the_middle_of_a_chain"),
     ("expressions", "kept_test_whose_exit_is_copied"),
+    ("expressions", "keywords_after_a_double_star"),
     ("async_code", "async_for_inside_a_plain_for_in_a_comprehension"),
     pytest.param("with_stmt", "while_loop_in_with", marks=pytest.mark.xfail(
         sys.version_info < (3, 11), strict=True,
@@ -164,6 +165,14 @@ AS_WRITTEN = [
         sys.version_info < (3, 14), strict=True,
         reason="`while True: if c: break` comes back as `while not c:`")),
 ]
+
+
+def test_keywords_after_a_double_star_stay_keywords() -> None:
+    func = dict(corpus.functions_of(corpus.load_module("expressions")))[
+        "keywords_after_a_double_star"]
+    text = unveil.decompile(func)
+    assert "k=len(xs), m=1" in text and "k=[x * 2 for x in xs] if xs else a" in text, text
+    assert "p=1, **{'q': 2}" in text, text  # (written as a mapping: compiles differently)
 
 
 @pytest.mark.parametrize("module_name, name", AS_WRITTEN)

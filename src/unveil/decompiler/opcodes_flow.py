@@ -5,6 +5,7 @@ comprehensions, functions, imports, exception handling, generators, pattern matc
 from __future__ import annotations
 
 import ast
+import keyword
 
 from ..bytecode import Instr
 from ..codeobj import COMPREHENSIONS, GENERIC_PREFIX
@@ -160,7 +161,15 @@ def _star_kwargs(kwargs: ast.expr | None) -> list[ast.keyword]:
         out: list[ast.keyword] = []
         for k, v in zip(kwargs.keys, kwargs.values, strict=True):
             if k is None:
-                out.append(ast.keyword(arg=None, value=v))
+                # ``f(**a, k=v)`` merges ``{'k': v}`` after ``a``, as ``**{'k': v}`` would
+                # (keywords right after a ``**`` make a mapping of their own)
+                names = _keyword_names(v) if type(v) is ast.Dict and out \
+                    and out[-1].arg is None else None
+                if names is None or any(kw.arg in names for kw in out):
+                    out.append(ast.keyword(arg=None, value=v))
+                else:
+                    out.extend(ast.keyword(arg=n, value=x)
+                               for n, x in zip(names, v.values, strict=True))
             elif isinstance(k, ast.Constant) and isinstance(k.value, str) \
                     and k.value.isidentifier():
                 out.append(ast.keyword(arg=k.value, value=v))
@@ -168,6 +177,16 @@ def _star_kwargs(kwargs: ast.expr | None) -> list[ast.keyword]:
                 return [ast.keyword(arg=None, value=kwargs)]
         return out
     return [ast.keyword(arg=None, value=kwargs)]
+
+
+def _keyword_names(mapping: ast.Dict) -> list[str] | None:
+    """The keys of a ``{'a': x, 'b': y}`` display as keyword argument names, or None."""
+    names = [k.value if isinstance(k, ast.Constant) and type(k.value) is str
+             and k.value.isidentifier() and not keyword.iskeyword(k.value) else None
+             for k in mapping.keys]
+    if not names or None in names or len(set(names)) != len(names):
+        return None
+    return names  # type: ignore[return-value]
 
 
 @_family({"COMPREHENSION": "comprehension"})

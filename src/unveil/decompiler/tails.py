@@ -30,12 +30,13 @@ def merge_tails(bc: Bytecode) -> Bytecode:
         return bc
     entries: dict[int, int] = {}
     sources: dict[int, list[int]] = {}
+    live = _reachable(bc)  # (a folded comprehension leaves dead clean-up code behind)
     for k, i in enumerate(instrs):
-        if i.target >= 0:
+        if i.target >= 0 and k in live:
             entries[i.target] = entries.get(i.target, 0) + 1
             sources.setdefault(i.target, []).append(k)
-    for h in bc.handlers:
-        if h is not None:
+    for k, h in enumerate(bc.handlers):
+        if h is not None and k in live:
             entries[h.target] = entries.get(h.target, 0) + 2  # never merged
     new = list(instrs)
     changed = False
@@ -75,6 +76,24 @@ def merge_tails(bc: Bytecode) -> Bytecode:
             new[k] = replace(instrs[k], op="NOP", arg=None, argval=None, target=-1)
         changed = True
     return Bytecode(bc.code, new, list(bc.handlers)) if changed else bc
+
+
+def _reachable(bc: Bytecode) -> set[int]:
+    """The instructions that flow or an exception can reach from the first."""
+    instrs, seen, todo = bc.instrs, set(), [0]
+    while todo:
+        k = todo.pop()
+        if k in seen or k >= len(instrs):
+            continue
+        seen.add(k)
+        ins = instrs[k]
+        if ins.target >= 0:
+            todo.append(ins.target)
+        if bc.handlers[k] is not None:
+            todo.append(bc.handlers[k].target)
+        if ins.op not in _TERMINAL and ins.op != "JUMP":
+            todo.append(k + 1)
+    return seen
 
 
 def _arm(bc: Bytecode, start: int, entries: dict[int, int],
@@ -133,11 +152,15 @@ _EFFECTS: dict[str, tuple[int, int]] = {
     **dict.fromkeys(("LOAD_CONST", "LOAD_FAST", "LOAD_NAME", "LOAD_GLOBAL", "LOAD_DEREF",
                      "LOAD_CLOSURE", "PUSH_NULL"), (0, 1)),
     **dict.fromkeys(("UNARY_NOT", "UNARY_NEGATIVE", "UNARY_INVERT", "UNARY_POSITIVE",
-                     "LOAD_ATTR", "GET_ITER", "FORMAT_SIMPLE", "LOAD_FROM_DICT_OR_GLOBALS",
+                     "LOAD_ATTR", "GET_ITER", "GET_AITER", "FORMAT_SIMPLE", "CONVERT_VALUE",
+                     "CALL_INTRINSIC_1", "LOAD_FROM_DICT_OR_GLOBALS",
                      "LOAD_FROM_DICT_OR_DEREF"), (1, 1)),
+    **dict.fromkeys(("FORMAT_WITH_SPEC", "CALL_INTRINSIC_2"), (2, 1)),
+    "BINARY_SLICE": (3, 1),
     **dict.fromkeys(("BINARY_OP", "COMPARE_OP", "CONTAINS_OP", "IS_OP", "BINARY_SUBSCR"),
                     (2, 1)),
     "POP_TOP": (1, 0),
+    "STORE_FAST": (1, 0),  # (a walrus; an inlined comprehension's variable put back)
     **dict.fromkeys(_CONDITIONAL, (1, 0)),  # (the arm's own ``and``/``or`` tests)
     "LOAD_METHOD": (1, 2),
     "JUMP": (0, 0),
@@ -160,6 +183,8 @@ def _effect(ins: Instr) -> tuple[int, int] | None:
         return n + 1, n
     if ins.op == "MAP_ADD":
         return n + 2, n
+    if ins.op == "COMPREHENSION":  # (3.12+ inlined: the variables it saved, then its value)
+        return 1, n + 1
     if ins.op == "BUILD_MAP":
         return 2 * n, 1
     if ins.op == "MAKE_FUNCTION":  # (flags: one value per part; 0x100: 3.10's qualname)

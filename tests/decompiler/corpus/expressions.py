@@ -279,3 +279,12 @@ def walrus_of_a_lambda_is_one_function(a):
     # the stored function and the argument are one object
     got = _collect(a, k=(a := (lambda *n: a)))
     return dict(got[1])["k"] is a, (f := lambda: 0) is f, a() is a
+
+
+@cases(({"j": 1}, [2, 3]), ({}, []), ({"k": 0}, [1]))
+def keywords_after_a_double_star(a, xs):
+    # keywords after ``**a`` are merged as a mapping of their own, like ``**{'k': ...}``
+    plain = _collect(**a, k=len(xs), m=1)
+    chosen = _collect(**a, k=[x * 2 for x in xs] if xs else a)
+    literal = _collect(p=1, **{"q": 2})
+    return plain, chosen, literal
