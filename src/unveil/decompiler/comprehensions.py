@@ -38,6 +38,17 @@ def comprehension_from_code(code: CodeType, stmts: list[ast.stmt],
         names = [ast.Name(id=f, ctx=ast.Load()) for f in missing]
         setattr(node, field, names[0] if len(names) == 1 else
                 ast.Tuple(elts=names, ctx=ast.Load()))
+    bound = {n.id for g in gens for n in walk(g.target) if isinstance(n, ast.Name)}
+    unbound = [v for v in code.co_varnames[code.co_argcount:]
+               if v.isidentifier() and v not in bound and v not in code.co_cellvars]
+    if dropped and unbound:
+        # the targets of loops the compiler dropped (after the false condition) stay
+        # locals: a dropped loop binds them again (``... if False for x in ()``)
+        targets = [ast.Name(id=v, ctx=ast.Store()) for v in unbound]
+        gens.append(ast.comprehension(
+            target=targets[0] if len(targets) == 1 else ast.Tuple(elts=targets,
+                                                                  ctx=ast.Store()),
+            iter=ast.Tuple(elts=[], ctx=ast.Load()), ifs=[], is_async=0))
     if dropped and code.co_flags & (CodeFlag.ASYNC_GENERATOR | CodeFlag.COROUTINE) \
             and not _awaits(node):
         # the ``async for``/``await`` that made it asynchronous was dropped: the element

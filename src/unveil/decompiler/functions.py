@@ -489,9 +489,15 @@ def unbound_locals(code: CodeType, names: ScopeNames) -> list[str]:
     # (not a name only nested scopes read, when the original keeps no cell for it: an
     # inlined comprehension's variable in code that cannot run, which they read as a
     # global)
+    # (nor one the scope reads as a global: a local only because an inlined
+    # comprehension that the compiler dropped as dead code bound it)
     cells = set(code.co_cellvars)
-    return [n for n in dict.fromkeys(candidates) if n in names.anywhere and n not in names.bound
-            and (n in names.own or n in cells)]
+    found = [n for n in dict.fromkeys(candidates) if n in names.anywhere
+             and n not in names.bound and (n in names.own or n in cells)]
+    if found and sys.version_info >= (3, 12):
+        ops = _name_ops(code)
+        found = [n for n in found if "LOAD_GLOBAL" not in ops.get(n, ())]
+    return found
 
 
 def _dead_code(locals_: list[str], cells: list[str]) -> ast.stmt:

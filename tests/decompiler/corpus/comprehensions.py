@@ -239,3 +239,10 @@ def async_part_dropped_after_an_async_filter(items):
     # the filter's own ``async for`` is its own scope; the dropped one made this async
     gen = (x for x in items if (y async for y in source()) if () async for z in source())
     return inspect.isasyncgen(gen)
+
+
+@cases(([1, 2],), ([],))
+def dropped_loop_keeps_its_target_local(xs):
+    # the loop after a false condition is dropped, but its target stays the generator's
+    # local: reading it before is an UnboundLocalError, not a global lookup
+    return list(a for a in xs if (b for b in y) if "" for y in xs)  # noqa: F821
