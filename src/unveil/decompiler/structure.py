@@ -743,6 +743,8 @@ class Structurer(Clauses):
                 and self.through(natural_exit) in breaks:
             natural_exit = self.through(natural_exit)
         if len(breaks) > 1:
+            breaks = self._join_of_exits(body, breaks, ctx)
+        if len(breaks) > 1:
             breaks = self._merge_break_targets(breaks)
         if len(breaks) > 1:
             breaks = self._absorb_exits(h, body, breaks, ctx)
@@ -863,6 +865,30 @@ class Structurer(Clauses):
                     changed = True
                     break
         return breaks
+
+    def _join_of_exits(self, body: set[int], breaks: set[int], ctx: Ctx) -> set[int]:
+        """Exits that each run straight-line code of their own (entered only from the
+        loop) and then go on to one block: ``stmts; break`` in several places. That
+        code is the loop's and the block where they meet is its one exit."""
+        stops = {ctx.follow} | ({ctx.loop.cont, ctx.loop.follow} if ctx.loop else set())
+        joins: set[int] = set()
+        own: set[int] = set()
+        for t in breaks:
+            n, seen = t, set()
+            while True:
+                preds = self.preds(n)
+                if n in stops or n in seen or n in body or n not in self.blocks \
+                        or len(preds) != 1 or not (preds[0] in body or preds[0] in seen) \
+                        or self.blocks[n].term.kind != "goto":
+                    break
+                seen.add(n)
+                n = self.blocks[n].term.targets[0]
+            joins.add(n)
+            own |= seen
+        if len(joins) != 1 or not own or joins & body:
+            return breaks
+        body |= own
+        return joins
 
     def _merge_break_targets(self, breaks: set[int]) -> set[int]:
         """Several exits where all but one are the same return: keep the real one."""
