@@ -8,8 +8,11 @@ into ``[e for x in it if c]``.
 from __future__ import annotations
 
 import ast
+import sys
 from types import CodeType
 
+from .. import bytecode
+from ..bytecode import Instr
 from ..codeobj import COMPREHENSIONS as KINDS
 from ..codeobj import CodeFlag
 from ..errors import DecompilationError
@@ -25,36 +28,162 @@ def comprehension_from_code(code: CodeType, stmts: list[ast.stmt],
     node = comprehension_from_body(stmts, KINDS[code.co_name], iterable, arg,
                                    getattr(code, "co_qualname", code.co_name))
     gens = node.generators  # type: ignore[attr-defined]
-    dropped = gens[-1].ifs and _is_false(gens[-1].ifs[-1])
-    # (the first iterable is evaluated outside, in the enclosing scope)
-    inside = [n for n in walk(node) if n is not gens[0].iter]
-    outer = {id(n) for n in walk(gens[0].iter)}
-    missing = [f for f in code.co_freevars if f.isidentifier() and f not in {
-        n.id for n in inside if isinstance(n, ast.Name) and id(n) not in outer}]
-    field = "key" if isinstance(node, ast.DictComp) else "elt"
-    if dropped and missing:
-        # names only the dropped element read: it is never evaluated, so it may name them
-        # and keep them free variables, as they were
-        names = [ast.Name(id=f, ctx=ast.Load()) for f in missing]
-        setattr(node, field, names[0] if len(names) == 1 else
-                ast.Tuple(elts=names, ctx=ast.Load()))
-    bound = {n.id for g in gens for n in walk(g.target) if isinstance(n, ast.Name)}
-    unbound = [v for v in code.co_varnames[code.co_argcount:]
-               if v.isidentifier() and v not in bound and v not in code.co_cellvars]
-    if dropped and unbound:
-        # the targets of loops the compiler dropped (after the false condition) stay
-        # locals: a dropped loop binds them again (``... if False for x in ()``)
-        targets = [ast.Name(id=v, ctx=ast.Store()) for v in unbound]
-        gens.append(ast.comprehension(
-            target=targets[0] if len(targets) == 1 else ast.Tuple(elts=targets,
-                                                                  ctx=ast.Store()),
-            iter=ast.Tuple(elts=[], ctx=ast.Load()), ifs=[], is_async=0))
+    dropped = is_dropped(node)
+    if dropped:
+        # (the first iterable is evaluated outside, in the enclosing scope)
+        outer = {id(n) for n in walk(gens[0].iter)}
+        read = {n.id for n in _own_reads(node) if id(n) not in outer}
+        keep_dropped_names(
+            node, reads=[f for f in code.co_freevars if f.isidentifier() and f not in read],
+            cells=[], bound=[v for v in code.co_varnames[code.co_argcount:]
+                             if v.isidentifier() and v not in code.co_cellvars],
+            apart=read_apart(bytecode.read(code).instrs, code) | set(code.co_freevars))
     if dropped and code.co_flags & (CodeFlag.ASYNC_GENERATOR | CodeFlag.COROUTINE) \
             and not _awaits(node):
         # the ``async for``/``await`` that made it asynchronous was dropped: the element
         # (never evaluated) awaits instead
+        field = "key" if isinstance(node, ast.DictComp) else "elt"
         setattr(node, field, ast.Await(value=getattr(node, field)))
     return node
+
+
+def is_dropped(node: ast.expr) -> bool:
+    """Did the compiler drop the element of comprehension ``node`` (and what follows
+    its last test), behind a condition that is always false?"""
+    gens = node.generators  # type: ignore[attr-defined]
+    return bool(gens[-1].ifs) and _is_false(gens[-1].ifs[-1])
+
+
+def read_apart(instrs: list[Instr], code: CodeType) -> set[str]:
+    """The names ``instrs`` (of ``code``) read as globals or free variables."""
+    return {str(i.argval) for i in instrs if i.op in _GLOBAL_READS
+            or i.op in _DEREF_READS and i.argval in code.co_freevars}
+
+
+_GLOBAL_READS = frozenset({"LOAD_GLOBAL", "LOAD_NAME", "LOAD_FROM_DICT_OR_GLOBALS"})
+_DEREF_READS = frozenset({"LOAD_DEREF", "LOAD_CLASSDEREF", "LOAD_FROM_DICT_OR_DEREF"})
+
+
+def keep_dropped_names(node: ast.expr, *, reads: list[str], cells: list[str],
+                       bound: list[str], apart: set[str]) -> None:
+    """Make the dropped part of comprehension ``node`` (see :func:`is_dropped`) use the
+    names the dropped code used, so that they keep their scopes: ``reads`` (free
+    variables only it read) are the element; ``cells`` (read by a scope nested in it)
+    are read by a lambda as the element; ``bound`` (locals only its loops bound, other
+    than the ones ``node`` binds) are the targets of a loop after the false condition.
+    A loop would make every read of the name in ``node`` local: a name the code reads
+    ``apart`` from that local (as a global or free variable; so does a scope nested in
+    ``node`` that reads it, unless it is one of ``cells``), or that is a walrus target,
+    is bound by a comprehension inlined in the dropped part instead (3.12+)."""
+    gens = node.generators  # type: ignore[attr-defined]
+    field = "key" if isinstance(node, ast.DictComp) else "elt"
+    shown = [*reads, *(c for c in cells if c not in reads)]
+    if shown:
+        names = [ast.Name(id=f, ctx=ast.Load()) for f in shown]
+        value: ast.expr = names[0] if len(names) == 1 else ast.Tuple(elts=names,
+                                                                       ctx=ast.Load())
+        if cells:
+            value = ast.Lambda(args=_no_arguments(), body=value)
+        setattr(node, field, value)
+    taken = _own_targets(node)
+    walrus = {n.target.id for n in walk(node)  # type: ignore[attr-defined]
+              if isinstance(n, ast.NamedExpr)}
+    apart = apart | walrus | (_nested_names(node) - set(cells))
+    loose = [v for v in bound if v not in taken]
+    inlined = [v for v in loose if v in apart] if INLINED else []
+    looped = [v for v in loose if v not in inlined and v not in walrus]
+    if looped:
+        gens.append(ast.comprehension(target=_targets(looped, ast.Store()),
+                                      iter=ast.Tuple(elts=[], ctx=ast.Load()), ifs=[],
+                                      is_async=0))
+    if inlined:
+        gens[-1].ifs.append(ast.ListComp(elt=ast.Constant(None), generators=[
+            ast.comprehension(target=_targets(inlined, ast.Store()),
+                              iter=ast.Tuple(elts=[], ctx=ast.Load()), ifs=[], is_async=0)]))
+
+
+def _nested_names(node: ast.expr) -> set[str]:
+    """The names used in the scopes nested in comprehension ``node``."""
+    out: set[str] = set()
+    todo: list[ast.AST] = [node]
+    while todo:
+        n = todo.pop()
+        if n is not node and isinstance(n, _OWN_SCOPES):
+            # (but what the enclosing scope evaluates for it: the first iterable, the
+            # defaults)
+            outer = [n.generators[0].iter] if not isinstance(n, ast.Lambda) else [
+                d for d in (*n.args.defaults, *n.args.kw_defaults) if d is not None]
+            skip = {id(x) for o in outer for x in walk(o)}
+            out.update(x.id for x in walk(n) if isinstance(x, ast.Name) and id(x) not in skip)
+            todo.extend(outer)
+        else:
+            todo.extend(ast.iter_child_nodes(n))
+    return out
+
+
+def _children_but(node: ast.AST, skip: ast.AST) -> list[ast.AST]:
+    """The nodes right under ``node`` (and under its comprehension clauses), but ``skip``."""
+    out: list[ast.AST] = []
+    for c in ast.iter_child_nodes(node):
+        if isinstance(c, ast.comprehension):
+            out.extend(x for x in ast.iter_child_nodes(c) if x is not skip)
+        elif c is not skip:
+            out.append(c)
+    return out
+
+
+def _targets(names: list[str], ctx: ast.expr_context) -> ast.expr:
+    nodes = [ast.Name(id=v, ctx=ctx) for v in names]
+    return nodes[0] if len(nodes) == 1 else ast.Tuple(elts=nodes, ctx=ctx)
+
+
+def _no_arguments() -> ast.arguments:
+    return ast.arguments(posonlyargs=[], args=[], vararg=None, kwonlyargs=[],
+                         kw_defaults=[], kwarg=None, defaults=[])
+
+
+def _own_reads(node: ast.expr) -> list[ast.Name]:
+    """The names comprehension ``node`` reads in its own scope, not where a
+    comprehension inlined in it binds the same name (3.12+)."""
+    out: list[ast.Name] = []
+    todo: list[tuple[ast.AST, frozenset[str]]] = [(node, frozenset())]
+    while todo:
+        n, hidden = todo.pop()
+        if isinstance(n, ast.Name):
+            if isinstance(n.ctx, ast.Load) and n.id not in hidden:
+                out.append(n)
+            continue
+        if n is not node and isinstance(n, ast.ListComp | ast.SetComp | ast.DictComp) \
+                and INLINED:
+            first = n.generators[0].iter  # (read where the comprehension stands)
+            todo.append((first, hidden))
+            inner = hidden | _own_targets(n)
+            todo.extend((c, inner) for c in _children_but(n, first))
+            continue
+        todo.extend((c, hidden) for c in ast.iter_child_nodes(n))
+    return out
+
+
+# 3.12+ inlines list, set and dict comprehensions: their loop targets are locals of the
+# code around them (PEP 709)
+INLINED = sys.version_info >= (3, 12)
+# comprehensions inside a comprehension that are scopes of their own
+_OWN_SCOPES: tuple[type[ast.AST], ...] = (ast.GeneratorExp, ast.Lambda) + (
+    () if INLINED else (ast.ListComp, ast.SetComp, ast.DictComp))
+
+
+def _own_targets(node: ast.expr) -> set[str]:
+    """The names the loops of comprehension ``node`` bind in its own scope (its loops
+    and those of the comprehensions inlined in it)."""
+    out: set[str] = set()
+    todo: list[ast.AST] = [node]
+    while todo:
+        n = todo.pop()
+        if isinstance(n, ast.comprehension):
+            out.update(t.id for t in walk(n.target) if isinstance(t, ast.Name))
+        if n is node or not isinstance(n, _OWN_SCOPES):
+            todo.extend(ast.iter_child_nodes(n))
+    return out
 
 
 def _awaits(node: ast.expr) -> bool:

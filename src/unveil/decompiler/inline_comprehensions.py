@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 from ..bytecode import Bytecode, Handler, Instr, retarget
 from ..errors import DecompilationError
-from .comprehensions import comprehension_from_body
+from .comprehensions import comprehension_from_body, is_dropped, keep_dropped_names, read_apart
 
 if TYPE_CHECKING:
     from .scope import Scope
@@ -53,6 +53,14 @@ def fold(bc: Bytecode, dec: Scope) -> Bytecode:
         start, build, loop_exit, saved = region
         members = _members(bc, build, loop_exit)
         expr = _decompile_region(bc, build, loop_exit, members, dec)
+        if is_dropped(expr):
+            # names only the dropped code bound keep their scopes: the comprehension's
+            # own variables (cells where a nested scope read them)
+            own = [instrs[k].argval for k in range(start, start + saved)]
+            cells = set(dec.code.co_cellvars)
+            keep_dropped_names(expr, reads=[], cells=[v for v in own if v in cells],
+                               bound=own, apart=read_apart([instrs[k] for k in members],
+                                                           dec.code))
         inside = {*range(start, build), *members}
         for k in inside:
             index_map[k] = len(out)

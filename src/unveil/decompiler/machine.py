@@ -257,11 +257,12 @@ class Machine:
         self.flush(writes)
         self.append(stmt)
 
-    def append(self, stmt: ast.stmt) -> None:
+    def append(self, stmt: ast.stmt, later: frozenset[int] = frozenset()) -> None:
         """Add ``stmt``, noting the shared values it evaluates (see :meth:`materialize`),
-        and the source line of the instruction that made it (``line``)."""
+        and the source line of the instruction that made it (``line``). ``later``: the
+        shared values pushed after what ``stmt`` evaluates (their walruses come after it)."""
         if self.walrus and any(self.walrus.values()):
-            self.settle_walrus(stmt)
+            self.settle_walrus(stmt, later)
         if self.ins is not None and not hasattr(stmt, "line"):
             attach(stmt, line=self.ins.line)
         todo: list[Any] = [stmt]
@@ -286,6 +287,8 @@ class Machine:
             if isinstance(node, UnpackItem):
                 # the unpacking (and its stores so far) happened before the statement
                 stack[i] = self.force_unpack(node)
+            elif _class_arguments(node):
+                self._materialize_bases(node, writes)  # type: ignore[arg-type]
             elif self.needs_temp(node, writes):
                 stack[i] = self.materialize(node)
 
@@ -331,7 +334,8 @@ class Machine:
                 node.name = tmp
             return node
         tmp = self.ctx.names.fresh()
-        self.append(ast.Assign(targets=[ast.Name(tmp, ast.Store())], value=node))
+        self.append(ast.Assign(targets=[ast.Name(tmp, ast.Store())], value=node),
+                    self._pushed_after(node))
         named = name(tmp, "temp")
         attach(named, origin=node)  # (the display it holds)
         return named
@@ -352,14 +356,17 @@ class Machine:
                 stack[i] = self.materialize(node)
             elif isinstance(node, UnpackItem):
                 stack[i] = self.force_unpack(node)
-            elif isinstance(node, ast.Tuple) and any(_class_body(e) for e in node.elts):
-                # a class's arguments for ``__build_class__`` (the body cannot be named):
-                # name the bases instead
-                for k, e in enumerate(node.elts):
-                    if self.needs_temp(e, ()) or isinstance(e, ast.List | ast.Set | ast.Dict):
-                        node.elts[k] = self.materialize(e)
+            elif _class_arguments(node):
+                self._materialize_bases(node, ())  # type: ignore[arg-type]
             elif self.needs_temp(node, ()) or isinstance(node, ast.List | ast.Set | ast.Dict):
                 stack[i] = self.materialize(node)
+
+    def _materialize_bases(self, node: ast.Tuple, writes: tuple[str, ...]) -> None:
+        """A class's arguments for ``__build_class__`` (the body cannot be named): name
+        the bases instead."""
+        for k, e in enumerate(node.elts):
+            if self.needs_temp(e, writes) or isinstance(e, ast.List | ast.Set | ast.Dict):
+                node.elts[k] = self.materialize(e)
 
     # ------------------------------------------------------------ stores
 
@@ -496,10 +503,20 @@ class Machine:
         self.flush_below(shared)
         self.materialize(shared)
 
-    def settle_walrus(self, stmt: ast.stmt) -> None:
+    def _pushed_after(self, node: ast.expr) -> frozenset[int]:
+        """The shared values in the stack entries above ``node`` (pushed after it)."""
+        stack = self.state.stack
+        for i, entry in enumerate(stack):
+            if entry is node:
+                return frozenset(id(n) for e in stack[i + 1:] for n in walk(e)
+                                 if isinstance(n, Shared))
+        return frozenset()
+
+    def settle_walrus(self, stmt: ast.stmt, later: frozenset[int] = frozenset()) -> None:
         """Before ``stmt`` is added: a name it reads whose store still waits as a walrus in
         a value not evaluated yet (a later statement evaluates it) is stored first: the
-        read comes after the store in the bytecode."""
+        read comes after the store in the bytecode (but not a walrus in ``later``, pushed
+        after the value ``stmt`` names)."""
         reads = {n.id for n in walk(stmt) if isinstance(n, ast.Name)
                  and isinstance(n.ctx, ast.Load) and n.id in self.walrus}
         if not reads:
@@ -514,7 +531,8 @@ class Machine:
                     isinstance(t, ast.Name) and t.id == ident
                     for t in getattr(shared, "targets", None) or ())]
             # (a block's own: another block's may be evaluated by its branch test)
-            for entry in [p for p in pending if p[0] is self.state and id(p[1]) not in inside]:
+            for entry in [p for p in pending if p[0] is self.state
+                          and id(p[1]) not in inside and id(p[1]) not in later]:
                 pending.remove(entry)  # (settled once: what settling adds reads it too)
                 shared = entry[1]
                 self.check_speculation()
@@ -628,6 +646,12 @@ def _awaited_enter(node: ast.expr) -> bool:
     if isinstance(value, Special) and value.kind == "awaitable":
         value = value.value
     return isinstance(value, Special) and value.kind == "enter"
+
+
+def _class_arguments(node: ast.expr) -> bool:
+    """The arguments of ``__build_class__`` (a class body's function among them), as a
+    tuple for ``CALL_FUNCTION_EX``."""
+    return isinstance(node, ast.Tuple) and any(_class_body(e) for e in node.elts)
 
 
 def _class_body(node: ast.expr) -> bool:

@@ -483,3 +483,17 @@ def class_body_declaring_a_global(declared_global_in_a_class):
 
     return C.before, C.after, hasattr(C, "declared_global_in_a_class"), \
         declared_global_in_a_class, globals()["declared_global_in_a_class"]
+
+
+DECO = None
+
+
+@cases(({},), (None,), ({"a": 1},))
+def decorator_read_before_a_walrus_in_its_bases(extra):
+    global DECO
+    DECO = lambda c: ("decorated by the first", c.__name__)  # noqa: E731
+
+    @DECO
+    class C((DECO := object), **(extra or {}) and {}):
+        pass
+    return C, DECO is object

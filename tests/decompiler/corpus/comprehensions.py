@@ -246,3 +246,30 @@ def dropped_loop_keeps_its_target_local(xs):
     # the loop after a false condition is dropped, but its target stays the generator's
     # local: reading it before is an UnboundLocalError, not a global lookup
     return list(a for a in xs if (b for b in y) if "" for y in xs)  # noqa: F821
+
+
+@cases(([1, 2],), ([],))
+def dropped_code_keeps_a_cell_of_an_inlined_comprehension(xs):
+    # (3.12+ inlines the list: ``a`` is a cell of this function only because the
+    # dropped generator expression reads it)
+    return [0 for a in xs if () for b in xs if (a for _ in b)], len(xs)
+
+
+@cases(([1, 2],), ([],))
+def dropped_loop_of_an_inlined_comprehension(xs):
+    return [a for a in xs if [] for b in xs], {a: 1 for a in xs if 0 for c in a}
+
+
+@cases(([1, 2],), ([],))
+def dropped_code_reads_a_free_variable_bound_inside(xs):
+    # the generator's ``a`` is free (the parameter of the outer function); a
+    # comprehension inlined in its dropped part binds an ``a`` of its own
+    def outer(a):
+        return list(a for _ in xs if () if [0 for a in xs])
+    return outer(5)
+
+
+@cases(([1, 2],), ([],))
+def walrus_target_rebound_in_a_nested_comprehension(xs):
+    gen = (0 for x in xs if (w := x) for () in "" if {0: 0 for w in xs} for y in x if ())
+    return list(gen)
