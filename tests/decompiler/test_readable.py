@@ -120,6 +120,8 @@ STRUCTURED = [
     ("loops", "while_with_break_from_handler"),
     ("with_stmt", "loop_in_two_items_with"),
     ("loops", "while_with_break_inside_for"),
+    ("loops", "inner_for_else_breaks_the_outer_loop"),
+    ("loops", "loop_exits_that_run_code_then_meet"),
 ]
 
 

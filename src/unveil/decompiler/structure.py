@@ -795,9 +795,9 @@ class Structurer(Clauses):
             node = ast.While(test=ast.Constant(True), body=stmts or [ast.Pass()],
                              orelse=[])
         if else_start is not None:
-            node.orelse = self.seq(else_start, replace(ctx, follow=follow)) or []
-            if not node.orelse:
-                node.orelse = []
+            # (through the edge: an ``else`` that only breaks out of an enclosing loop
+            # jumps there from outside the enclosing loop's body)
+            node.orelse = self.branch(h, else_start, replace(ctx, follow=follow))
         out.append(node)
         if follow is not None and follow == ctx.follow:
             return None

@@ -517,3 +517,49 @@ def while_with_break_inside_for(defaults):
     for word in bad:
         del known[word]
     return known
+
+
+@cases(([[1, 2], [2, 3]],), ([[1], [1]],), ([[1, 2], [3, 1]],), ([],))
+def inner_for_else_breaks_the_outer_loop(seqs):
+    # (the inner loop's ``else`` leaves the outer ``for`` from outside its body)
+    seqs = [list(s) for s in seqs]
+    out = []
+    while seqs:
+        for s1 in seqs:
+            candidate = s1[0]
+            for s2 in seqs:
+                if candidate in s2[1:]:
+                    candidate = None
+                    break
+            else:
+                break
+        if candidate is None:
+            raise RuntimeError("inconsistent")
+        out.append(candidate)
+        for s in seqs:
+            if s[0] == candidate:
+                del s[0]
+        seqs = [s for s in seqs if s]
+    return out
+
+
+@cases((["ab", "Ecd", "xy"], None), (["ab", "Mx", "cd"], None), (["ab", (1, 2), "cd"], None),
+       ([], None))
+def loop_exits_that_run_code_then_meet(tokens, compat):
+    # (3.13 lays out each ``break`` with its own code, meeting after the loop:
+    # tokenize.Untokenizer.untokenize)
+    seen = []
+    out = []
+    it = iter(tokens)
+    for t in it:
+        if len(t) == 2:
+            seen.append((t, list(it)))
+            break
+        kind, tok = t[0], t[1:]
+        if kind == "E":
+            out.append(tok)
+            continue
+        if kind == "M":
+            break
+        out.append(kind)
+    return "".join(out), seen
