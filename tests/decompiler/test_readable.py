@@ -122,6 +122,7 @@ STRUCTURED = [
     ("loops", "while_with_break_inside_for"),
     ("loops", "inner_for_else_breaks_the_outer_loop"),
     ("loops", "loop_exits_that_run_code_then_meet"),
+    ("loops", "try_in_loop_whose_clause_breaks_or_raises"),
 ]
 
 

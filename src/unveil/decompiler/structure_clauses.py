@@ -681,10 +681,14 @@ class Clauses:
         todo = [body_exit]
         after: set[int] = set()
         code_before = False
+        loop = ctx.loop
+        leave = (loop.cont, loop.follow) if loop is not None else ()
         while todo:
             n = todo.pop()
             if n in seen:
                 continue
+            if n in leave or n not in ctx.region and self.through(n) in leave:
+                continue  # (``continue``/``break``: not the code after the statement)
             if n not in ctx.region or n == ctx.follow or self.position(n) > hpos:
                 after.add(n)
                 continue

@@ -563,3 +563,26 @@ def loop_exits_that_run_code_then_meet(tokens, compat):
             break
         out.append(kind)
     return "".join(out), seen
+
+
+@cases((["1", "2", ""],), (["1", "x"],), (["x"],), (["3", "4", "5", ""],))
+def try_in_loop_whose_clause_breaks_or_raises(chunks):
+    # (3.12+: no clause falls through, and the code after the try is not an else
+    # clause: lzma.decompress)
+    results = []
+    chunks = list(chunks)
+    while True:
+        data = chunks.pop(0)
+        try:
+            res = int(data)
+        except ValueError:
+            if results:
+                break
+            else:
+                raise
+        results.append(res)
+        if res > 4:
+            raise LookupError(res)
+        if not chunks[0]:
+            break
+    return "".join(map(str, results))
