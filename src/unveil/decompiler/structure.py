@@ -733,8 +733,9 @@ class Structurer(Clauses):
                     ends.update(self._hops(s, target))  # with the jumps that lead there
                     continue
                 if self._into_tail(target, ctx):
-                    # a return that finishes an enclosing try/with
-                    ends.add(target)
+                    # a return that finishes an enclosing try/with (with the jumps that
+                    # lead there)
+                    ends.update(self._hops(s, target))
                     if target not in ctx.tails:
                         ends.add(self.blocks[target].term.targets[0])
                     continue
@@ -756,14 +757,15 @@ class Structurer(Clauses):
             follow = natural_exit
         else:
             (f,) = breaks
-            if natural_exit is None or f == natural_exit:
-                follow = f
-            else:
-                follow = f
+            follow = f
+            if natural_exit is not None and f != natural_exit:
                 else_start = natural_exit
-        if follow is not None and follow == ctx.follow and else_start is None \
-                and kind == "while_true":
-            pass
+                if natural_exit not in ctx.region and self._absorb_exits(
+                        h, body, {f, natural_exit}, ctx) == {natural_exit}:
+                    # no ``else`` can leave the enclosing construct: the loop's one exit
+                    # is the natural one, and the code the break went to (only the loop
+                    # reaches it, and it returns) is the loop's
+                    follow, else_start = natural_exit, None
         loop = Loop(h, body, follow, h)
         region = frozenset(body | ends | (ctx.tails & ctx.region))
         sub = replace(ctx, loop=loop, follow=h if kind != "while_true" else None,
@@ -839,6 +841,7 @@ class Structurer(Clauses):
         loop stops at the test because no path from it comes back). Adds that code to
         ``body``; returns the exits left."""
         stops = {ctx.follow} | ({ctx.loop.cont, ctx.loop.follow} if ctx.loop else set())
+        outer = set(self.chain(h))  # (the handlers of constructs around the loop)
         changed = True
         while changed and len(breaks) > 1:
             changed = False
@@ -851,7 +854,7 @@ class Structurer(Clauses):
                 ok = True
                 while todo and ok:
                     n = todo.pop()
-                    if n in region or n in others:
+                    if n in region or n in others or n in outer:
                         continue
                     if n in body or n not in self.blocks or n not in self.idom \
                             or not dominates(self.idom, h, n) or n in stops:

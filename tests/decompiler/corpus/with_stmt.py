@@ -337,3 +337,26 @@ def while_loop_in_with(count, limit):
             count += 1
             LOG.append((name, count))
     return count
+
+
+@cases((["a", "bx", "c"], False), (["a", "c"], False), (["a", 1], True), ([], False))
+def return_from_a_for_loop_in_a_with(words, suppress):
+    # (pdb.find_function: the return leaves the loop into the with's clean-up copy)
+    with Resource("r", suppress):
+        for word in words:
+            if "x" in word:
+                return word
+        LOG.append("no x")
+    return None
+
+
+@cases(([3, 0, 2],), ([1, 1],), ([],))
+def return_from_a_while_loop_in_a_with(items):
+    # (the return's value is named before the clean-up copy; the loop's test is copied)
+    items = list(items)
+    with Resource("w"):
+        while items:
+            item = items.pop()
+            if not item:
+                return len(items)
+    return -1
