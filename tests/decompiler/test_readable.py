@@ -125,6 +125,7 @@ STRUCTURED = [
     ("loops", "try_in_loop_whose_clause_breaks_or_raises"),
     ("with_stmt", "return_from_a_for_loop_in_a_with"),
     ("with_stmt", "return_from_a_while_loop_in_a_with"),
+    ("exceptions", "constant_returns_in_a_try_body"),
 ]
 
 

@@ -156,7 +156,13 @@ class CodeDecompiler:
         try:
             if self.constants.lowered is code and not entry:
                 raise Unstructurable("the fallback was asked for (force_fallback)")
-            raw = Structurer(ir).run()
+            try:
+                raw = Structurer(ir).run()
+            except Unstructurable:
+                # the second reading of what the layout leaves open, on a fresh graph
+                # (the first attempt rewrote blocks of this one)
+                ir = Translator(graph_cfg, ctx, entry).run()
+                raw = Structurer(ir, returns_in_place=True).run()
             # (nested code objects are tidied as they are decompiled)
             raw = tidy_raw(raw, chains=bytecode.branches(code))
             body = self.renderer().body(raw)

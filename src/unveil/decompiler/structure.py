@@ -59,8 +59,12 @@ class Structurer(Clauses):
     machinery (clean-ups, ``finally`` copies) rather than the program's. :meth:`run`
     returns the statements or raises :class:`Unstructurable`."""
 
-    def __init__(self, graph: IRGraph) -> None:
+    def __init__(self, graph: IRGraph, *, returns_in_place: bool = False) -> None:
         self.g = graph
+        # a return of a constant that leaves a try body (the compiler copies them) is a
+        # ``return`` written there, not the code after the statement (the second reading,
+        # tried where the first does not structure)
+        self.returns_in_place = returns_in_place
         self.blocks: dict[int, IRBlock] = dict(graph.blocks)
         self.entry = graph.entry
         self._next_id = max(self.blocks) + 1 if self.blocks else 0

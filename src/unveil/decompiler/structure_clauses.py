@@ -54,6 +54,8 @@ class Clauses:
     """The ``try``, ``with`` and ``async for`` statements of :class:`~.structure.Structurer`
     (a mixin: it uses the structurer's graph, contexts and ``seq``/``edge``)."""
 
+    returns_in_place: bool  # (the structurer's reading of copied constant returns)
+
     # ------------------------------------------------------------ try / with
 
     def try_stmt(self, b: int, handler: int | None, ctx: Ctx, out: list[ast.stmt]) -> int | None:
@@ -301,6 +303,8 @@ class Clauses:
         if continuation is not None:
             return _term_key(block) != continuation
         value = term.value
+        if self.returns_in_place and not block.stmts and isinstance(value, ast.Constant):
+            return True
         return value is not None and any(value is e for e in block.entry)
 
     def _strip_enclosing(self, stmts: list[ast.stmt], ctx: Ctx) -> list[ast.stmt]:

@@ -763,3 +763,24 @@ def returns_through_a_finally_with_an_if(parser, close_source, fail):
     finally:
         if close_source:
             log.append("closed")
+
+
+class _Doc:
+    """A documented class."""
+
+
+@cases((None,), (3,), ("s",), (_Doc,), (_Doc(),), (type,))
+def constant_returns_in_a_try_body(obj):
+    # (pydoc._getowndoc: the compiler copies each ``return None`` out of the try body;
+    # which of them is the code after the statement only the layout could tell)
+    try:
+        doc = object.__getattribute__(obj, "__doc__")
+        if doc is None:
+            return None
+        if obj is not type:
+            typedoc = type(obj).__doc__
+            if isinstance(typedoc, str) and typedoc == doc:
+                return None
+        return doc
+    except AttributeError:
+        return None
