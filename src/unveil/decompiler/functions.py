@@ -857,20 +857,19 @@ def _returns_to_break(stmts: list[ast.stmt]) -> None:
 
 
 def class_body(dec: CodeDecompiler) -> list[ast.stmt]:
-    body = without_scope_returns(dec.statements())
+    body = dec.statements()
+    # (first: the body's copied ends are returns then, and the docstring is the first
+    # statement after the stores)
+    _drop_hidden_stores(body)
+    body = without_scope_returns(body)
     body = apply_to_scope(body, dec)
     body = tidy_scope(body, bool(dec.code.co_flags & CodeFlag.FUTURE_ANNOTATIONS))
-    _drop_hidden_stores(body)  # (first: the docstring is the first statement after them)
     out: list[ast.stmt] = []
     for i, s in enumerate(body):
         if i < 4 and isinstance(s, ast.Assign) and len(s.targets) == 1 \
                 and isinstance(s.targets[0], ast.Name) \
                 and s.targets[0].id in ("__module__", "__qualname__", "__firstlineno__"):
             continue
-        if isinstance(s, ast.Assign) and len(s.targets) == 1 \
-                and isinstance(s.targets[0], ast.Name) \
-                and s.targets[0].id in ("__static_attributes__", "__classdict__"):
-            continue  # (``__type_params__ = .type_params``: see _drop_hidden_stores)
         if isinstance(s, ast.Assign) and len(s.targets) == 1 \
                 and isinstance(s.targets[0], ast.Name) and s.targets[0].id == "__doc__" \
                 and isinstance(s.value, ast.Constant) and not out:
@@ -943,16 +942,18 @@ def _global_reads(stmts: list[ast.stmt], ops: dict[str, set[str]]) -> list[str]:
 
 
 def _drop_hidden_stores(stmts: list[ast.stmt]) -> None:
-    """Remove what the ``class`` statement stores itself from a hidden name
-    (``__type_params__ = .type_params``) wherever it is, e.g. in a state machine's
-    first arm: no source spells the name, and the compiler writes the store again."""
+    """Remove what the ``class`` statement stores itself wherever it is, e.g. in a state
+    machine's first arm or in each copy of the body's end: what it stores from a hidden
+    name (``__type_params__ = .type_params``: no source spells the name) and 3.13's
+    ``__static_attributes__``; the compiler writes these stores again."""
     todo = [stmts]
     while todo:
         block = todo.pop()
         block[:] = [s for s in block if not (
             isinstance(s, ast.Assign) and len(s.targets) == 1
-            and isinstance(s.targets[0], ast.Name) and isinstance(s.value, ast.Name)
-            and s.value.id.startswith("."))]
+            and isinstance(s.targets[0], ast.Name) and (
+                isinstance(s.value, ast.Name) and s.value.id.startswith(".")
+                or s.targets[0].id == "__static_attributes__"))]
         for s in block:
             for field in ("body", "orelse", "finalbody"):
                 inner = getattr(s, field, None)

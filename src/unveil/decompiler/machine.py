@@ -383,6 +383,9 @@ class Machine:
         if isinstance(value, Cell) and isinstance(target, ast.Name) \
                 and target.id in ("__classcell__", "__classdictcell__"):
             return  # a class body hands its cells to type(): implicit in source
+        if isinstance(target, ast.Name) and target.id == "__classdict__" \
+                and getattr(target, "kind", "") == "deref":
+            return  # 3.12+: the class namespace's cell, for scopes in the body: implicit
         if isinstance(target, ast.Name) and target.id in ("__annotate__", "__annotate_func__") \
                 and getattr(target, "kind", "") == "name" \
                 and isinstance(value, Func) and value.code.co_name == "__annotate__":
