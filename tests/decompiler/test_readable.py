@@ -126,6 +126,8 @@ STRUCTURED = [
     ("with_stmt", "return_from_a_for_loop_in_a_with"),
     ("with_stmt", "return_from_a_while_loop_in_a_with"),
     ("exceptions", "constant_returns_in_a_try_body"),
+    ("exceptions", "constant_returns_in_a_try_in_an_except_clause"),
+    ("exceptions", "constant_returns_in_a_try_in_an_except_clause_of_constants"),
 ]
 
 

@@ -169,6 +169,9 @@ class Clauses:
                     continue
                 if self.exit_tail(s, cleanup or [], ctx, continuation):
                     tails.add(s)
+                    block = self.blocks[s]
+                    if block.term.kind == "goto" and not block.stmts:
+                        tails.add(block.term.targets[0])  # (the return it jumps to)
                 else:
                     exits.add(s)
         if not exits:
@@ -282,9 +285,15 @@ class Clauses:
         rest = _strip_prefix(stmts, cleanup)
         if cleanup and rest is stmts:
             return False
+        term = block.term
+        if rest and term.kind == "return" and not spills and (
+                any(term.value is e for e in block.entry)
+                or self.returns_in_place and isinstance(term.value, ast.Constant)):
+            # a return through the clean-ups of enclosing constructs (an except
+            # clause's too)
+            return not self._strip_enclosing(rest, ctx, clauses=True)
         if rest:
             return False
-        term = block.term
         if spills:  # the value, named before the clean-up copy could change it
             return term.kind == "return" \
                 and getattr(term.value, "origin", None) is block.stmts[0].value
@@ -296,6 +305,12 @@ class Clauses:
             if nxt is not None and nxt.term.kind == "return" \
                     and not self._strip_enclosing(nxt.stmts, ctx):
                 block, term = nxt, nxt.term
+        if term.kind == "goto" and not stmts:
+            nxt = self.blocks.get(term.targets[0])
+            if nxt is not None and nxt.term.kind == "return" \
+                    and any(nxt.term.value is e for e in nxt.entry) \
+                    and not self._strip_enclosing(nxt.stmts, ctx, clauses=True):
+                return True  # a jump to a return of the body's value (through clean-ups)
         if term.kind == "goto" and ctx.loop is not None:
             return self.through(term.targets[0]) in (ctx.loop.cont, ctx.loop.follow)
         if term.kind != "return":
@@ -303,15 +318,17 @@ class Clauses:
         if continuation is not None:
             return _term_key(block) != continuation
         value = term.value
-        if self.returns_in_place and not block.stmts and isinstance(value, ast.Constant):
+        if self.returns_in_place and isinstance(value, ast.Constant):
             return True
         return value is not None and any(value is e for e in block.entry)
 
-    def _strip_enclosing(self, stmts: list[ast.stmt], ctx: Ctx) -> list[ast.stmt]:
+    def _strip_enclosing(self, stmts: list[ast.stmt], ctx: Ctx,
+                         clauses: bool = False) -> list[ast.stmt]:
         """``stmts`` without the clean-up copies of the enclosing constructs, innermost
-        first (what a ``return`` through them runs)."""
+        first (what a ``return`` through them runs); ``clauses``: through enclosing
+        except clauses too."""
         for outer in reversed(ctx.cleanups):
-            if not stmts or outer.kind == "clause":
+            if not stmts or outer.kind == "clause" and not clauses:
                 break
             stripped = _strip_prefix(stmts, outer.stmts)
             if stripped is stmts:
@@ -744,7 +761,9 @@ class Clauses:
             # clause: the clause breaks out of the loop
             self.exit_stmt(out, ast.Break(), outer)
             return
-        if not rest and (term.kind == "return" and _computed_after(term.value, stmts[idx])
+        in_place = self.returns_in_place and isinstance(term.value, ast.Constant)
+        if not rest and (term.kind == "return" and not in_place
+                         and _computed_after(term.value, stmts[idx])
                          or term.kind == "raise" and (term.value is None or _computed_after(
                              term.value, stmts[idx]))):
             # the compiler copied a ``return`` or ``raise`` after the statement into the

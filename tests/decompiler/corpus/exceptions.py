@@ -784,3 +784,48 @@ def constant_returns_in_a_try_body(obj):
         return doc
     except AttributeError:
         return None
+
+
+@cases((0, True), (1, True), (2, True), (2, False), (3, True))
+def constant_returns_in_a_try_in_an_except_clause(fails, probe):
+    # (dbm.whichdb: each return leaves through the enclosing clause's clean-up)
+    calls = []
+
+    def attempt():
+        calls.append(len(calls))
+        if len(calls) <= fails:
+            raise OSError(len(calls))
+
+    try:
+        attempt()
+    except OSError:
+        try:
+            attempt()
+            if probe:
+                attempt()
+                return "probed", calls
+        except OSError:
+            pass
+    return "plain", calls
+
+
+@cases((0, True), (1, True), (2, True), (2, False), (3, True))
+def constant_returns_in_a_try_in_an_except_clause_of_constants(fails, probe):
+    # (dbm.whichdb: which constant return is the code after the statement only a
+    # second reading tells)
+    def attempt():
+        LOG.append(len(LOG))
+        if len(LOG) <= fails:
+            raise OSError(len(LOG))
+
+    try:
+        attempt()
+    except OSError:
+        try:
+            attempt()
+            if probe:
+                attempt()
+                return "probed"
+        except OSError:
+            pass
+    return "plain"
