@@ -65,6 +65,7 @@ class Structurer(Clauses):
         # ``return`` written there, not the code after the statement (the second reading,
         # tried where the first does not structure)
         self.returns_in_place = returns_in_place
+        self._handler_depths = {}
         self.blocks: dict[int, IRBlock] = dict(graph.blocks)
         self.entry = graph.entry
         self._next_id = max(self.blocks) + 1 if self.blocks else 0

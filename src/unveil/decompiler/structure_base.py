@@ -117,7 +117,26 @@ def _starts_loop(b: int, ctx: Ctx) -> bool:
 def _hoist_common_tail(stmts: list[ast.stmt]) -> list[ast.stmt]:
     """``if c: A; T`` / ``else: T`` as ``if c: A`` then ``T`` (nested ifs too): the
     compiler copies a short ending (``return x``) into both arms of an ``if`` that ends
-    a copied clean-up."""
+    a copied clean-up. So is ``try: A; T`` / ``except: B; T`` then ``T`` for a
+    ``return`` of a constant ``T``: each arm that ends in it falls through to it."""
+    if len(stmts) >= 2 and isinstance(stmts[-2], ast.Try) and not stmts[-2].finalbody \
+            and isinstance(stmts[-1], ast.Return) \
+            and isinstance(stmts[-1].value, ast.Constant | None):
+        node, tail = stmts[-2], stmts[-1]
+        for arm in (node.orelse or node.body, *(h.body for h in node.handlers)):
+            if arm and same(arm[-1], tail):
+                arm[-1:] = [] if len(arm) > 1 else [ast.Pass()]
+        return stmts
+    if stmts and isinstance(stmts[-1], ast.Try) and not stmts[-1].finalbody:
+        node = stmts[-1]
+        arms = [node.orelse or node.body, *(h.body for h in node.handlers)]
+        tail = arms[0][-1] if arms[0] else None
+        if isinstance(tail, ast.Return) and isinstance(tail.value, ast.Constant | None) \
+                and all(arm and same(arm[-1], tail) for arm in arms):
+            for arm in arms:  # (an emptied ``else`` goes)
+                arm[-1:] = [] if len(arm) > 1 or arm is node.orelse else [ast.Pass()]
+            return [*stmts, tail]
+        return stmts
     if not stmts or not isinstance(stmts[-1], ast.If) or not stmts[-1].orelse:
         return stmts
     node = stmts[-1]

@@ -55,6 +55,7 @@ class Clauses:
     (a mixin: it uses the structurer's graph, contexts and ``seq``/``edge``)."""
 
     returns_in_place: bool  # (the structurer's reading of copied constant returns)
+    _handler_depths: dict[int, int]  # handler block: the stack depth the exception cuts to
 
     # ------------------------------------------------------------ try / with
 
@@ -143,11 +144,24 @@ class Clauses:
                 return "with"
             if isinstance(test, ExcMatch) and test.star:
                 return "except_star"
-        if any(_is_exc(x) for x in block.exit):
-            return "finally"  # the exception stays on the stack (under a with's values)
+        own = self._pushed_by_exception(h)
+        if any(_is_exc(x) and any(x is y for y in own) for x in block.exit):
+            # the exception stays on the stack (under a with's values); not one of an
+            # enclosing handler's (a bare ``except:`` inside a ``finally`` handler)
+            return "finally"
         if term.kind == "reraise" and _is_exc(term.value):
             return "finally"
         return "except"
+
+    def _pushed_by_exception(self, h: int) -> list[ast.expr]:
+        """The values the exception that enters handler ``h`` pushes (its entry stack
+        above the depth the exception table gives)."""
+        if h not in self._handler_depths:  # (one pass over the blocks, again for new ones)
+            self._handler_depths.update({b.handler_block: b.handler.depth
+                                         for b in self.blocks.values()
+                                         if b.handler_block is not None
+                                         and b.handler is not None})
+        return self.blocks[h].entry[self._handler_depths.get(h, 0):]
 
     def body_exit(self, region: frozenset[int], ctx: Ctx,
                   cleanup: list[ast.stmt] | None = None,

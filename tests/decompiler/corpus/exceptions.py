@@ -829,3 +829,46 @@ def constant_returns_in_a_try_in_an_except_clause_of_constants(fails, probe):
         except OSError:
             pass
     return "plain"
+
+
+class _Closable:
+    def __init__(self, fail_sync, fail_make):
+        self.fail_sync, self.fail_make, self.dict = fail_sync, fail_make, "open"
+
+    def sync(self):
+        LOG.append("sync")
+        if self.fail_sync:
+            raise KeyError("sync")
+
+    def make(self):
+        if self.fail_make:
+            raise AttributeError("make")
+        return "closed"
+
+
+@cases(((False, False),), ((True, False),), ((False, True),), ((True, True),))
+def bare_except_in_a_finally(flags):
+    # (shelve.Shelf.close: the bare except is not a finally of its own)
+    obj = _Closable(*flags)
+    try:
+        obj.sync()
+    finally:
+        try:
+            obj.dict = obj.make()
+        except:  # noqa: E722
+            obj.dict = None
+    return obj.dict
+
+
+@cases(((False, False),), ((True, False),), ((False, True),), ((True, True),))
+def typed_except_in_a_finally(flags):
+    # (each path of the normal exit's copy ends in the function's return)
+    obj = _Closable(*flags)
+    try:
+        obj.sync()
+    finally:
+        try:
+            obj.dict = obj.make()
+        except AttributeError:
+            pass
+        LOG.append(obj.dict)
