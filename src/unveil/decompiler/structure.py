@@ -750,6 +750,14 @@ class Structurer(Clauses):
             natural_exit = self.through(natural_exit)
         if len(breaks) > 1:
             breaks = self._join_of_exits(body, breaks, ctx)
+        elif breaks and natural_exit is not None and natural_exit not in breaks:
+            # a break whose own code goes on to where the loop ends anyway (``if c:
+            # f(); break``; a finally's copy on the way out): that code is the loop's,
+            # and there is no ``else``
+            trial = set(body)
+            if self._join_of_exits(trial, breaks | {natural_exit}, ctx) == {natural_exit}:
+                body |= trial
+                breaks = {natural_exit}
         if len(breaks) > 1:
             breaks = self._merge_break_targets(breaks)
         if len(breaks) > 1:

@@ -586,3 +586,38 @@ def try_in_loop_whose_clause_breaks_or_raises(chunks):
         if not chunks[0]:
             break
     return "".join(map(str, results))
+
+
+
+def _note(x):
+    LOG.append(x)
+    if x == "boom":
+        raise ValueError(x)
+    return x
+
+
+@cases((["a", "b"],), (["boom", "b"],), (["boom", "boom"],), ([],))
+def break_in_a_try_whose_finally_repeats_the_body(items):
+    # the break's copy of the finally is the same statement as the body's last one:
+    # only the copy goes before the break
+    for item in items:
+        try:
+            _note(item)
+            break
+        except ValueError:
+            pass
+        finally:
+            _note(item)
+    return len(LOG)
+
+
+@cases((["a", "stop", "b"],), (["a"],), ([],))
+def break_after_code_of_its_own(items):
+    out = []
+    for item in items:
+        if item == "stop":
+            out.append("stopped")
+            break
+        out.append(item)
+    out.append("end")
+    return out
