@@ -82,9 +82,11 @@ class Calls(Machine):
         func, self_arg = _callable_of(a, b)
         if self_arg is None and not isinstance(b, MethodSelf) and isinstance(func, ast.Attribute) \
                 and isinstance(func.value, ast.Name) \
-                and getattr(func.value, "kind", "") == "global":
+                and getattr(func.value, "kind", "") in ("global", "name", "fast", "deref"):
             # 3.11+ calls ``module.f(...)`` without a method load only when ``module`` was
-            # imported at module level: recompiling must know that name is an import
+            # imported at module level, whatever scope the name is read from (a
+            # parameter named like a module the file imports too): recompiling must know
+            # that name is an import
             self.ctx.imported.add(func.value.id)
         if self_arg is not None:
             args = [self_arg, *args]
