@@ -173,6 +173,7 @@ AS_WRITTEN = [
     ("expressions", "keywords_after_a_double_star"),
     ("async_code", "async_for_inside_a_plain_for_in_a_comprehension"),
     ("loops", "break_after_code_of_its_own"),
+    ("loops", "break_with_a_check_of_its_own"),
     pytest.param("with_stmt", "while_loop_in_with", marks=pytest.mark.xfail(
         sys.version_info < (3, 11), strict=True,
         reason="3.10 copies the return after the with into the rotated loop's exit")),

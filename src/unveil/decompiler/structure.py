@@ -758,6 +758,8 @@ class Structurer(Clauses):
             if self._join_of_exits(trial, breaks | {natural_exit}, ctx) == {natural_exit}:
                 body |= trial
                 breaks = {natural_exit}
+            else:
+                breaks = self._break_code_inside(h, body, breaks, natural_exit, ctx)
         if len(breaks) > 1:
             breaks = self._merge_break_targets(breaks)
         if len(breaks) > 1:
@@ -905,6 +907,27 @@ class Structurer(Clauses):
             return breaks
         body |= own
         return joins
+
+    def _break_code_inside(self, h: int, body: set[int], breaks: set[int],
+                           natural_exit: int, ctx: Ctx) -> set[int]:
+        """A break's own code laid out inside the loop (before its ``else``) that goes on
+        where the code after the loop goes on, or returns or raises (``if c: if d:
+        return; break`` as the last statement of an enclosing loop) is the loop's: the
+        loop then ends there. Adds that code to ``body``; returns the exits left."""
+        (f,) = breaks
+        targets = {t for t in (ctx.follow, *((ctx.loop.cont, ctx.loop.follow) if ctx.loop
+                                             else ())) if t is not None}
+        if f in targets or self.position(f) > self.position(natural_exit):
+            return breaks
+        trial = set(body)
+        rest = self._absorb_exits(h, trial, breaks | targets, ctx)
+        if f in rest or len(rest) != 1 or not any(
+                s in rest for n in trial - body for s in self._succs(n)):
+            # (nor code that only returns: the compiler copies the code after a loop
+            # that ends the function into the break's path)
+            return breaks
+        body |= trial
+        return rest
 
     def _merge_break_targets(self, breaks: set[int]) -> set[int]:
         """Several exits where all but one are the same return: keep the real one."""

@@ -621,3 +621,18 @@ def break_after_code_of_its_own(items):
         out.append(item)
     out.append("end")
     return out
+
+
+@cases((b'"ab"', True), (b"'ab'", True), (b'"ab', True), (b"ab", True), (b"ab", False))
+def break_with_a_check_of_its_own(data, strip):
+    # (pickletools.read_stringnl: the break's code raises or goes on after the loop)
+    if strip:
+        for q in (b'"', b"'"):
+            if data.startswith(q):
+                if not data.endswith(q):
+                    raise ValueError("quote %r not at both ends of %r" % (q, data))
+                data = data[1:-1]
+                break
+        else:
+            raise ValueError("no quotes around %r" % data)
+    return data.decode("ascii")
