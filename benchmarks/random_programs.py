@@ -43,7 +43,8 @@ REGRESSIONS = REPO / "tests" / "decompiler" / "regressions"
 
 #: Failure kinds, in report order: the clean one first, then the crashes.
 CLEAN = "decompile-error"
-CRASHES = ("crash", "compile-error", "recompile-error", "timeout", "worker-died")
+CRASHES = ("crash", "imports-unveil", "compile-error", "recompile-error", "timeout",
+           "worker-died")
 
 
 @dataclass

@@ -600,3 +600,14 @@ def test_check_code_on_a_real_function() -> None:
 
     result = check_code(sample.__code__)
     assert result.status == "identical", result.message
+
+
+def test_imports_unveil_is_a_failure() -> None:
+    """Decompiled source must be plain Python: an import of unveil is a failed check."""
+    from unveil.verify.batch import imports_unveil
+
+    assert imports_unveil("import unveil.runtime\n")
+    assert imports_unveil("from unveil import x\n")
+    assert imports_unveil("y = __import__('unveil.runtime', fromlist=('f',)).f(1)\n")
+    assert not imports_unveil("raise RuntimeError('unveil: bad state')\n")
+    assert not imports_unveil("import unveiled\nx = __import__('collections.abc')\n")

@@ -1,6 +1,6 @@
 """Readability claims that behaviour tests cannot see: for code from CPython's compiler,
 ``match`` comes back as a ``match`` statement and ``except*`` as ``try``/``except*``,
-not as tests over ``unveil.runtime`` helpers or the state machine. (That the output
+not as primitive tests or the state machine. (That the output
 behaves like the original is the corpus tests' job.)"""
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from types import FunctionType
 import pytest
 
 import unveil
+from unveil.decompiler.primitives import is_primitive
 
 from . import corpus
 
@@ -36,11 +37,11 @@ def _tree(func: FunctionType) -> ast.Module:
 
 
 def _lowered(tree: ast.Module) -> list[str]:
-    """What in ``tree`` is not source a person writes: runtime helpers, state machines."""
+    """What in ``tree`` is not source a person writes: primitives, state machines."""
     found = []
     for node in ast.walk(tree):
-        if isinstance(node, ast.Constant) and node.value == "unveil.runtime":
-            found.append("unveil.runtime helper")
+        if is_primitive(node):
+            found.append("primitive test")
         if isinstance(node, ast.Name) and node.id.startswith("_state"):
             found.append("state machine")
     return found
@@ -86,7 +87,7 @@ def test_except_star_comes_back_as_try_star(func: FunctionType) -> None:
 
 def test_unknown_pattern_code_falls_back_to_primitive_tests() -> None:
     """A case the pattern reader does not know (here an irrefutable pattern with a guard
-    before another case) still comes back equivalent, over the runtime helpers."""
+    before another case) still comes back equivalent."""
     namespace: dict[str, object] = {}
     exec(compile("def f(v):\n"
                  "    match v:\n"

@@ -189,7 +189,7 @@ def unwrap(node: ast.expr) -> ast.expr:
     return node
 
 
-#: Special values that stand for a computation (a runtime helper call), not for a value the
+#: Special values that stand for a computation (a primitive's stand-in), not for a value the
 #: interpreter pushed: they must not be evaluated twice or late.
 COMPUTED_SPECIALS = frozenset({"match_keys", "match_class", "dict_without_keys",
                                "reraise_star", "eg_split"})

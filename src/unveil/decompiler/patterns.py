@@ -12,7 +12,7 @@ to the case's body. The structurer sees ``if <case matches>:`` chains, which the
 writes as ``match`` statements and :func:`merge_matches` joins into one.
 
 A case whose code does anything the reader does not know is left as it was: it then
-decompiles to the primitive tests over :mod:`unveil.runtime` helpers.
+decompiles to the primitive tests (:mod:`.primitives`).
 """
 
 from __future__ import annotations

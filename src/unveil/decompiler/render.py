@@ -35,6 +35,7 @@ from .exprs import (
 )
 from .facts import attach
 from .ir import ClassBuild, ExcMarker, ImportItem, ImportValue, TypeAliasValue
+from .primitives import primitive
 from .privates import mangle
 
 _LITERAL_TYPES = (str, bytes, int, float, complex, bool, type(None), type(Ellipsis))
@@ -455,13 +456,13 @@ class Renderer:
     def r_Special(self, node: Special) -> ast.expr:
         if node.kind == "stopiteration_error":
             return self.expr(node.value)  # type: ignore[arg-type]
-        helper = _RUNTIME_HELPERS.get(node.kind)
-        if helper is not None:
+        kind = _PRIMITIVES.get(node.kind)
+        if kind is not None:
             args = node.value.elts if isinstance(node.value, ast.Tuple) else [node.value]
             args = [self.expr(a) for a in args]  # type: ignore[union-attr]
             if node.kind == "match_class":
                 args.insert(2, ast.Constant(getattr(node, "count", 0)))
-            return ast.Call(func=runtime_helper(helper), args=args, keywords=[])
+            return primitive(kind, args)
         names = self.special_names
         if names is not None:
             if id(node) in names:
@@ -536,7 +537,8 @@ _INPLACE_NAMES = {
 }
 
 
-_RUNTIME_HELPERS = {
+# Special values that are an instruction of their own (the primitives' names)
+_PRIMITIVES = {
     "match_sequence": "match_sequence", "match_mapping": "match_mapping",
     "match_keys": "match_keys", "match_class": "match_class",
     "dict_without_keys": "dict_without_keys", "reraise_star": "prep_reraise_star",
@@ -554,15 +556,6 @@ def _nameable(value: ast.expr) -> ast.expr:
     if isinstance(value, ast.Tuple) and any(isinstance(e, ast.Slice) for e in value.elts):
         return ast.Tuple(elts=[_nameable(e) for e in value.elts], ctx=ast.Load())
     return value
-
-
-def runtime_helper(helper: str) -> ast.expr:
-    """``unveil.runtime.<helper>``, imported where it is used."""
-    module = ast.Call(func=ast.Name(id="__import__", ctx=ast.Load()),
-                      args=[ast.Constant("unveil.runtime")],
-                      keywords=[ast.keyword(arg="fromlist", value=ast.Tuple(
-                          elts=[ast.Constant(helper)], ctx=ast.Load()))])
-    return ast.Attribute(value=module, attr=helper, ctx=ast.Load())
 
 
 def _sorted(values: frozenset[Any]) -> list[Any]:

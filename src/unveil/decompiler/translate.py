@@ -22,6 +22,7 @@ from .executor import Executor
 from .exprs import Cell, ExcMatch, MethodSelf, Null, Shared, Slot, Special, const, is_stable, negate
 from .facts import attach
 from .machine import Context, Speculation, State, stamp
+from .nodes import nodes_under
 from .regions import reverse_postorder
 
 
@@ -442,6 +443,8 @@ class Translator:
         joined = inside
         inside = inside - {term.src}
         outer = pending | {term.src} if term.src is not None else pending
+        if any(isinstance(n, Special) and n.kind == "eg_split" for n in nodes_under(test)):
+            return None  # an ``except*`` clause's test stays one, however empty its body
         then_o = self._explore(then_t, state, handler, region, inside, term.src, outer)
         if then_o is None or then_o.state.stmts:
             return None

@@ -3,6 +3,7 @@ modules in worker processes with a time limit each (:func:`check_targets`)."""
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import marshal
 import os
@@ -57,6 +58,10 @@ def check_code(code: CodeType, *, qualname: str | None = None, file: str = "",
     finally:
         result.decompile_ms = (time.perf_counter() - t0) * 1000
     result.decompiled = True
+    if imports_unveil(source):
+        result.reason = "imports-unveil"
+        result.message = "the decompiled source imports unveil"
+        return result
     t1 = time.perf_counter()
     try:
         new = api.recompile(code)
@@ -77,6 +82,23 @@ def check_code(code: CodeType, *, qualname: str | None = None, file: str = "",
         result.status, result.message = "differs", str(diff)
         result.detail = diff.detail if details else None
     return result
+
+
+def imports_unveil(source: str) -> bool:
+    """Does decompiled ``source`` import unveil (it must be plain Python)?"""
+    if "unveil" not in source:
+        return False
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import) and any(a.name.split(".")[0] == "unveil"
+                                                for a in node.names) \
+                or isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] \
+                == "unveil" \
+                or isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+                and node.func.id == "__import__" and node.args \
+                and isinstance(node.args[0], ast.Constant) \
+                and str(node.args[0].value).split(".")[0] == "unveil":
+            return True
+    return False
 
 
 # --------------------------------------------------------------------------- workers

@@ -16,8 +16,8 @@ from typing import Any, TextIO
 # --------------------------------------------------------------------------- one function each
 
 STATUSES = ("identical", "differs", "failed")
-REASONS = ("decompile-error", "crash", "compile-error", "recompile-error", "timeout",
-           "worker-died")
+REASONS = ("decompile-error", "crash", "imports-unveil", "compile-error", "recompile-error",
+           "timeout", "worker-died")
 
 
 @dataclass

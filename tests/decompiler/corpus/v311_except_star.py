@@ -192,3 +192,18 @@ class ExceptStarInClassBody:
 @cases(())
 def use_except_star_class_body():
     return ExceptStarInClassBody.KIND, ExceptStarInClassBody.DONE
+
+
+@cases((0,), (1,), (2,), (3,))
+def except_star_clause_that_only_passes(n):
+    # (with an empty body the clause's test and its skip meet at once: it stays a test)
+    try:
+        if n == 1:
+            raise ExceptionGroup("g", [ValueError(1)])
+        if n == 2:
+            raise ExceptionGroup("g", [ValueError(2), KeyError(2)])
+        if n == 3:
+            raise KeyError(3)
+    except* ValueError:
+        pass
+    return n
