@@ -129,6 +129,7 @@ STRUCTURED = [
     ("exceptions", "constant_returns_in_a_try_body"),
     ("exceptions", "constant_returns_in_a_try_in_an_except_clause"),
     ("exceptions", "constant_returns_in_a_try_in_an_except_clause_of_constants"),
+    ("exceptions", "if_in_a_clause_whose_arms_meet_after_it"),
     *(pytest.param("exceptions", name, id=name, marks=pytest.mark.xfail(
         sys.version_info < (3, 11), strict=True,
         reason="3.10: the normal exit's copy of a try statement in a finally reads as a "

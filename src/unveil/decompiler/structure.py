@@ -640,6 +640,10 @@ class Structurer(Clauses):
         merge = self.ipdom(b, ctx)
         if merge == EXIT or merge not in ctx.region:
             merge = self.common_successor(b, then_t, else_t, ctx)
+        if ctx.clause is not None and merge != EXIT and merge in ctx.region \
+                and not self._inside_clause(then_t, merge, ctx) \
+                and not self._inside_clause(else_t, merge, ctx):
+            merge = EXIT  # (the arms meet after leaving the except clause: each leaves it)
         if merge == EXIT or merge not in ctx.region:
             merge_follow: int | None = ctx.follow
             next_block = None
@@ -664,6 +668,22 @@ class Structurer(Clauses):
         if next_block is not None and next_block == ctx.follow:
             return None
         return next_block
+
+    def _inside_clause(self, start: int, target: int, ctx: Ctx) -> bool:
+        """Does ``start`` reach ``target`` inside the except clause it is in (not through
+        the clause's end, its ``POP_EXCEPT``)?"""
+        seen: set[int] = set()
+        todo = [start]
+        while todo:
+            n = todo.pop()
+            if n == target:
+                return True
+            if n in seen or n not in ctx.region or n not in self.blocks:
+                continue
+            seen.add(n)
+            if _find_marker(self.blocks[n].stmts, "pop_except") is None:
+                todo.extend(self._succs(n))
+        return False
 
     def common_successor(self, b: int, then_t: int, else_t: int, ctx: Ctx) -> int:
         """Where both branches meet when one of them may also leave (``return``...):

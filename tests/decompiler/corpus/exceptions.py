@@ -872,3 +872,30 @@ def typed_except_in_a_finally(flags):
         except AttributeError:
             pass
         LOG.append(obj.dict)
+
+
+class _Stamp:
+    def __init__(self, offset):
+        if offset is not None:
+            self.offset = offset
+
+
+@cases((1, False, None), (0, True, 5), (0, True, None), (0, False, None))
+def if_in_a_clause_whose_arms_meet_after_it(first, second, offset):
+    # (imaplib.Time2Internaldate: 3.13 shares 'x = g; return x' between the try's
+    # normal end and the clause's arms, which meet only after leaving the clause)
+    stamp = _Stamp(offset)
+    if first:
+        x = 1
+    elif second:
+        try:
+            g = stamp.offset
+        except AttributeError:
+            if first is None:
+                g = 2
+            else:
+                g = 3
+        x = g
+    else:
+        raise ValueError("neither")
+    return x
