@@ -58,6 +58,8 @@ def format_report(report: CheckReport, root: Path) -> str:
         f"decompiled:  {t['decompiled']:>6} {t['pct_decompiled']:6.2f}%",
         f"compiling:   {t['compiled']:>6} {t['pct_compiled']:6.2f}%",
         f"identical:   {t['identical']:>6} {t['pct_identical']:6.2f}%",
+        f"state machine: {t['lowered']:>4} {t['pct_lowered']:6.2f}% (bodies written as the "
+        "while-True dispatch)",
         f"differs:     {t['differs']:>6}",
         f"failed:      {t['failed']:>6}"
         + (" (" + ", ".join(f"{k} {v}" for k, v in sorted(t["failures_by_reason"].items()))

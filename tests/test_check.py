@@ -611,3 +611,19 @@ def test_imports_unveil_is_a_failure() -> None:
     assert imports_unveil("y = __import__('unveil.runtime', fromlist=('f',)).f(1)\n")
     assert not imports_unveil("raise RuntimeError('unveil: bad state')\n")
     assert not imports_unveil("import unveiled\nx = __import__('collections.abc')\n")
+
+
+def test_written_as_state_machine() -> None:
+    """The check tells a body written as the state machine from a structured one (the
+    stdlib benchmark reports the share)."""
+    import unveil
+    from unveil.verify.batch import written_as_state_machine
+
+    def f(xs):
+        for x in xs:
+            if x:
+                return x
+        return None
+
+    assert not written_as_state_machine(unveil.decompile(f))
+    assert written_as_state_machine(unveil.decompile(f, force_fallback=True))

@@ -58,6 +58,7 @@ def check_code(code: CodeType, *, qualname: str | None = None, file: str = "",
     finally:
         result.decompile_ms = (time.perf_counter() - t0) * 1000
     result.decompiled = True
+    result.lowered = written_as_state_machine(source)
     if imports_unveil(source):
         result.reason = "imports-unveil"
         result.message = "the decompiled source imports unveil"
@@ -82,6 +83,24 @@ def check_code(code: CodeType, *, qualname: str | None = None, file: str = "",
         result.status, result.message = "differs", str(diff)
         result.detail = diff.detail if details else None
     return result
+
+
+def written_as_state_machine(source: str) -> bool:
+    """Is the body of the code object ``source`` was decompiled from (the last ``def``
+    or ``class`` in it, else the module) written as the state machine: ``_stateN = 0``
+    then ``while True:`` dispatching on it?"""
+    tree = ast.parse(source)
+    body = tree.body
+    if body and isinstance(body[-1], ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        body = body[-1].body
+    states = {t.id for s in body if isinstance(s, ast.Assign) for t in s.targets
+              if isinstance(t, ast.Name) and t.id.startswith("_state")
+              and t.id[6:].isdigit()}
+    return any(isinstance(s, ast.While) and isinstance(s.test, ast.Constant)
+               and s.test.value is True and s.body and isinstance(s.body[0], ast.If)
+               and isinstance(s.body[0].test, ast.Compare)
+               and isinstance(s.body[0].test.left, ast.Name)
+               and s.body[0].test.left.id in states for s in body)
 
 
 def imports_unveil(source: str) -> bool:

@@ -36,6 +36,7 @@ class FunctionResult:
     compiled: bool = False
     decompile_ms: float | None = None
     recompile_ms: float | None = None
+    lowered: bool = False  # its own body came back as the state machine (``while True:``)
 
     @property
     def total_ms(self) -> float | None:
@@ -137,6 +138,8 @@ class CheckReport:
             "pct_decompiled": pct(decompiled),
             "pct_compiled": pct(compiled),
             "pct_identical": pct(identical),
+            "lowered": sum(r.lowered for r in self.results),
+            "pct_lowered": pct(sum(r.lowered for r in self.results)),
             "failures_by_reason": dict(Counter(r.reason for r in self.results if r.reason)),
             "functions_by_kind": dict(Counter(r.kind for r in self.results)),
             "p50_ms": _round(percentile(times, 50)),
