@@ -124,6 +124,7 @@ STRUCTURED = [
     ("loops", "inner_for_else_breaks_the_outer_loop"),
     ("loops", "loop_exits_that_run_code_then_meet"),
     ("loops", "try_in_loop_whose_clause_breaks_or_raises"),
+    ("loops", "break_into_a_try_after_the_loop"),
     ("with_stmt", "return_from_a_for_loop_in_a_with"),
     ("with_stmt", "return_from_a_while_loop_in_a_with"),
     ("exceptions", "constant_returns_in_a_try_body"),

@@ -780,6 +780,7 @@ class Structurer(Clauses):
                 breaks = {natural_exit}
             else:
                 breaks = self._break_code_inside(h, body, breaks, natural_exit, ctx)
+            breaks = self._break_through_jumps(body, breaks, natural_exit)
         if len(breaks) > 1:
             breaks = self._merge_break_targets(breaks)
         if len(breaks) > 1:
@@ -927,6 +928,33 @@ class Structurer(Clauses):
             return breaks
         body |= own
         return joins
+
+    def _break_through_jumps(self, body: set[int], breaks: set[int],
+                             natural_exit: int) -> set[int]:
+        """A break that only jumps on (into a ``try`` after the loop, which
+        :meth:`through` does not pass) to where the loop's ``else`` goes on: the loop's
+        exit is that block, and the jumps are the loop's."""
+        if len(breaks) != 1:
+            return breaks
+        (f,) = breaks
+        hops: list[int] = []
+        n = f
+        while n not in hops and n not in body and n in self.blocks \
+                and not self.blocks[n].stmts and self.blocks[n].term.kind == "goto":
+            hops.append(n)
+            n = self.blocks[n].term.targets[0]
+        if not hops or n == natural_exit:
+            return breaks
+        seen: set[int] = set()
+        m = natural_exit
+        while m != n and m not in seen and m in self.blocks \
+                and self.blocks[m].term.kind == "goto" and len(self.preds(m)) == 1:
+            seen.add(m)
+            m = self.blocks[m].term.targets[0]
+        if m != n:
+            return breaks
+        body.update(hops)
+        return {n}
 
     def _break_code_inside(self, h: int, body: set[int], breaks: set[int],
                            natural_exit: int, ctx: Ctx) -> set[int]:

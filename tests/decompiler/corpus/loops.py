@@ -636,3 +636,25 @@ def break_with_a_check_of_its_own(data, strip):
         else:
             raise ValueError("no quotes around %r" % data)
     return data.decode("ascii")
+
+
+@cases((["", "x", "int"],), (["x"],), ([],), (["", "int"],))
+def break_into_a_try_after_the_loop(names):
+    # (encodings.search_function: the break only jumps on into the next try statement,
+    # where the loop's else goes on too)
+    for name in names:
+        if not name:
+            continue
+        try:
+            mod = {"int": int, "str": str}[name]
+        except KeyError:
+            pass
+        else:
+            break
+    else:
+        mod = None
+    try:
+        getter = mod.__name__
+    except AttributeError:
+        getter = None
+    return getter
