@@ -376,11 +376,19 @@ def declarations(code: CodeType) -> list[ast.stmt]:
     return out
 
 
-def _dead_reference(names: list[str]) -> ast.stmt:
+def _dead_reference(names: list[str], bound: set[str] | frozenset[str] = frozenset()
+                    ) -> ast.stmt:
     """``if False: x``: compiles to nothing but makes ``x`` free (``nonlocal x`` is not
-    allowed for a type parameter, nor in a class body)."""
-    return ast.If(test=ast.Constant(False),
-                  body=[ast.Expr(value=ast.Name(id=n, ctx=ast.Load())) for n in names],
+    allowed for a type parameter, nor in a class body). A name in ``bound`` (a class body
+    binds it too, so its own reads are of that) is read by a lambda: ``lambda: x``."""
+    def read(n: str) -> ast.expr:
+        name = ast.Name(id=n, ctx=ast.Load())
+        if n not in bound:
+            return name
+        return ast.Lambda(args=ast.arguments(posonlyargs=[], args=[], vararg=None,
+                                             kwonlyargs=[], kw_defaults=[], kwarg=None,
+                                             defaults=[]), body=name)
+    return ast.If(test=ast.Constant(False), body=[ast.Expr(value=read(n)) for n in names],
                   orelse=[])
 
 
@@ -897,7 +905,7 @@ def class_body(dec: CodeDecompiler) -> list[ast.stmt]:
     names = scope_names(out)
     unused = unused_free_variables(dec.code, out, names)
     if unused:  # (read only by code that cannot run, after a raise)
-        out.append(_dead_reference(unused))
+        out.append(_dead_reference(unused, names.bound))
     # names the body reads and the original binds only in code that cannot run (the
     # handlers of an empty ``try``): bound nowhere, a function around the class would
     # hand them in as free variables
