@@ -179,8 +179,9 @@ def _own_targets(node: ast.expr) -> set[str]:
     todo: list[ast.AST] = [node]
     while todo:
         n = todo.pop()
-        if isinstance(n, ast.comprehension):
-            out.update(t.id for t in walk(n.target) if isinstance(t, ast.Name))
+        if isinstance(n, ast.comprehension):  # (``x[i]``: ``i`` is read, not bound)
+            out.update(t.id for t in walk(n.target) if isinstance(t, ast.Name)
+                       and isinstance(t.ctx, ast.Store))
         if n is node or not isinstance(n, _OWN_SCOPES):
             todo.extend(ast.iter_child_nodes(n))
     return out
