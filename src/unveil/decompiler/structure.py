@@ -934,7 +934,7 @@ class Structurer(Clauses):
         """A break that only jumps on (into a ``try`` after the loop, which
         :meth:`through` does not pass) to where the loop's ``else`` goes on: the loop's
         exit is that block, and the jumps are the loop's."""
-        if len(breaks) != 1:
+        if len(breaks) != 1 or natural_exit in breaks:
             return breaks
         (f,) = breaks
         hops: list[int] = []
