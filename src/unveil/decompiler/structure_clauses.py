@@ -800,6 +800,17 @@ class Clauses:
                     else ast.Break()
                 self.exit_stmt(out, stmt, outer)
                 return
+        if not rest and term.kind == "goto" and self.returns_in_place:
+            nxt = self.blocks.get(term.targets[0])
+            if nxt is not None and nxt.term.kind == "return" \
+                    and isinstance(nxt.term.value, ast.Constant) \
+                    and not self._strip_enclosing(nxt.stmts, outer, clauses=True):
+                # (the second reading) a return of a constant through the clean-ups of
+                # the enclosing clauses: written in this clause
+                out.extend(nxt.stmts)
+                out.append(ast.Return(value=_none_to_missing(nxt.term.value)))
+                _strip_all(out, outer)
+                return
         consumed = len(block.stmts) - len(rest)
         info.exits.append((block.id, consumed))
 

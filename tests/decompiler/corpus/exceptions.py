@@ -899,3 +899,31 @@ def if_in_a_clause_whose_arms_meet_after_it(first, second, offset):
     else:
         raise ValueError("neither")
     return x
+
+
+@cases((0,), (1,), (2,), (3,))
+def constant_returns_in_the_clauses_of_a_try_in_a_clause(mode):
+    # (codeop._maybe_compile: one inner clause returns, the other goes on after the
+    # outer try; each return leaves through the outer clause's clean-up)
+    def attempt(n):
+        LOG.append(n)
+        if n == 1 and mode >= 1:
+            raise SyntaxError(mode)
+        if n == 2 and mode == 2:
+            raise ValueError(mode)
+        if n == 2 and mode == 3:
+            raise SyntaxError(mode)
+        return n
+
+    try:
+        attempt(1)
+    except SyntaxError:
+        try:
+            attempt(2)
+            return None
+        except ValueError as e:
+            LOG.append(str(e))
+            return None
+        except SyntaxError as e:
+            LOG.append(str(e))
+    return attempt(3)
