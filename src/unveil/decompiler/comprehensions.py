@@ -85,7 +85,12 @@ def keep_dropped_names(node: ast.expr, *, reads: list[str], cells: list[str],
         if cells:
             value = ast.Lambda(args=_no_arguments(), body=value)
         setattr(node, field, value)
-    taken = _own_targets(node)
+    # (a comprehension inlined in ``node`` binds a name of its own: the name is taken
+    # only where ``node`` itself neither reads it nor keeps it a cell)
+    level = {t.id for g in gens for t in walk(g.target)
+             if isinstance(t, ast.Name) and isinstance(t.ctx, ast.Store)}
+    read_here = {n.id for n in _own_reads(node)} | set(cells)
+    taken = level | {v for v in _own_targets(node) - level if v not in read_here}
     walrus = {n.target.id for n in walk(node)  # type: ignore[attr-defined]
               if isinstance(n, ast.NamedExpr)}
     apart = apart | walrus | (_nested_names(node) - set(cells))
