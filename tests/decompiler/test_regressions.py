@@ -20,9 +20,10 @@ KNOWN: dict[str, tuple[tuple[tuple[int, int], ...], str]] = {
                                  "loops on a conditional test: neither the structured "
                                  "form nor the state machine finds the block a jump goes "
                                  "to"),
-    "40c001aa0e0b": (((3, 12), (3, 13)), "a cell only dead code binds, in an inlined "
-                                         "comprehension, comes first in co_cellvars; the "
-                                         "dead code that keeps it a cell sorts it by name"),
+    "40c001aa0e0b": (((3, 12), (3, 13), (3, 14)),
+                     "a cell only dead code binds, in an inlined comprehension, comes "
+                     "first in co_cellvars; the dead code that keeps it a cell sorts it "
+                     "by name"),
 }
 
 

@@ -23,7 +23,6 @@ from __future__ import annotations
 import ast
 from dataclasses import replace
 
-from ..bytecode import COLD_HANDLERS
 from .exprs import Iterator, Shared, Slot, Special, negate
 from .facts import attach
 from .ir import ExcMarker
@@ -47,10 +46,11 @@ from .structure_base import (
     _strip_prefix,
 )
 from .structure_clauses import Clauses
+from .structure_loops import LoopExits
 from .translate import IRBlock, IRGraph, Term
 
 
-class Structurer(Clauses):
+class Structurer(LoopExits, Clauses):
     """Turns one IR graph into structured statements (see the module docstring).
 
     It owns the graph while it works: the blocks (it splits and adds some), the
@@ -843,144 +843,6 @@ class Structurer(Clauses):
                                                                       ctx.loop.follow):
             return follow
         return follow
-
-    def _loop_handlers(self, h: int, body: set[int], ctx: Ctx) -> set[int]:
-        """The handler blocks of a ``try`` inside the loop that lie within the loop's
-        code: a clause that ends in ``break`` or ``return`` never comes back to the
-        head, so the natural loop leaves it out, but its exits are the loop's."""
-        span = max(self.position(b) for b in body)
-        extra: set[int] = set()
-        for n in body:
-            for hb in self.chain(n):
-                if hb in body or hb in extra or hb not in self.blocks \
-                        or not (self.protected(hb) & ctx.region) <= body \
-                        or self.handler_kind(hb) != "except":
-                    continue
-                todo = [hb]
-                while todo:
-                    x = todo.pop()
-                    if x in body or x in extra or x == h or x not in self.blocks \
-                            or x not in ctx.region:
-                        continue
-                    # (3.12+ lays handlers out after all other code: there, the code
-                    # only the handler reaches)
-                    if (not dominates(self.idom, hb, x) if COLD_HANDLERS
-                            else self.position(x) > span):
-                        continue
-                    extra.add(x)
-                    todo.extend(self._succs(x))
-        return extra
-
-    def _absorb_exits(self, h: int, body: set[int], breaks: set[int], ctx: Ctx) -> set[int]:
-        """Code only the loop reaches that ends in a ``return``/``raise`` or in another of
-        its exits is part of the body (``if x: return`` then ``break``, where the natural
-        loop stops at the test because no path from it comes back). Adds that code to
-        ``body``; returns the exits left."""
-        stops = {ctx.follow} | ({ctx.loop.cont, ctx.loop.follow} if ctx.loop else set())
-        outer = set(self.chain(h))  # (the handlers of constructs around the loop)
-        changed = True
-        while changed and len(breaks) > 1:
-            changed = False
-            for t in sorted(breaks, key=self.position):
-                if t in stops or t not in self.idom or not dominates(self.idom, h, t):
-                    continue
-                others = breaks - {t}
-                region: set[int] = set()
-                todo = [t]
-                ok = True
-                while todo and ok:
-                    n = todo.pop()
-                    if n in region or n in others or n in outer:
-                        continue
-                    if n in body or n not in self.blocks or n not in self.idom \
-                            or not dominates(self.idom, h, n) or n in stops:
-                        ok = False
-                        break
-                    region.add(n)
-                    todo.extend(self._esuccs(n))
-                if ok and region:
-                    body |= region
-                    breaks = others
-                    changed = True
-                    break
-        return breaks
-
-    def _join_of_exits(self, body: set[int], breaks: set[int], ctx: Ctx) -> set[int]:
-        """Exits that each run straight-line code of their own (entered only from the
-        loop) and then go on to one block: ``stmts; break`` in several places. That
-        code is the loop's and the block where they meet is its one exit."""
-        stops = {ctx.follow} | ({ctx.loop.cont, ctx.loop.follow} if ctx.loop else set())
-        joins: set[int] = set()
-        own: set[int] = set()
-        for t in breaks:
-            n, seen = t, set()
-            while True:
-                preds = self.preds(n)
-                if n in stops or n in seen or n in body or n not in self.blocks \
-                        or len(preds) != 1 or not (preds[0] in body or preds[0] in seen) \
-                        or self.blocks[n].term.kind != "goto":
-                    break
-                seen.add(n)
-                n = self.blocks[n].term.targets[0]
-            joins.add(n)
-            own |= seen
-        if len(joins) != 1 or not own or joins & body:
-            return breaks
-        body |= own
-        return joins
-
-    def _break_through_jumps(self, body: set[int], breaks: set[int],
-                             natural_exit: int) -> set[int]:
-        """A break that only jumps on (into a ``try`` after the loop, which
-        :meth:`through` does not pass) to where the loop's ``else`` goes on: the loop's
-        exit is that block, and the jumps are the loop's."""
-        if len(breaks) != 1 or natural_exit in breaks:
-            return breaks
-        (f,) = breaks
-        hops: list[int] = []
-        n = f
-        while n not in hops and n not in body and n in self.blocks \
-                and not self.blocks[n].stmts and self.blocks[n].term.kind == "goto":
-            hops.append(n)
-            n = self.blocks[n].term.targets[0]
-        if not hops or n == natural_exit:
-            return breaks
-        seen: set[int] = set()
-        m = natural_exit
-        while m != n and m not in seen and m in self.blocks \
-                and self.blocks[m].term.kind == "goto" and len(self.preds(m)) == 1:
-            seen.add(m)
-            m = self.blocks[m].term.targets[0]
-        if m != n:
-            return breaks
-        body.update(hops)
-        return {n}
-
-    def _break_code_inside(self, h: int, body: set[int], breaks: set[int],
-                           natural_exit: int, ctx: Ctx) -> set[int]:
-        """A break's own code laid out inside the loop (before its ``else``) that goes on
-        where the code after the loop goes on, or returns or raises (``if c: if d:
-        return; break`` as the last statement of an enclosing loop) is the loop's: the
-        loop then ends there. Adds that code to ``body``; returns the exits left."""
-        (f,) = breaks
-        targets = {t for t in (ctx.follow, *((ctx.loop.cont, ctx.loop.follow) if ctx.loop
-                                             else ())) if t is not None}
-        if f in targets or self.position(f) > self.position(natural_exit):
-            return breaks
-        trial = set(body)
-        rest = self._absorb_exits(h, trial, breaks | targets, ctx)
-        if f in rest or len(rest) != 1 or not any(
-                s in rest for n in trial - body for s in self._succs(n)):
-            # (nor code that only returns: the compiler copies the code after a loop
-            # that ends the function into the break's path)
-            return breaks
-        body |= trial
-        return rest
-
-    def _merge_break_targets(self, breaks: set[int]) -> set[int]:
-        """Several exits where all but one are the same return: keep the real one."""
-        real = {b for b in breaks if not self._is_tail(b)}
-        return real if len(real) == 1 else breaks
 
     def _is_tail(self, bid: int) -> bool:
         block = self.blocks[bid]
