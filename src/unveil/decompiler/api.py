@@ -34,7 +34,7 @@ from .functions import (
     module_body,
 )
 from .idioms import annotation_expr, lambda_body
-from .nodes import children, walk
+from .nodes import children, no_arguments, walk
 from .privates import unmangle
 from .render import Renderer
 from .simplify import simplify as simplify_body
@@ -182,9 +182,9 @@ def comprehension_statement(code: CodeType, constants: Constants,
     stmt: ast.stmt = ast.Expr(value=expr)
     if compilable and code.co_flags & CodeFlag.COROUTINE and code.co_name != "<genexpr>":
         # (or ``await``) inside: only an async function may hold it
-        stmt = ast.AsyncFunctionDef(name="__unveil_async__", args=ast.arguments(
-            posonlyargs=[], args=[], vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None,
-            defaults=[]), body=[stmt], decorator_list=[], returns=None, type_params=[])
+        stmt = ast.AsyncFunctionDef(name="__unveil_async__", args=no_arguments(),
+                                    body=[stmt], decorator_list=[], returns=None,
+                                    type_params=[])
     return stmt
 
 
@@ -640,9 +640,9 @@ def _definition_for(code: CodeType, kind: str, constants: Constants,
         if code.co_name in code.co_freevars:
             # it reads a variable of its own name from outside: a type parameter's bound
             # that names the parameter (``def f[T: T]()``); an alias would bind the name
-            return ast.FunctionDef(name="__unveil_generic__", args=ast.arguments(
-                posonlyargs=[], args=[], vararg=None, kwonlyargs=[], kw_defaults=[],
-                kwarg=None, defaults=[]), body=[ast.Pass()], decorator_list=[], returns=None,
+            return ast.FunctionDef(
+                name="__unveil_generic__", args=no_arguments(), body=[ast.Pass()],
+                decorator_list=[], returns=None,
                 type_params=[ast.TypeVar(name=code.co_name, bound=value)])  # type: ignore
         return ast.TypeAlias(name=ast.Name(id=code.co_name, ctx=ast.Store()),  # type: ignore
                              type_params=[], value=value)
@@ -763,9 +763,8 @@ def _closure_wrapper(node: ast.stmt, code: CodeType, outer: Sequence[str] = ()) 
 
 def _holder(name: str, body: list[ast.stmt]) -> ast.FunctionDef:
     """``def name(): body``: a scope for recompiling nested code in."""
-    return ast.FunctionDef(name=name, args=ast.arguments(
-        posonlyargs=[], args=[], vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None,
-        defaults=[]), body=body, decorator_list=[], returns=None, type_params=[])
+    return ast.FunctionDef(name=name, args=no_arguments(), body=body, decorator_list=[],
+                           returns=None, type_params=[])
 
 
 def _cells(names: list[str]) -> list[ast.stmt]:

@@ -17,7 +17,7 @@ from ..codeobj import COMPREHENSIONS as KINDS
 from ..codeobj import CodeFlag
 from ..errors import DecompilationError
 from .exprs import negate
-from .nodes import walk
+from .nodes import no_arguments, walk
 
 
 def comprehension_from_code(code: CodeType, stmts: list[ast.stmt],
@@ -83,7 +83,7 @@ def keep_dropped_names(node: ast.expr, *, reads: list[str], cells: list[str],
         value: ast.expr = names[0] if len(names) == 1 else ast.Tuple(elts=names,
                                                                        ctx=ast.Load())
         if cells:
-            value = ast.Lambda(args=_no_arguments(), body=value)
+            value = ast.Lambda(args=no_arguments(), body=value)
         setattr(node, field, value)
     # (a comprehension inlined in ``node`` binds a name of its own: the name is taken
     # only where ``node`` itself neither reads it nor keeps it a cell)
@@ -140,11 +140,6 @@ def _children_but(node: ast.AST, skip: ast.AST) -> list[ast.AST]:
 def _targets(names: list[str], ctx: ast.expr_context) -> ast.expr:
     nodes = [ast.Name(id=v, ctx=ctx) for v in names]
     return nodes[0] if len(nodes) == 1 else ast.Tuple(elts=nodes, ctx=ctx)
-
-
-def _no_arguments() -> ast.arguments:
-    return ast.arguments(posonlyargs=[], args=[], vararg=None, kwonlyargs=[],
-                         kw_defaults=[], kwarg=None, defaults=[])
 
 
 def _own_reads(node: ast.expr) -> list[ast.Name]:

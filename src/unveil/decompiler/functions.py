@@ -31,7 +31,7 @@ from .idioms import annotation_expr, lambda_body, tidy, tidy_raw, tidy_scope
 from .inline_comprehensions import fold
 from .ir import ClassBuild
 from .machine import Context
-from .nodes import catches_all, children, ends_in_jump, names_in
+from .nodes import catches_all, children, ends_in_jump, names_in, no_arguments
 from .render import Renderer
 from .structure import Structurer, Unstructurable
 from .tails import merge_tails, split_clean_ups
@@ -385,9 +385,7 @@ def _dead_reference(names: list[str], bound: set[str] | frozenset[str] = frozens
         name = ast.Name(id=n, ctx=ast.Load())
         if n not in bound:
             return name
-        return ast.Lambda(args=ast.arguments(posonlyargs=[], args=[], vararg=None,
-                                             kwonlyargs=[], kw_defaults=[], kwarg=None,
-                                             defaults=[]), body=name)
+        return ast.Lambda(args=no_arguments(), body=name)
     return ast.If(test=ast.Constant(False), body=[ast.Expr(value=read(n)) for n in names],
                   orelse=[])
 
@@ -524,9 +522,7 @@ def _dead_code(locals_: list[str], cells: list[str]) -> ast.stmt:
     if cells:
         value: ast.expr = ast.Name(id=cells[0], ctx=ast.Load()) if len(cells) == 1 else \
             ast.Tuple(elts=[ast.Name(id=n, ctx=ast.Load()) for n in cells], ctx=ast.Load())
-        body.append(ast.Expr(value=ast.Lambda(args=ast.arguments(
-            posonlyargs=[], args=[], vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None,
-            defaults=[]), body=value)))
+        body.append(ast.Expr(value=ast.Lambda(args=no_arguments(), body=value)))
     return ast.If(test=ast.Constant(False), body=body, orelse=[])
 
 
@@ -610,13 +606,9 @@ def _body_table(code: CodeType, body: list[ast.stmt], names: list[str],
     inner = ast.ClassDef(name="_unveil_scope", bases=[], keywords=[],
                          body=inner_body or [ast.Pass()], decorator_list=[],
                          type_params=[]) if is_class else ast.AsyncFunctionDef(
-        name="_unveil_scope", args=ast.arguments(posonlyargs=[], args=[], vararg=None,
-                                                 kwonlyargs=[], kw_defaults=[], kwarg=None,
-                                                 defaults=[]),
+        name="_unveil_scope", args=no_arguments(),
         body=inner_body or [ast.Pass()], decorator_list=[], returns=None, type_params=[])
-    outer = ast.FunctionDef(name="_unveil_outer", args=ast.arguments(
-                                posonlyargs=[], args=[], vararg=None, kwonlyargs=[],
-                                kw_defaults=[], kwarg=None, defaults=[]),
+    outer = ast.FunctionDef(name="_unveil_outer", args=no_arguments(),
                             body=[*binding, inner], decorator_list=[], returns=None,
                             type_params=[])
     try:

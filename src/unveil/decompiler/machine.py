@@ -334,8 +334,9 @@ class Machine:
                 node.name = tmp
             return node
         tmp = self.ctx.names.fresh()
+        pending = self.walrus and any(self.walrus.values())  # (else no walrus to settle)
         self.append(ast.Assign(targets=[ast.Name(tmp, ast.Store())], value=node),
-                    self._pushed_after(node))
+                    self._pushed_after(node) if pending else frozenset())
         named = name(tmp, "temp")
         attach(named, origin=node)  # (the display it holds)
         return named

@@ -38,6 +38,12 @@ def walk(node: ast.AST) -> Iterator[ast.AST]:
         yield n
 
 
+def no_arguments() -> ast.arguments:
+    """The parameters of ``def f():`` or ``lambda:``: none."""
+    return ast.arguments(posonlyargs=[], args=[], vararg=None, kwonlyargs=[],
+                         kw_defaults=[], kwarg=None, defaults=[])
+
+
 def names_in(stmts: list[ast.stmt]) -> set[str]:
     """The ids of all ``Name`` nodes anywhere in ``stmts`` (nested scopes included)."""
     out: set[str] = set()

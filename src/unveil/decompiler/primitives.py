@@ -120,5 +120,9 @@ def primitive(kind: str, args: list[ast.expr]) -> ast.expr:
 
 def is_primitive(node: ast.AST) -> bool:
     """Is ``node`` one of the stand-ins (the lambda :func:`primitive` calls)?"""
-    return isinstance(node, ast.Lambda) and ast.unparse(node) in {
-        ast.unparse(ast.parse(_parsed(k), mode="eval").body) for k in KINDS}
+    return isinstance(node, ast.Lambda) and ast.unparse(node) in _texts()
+
+
+@cache
+def _texts() -> frozenset[str]:
+    return frozenset(_parsed(k) for k in KINDS)

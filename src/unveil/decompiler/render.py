@@ -35,6 +35,7 @@ from .exprs import (
 )
 from .facts import attach
 from .ir import ClassBuild, ExcMarker, ImportItem, ImportValue, TypeAliasValue
+from .nodes import no_arguments
 from .primitives import primitive
 from .privates import mangle
 
@@ -513,10 +514,7 @@ class Renderer:
 
     def r_Cell(self, node: Cell) -> ast.expr:
         # the cell object itself, as a value: ``(lambda: x).__closure__[0]``
-        probe = ast.Lambda(args=ast.arguments(posonlyargs=[], args=[], vararg=None,
-                                              kwonlyargs=[], kw_defaults=[], kwarg=None,
-                                              defaults=[]),
-                           body=ast.Name(id=node.name, ctx=ast.Load()))
+        probe = ast.Lambda(args=no_arguments(), body=ast.Name(id=node.name, ctx=ast.Load()))
         return ast.Subscript(value=ast.Attribute(value=probe, attr="__closure__",
                                                  ctx=ast.Load()),
                              slice=ast.Constant(0), ctx=ast.Load())
