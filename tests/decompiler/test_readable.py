@@ -180,6 +180,12 @@ AS_WRITTEN = [
     ("expressions", "kept_test_whose_exit_is_copied"),
     ("expressions", "keywords_after_a_double_star"),
     ("async_code", "async_for_inside_a_plain_for_in_a_comprehension"),
+    ("statements", "range_checks_one_after_another"),
+    ("statements", "assert_chained_comparison"),
+    ("statements", "raise_unless_chained_comparison"),
+    ("assignments", "chained_assignment"),
+    ("assignments", "chained_assignment_targets"),
+    ("assignments", "chained_assignment_attribute_first"),
     ("loops", "break_after_code_of_its_own"),
     ("loops", "break_with_a_check_of_its_own"),
     pytest.param("with_stmt", "while_loop_in_with", marks=pytest.mark.xfail(

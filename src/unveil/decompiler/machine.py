@@ -161,7 +161,7 @@ class Machine:
                 self.skip -= 1
                 continue
             self.ins = ins
-            self.following = instrs[i + 1:i + 8]
+            self.following = instrs[i + 1:i + 12]
             handler = table.get(ins.op)
             if handler is None:
                 self.fail("no translation for instruction")
@@ -401,6 +401,8 @@ class Machine:
                 targets = getattr(value, "targets", None) or []
                 attach(value, targets=[*targets, target])
                 if not isinstance(target, ast.Name):
+                    if self.stack_top_is(value, refs) and chained_stores(self.following, refs):
+                        return  # ``a.x = b = v``: the last store writes all targets
                     # walrus cannot store an attribute or item: assign now
                     self.materialize_shared_targets(value)
                 else:
@@ -503,6 +505,11 @@ class Machine:
         for i, e in enumerate(stack):
             stack[i] = put(e) or replace_under(e, put)
 
+    def stack_top_is(self, value: ast.expr, count: int) -> bool:
+        """The top ``count`` stack entries are all ``value``."""
+        stack = self.state.stack
+        return len(stack) >= count and all(e is value for e in stack[-count:])
+
     def materialize_shared_targets(self, shared: Shared) -> None:
         self.flush_below(shared)
         self.materialize(shared)
@@ -600,6 +607,37 @@ class Machine:
         window.sort(key=lambda item: _first_seq(item[1]))
         for i, node in window:
             stack[i] = self.materialize(node)
+
+
+_TARGET_LOADS = {"LOAD_FAST", "LOAD_DEREF", "LOAD_NAME", "LOAD_GLOBAL", "LOAD_CONST"}
+
+
+def chained_stores(following: list[Instr], count: int) -> bool:
+    """``following`` starts with what stores the ``count`` copies of a value on the top of
+    the stack, one by one, to targets as ``t1 = t2 = ... = v`` writes them: each target's
+    object and key loaded plainly, then its store (``COPY 1`` between them makes one more)."""
+    depth = 0
+    for ins in following:
+        op = ins.op
+        if op in _TARGET_LOADS:
+            depth += 1
+        elif op == "LOAD_ATTR" and depth:
+            pass
+        elif op == "BINARY_SUBSCR" and depth >= 2:
+            depth -= 1
+        elif op == "BUILD_SLICE" and depth >= ins.arg:
+            depth -= ins.arg - 1
+        elif op == "COPY" and ins.arg == 1 and not depth:
+            count += 1
+        elif op in _NAME_STORES and not depth or op == "STORE_ATTR" and depth == 1 \
+                or op == "STORE_SUBSCR" and depth == 2 or op == "STORE_SLICE" and depth == 3:
+            depth = 0
+            count -= 1
+            if not count:
+                return True
+        else:
+            return False
+    return False
 
 
 def _plain_import_chain(item: ImportItem) -> bool:

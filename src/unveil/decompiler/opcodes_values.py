@@ -32,6 +32,7 @@ from .machine import (
     Unpack,
     _family,
     _plain_import_chain,
+    chained_stores,
     stamp,
 )
 
@@ -164,6 +165,11 @@ class Stores(Machine):
             # ``a = b = 0``: one value copied, stored in order
             del self.state.stack[-k:]
             targets = []
+            if isinstance(values[0], Shared) and values[0].name is None \
+                    and not any(e is values[0] for e in self.state.stack):
+                # ``x = y = z = v``: the first store waits in the shared value
+                targets = list(getattr(values[0], "targets", None) or [])
+                attach(values[0], targets=[])
             for ident, kind in names:
                 t = ast.Name(id=ident, ctx=ast.Store())
                 attach(t, kind=kind)
@@ -302,7 +308,8 @@ class StackOps(Machine):
         # (a function stored by a walrus is one object: ``g(f := lambda: 0)``)
         if is_stable(value) and not isinstance(value, ast.List | ast.Set | ast.Dict) and (
                 isinstance(value, Marker) and not isinstance(value, Func) or not (
-                depth == 1 and self.following and self.following[0].op in _NAME_STORES)):
+                depth == 1 and self.following and (self.following[0].op in _NAME_STORES
+                                                   or chained_stores(self.following, 2)))):
             if isinstance(value, Func):
                 value.copied = True
             self.push(value)

@@ -281,3 +281,38 @@ def split_clean_ups(bc: Bytecode) -> Bytecode:
     if len(new) == len(instrs):
         return bc
     return Bytecode(bc.code, new, handlers)
+
+
+def share_clean_up_exits(bc: Bytecode) -> Bytecode:
+    """Give a chained comparison's failed test its jump to the exit again.
+
+    For ``assert a < b < c`` (``if not a < b < c: raise E``) the compiler copies the
+    small exit block that follows the last comparison after the clean-up that drops the
+    kept middle value (``POP_TOP``), instead of jumping to it. Where the clean-up runs
+    on into an exact copy of the block just before it, the copy becomes a jump to that
+    block: the layout every other chained test has.
+    """
+    instrs = bc.instrs
+    entered: set[int] = {i.target for i in instrs if i.target >= 0}
+    entered.update(h.target for h in bc.handlers if h is not None)
+    new: list[Instr] | None = None
+    for t, ins in enumerate(instrs):
+        if ins.op != "POP_TOP" or t not in entered or not t:
+            continue
+        end = t + 1
+        while end < len(instrs) and instrs[end].op not in _FLOW and end not in entered:
+            end += 1
+        if end >= len(instrs) or end in entered or instrs[end].op not in _TERMINAL:
+            continue
+        n = end - t  # the copy: instrs[t + 1:end + 1], the block: instrs[t - n:t]
+        first = t - n
+        if first < 1 or instrs[first - 1].op not in _CONDITIONAL \
+                or any(k in entered for k in range(first + 1, t)) \
+                or any(bc.handlers[k] != bc.handlers[t] for k in range(first, end + 1)) \
+                or _common_suffix(instrs, list(range(first, t)), list(range(t + 1, end + 1))) != n:
+            continue
+        new = new or list(instrs)
+        new[t + 1] = Instr("JUMP", None, None, first, instrs[t + 1].offset, instrs[t + 1].line)
+        for k in range(t + 2, end + 1):
+            new[k] = replace(instrs[k], op="NOP", arg=None, argval=None, target=-1)
+    return Bytecode(bc.code, new, list(bc.handlers)) if new else bc

@@ -82,6 +82,7 @@ class _Outcome:
     absorbed: list[int]
     src: int = -1
     fall: int = -1
+    line: int | None = None  # an exit's: the line of its ``return``
 
 
 # speculative runs allowed per block (folding a branch explores both sides, a chained
@@ -89,6 +90,8 @@ class _Outcome:
 # rather than by a constant, so that long code comes out in the same style as short code
 _SPECULATION_PER_BLOCK = 4
 _MIN_SPECULATION = 400
+# folds inside folds whose true side starts on another line from an empty stack
+_MAX_APART = 3
 
 
 class Translator:
@@ -112,6 +115,7 @@ class Translator:
         self.owner: dict[int, int] = {}  # cfg block -> IR block head
         self.ir: dict[int, IRBlock] = {}
         self.budget = self._speculation_budget()
+        self.apart = 0  # folds running whose true side starts on another line (_MAX_APART)
         # loop headers: values assumed to come back unchanged along the back edges
         self.optimistic = True
         self.assumed: list[tuple[int, int, ast.expr]] = []
@@ -420,7 +424,7 @@ class Translator:
                     return _Outcome("branch", st, list(term.targets), term.test, absorbed,
                                     term.src, term.fall)
                 if term.kind == "return" and not st.stmts and term.value is not None:
-                    return _Outcome("exit", st, [], term.value, absorbed)
+                    return _Outcome("exit", st, [], term.value, absorbed, line=term.line)
                 return None
         except (Speculation, DecompilationError):
             return None
@@ -435,10 +439,31 @@ class Translator:
         ``pending``: branches being folded around this one, whose edges into a join
         count as folded here (``a and (b or c)``: the inner ``or`` meets ``a``'s edge)."""
         then_t, else_t = term.targets
-        test = term.test
-        assert test is not None
         if then_t == else_t:
             return None
+        # (a side that starts from an empty stack on another line may be the next
+        # statement: each ``if`` would explore the next one's test, twice once its own
+        # test folded, and exploring the rest of the function that way is exponential)
+        apart = not state.stack and self._line_of(then_t) not in (None, term.line)
+        if apart and self.apart >= _MAX_APART:
+            return None
+        self.apart += apart
+        try:
+            return self._fold(term, state, handler, inside, region, pending)
+        finally:
+            self.apart -= apart
+
+    def _line_of(self, bid: int) -> int | None:
+        block = self.cfg.blocks.get(bid)
+        return None if block is None or block.start >= block.end \
+            else self.bc.instrs[block.start].line
+
+    def _fold(self, term: Term, state: State, handler: Handler | None,
+              inside: set[int], region: set[int],
+              pending: frozenset[int]) -> tuple[Term, list[int]] | None:
+        then_t, else_t = term.targets
+        test = term.test
+        assert test is not None
         # the edges of this very branch are not folded yet
         joined = inside
         inside = inside - {term.src}
@@ -491,12 +516,12 @@ class Translator:
         # to a copy of that return (3.12+ copies small exits: ``a < b < c``'s clean-up)
         copies: list[int] = []
         if else_o.kind == "exit" and then_o.kind == "branch":
-            twin = self._exit_twin(then_o.targets, else_o.test)
+            twin = self._exit_twin(then_o.targets, else_o.test, else_o.line)
             if twin is not None:
                 copies = else_o.absorbed
                 else_o = _Outcome("goto", else_o.state, [twin], None, [])
         if then_o.kind == "exit" and else_o.kind == "branch":
-            twin = self._exit_twin(else_o.targets, then_o.test)
+            twin = self._exit_twin(else_o.targets, then_o.test, then_o.line)
             if twin is not None:
                 copies = then_o.absorbed
                 then_o = _Outcome("goto", then_o.state, [twin], None, [])
@@ -722,8 +747,11 @@ class Translator:
                              if i.line is not None)
         return len(lines) == 1
 
-    def _exit_twin(self, targets: list[int], value: ast.expr | None) -> int | None:
-        """The one of ``targets`` that is just ``return value`` (a constant)."""
+    def _exit_twin(self, targets: list[int], value: ast.expr | None,
+                   line: int | None) -> int | None:
+        """The one of ``targets`` that is just ``return value`` (a constant), as a copy
+        the compiler made of it has it: on the same line (another line's is another
+        ``return`` statement that the source wrote)."""
         if not isinstance(value, ast.Constant):
             return None
         for t in targets:
@@ -733,7 +761,8 @@ class Translator:
             ops = [i for i in self.bc.instrs[block.start:block.end] if i.op != "NOP"]
             if len(ops) == 2 and ops[0].op == "LOAD_CONST" and ops[1].op == "RETURN_VALUE" \
                     and type(ops[0].argval) is type(value.value) \
-                    and ops[0].argval == value.value:
+                    and ops[0].argval == value.value \
+                    and (line is None or ops[1].line is None or ops[1].line == line):
                 return t
         return None
 

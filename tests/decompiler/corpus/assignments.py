@@ -104,6 +104,17 @@ def chained_assignment_targets(n):
     return o.n, d, lst
 
 
+@cases((3,), (None,))
+def chained_assignment_attribute_first(n):
+    o = Obj()
+    root = [n]
+    o.n = o.items = root
+    o.items = first = {}
+    o.n = o.items[0:1] = lst = d = []
+    first[0] = o.n
+    return o.n is o.items, first, lst is d, root
+
+
 @cases((10, 3), (7, 2))
 def augmented_names(a, b):
     a += b

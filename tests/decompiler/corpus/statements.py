@@ -26,6 +26,48 @@ def assert_complex_condition(x, items):
     return True
 
 
+@cases((1,), (12,), (0,), (13,), ("a",))
+def assert_chained_comparison(month):
+    assert 1 <= month <= 12, month
+    return month
+
+
+@cases((1,), (0,), (5,), (9,))
+def raise_unless_chained_comparison(n):
+    if not 0 < n < 3 < n * 3:
+        raise ValueError(n)
+    assert 1 <= n <= 9
+    return n
+
+
+@cases((None, None), ((1, 2, 3, 4, 5, 6), 3), ((1, 2, 3, 4, 5, 1 << 50), None),
+       ((1, 2, 3, 4, 300, 6), 2), ((1, 2, 3, 4, 5, 6), 9), ((1, 2), 1))
+def range_checks_one_after_another(fields, version):
+    # (each test explores the next; folding each again once its own chain folded used
+    # to explore the rest of the function twice per statement, and ran out of budget)
+    total = 0
+    if fields is not None:
+        (low, mid, high, seq_hi, seq_low, node) = fields
+        if not 0 <= low < 1 << 32:
+            raise ValueError("field 1 out of range")
+        if not 0 <= mid < 1 << 16:
+            raise ValueError("field 2 out of range")
+        if not 0 <= high < 1 << 16:
+            raise ValueError("field 3 out of range")
+        if not 0 <= seq_hi < 1 << 8:
+            raise ValueError("field 4 out of range")
+        if not 0 <= seq_low < 1 << 8:
+            raise ValueError("field 5 out of range")
+        if not 0 <= node < 1 << 48:
+            raise ValueError("field 6 out of range")
+        total = low + mid + high + seq_hi + seq_low + node
+    if version is not None:
+        if not 1 <= version <= 5:
+            raise ValueError("illegal version number")
+        total |= version << 76
+    return total
+
+
 @cases((3,),)
 def del_name(n):
     x = n
