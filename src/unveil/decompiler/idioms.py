@@ -679,8 +679,10 @@ def lambda_body(stmts: list[ast.stmt]) -> ast.expr | None:
     if isinstance(first, ast.Return) and len(stmts) == 1:
         return first.value or ast.Constant(None)
     if isinstance(first, ast.If):
-        body = lambda_body(first.body)
         rest = lambda_body(first.orelse + stmts[1:]) if (first.orelse or stmts[1:]) else None
+        # (a test that decides nothing, ``x if (y if c else y) else z``: tested all the same)
+        body = rest if all(isinstance(s, ast.Pass) for s in first.body) and not first.orelse \
+            else lambda_body(first.body)
         if body is not None and rest is not None:
             return ast.IfExp(test=first.test, body=body, orelse=rest)
     return None

@@ -774,10 +774,19 @@ class Structurer(LoopExits, Clauses):
             # a break whose own code goes on to where the loop ends anyway (``if c:
             # f(); break``; a finally's copy on the way out): that code is the loop's,
             # and there is no ``else``
-            trial = set(body)
+            trial, own, other = set(body), set(body), set(body)
             if self._join_of_exits(trial, breaks | {natural_exit}, ctx) == {natural_exit}:
                 body |= trial
                 breaks = {natural_exit}
+            elif (join := self._join_of_exits(own, set(breaks), ctx)) != breaks \
+                    and max(max(self.blocks[n].blocks or [n]) for n in own - body) \
+                    < self.position(natural_exit) \
+                    and self._join_of_exits(other, {natural_exit}, ctx) == join:
+                # ``if c: f(); break`` laid out in the loop, and an ``else`` whose code
+                # goes on to the same block (the compiler's jump there from the break,
+                # given back by tails)
+                body |= own
+                breaks = join
             else:
                 breaks = self._break_code_inside(h, body, breaks, natural_exit, ctx)
             breaks = self._break_through_jumps(body, breaks, natural_exit)

@@ -24,7 +24,21 @@ _FLOW = _CONDITIONAL | _TERMINAL | {"JUMP", "FOR_ITER", "SEND", "END_ASYNC_FOR",
 
 
 def merge_tails(bc: Bytecode) -> Bytecode:
-    """``bc`` with copied tails of one-line conditional expressions shared again."""
+    """``bc`` with copied tails of one-line conditional expressions shared again (an
+    outer test's arm is straight code to its copy only once an inner one's are shared:
+    ``return g(a < b == (c if t else d))``; a few rounds)."""
+    for _ in range(_MERGE_ROUNDS):
+        merged = _merge_tails_once(bc)
+        if merged is bc:
+            break
+        bc = merged
+    return bc
+
+
+_MERGE_ROUNDS = 3
+
+
+def _merge_tails_once(bc: Bytecode) -> Bytecode:
     instrs = bc.instrs
     if not any(i.op in _CONDITIONAL for i in instrs):
         return bc
@@ -316,3 +330,94 @@ def share_clean_up_exits(bc: Bytecode) -> Bytecode:
         for k in range(t + 2, end + 1):
             new[k] = replace(instrs[k], op="NOP", arg=None, argval=None, target=-1)
     return Bytecode(bc.code, new, list(bc.handlers)) if new else bc
+
+
+def share_loop_exits(bc: Bytecode) -> Bytecode:
+    """Give a ``break`` its jump out of the ``for`` loop again.
+
+    The compiler replaces a jump to a small block that ends the function with a copy of
+    it: ``for x in xs: ... break`` followed by ``return r`` becomes ``POP_TOP`` (the
+    iterator) and a copy of ``return r``. Where the innermost ``for`` loop's code pops
+    its iterator (a ``POP_TOP`` on a line of its own: the ``break``'s, not an expression
+    statement's) and runs on into an exact copy of straight code after the loop that
+    loads a value and returns or raises (a statement's start: after the ``else`` clause
+    too; not a constant's return, which a ``return`` statement in the loop compiles to
+    as well),
+    the copy becomes the jump a ``break`` compiles to.
+    """
+    instrs = bc.instrs
+    if not any(i.op == "FOR_ITER" for i in instrs):
+        return bc
+    entered: set[int] = {i.target for i in instrs if i.target >= 0}
+    entered.update(h.target for h in bc.handlers if h is not None)
+    # straight code that ends in a return or a raise, by its instructions
+    endings: dict[tuple[object, ...], list[int]] = {}
+    for t, ins in enumerate(instrs):
+        if ins.op not in ("RETURN_VALUE", "RAISE_VARARGS"):
+            continue
+        for b in range(t, max(t - _MAX_LOOP_EXIT, 0) - 1, -1):
+            if b < t and (instrs[b].op in _FLOW or b + 1 in entered):
+                break
+            if not _statement_start(instrs, b, entered):
+                continue
+            key = _signature(instrs, b, t + 1)
+            if key is not None:
+                endings.setdefault(key, []).append(b)
+    if not endings:
+        return bc
+    loops = sorted((f, i.target) for f, i in enumerate(instrs) if i.op == "FOR_ITER")
+    new: list[Instr] | None = None
+    for k, ins in enumerate(instrs):
+        inner = [(f, e) for f, e in loops if f < k < e]
+        # (the ``break`` statement's own line: not an expression statement's value)
+        if ins.op != "POP_TOP" or not inner or bc.handlers[k] != bc.handlers[inner[-1][0]] \
+                or ins.line is None or ins.line == instrs[k - 1].line:
+            continue
+        f, exit_ = inner[-1]  # (the innermost loop's: an inner loop's break pops its own)
+        end = k + 1
+        while end < len(instrs) and instrs[end].op not in _FLOW and end + 1 not in entered:
+            end += 1
+        if end >= len(instrs) or end - k > _MAX_LOOP_EXIT or k + 1 in entered \
+                or not instrs[k + 1].op.startswith(("LOAD_", "PUSH_NULL")) \
+                or instrs[end].op not in ("RETURN_VALUE", "RAISE_VARARGS") \
+                or [i.op for i in instrs[k + 1:end + 1]] == ["LOAD_CONST", "RETURN_VALUE"] \
+                or any(bc.handlers[j] != bc.handlers[k] for j in range(k + 1, end + 1)):
+            continue
+        key = _signature(instrs, k + 1, end + 1)
+        after = [b for b in endings.get(key, ()) if b >= exit_
+                 and all(bc.handlers[j] == bc.handlers[k] for j in range(b, b + end - k))]
+        if not after:
+            continue
+        new = new or list(instrs)
+        new[k + 1] = Instr("JUMP", None, None, min(after), instrs[k + 1].offset,
+                           instrs[k + 1].line)
+        for j in range(k + 2, end + 1):
+            new[j] = replace(instrs[j], op="NOP", arg=None, argval=None, target=-1)
+    return Bytecode(bc.code, new, list(bc.handlers)) if new else bc
+
+
+_MAX_LOOP_EXIT = 6  # instructions the compiler copies at most (with the iterator's pop)
+
+
+def _statement_start(instrs: list[Instr], b: int, entered: set[int]) -> bool:
+    """Whether a statement may start at ``b``: the first instruction, one jumped to or
+    after code that does not go on, or the first of a new line after a statement's end
+    (not the middle of an expression: after a test, or a shuffle of its values)."""
+    if not b or b in entered:
+        return True
+    prev, ins = instrs[b - 1], instrs[b]
+    if prev.op in _TERMINAL or prev.op in ("JUMP", "END_FOR"):
+        return True
+    return ins.line != prev.line and prev.op not in _FLOW and ins.op not in _CLEAN_UP
+
+
+def _signature(instrs: list[Instr], start: int, end: int) -> tuple[object, ...] | None:
+    """What makes ``instrs[start:end]`` the same code as another stretch (None when a
+    value cannot be compared that way)."""
+    key = tuple((i.op, type(i.argval), i.argval, i.arg if i.argval is None else None,
+                 i.target) for i in instrs[start:end])
+    try:
+        hash(key)
+    except TypeError:
+        return None
+    return key

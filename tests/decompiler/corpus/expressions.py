@@ -244,6 +244,12 @@ def function_in_the_middle_of_a_chain(a):
     return a != (lambda: a) != a, a == (lambda: a) != a
 
 
+@cases((2, 1, True, 1, 2), (2, 1, False, 1, 1), (1, 2, True, 1, 1), (2, 1, 0, 1, None))
+def call_of_a_chain_ending_in_a_conditional(a, b, u, c, d):
+    # (3.12 copies the call and return into both arms and into the chain's clean-up)
+    return repr(a > b == (c if u else d))
+
+
 @cases((0, 0, 0, 0), (1, 0, 0, 0), (1, 1, 1, 1), (0, 1, 1, 1), (0, 1, 1, 0))
 def conditional_whose_test_ends_in_not(a, b, c, d):
     # the body is the arm laid out first: the test is written as the source had it

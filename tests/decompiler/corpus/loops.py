@@ -611,6 +611,73 @@ def break_in_a_try_whose_finally_repeats_the_body(items):
     return len(LOG)
 
 
+@cases(([1, 2, 3], 2), ([5, 6], 100), ([], 1), ([4], 0))
+def break_to_a_return_after_the_loop(items, hint):
+    # (3.10 and 3.12+ copy ``return lines`` into the break's place)
+    n = 0
+    lines = []
+    for line in items:
+        lines.append(line)
+        n += line
+        if n >= hint:
+            break
+    return lines
+
+
+@cases(((1, 2), [1, 2]), ((1, 2), [1, 3]), ((), []))
+def break_with_code_and_an_else_then_return(x, y):
+    for k, j in zip(x, y):
+        if k is not j:
+            y = tuple(y)
+            break
+    else:
+        y = x
+    return y
+
+
+@cases(([[0, 1], [2]],), ([[0], [0]],), ([],), ([[1], [0, 0]],))
+def breaks_of_nested_loops_before_a_return(rows):
+    seen = []
+    for row in rows:
+        for cell in row:
+            if cell:
+                seen.append(cell)
+                break
+        else:
+            seen.append(None)
+            continue
+        if len(seen) > 1:
+            break
+    return seen
+
+
+@cases(([1, 2, 421],), ([1, 2],), ([],))
+def raise_in_a_loop_like_the_raise_after_it(codes):
+    log = []
+    for code in codes:
+        log.append(code)
+        if code == 421:
+            log.clear()
+            raise ValueError(log)
+    if len(log) < 2:
+        log.reverse()
+        raise ValueError(log)
+    return log
+
+
+@cases(([["x", "y"]], {"y"}), ([["a"], ["b", "c"]], {"c"}), ([], set()), ([["q"]], {"q"}))
+def return_from_nested_loops_like_the_end(lines, keys):
+    first = None
+    for line in lines:
+        for i in range(len(line)):
+            if line[i] in keys:
+                mac = len(line[i]) + i
+                if mac > 1:
+                    return mac
+                first = first or mac
+    return first or None
+
+
 @cases((["a", "stop", "b"],), (["a"],), ([],))
 def break_after_code_of_its_own(items):
     out = []
