@@ -604,7 +604,10 @@ def _trim_trailing_continue(stmts: list[ast.stmt]) -> list[ast.stmt]:
         if not last.finalbody:
             last.orelse = _trim_trailing_continue(last.orelse)
             for h in last.handlers:
-                h.body = _trim_trailing_continue(h.body) or [ast.Pass()]
+                # (a clause's own jump back: ``except E: continue`` as written; the end
+                # of the clause jumps to the end of the try statement instead)
+                if not (h.body and getattr(h.body[-1], "explicit", False)):
+                    h.body = _trim_trailing_continue(h.body) or [ast.Pass()]
             if not last.orelse:
                 last.body = _trim_trailing_continue(last.body) or [ast.Pass()]
     return stmts

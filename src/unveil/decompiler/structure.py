@@ -548,7 +548,11 @@ class Structurer(LoopExits, Clauses):
         loop = ctx.loop
         if loop is not None:
             if dst == loop.cont:
-                self.exit_stmt(out, ast.Continue(), ctx)
+                term = self.blocks[src].term
+                stmt = ast.Continue()
+                if term.kind == "goto" and term.back and term.targets[0] == dst:
+                    attach(stmt, explicit=True)  # (kept at the end of an except clause)
+                self.exit_stmt(out, stmt, ctx)
                 return None
             if dst == loop.follow and dst != ctx.follow:
                 self.exit_stmt(out, ast.Break(), ctx)

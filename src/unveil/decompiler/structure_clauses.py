@@ -11,6 +11,7 @@ from dataclasses import replace
 from ..bytecode import COLD_HANDLERS
 from .exprs import ExcMatch, Slot, Special
 from .ir import ExcMarker
+from .facts import attach
 from .regions import dominators
 from .render import preview
 from .structure_base import (
@@ -798,6 +799,8 @@ class Clauses:
                 out.extend(self.slot_assignments(block.id, term.targets[0]))
                 stmt: ast.stmt = ast.Continue() if term.targets[0] == ctx.loop.cont \
                     else ast.Break()
+                if isinstance(stmt, ast.Continue) and term.back:
+                    attach(stmt, explicit=True)  # (kept at the end of the clause)
                 self.exit_stmt(out, stmt, outer)
                 return
         if not rest and term.kind == "goto" and self.returns_in_place:

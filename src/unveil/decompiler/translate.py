@@ -43,6 +43,7 @@ class Term:
     line: int | None = None
     src: int = -1  # the block whose last instruction made this terminator
     fall: int = -1  # for a branch: the target laid out right after it (the ``if`` body)
+    back: bool = False  # a goto: a jump straight back (a ``continue``, a loop's end)
 
 
 @dataclass(slots=True)
@@ -115,6 +116,7 @@ class Translator:
         self.owner: dict[int, int] = {}  # cfg block -> IR block head
         self.ir: dict[int, IRBlock] = {}
         self.budget = self._speculation_budget()
+        self._positions: list[tuple[int | None, ...]] | None = None  # (code.co_positions)
         self.apart = 0  # folds running whose true side starts on another line (_MAX_APART)
         # loop headers: values assumed to come back unchanged along the back edges
         self.optimistic = True
@@ -320,7 +322,7 @@ class Translator:
         op = last.op
         ex = self.ex
         if op == "JUMP":
-            return Term("goto", [last.target], line=line)
+            return Term("goto", [last.target], line=line, back=last.target <= b.start)
         if op.startswith("POP_JUMP_IF_"):
             value = ex.pop()
             fall, jump = b.end, last.target
@@ -516,12 +518,12 @@ class Translator:
         # to a copy of that return (3.12+ copies small exits: ``a < b < c``'s clean-up)
         copies: list[int] = []
         if else_o.kind == "exit" and then_o.kind == "branch":
-            twin = self._exit_twin(then_o.targets, else_o.test, else_o.line)
+            twin = self._exit_twin(then_o.targets, else_o)
             if twin is not None:
                 copies = else_o.absorbed
                 else_o = _Outcome("goto", else_o.state, [twin], None, [])
         if then_o.kind == "exit" and else_o.kind == "branch":
-            twin = self._exit_twin(else_o.targets, then_o.test, then_o.line)
+            twin = self._exit_twin(else_o.targets, then_o)
             if twin is not None:
                 copies = then_o.absorbed
                 then_o = _Outcome("goto", then_o.state, [twin], None, [])
@@ -747,11 +749,12 @@ class Translator:
                              if i.line is not None)
         return len(lines) == 1
 
-    def _exit_twin(self, targets: list[int], value: ast.expr | None,
-                   line: int | None) -> int | None:
-        """The one of ``targets`` that is just ``return value`` (a constant), as a copy
-        the compiler made of it has it: on the same line (another line's is another
-        ``return`` statement that the source wrote)."""
+    def _exit_twin(self, targets: list[int], exit_: _Outcome) -> int | None:
+        """The one of ``targets`` that is just the ``return`` of a constant that ``exit_``
+        is, both copies the compiler made of one exit (a copy has the position of the
+        jump into it) or both on one line (on lines of their own, they are ``return``
+        statements that the source wrote)."""
+        value = exit_.test
         if not isinstance(value, ast.Constant):
             return None
         for t in targets:
@@ -762,9 +765,31 @@ class Translator:
             if len(ops) == 2 and ops[0].op == "LOAD_CONST" and ops[1].op == "RETURN_VALUE" \
                     and type(ops[0].argval) is type(value.value) \
                     and ops[0].argval == value.value \
-                    and (line is None or ops[1].line is None or ops[1].line == line):
+                    and (exit_.line in (None, ops[1].line) or ops[1].line is None
+                         or bool(exit_.absorbed) and self._copied_exit(exit_.absorbed[0])
+                         and self._copied_exit(t)):
                 return t
         return None
+
+    def _copied_exit(self, bid: int) -> bool:
+        """Whether block ``bid`` (that returns) has the source position of every jump
+        into it, as the compiler's copies of an exit without a line of its own have (a
+        ``return`` statement on the line of its ``if`` has columns of its own)."""
+        block = self.cfg.blocks[bid]
+        where = self._position(block.end - 1)
+        return bool(block.preds) and all(
+            self._position(self.cfg.blocks[p].end - 1) == where for p in block.preds)
+
+    def _position(self, k: int) -> object:
+        """Instruction ``k``'s place in the source: its line, with columns on 3.11+."""
+        ins = self.bc.instrs[k]
+        if self._positions is None:
+            code = self.bc.code
+            self._positions = list(code.co_positions()) \
+                if hasattr(code, "co_positions") else []
+        if 0 <= ins.offset // 2 < len(self._positions):
+            return self._positions[ins.offset // 2]
+        return ins.line
 
     def _join_closed(self, join: int, folded: set[int], then_o: _Outcome, else_o: _Outcome,
                      pending: frozenset[int], region: set[int]) -> bool:

@@ -329,3 +329,36 @@ def float_ranges(x):
     if x == float("inf"):
         return "inf"
     return "other"
+
+
+@cases(("linux", None), ("mac", 1), ("mac", None))
+def separate_tests_returning_the_same(platform, level):
+    if platform == "linux":
+        return True
+    if level is not None:
+        return True
+    return False
+
+
+@cases(([0], 1, 1, 2), ([2], 0, 1, 2), ([2], 2, 1, 2), ([2], 2, 3, 2), ([3], 9, 9, 1))
+def multi_line_test_before_the_implicit_return(counter, when, first, last):
+    log = []
+    counter[0] -= 1
+    if (counter[0] <= 0 or
+            when == first or
+            when == last and (not log and
+                              len(counter) is not None)):
+        if counter is not None:
+            log.append(1)
+        if not log:
+            log.append(2)
+
+
+@cases(("",), ("a b",), ("x",))
+def one_line_return_then_a_test(arg):
+    aliases = {"x": 1}
+    args = arg.split()
+    if len(args) == 0: return  # noqa: E701
+    if args[0] in aliases:
+        del aliases[args[0]]
+    return aliases

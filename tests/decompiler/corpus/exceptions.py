@@ -927,3 +927,17 @@ def constant_returns_in_the_clauses_of_a_try_in_a_clause(mode):
         except SyntaxError as e:
             LOG.append(str(e))
     return attempt(3)
+
+
+@cases(([1, "a", 2],), ([],), (["b"],))
+def continue_at_the_end_of_the_last_clause(keys):
+    it = iter(keys)
+    table = {1: "one", 2: "two"}
+    seen = []
+    while True:
+        try:
+            seen.append(table[next(it)])
+        except StopIteration:
+            return seen
+        except KeyError:
+            continue
