@@ -10,8 +10,8 @@ from dataclasses import replace
 
 from ..bytecode import COLD_HANDLERS
 from .exprs import ExcMatch, Slot, Special
-from .ir import ExcMarker
 from .facts import attach
+from .ir import ExcMarker
 from .regions import dominators
 from .render import preview
 from .structure_base import (
