@@ -550,7 +550,8 @@ class Structurer(LoopExits, Clauses):
             if dst == loop.cont:
                 term = self.blocks[src].term
                 stmt = ast.Continue()
-                if term.kind == "goto" and term.back and term.targets[0] == dst:
+                if term.kind == "goto" and term.back and term.targets[0] == dst \
+                        and self.blocks[loop.header].term.kind != "branch":
                     attach(stmt, explicit=True)  # (kept at the end of an except clause)
                 self.exit_stmt(out, stmt, ctx)
                 return None

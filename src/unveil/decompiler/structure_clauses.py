@@ -799,8 +799,11 @@ class Clauses:
                 out.extend(self.slot_assignments(block.id, term.targets[0]))
                 stmt: ast.stmt = ast.Continue() if term.targets[0] == ctx.loop.cont \
                     else ast.Break()
-                if isinstance(stmt, ast.Continue) and term.back:
-                    attach(stmt, explicit=True)  # (kept at the end of the clause)
+                if isinstance(stmt, ast.Continue) and term.back \
+                        and self.blocks[ctx.loop.header].term.kind != "branch":
+                    # (kept at the end of the clause; a ``while c:`` loop's test is
+                    # where the try statement's end goes too)
+                    attach(stmt, explicit=True)
                 self.exit_stmt(out, stmt, outer)
                 return
         if not rest and term.kind == "goto" and self.returns_in_place:

@@ -77,8 +77,10 @@ def _merge_tails_once(bc: Bytecode) -> Bytecode:
         if n == 0 or (n == len(first) and n == len(second)) \
                 or bc.handlers[first[0]] != bc.handlers[second[0]]:
             continue
-        if any(instrs[k].line not in (ins.line, None) for k in first[:len(first) - n]) \
-                or any(instrs[k].line not in (ins.line, None) for k in second[:len(second) - n]):
+        lines = _expression_lines(bc, instrs[first[len(first) - n]],
+                                  instrs[second[len(second) - n]], ins)
+        if any(instrs[k].line not in lines for k in first[:len(first) - n]) \
+                or any(instrs[k].line not in lines for k in second[:len(second) - n]):
             continue  # not one expression: an if statement whose arms end alike
         keep = second[len(second) - n]
         cut = first[len(first) - n]
@@ -90,6 +92,26 @@ def _merge_tails_once(bc: Bytecode) -> Bytecode:
             new[k] = replace(instrs[k], op="NOP", arg=None, argval=None, target=-1)
         changed = True
     return Bytecode(bc.code, new, list(bc.handlers)) if changed else bc
+
+
+def _expression_lines(bc: Bytecode, a: Instr, b: Instr, jump: Instr) -> set[int | None]:
+    """The lines an expression's arms may span: the jump's own, or (3.11+) all of those
+    of the instruction the compiler copied into both arms (``a`` and ``b``, at one
+    position that holds the jump's line: ``raise E(x if c\\n else y)``)."""
+    lines: set[int | None] = {jump.line, None}
+    positions = _positions(bc)
+    if positions and 0 <= a.offset // 2 < len(positions) and 0 <= b.offset // 2 < len(positions):
+        pa, pb = positions[a.offset // 2], positions[b.offset // 2]
+        if pa == pb and pa[0] is not None and pa[1] is not None \
+                and jump.line is not None and pa[0] <= jump.line <= pa[1]:
+            lines.update(range(pa[0], pa[1] + 1))
+    return lines
+
+
+def _positions(bc: Bytecode) -> list[tuple[int | None, ...]]:
+    """Each code unit's source position (3.11+; empty before)."""
+    code = bc.code
+    return list(code.co_positions()) if hasattr(code, "co_positions") else []
 
 
 def _reachable(bc: Bytecode) -> set[int]:

@@ -941,3 +941,16 @@ def continue_at_the_end_of_the_last_clause(keys):
             return seen
         except KeyError:
             continue
+
+
+@cases(([3, "x", 1],), ([],))
+def clause_that_falls_off_the_end_of_a_while_loop(items):
+    items = list(items)
+    missing = []
+    while items:
+        item = items.pop()
+        try:
+            item + 1
+        except TypeError:
+            missing.append(item)
+    return missing

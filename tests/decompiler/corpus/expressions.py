@@ -294,3 +294,12 @@ def keywords_after_a_double_star(a, xs):
     chosen = _collect(**a, k=[x * 2 for x in xs] if xs else a)
     literal = _collect(p=1, **{"q": 2})
     return plain, chosen, literal
+
+
+@cases((True, None), (True, "m"), (False, None))
+def raise_of_a_conditional_over_two_lines(closed, msg):
+    # (3.12+ copies the call and the raise into both arms)
+    if closed:
+        raise ValueError("closed"
+                         if msg is None else msg)
+    return msg
