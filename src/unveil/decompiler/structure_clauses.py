@@ -327,7 +327,11 @@ class Clauses:
                     and not self._strip_enclosing(nxt.stmts, ctx, clauses=True):
                 return True  # a jump to a return of the body's value (through clean-ups)
         if term.kind == "goto" and ctx.loop is not None:
-            return self.through(term.targets[0]) in (ctx.loop.cont, ctx.loop.follow)
+            dest = self.through(term.targets[0])
+            # (not when a ``with`` that suppresses an exception goes there too: then the
+            # ``break``/``continue`` comes after the statement)
+            return dest in (ctx.loop.cont, ctx.loop.follow) \
+                and continuation != ("goto", str(dest))
         if term.kind != "return":
             return False
         if continuation is not None:
@@ -351,8 +355,9 @@ class Clauses:
             stmts = stripped
         return stmts
 
-    def suppress_continuation(self, h: int) -> tuple[str, ...] | None:
+    def suppress_continuation(self, h: int, ctx: Ctx) -> tuple[str, ...] | None:
         """What a ``with`` does after its ``__exit__`` suppressed an exception."""
+        stops = (ctx.loop.cont, ctx.loop.follow) if ctx.loop is not None else ()
         block = self.blocks.get(h)
         if block is None or block.term.kind != "branch":
             return None
@@ -365,6 +370,8 @@ class Clauses:
                 return None
             if target.term.kind == "goto":
                 nxt = self.through(target.term.targets[0])
+                if nxt in stops:
+                    return ("goto", str(nxt))  # (a ``break``/``continue`` of its own)
                 follow = self.blocks.get(nxt)
                 if follow is not None and not follow.stmts or follow is not None and all(
                         _is_marker(x, "pop_except") for x in follow.stmts):
@@ -411,7 +418,7 @@ class Clauses:
         is_async = marker.flag
         region = self.protected(h) & ctx.region
         exit_call = _exit_call_for(mgr, is_async)
-        follow, tails = self.body_exit(region, ctx, [exit_call], self.suppress_continuation(h))
+        follow, tails = self.body_exit(region, ctx, [exit_call], self.suppress_continuation(h, ctx))
         block = self.blocks[b]
         target: ast.expr | None = None
         skip = 0

@@ -360,3 +360,20 @@ def return_from_a_while_loop_in_a_with(items):
             if not item:
                 return len(items)
     return -1
+
+
+@cases((["a", "bad", "c"],), (["bad", "x"],), (["c", "bad", "x"],), ([],), (["x"],))
+def break_after_a_with_in_a_try_in_a_loop(names):
+    # (the break after the with runs when the body finishes and when ``suppress``
+    # swallows the body's error: it must not move into the body)
+    data = []
+    for name in names:
+        try:
+            with contextlib.suppress(KeyError):
+                data.append({}[name] if name == "bad" else name)
+                if name == "c":
+                    raise OSError(name)
+            break
+        except OSError:
+            data.append("os")
+    return data
