@@ -196,6 +196,9 @@ AS_WRITTEN = [
     ("statements", "range_checks_one_after_another"),
     ("statements", "assert_chained_comparison"),
     ("statements", "raise_unless_chained_comparison"),
+    pytest.param("assignments", "swap_into_items_and_attributes", marks=pytest.mark.xfail(
+        sys.version_info < (3, 11), strict=True,
+        reason="3.10 rotates three values with ROT_THREE, read as two swaps")),
     ("assignments", "chained_assignment"),
     ("assignments", "chained_assignment_targets"),
     ("assignments", "chained_assignment_attribute_first"),

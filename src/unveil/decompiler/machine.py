@@ -612,10 +612,12 @@ class Machine:
 _TARGET_LOADS = {"LOAD_FAST", "LOAD_DEREF", "LOAD_NAME", "LOAD_GLOBAL", "LOAD_CONST"}
 
 
-def chained_stores(following: list[Instr], count: int) -> bool:
-    """``following`` starts with what stores the ``count`` copies of a value on the top of
-    the stack, one by one, to targets as ``t1 = t2 = ... = v`` writes them: each target's
-    object and key loaded plainly, then its store (``COPY 1`` between them makes one more)."""
+def chained_stores(following: list[Instr], count: int, copies: bool = True) -> bool:
+    """``following`` starts with what stores the ``count`` values on the top of the stack
+    (copies of one value, or ``copies=False``: values swapped into place), one by one, to
+    targets as ``t1 = t2 = ... = v`` and ``t1, t2 = v1, v2`` write them: each target's
+    object and key loaded plainly, then its store (``COPY 1`` between them makes one more
+    copy)."""
     depth = 0
     for ins in following:
         op = ins.op
@@ -623,11 +625,13 @@ def chained_stores(following: list[Instr], count: int) -> bool:
             depth += 1
         elif op == "LOAD_ATTR" and depth:
             pass
-        elif op == "BINARY_SUBSCR" and depth >= 2:
-            depth -= 1
+        elif op in ("BINARY_SUBSCR", "BINARY_OP") and depth >= 2:
+            depth -= 1  # (a key computed: ``a[n - i - 1]``)
+        elif op in ("UNARY_NEGATIVE", "UNARY_INVERT", "UNARY_NOT") and depth:
+            pass
         elif op == "BUILD_SLICE" and depth >= ins.arg:
             depth -= ins.arg - 1
-        elif op == "COPY" and ins.arg == 1 and not depth:
+        elif op == "COPY" and ins.arg == 1 and not depth and copies:
             count += 1
         elif op in _NAME_STORES and not depth or op == "STORE_ATTR" and depth == 1 \
                 or op == "STORE_SUBSCR" and depth == 2 or op == "STORE_SLICE" and depth == 3:

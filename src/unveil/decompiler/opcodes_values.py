@@ -330,8 +330,30 @@ class StackOps(Machine):
         if len(stack) < depth:
             self.fail("stack underflow")
         stack[-1], stack[-depth] = stack[-depth], stack[-1]
+        if depth <= 3 and self._swapped_into_targets(depth):
+            return
         start = len(stack) - depth
         self.order_from = start if self.order_from is None else min(self.order_from, start)
+
+    def _swapped_into_targets(self, depth: int) -> bool:
+        """``a.x, b[k] = v1, v2``: values swapped into place for stores that follow, one
+        of them not to a name (names alone are :meth:`multi_store`'s): one pending
+        assignment whose items the stores fill in, its value the tuple in push order."""
+        stack = self.state.stack
+        values = stack[-depth:]
+        following = self.following
+        if self.order_from is not None or len(stack) < depth \
+                or not chained_stores(following, depth, copies=False) \
+                or all(i.op in _NAME_STORES for i in following[:depth]) \
+                or any(isinstance(v, UnpackItem | Shared | ImportValue | ImportItem | Special
+                                  | Null | MethodSelf) or getattr(v, "targets", None)
+                       for v in values):
+            return False
+        self.check_speculation()
+        unpack = Unpack(ast.Tuple(elts=values[::-1], ctx=ast.Load()), depth, None)
+        for i in range(depth):
+            stack[-1 - i] = UnpackItem(unpack, i)
+        return True
 
 
 _UNARY = {"UNARY_NOT": ast.Not, "UNARY_NEGATIVE": ast.USub, "UNARY_INVERT": ast.Invert,

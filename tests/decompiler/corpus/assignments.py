@@ -115,6 +115,18 @@ def chained_assignment_attribute_first(n):
     return o.n is o.items, first, lst is d, root
 
 
+@cases(([5, 1, 3], 4), ([], 1), ([0], 0))
+def swap_into_items_and_attributes(heap, item):
+    o = Obj()
+    if heap and heap[0] < item:
+        item, heap[0] = heap[0], item
+    n = len(heap)
+    for i in range(n // 2):
+        heap[i], heap[n - i - 1] = heap[n - i - 1], heap[i]
+    o.n, o.items, item = item, heap, o.n
+    return item, heap, o.n, o.items
+
+
 @cases((10, 3), (7, 2))
 def augmented_names(a, b):
     a += b
