@@ -34,7 +34,13 @@ from .machine import Context
 from .nodes import catches_all, children, ends_in_jump, names_in, no_arguments
 from .render import Renderer
 from .structure import Structurer, Unstructurable
-from .tails import merge_tails, share_clean_up_exits, share_loop_exits, split_clean_ups
+from .tails import (
+    merge_tails,
+    share_clean_up_exits,
+    share_implicit_returns,
+    share_loop_exits,
+    split_clean_ups,
+)
 from .translate import Translator
 
 VERSION = sys.version_info[:2]
@@ -107,7 +113,8 @@ class CodeDecompiler:
         """The body structured but not rendered, without the state-machine fallback: a
         type-parameter scope's straight-line code, read for the markers it builds."""
         bc = fold(bytecode.read(self.code), self)
-        bc = split_clean_ups(share_clean_up_exits(share_loop_exits(merge_tails(bc))))
+        bc = split_clean_ups(share_clean_up_exits(share_loop_exits(merge_tails(
+            share_implicit_returns(bc)))))
         ctx = Context(self.code, self.names, make_comprehension=self.make_comprehension)
         ctx.make_generic = self.make_generic
         ir = Translator(cfg_mod.build(bc), ctx, []).run()
@@ -121,7 +128,8 @@ class CodeDecompiler:
                           entry: list[ast.expr]) -> list[ast.stmt]:
         """Statements of ``bc`` (all of a code object, or a region of it) run from
         ``entry`` as the initial stack."""
-        bc = split_clean_ups(share_clean_up_exits(share_loop_exits(merge_tails(fold(bc, self)))))
+        bc = split_clean_ups(share_clean_up_exits(share_loop_exits(merge_tails(
+            share_implicit_returns(fold(bc, self))))))
         with_cases = patterns.fold(bc)
         if with_cases is bc:
             return self._region_body(bc, entry, matches=False)

@@ -14,6 +14,7 @@ import sys
 from dataclasses import replace
 
 from ..bytecode import Bytecode, Instr
+from ..codeobj import code_kind
 
 _CONDITIONAL = {"POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE", "POP_JUMP_IF_NONE",
                 "POP_JUMP_IF_NOT_NONE"}
@@ -443,3 +444,65 @@ def _signature(instrs: list[Instr], start: int, end: int) -> tuple[object, ...] 
     except TypeError:
         return None
     return key
+
+
+def share_implicit_returns(bc: Bytecode) -> Bytecode:
+    """Give the code that ends a function its one ``return None`` again.
+
+    The compiler copies the implicit ``return None`` (it has no line of its own) into
+    every place that goes to it, each copy at the source position of the jump (or of the
+    code that runs on) into it: a ``while`` loop that ends a function then has one
+    copy after its first test and one after its last. Where a loop's last test leaves
+    to such a copy and there are others (3.11+, whose positions tell them from
+    ``return`` statements; only jumped to: a ``return`` statement's clean-up runs on
+    into it), all but the last become jumps to it: the layout of code that goes on
+    after the loop.
+    """
+    positions = _positions(bc)
+    code = bc.code
+    # (a function's own: a module's or class body's end, or a type parameter scope's, is
+    # never written as a ``return``)
+    if not positions or code_kind(code) != "function":
+        return bc
+    instrs = bc.instrs
+    sources: dict[int, list[int]] = {}
+    for k, i in enumerate(instrs):
+        if i.target >= 0:
+            sources.setdefault(i.target, []).append(k)
+    copies: list[int] = []  # (only jumped to: a return statement's clean-up runs on)
+    jumped: set[int] = set()
+    for r in range(len(instrs) - 1):
+        load, ret = instrs[r], instrs[r + 1]
+        if load.op != "LOAD_CONST" or load.argval is not None or ret.op != "RETURN_VALUE" \
+                or bc.handlers[r] is not None or r + 1 in sources:
+            continue
+        preds = list(sources.get(r, ()))
+        if r and instrs[r - 1].op not in _TERMINAL and instrs[r - 1].op != "JUMP":
+            preds.append(r - 1)
+        if not r or instrs[r - 1].op in _TERMINAL | _CONDITIONAL | {"JUMP"}:
+            jumped.add(r)  # (or runs on from a test: 3.11's loop test jumps back)
+        where = _position_of(positions, ret)
+        if preds and where is not None \
+                and all(_position_of(positions, instrs[p]) == where for p in preds):
+            copies.append(r)
+    # (only around a ``while`` loop that ends the function: one copy is where its
+    # last test leaves the loop, the test right before the jump back)
+    if len(copies) < 2 or not any(r in jumped for r in copies[:-1]) or not any(
+            instrs[p].op in _CONDITIONAL and (instrs[p].target < p or p + 1 < len(instrs)
+                                              and instrs[p + 1].op == "JUMP"
+                                              and instrs[p + 1].target < p)
+            for r in copies for p in sources.get(r, []) + ([r - 1] if r else [])):
+        return bc
+    keep = copies[-1]
+    new = list(instrs)
+    for r in copies[:-1]:
+        if r not in jumped:
+            continue
+        new[r] = Instr("JUMP", None, None, keep, instrs[r].offset, instrs[r].line)
+        new[r + 1] = replace(instrs[r + 1], op="NOP", arg=None, argval=None, target=-1)
+    return Bytecode(bc.code, new, list(bc.handlers))
+
+
+def _position_of(positions: list[tuple[int | None, ...]], ins: Instr) -> object:
+    k = ins.offset // 2
+    return positions[k] if 0 <= k < len(positions) else None

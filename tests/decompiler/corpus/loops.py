@@ -725,3 +725,19 @@ def break_into_a_try_after_the_loop(names):
     except AttributeError:
         getter = None
     return getter
+
+
+@cases(([1, 2, 3],), ([],))
+def while_loop_that_ends_the_function(items):
+    # (3.12+ copies the implicit return after the first test and after the last)
+    out = []
+    while items:
+        out.append(items.pop())
+    LOG.append(out)
+
+
+@cases(([[1], [2, 3], []],), ([],))
+def while_walrus_loop_that_ends_the_function(chunks):
+    it = iter(chunks + [[]])
+    while chunk := next(it):
+        LOG.append(len(chunk))
