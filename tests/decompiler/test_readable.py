@@ -159,6 +159,12 @@ def test_module_loop_else_is_not_a_return() -> None:
     assert not any(isinstance(n, ast.Return) for n in ast.walk(ast.parse(text))), text
 
 
+def _gap(module_name: str, name: str, condition: bool, reason: str) -> object:
+    """A corpus function known not to come back as written where ``condition`` holds."""
+    return pytest.param(module_name, name, marks=pytest.mark.xfail(condition, strict=True,
+                                                                   reason=reason))
+
+
 #: Corpus functions whose round trip must give the same bytecode (the shape as written),
 #: with the known gaps as strict xfails.
 AS_WRITTEN = [
@@ -185,43 +191,38 @@ AS_WRITTEN = [
     ("conditionals", "multi_line_test_before_the_implicit_return"),
     ("conditionals", "one_line_return_then_a_test"),
     ("exceptions", "clause_that_falls_off_the_end_of_a_while_loop"),
-    pytest.param("expressions", "raise_of_a_conditional_over_two_lines", marks=pytest.mark.xfail(
-        sys.version_info < (3, 11), strict=True,
-        reason="3.10 has no columns to tell the copies of one instruction")),
-    pytest.param("with_stmt", "break_after_a_with_in_a_try_in_a_loop", marks=pytest.mark.xfail(
-        (3, 12) <= sys.version_info < (3, 13), strict=True,
-        reason="3.12 copies the break's return into the suppression path, laid out after "
-               "the loop: the break comes back inside the with (same result)")),
+    _gap("expressions", "raise_of_a_conditional_over_two_lines", sys.version_info < (3, 11),
+         "3.10 has no columns to tell the copies of one instruction"),
+    _gap("with_stmt", "break_after_a_with_in_a_try_in_a_loop",
+         (3, 12) <= sys.version_info < (3, 13),
+         "3.12 copies the break's return into the suppression path, laid out after "
+         "the loop: the break comes back inside the with (same result)"),
     ("exceptions", "continue_at_the_end_of_the_last_clause"),
     ("statements", "range_checks_one_after_another"),
     ("statements", "assert_chained_comparison"),
     ("statements", "raise_unless_chained_comparison"),
-    pytest.param("assignments", "swap_into_items_and_attributes", marks=pytest.mark.xfail(
-        sys.version_info < (3, 11), strict=True,
-        reason="3.10 rotates three values with ROT_THREE, read as two swaps")),
+    _gap("assignments", "swap_into_items_and_attributes", sys.version_info < (3, 11),
+         "3.10 rotates three values with ROT_THREE, read as two swaps"),
     ("assignments", "chained_assignment"),
     ("assignments", "chained_assignment_targets"),
     ("assignments", "chained_assignment_attribute_first"),
     ("loops", "while_loop_that_ends_the_function"),
-    pytest.param("loops", "while_walrus_loop_that_ends_the_function", marks=pytest.mark.xfail(
-        sys.version_info < (3, 11), strict=True,
-        reason="3.10 has no columns to tell the implicit return's copies from return "
-               "statements")),
+    _gap("loops", "while_walrus_loop_that_ends_the_function", sys.version_info < (3, 11),
+         "3.10 has no columns to tell the implicit return's copies from return "
+         "statements"),
     ("loops", "break_to_a_return_after_the_loop"),
     ("loops", "break_with_code_and_an_else_then_return"),
-    pytest.param("loops", "breaks_of_nested_loops_before_a_return", marks=pytest.mark.xfail(
-        strict=True, reason="an inner loop's break code comes out after the loop when its "
-                            "else continues the outer loop")),
+    _gap("loops", "breaks_of_nested_loops_before_a_return", True,
+         "an inner loop's break code comes out after the loop when its "
+         "else continues the outer loop"),
     ("loops", "raise_in_a_loop_like_the_raise_after_it"),
     ("loops", "return_from_nested_loops_like_the_end"),
     ("loops", "break_after_code_of_its_own"),
     ("loops", "break_with_a_check_of_its_own"),
-    pytest.param("with_stmt", "while_loop_in_with", marks=pytest.mark.xfail(
-        sys.version_info < (3, 11), strict=True,
-        reason="3.10 copies the return after the with into the rotated loop's exit")),
-    pytest.param("exceptions", "return_after_loop_in_try_finally", marks=pytest.mark.xfail(
-        sys.version_info < (3, 14), strict=True,
-        reason="`while True: if c: break` comes back as `while not c:`")),
+    _gap("with_stmt", "while_loop_in_with", sys.version_info < (3, 11),
+         "3.10 copies the return after the with into the rotated loop's exit"),
+    _gap("exceptions", "return_after_loop_in_try_finally", sys.version_info < (3, 14),
+         "`while True: if c: break` comes back as `while not c:`"),
 ]
 
 

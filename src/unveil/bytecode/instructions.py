@@ -31,7 +31,7 @@ import bisect
 import dis
 import opcode as _opcode
 import sys
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from types import CodeType
 from typing import Any
 
@@ -88,6 +88,17 @@ class Bytecode:
     code: CodeType
     instrs: list[Instr]
     handlers: list[Handler | None]
+    _positions: list[tuple[int | None, ...]] | None = field(default=None, repr=False,
+                                                            compare=False)
+
+    def position(self, ins: Instr) -> tuple[int | None, ...] | None:
+        """Where ``ins`` came from in the source: (line, end line, column, end column),
+        on 3.11+ (None before, and for an instruction the reader made up)."""
+        if self._positions is None:
+            code = self.code
+            self._positions = list(code.co_positions()) if hasattr(code, "co_positions") else []
+        k = ins.offset // 2
+        return self._positions[k] if 0 <= k < len(self._positions) else None
 
     def describe(self, index: int) -> str:
         """``OPNAME argval`` of instruction ``index``, for error messages."""

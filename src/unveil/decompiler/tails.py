@@ -11,6 +11,7 @@ the shared end is kept and the first arm jumps to it: the join the source had.
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from dataclasses import replace
 
 from ..bytecode import Bytecode, Instr
@@ -88,11 +89,26 @@ def _merge_tails_once(bc: Bytecode) -> Bytecode:
         if any(instrs[k].target > cut for k in first[:len(first) - n]
                if instrs[k].op in _CONDITIONAL):
             continue  # a test inside the first arm jumps into the shared end
-        new[cut] = Instr("JUMP", None, None, keep, instrs[cut].offset, instrs[cut].line)
-        for k in first[first.index(cut) + 1:]:
-            new[k] = replace(instrs[k], op="NOP", arg=None, argval=None, target=-1)
+        _jump_instead(new, instrs, first[first.index(cut):], keep)
         changed = True
     return Bytecode(bc.code, new, list(bc.handlers)) if changed else bc
+
+
+def _entered(bc: Bytecode) -> set[int]:
+    """The instructions a jump or a handler goes to."""
+    entered = {i.target for i in bc.instrs if i.target >= 0}
+    entered.update(h.target for h in bc.handlers if h is not None)
+    return entered
+
+
+def _jump_instead(new: list[Instr], instrs: list[Instr], copy: Sequence[int],
+                  target: int) -> None:
+    """In ``new``, the compiler's copy at indices ``copy`` becomes a jump to ``target``,
+    the code it copied (its other instructions, ``NOP``s)."""
+    first = instrs[copy[0]]
+    new[copy[0]] = Instr("JUMP", None, None, target, first.offset, first.line)
+    for k in copy[1:]:
+        new[k] = replace(instrs[k], op="NOP", arg=None, argval=None, target=-1)
 
 
 def _expression_lines(bc: Bytecode, a: Instr, b: Instr, jump: Instr) -> set[int | None]:
@@ -100,19 +116,11 @@ def _expression_lines(bc: Bytecode, a: Instr, b: Instr, jump: Instr) -> set[int 
     of the instruction the compiler copied into both arms (``a`` and ``b``, at one
     position that holds the jump's line: ``raise E(x if c\\n else y)``)."""
     lines: set[int | None] = {jump.line, None}
-    positions = _positions(bc)
-    if positions and 0 <= a.offset // 2 < len(positions) and 0 <= b.offset // 2 < len(positions):
-        pa, pb = positions[a.offset // 2], positions[b.offset // 2]
-        if pa == pb and pa[0] is not None and pa[1] is not None \
-                and jump.line is not None and pa[0] <= jump.line <= pa[1]:
-            lines.update(range(pa[0], pa[1] + 1))
+    pa, pb = bc.position(a), bc.position(b)
+    if pa is not None and pa == pb and pa[0] is not None and pa[1] is not None \
+            and jump.line is not None and pa[0] <= jump.line <= pa[1]:
+        lines.update(range(pa[0], pa[1] + 1))
     return lines
-
-
-def _positions(bc: Bytecode) -> list[tuple[int | None, ...]]:
-    """Each code unit's source position (3.11+; empty before)."""
-    code = bc.code
-    return list(code.co_positions()) if hasattr(code, "co_positions") else []
 
 
 def _reachable(bc: Bytecode) -> set[int]:
@@ -330,8 +338,7 @@ def share_clean_up_exits(bc: Bytecode) -> Bytecode:
     block: the layout every other chained test has.
     """
     instrs = bc.instrs
-    entered: set[int] = {i.target for i in instrs if i.target >= 0}
-    entered.update(h.target for h in bc.handlers if h is not None)
+    entered = _entered(bc)
     new: list[Instr] | None = None
     for t, ins in enumerate(instrs):
         if ins.op != "POP_TOP" or t not in entered or not t:
@@ -349,9 +356,7 @@ def share_clean_up_exits(bc: Bytecode) -> Bytecode:
                 or _common_suffix(instrs, list(range(first, t)), list(range(t + 1, end + 1))) != n:
             continue
         new = new or list(instrs)
-        new[t + 1] = Instr("JUMP", None, None, first, instrs[t + 1].offset, instrs[t + 1].line)
-        for k in range(t + 2, end + 1):
-            new[k] = replace(instrs[k], op="NOP", arg=None, argval=None, target=-1)
+        _jump_instead(new, instrs, range(t + 1, end + 1), first)
     return Bytecode(bc.code, new, list(bc.handlers)) if new else bc
 
 
@@ -371,8 +376,7 @@ def share_loop_exits(bc: Bytecode) -> Bytecode:
     instrs = bc.instrs
     if not any(i.op == "FOR_ITER" for i in instrs):
         return bc
-    entered: set[int] = {i.target for i in instrs if i.target >= 0}
-    entered.update(h.target for h in bc.handlers if h is not None)
+    entered = _entered(bc)
     # straight code that ends in a return or a raise, by its instructions
     endings: dict[tuple[object, ...], list[int]] = {}
     for t, ins in enumerate(instrs):
@@ -412,10 +416,7 @@ def share_loop_exits(bc: Bytecode) -> Bytecode:
         if not after:
             continue
         new = new or list(instrs)
-        new[k + 1] = Instr("JUMP", None, None, min(after), instrs[k + 1].offset,
-                           instrs[k + 1].line)
-        for j in range(k + 2, end + 1):
-            new[j] = replace(instrs[j], op="NOP", arg=None, argval=None, target=-1)
+        _jump_instead(new, instrs, range(k + 1, end + 1), min(after))
     return Bytecode(bc.code, new, list(bc.handlers)) if new else bc
 
 
@@ -458,11 +459,9 @@ def share_implicit_returns(bc: Bytecode) -> Bytecode:
     into it), all but the last become jumps to it: the layout of code that goes on
     after the loop.
     """
-    positions = _positions(bc)
-    code = bc.code
     # (a function's own: a module's or class body's end, or a type parameter scope's, is
-    # never written as a ``return``)
-    if not positions or code_kind(code) != "function":
+    # never written as a ``return``; 3.11+: positions)
+    if code_kind(bc.code) != "function" or not hasattr(bc.code, "co_positions"):
         return bc
     instrs = bc.instrs
     sources: dict[int, list[int]] = {}
@@ -481,9 +480,8 @@ def share_implicit_returns(bc: Bytecode) -> Bytecode:
             preds.append(r - 1)
         if not r or instrs[r - 1].op in _TERMINAL | _CONDITIONAL | {"JUMP"}:
             jumped.add(r)  # (or runs on from a test: 3.11's loop test jumps back)
-        where = _position_of(positions, ret)
-        if preds and where is not None \
-                and all(_position_of(positions, instrs[p]) == where for p in preds):
+        where = bc.position(ret)
+        if preds and where is not None and all(bc.position(instrs[p]) == where for p in preds):
             copies.append(r)
     # (only around a ``while`` loop that ends the function: one copy is where its
     # last test leaves the loop, the test right before the jump back)
@@ -498,11 +496,5 @@ def share_implicit_returns(bc: Bytecode) -> Bytecode:
     for r in copies[:-1]:
         if r not in jumped:
             continue
-        new[r] = Instr("JUMP", None, None, keep, instrs[r].offset, instrs[r].line)
-        new[r + 1] = replace(instrs[r + 1], op="NOP", arg=None, argval=None, target=-1)
+        _jump_instead(new, instrs, range(r, r + 2), keep)
     return Bytecode(bc.code, new, list(bc.handlers))
-
-
-def _position_of(positions: list[tuple[int | None, ...]], ins: Instr) -> object:
-    k = ins.offset // 2
-    return positions[k] if 0 <= k < len(positions) else None

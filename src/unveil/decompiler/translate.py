@@ -116,7 +116,6 @@ class Translator:
         self.owner: dict[int, int] = {}  # cfg block -> IR block head
         self.ir: dict[int, IRBlock] = {}
         self.budget = self._speculation_budget()
-        self._positions: list[tuple[int | None, ...]] | None = None  # (code.co_positions)
         self.apart = 0  # folds running whose true side starts on another line (_MAX_APART)
         # loop headers: values assumed to come back unchanged along the back edges
         self.optimistic = True
@@ -783,13 +782,8 @@ class Translator:
     def _position(self, k: int) -> object:
         """Instruction ``k``'s place in the source: its line, with columns on 3.11+."""
         ins = self.bc.instrs[k]
-        if self._positions is None:
-            code = self.bc.code
-            self._positions = list(code.co_positions()) \
-                if hasattr(code, "co_positions") else []
-        if 0 <= ins.offset // 2 < len(self._positions):
-            return self._positions[ins.offset // 2]
-        return ins.line
+        where = self.bc.position(ins)
+        return ins.line if where is None else where
 
     def _join_closed(self, join: int, folded: set[int], then_o: _Outcome, else_o: _Outcome,
                      pending: frozenset[int], region: set[int]) -> bool:
