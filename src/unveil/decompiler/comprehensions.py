@@ -144,7 +144,8 @@ def _targets(names: list[str], ctx: ast.expr_context) -> ast.expr:
 
 def _own_reads(node: ast.expr) -> list[ast.Name]:
     """The names comprehension ``node`` reads in its own scope, not where a
-    comprehension inlined in it binds the same name (3.12+)."""
+    comprehension inlined in it binds the same name (3.12+), nor in the scopes nested
+    in it (but what it evaluates for them: a first iterable, defaults)."""
     out: list[ast.Name] = []
     todo: list[tuple[ast.AST, frozenset[str]]] = [(node, frozenset())]
     while todo:
@@ -152,6 +153,11 @@ def _own_reads(node: ast.expr) -> list[ast.Name]:
         if isinstance(n, ast.Name):
             if isinstance(n.ctx, ast.Load) and n.id not in hidden:
                 out.append(n)
+            continue
+        if n is not node and isinstance(n, _OWN_SCOPES):
+            outer = [n.generators[0].iter] if not isinstance(n, ast.Lambda) else [
+                d for d in (*n.args.defaults, *n.args.kw_defaults) if d is not None]
+            todo.extend((o, hidden) for o in outer)
             continue
         if n is not node and isinstance(n, ast.ListComp | ast.SetComp | ast.DictComp) \
                 and INLINED:

@@ -34,13 +34,7 @@ from .machine import Context
 from .nodes import catches_all, children, ends_in_jump, names_in, no_arguments
 from .render import Renderer
 from .structure import Structurer, Unstructurable
-from .tails import (
-    merge_tails,
-    share_clean_up_exits,
-    share_implicit_returns,
-    share_loop_exits,
-    split_clean_ups,
-)
+from .tails import undo_copies
 from .translate import Translator
 
 VERSION = sys.version_info[:2]
@@ -113,8 +107,7 @@ class CodeDecompiler:
         """The body structured but not rendered, without the state-machine fallback: a
         type-parameter scope's straight-line code, read for the markers it builds."""
         bc = fold(bytecode.read(self.code), self)
-        bc = split_clean_ups(share_clean_up_exits(share_loop_exits(merge_tails(
-            share_implicit_returns(bc)))))
+        bc = undo_copies(bc)
         ctx = Context(self.code, self.names, make_comprehension=self.make_comprehension)
         ctx.make_generic = self.make_generic
         ir = Translator(cfg_mod.build(bc), ctx, []).run()
@@ -128,8 +121,7 @@ class CodeDecompiler:
                           entry: list[ast.expr]) -> list[ast.stmt]:
         """Statements of ``bc`` (all of a code object, or a region of it) run from
         ``entry`` as the initial stack."""
-        bc = split_clean_ups(share_clean_up_exits(share_loop_exits(merge_tails(
-            share_implicit_returns(fold(bc, self))))))
+        bc = undo_copies(fold(bc, self))
         with_cases = patterns.fold(bc)
         if with_cases is bc:
             return self._region_body(bc, entry, matches=False)
@@ -175,6 +167,8 @@ class CodeDecompiler:
             # (nested code objects are tidied as they are decompiled)
             raw = tidy_raw(raw, chains=bytecode.branches(code))
             body = self.renderer().body(raw)
+            if code_kind(code) in ("module", "class") and _returns_inside(body):
+                raise Unstructurable("a return inside a module or class body")
         except (Unstructurable, DecompilationError) as exc:
             self.fallback_reason = str(exc)
             body = self.state_machine(graph_cfg, ctx, entry)
@@ -518,6 +512,54 @@ def unbound_locals(code: CodeType, names: ScopeNames) -> list[str]:
     if found and sys.version_info >= (3, 12):
         ops = _name_ops(code)
         found = [n for n in found if "LOAD_GLOBAL" not in ops.get(n, ())]
+    if found:  # (nor one a nested scope reads as a global: not a local it could see)
+        nested = _nested_global_reads(code)
+        found = [n for n in found if n in cells or n not in nested]
+    return found
+
+
+def _nested_global_reads(code: CodeType) -> set[str]:
+    """Names the scopes nested in ``code`` read as globals."""
+    out: set[str] = set()
+    todo = [c for c in code.co_consts if isinstance(c, CodeType)]
+    while todo:
+        c = todo.pop()
+        out.update(n for n in c.co_names if n not in c.co_varnames)
+        todo.extend(k for k in c.co_consts if isinstance(k, CodeType))
+    return out
+
+
+def _returns_inside(body: list[ast.stmt]) -> bool:
+    """Whether ``body`` has a ``return`` of its own before its end."""
+    todo: list[ast.AST] = list(body[:-1])
+    if body and not isinstance(body[-1], ast.Return):
+        todo.append(body[-1])
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.Return):
+            return True
+        if not isinstance(node, _SCOPES):
+            todo.extend(ast.iter_child_nodes(node))
+    return False
+
+
+def _global_cells(code: CodeType, body: list[ast.stmt]) -> list[str]:
+    """Cells of the original that ``body`` does not bind, though it reads them (bound
+    only in code that cannot run, or by a comprehension's variable of the same name)."""
+    skip = set(code.co_varnames[:argument_count(code)])
+    cells = [n for n in code.co_cellvars if n.isidentifier() and n not in skip
+             and not n.startswith("__class")]
+    scope = _body_table(code, body, [], bind=False) if cells else None
+    if scope is None:
+        return []
+    found = []
+    for n in cells:
+        try:
+            symbol = scope.lookup(n)
+        except KeyError:
+            continue
+        if not symbol.is_local():
+            found.append(n)
     return found
 
 
@@ -656,6 +698,7 @@ def function_def(code: CodeType, name: str, parent: CodeDecompiler | None = None
     if cells:  # a cell needs a binding in the function too
         bound = names.bound.union(code.co_varnames[:argument_count(code)])
         unbound += [c for c in cells if c not in bound and c not in unbound]
+    unbound += [n for n in _global_cells(code, body) if n not in unbound]
     if unbound or cells:
         head.append(_dead_code(unbound, cells))
     if code.co_flags & (CodeFlag.GENERATOR | CodeFlag.ASYNC_GENERATOR) and not _yields(body):

@@ -133,7 +133,7 @@ class Structurer(LoopExits, Clauses):
 
     def _past_jumps(self, bid: int) -> int:
         """Where ``bid`` leads past blocks that only jump (3.12+ ends a loop's copied
-        test with a jump back of its own)."""
+        test with a jump back of its own, into a ``try`` that starts the body too)."""
         seen = {bid}
         while True:
             block = self.blocks.get(bid)
@@ -142,8 +142,9 @@ class Structurer(LoopExits, Clauses):
                 return bid
             nxt = block.term.targets[0]
             nb = self.blocks.get(nxt)
-            if nxt in seen or nb is None or nb.handler_block != block.handler_block:
-                return bid
+            if nxt in seen or nb is None or block.handler_block is not None \
+                    and nb.handler_block != block.handler_block:
+                return bid  # (a jump may enter a try, not leave one)
             seen.add(nxt)
             bid = nxt
 
@@ -450,6 +451,14 @@ class Structurer(LoopExits, Clauses):
                     self.exit_stmt(out, ast.Break(), ctx)
                     break
             if b not in ctx.region:
+                # (a clause that only jumps on out of its loop: ``else: break``)
+                beyond = self.through(b) if loop is not None else b
+                if loop is not None and beyond == loop.cont:
+                    self.exit_stmt(out, ast.Continue(), ctx)
+                    break
+                if loop is not None and beyond == loop.follow and beyond != ctx.follow:
+                    self.exit_stmt(out, ast.Break(), ctx)
+                    break
                 raise Unstructurable(f"block {b} outside its region")
             eh = self.effective_handler(b)
             loop_first = b in self.loops and eh is not None \

@@ -14,7 +14,7 @@ import sys
 from collections.abc import Sequence
 from dataclasses import replace
 
-from ..bytecode import Bytecode, Instr
+from ..bytecode import Bytecode, Instr, retarget
 from ..codeobj import code_kind
 
 _CONDITIONAL = {"POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE", "POP_JUMP_IF_NONE",
@@ -23,6 +23,15 @@ _TERMINAL = {"RETURN_VALUE", "RAISE_VARARGS", "RERAISE"}
 _TAKES_ONE = {"STORE_FAST", "STORE_NAME", "STORE_GLOBAL", "STORE_DEREF", "RETURN_VALUE"}
 _FLOW = _CONDITIONAL | _TERMINAL | {"JUMP", "FOR_ITER", "SEND", "END_ASYNC_FOR",
                                     "JUMP_IF_NOT_EXC_MATCH"}
+
+
+def undo_copies(bc: Bytecode) -> Bytecode:
+    """``bc`` with the compiler's copies of code given back their jumps, in the order the
+    passes need: a test's ways first, then one expression's copied tail, copied exits,
+    loop exits and clean-ups."""
+    bc = merge_tails(share_implicit_returns(split_empty_tests(bc)))
+    bc = share_loop_exits(share_body_ends(share_copied_exits(bc)))
+    return split_clean_ups(share_clean_up_exits(bc))
 
 
 def merge_tails(bc: Bytecode) -> Bytecode:
@@ -182,6 +191,9 @@ def _value_split(instrs: list[Instr], first: list[int], second: list[int], n: in
     expression itself consumed, as a chained comparison does); else from where one
     value is consumed. ``kept``: the jump keeps its test as the second arm's value."""
     for k in range(min(n, len(first) - 1, len(second) - (0 if kept else 1)), 0, -1):
+        value = instrs[first[len(first) - k - 1]]
+        if value.op == "LOAD_CONST" and hasattr(value.argval, "co_code"):
+            continue  # (a function's code is not a value to choose: ``lambda: 0``)
         a = _prefix_effect(instrs, first[:len(first) - k])
         b = _prefix_effect(instrs, second[:len(second) - k])
         if a is not None and b is not None and a[0] == b[0] and a[0] <= 1 \
@@ -239,12 +251,14 @@ def _effect(ins: Instr) -> tuple[int, int] | None:
     return None
 
 
-def _prefix_effect(instrs: list[Instr], arm: list[int]) -> tuple[int, int] | None:
+def _prefix_effect(instrs: list[Instr], arm: list[int],
+                   more: dict[str, tuple[int, int]] | None = None) -> tuple[int, int] | None:
     """The net stack change of an arm's instructions and the lowest depth they reach
-    (relative to the jump), or None when an instruction is not a plain expression's."""
+    (relative to the jump), or None when an instruction is not a plain expression's
+    (nor in ``more``)."""
     depth = low = 0
     for k in arm:
-        e = _effect(instrs[k])
+        e = _effect(instrs[k]) or (more or {}).get(instrs[k].op)
         if e is None:
             return None
         low = min(low, depth - e[0])
@@ -445,6 +459,165 @@ def _signature(instrs: list[Instr], start: int, end: int) -> tuple[object, ...] 
     except TypeError:
         return None
     return key
+
+
+def split_empty_tests(bc: Bytecode) -> Bytecode:
+    """Give a test whose two ways meet at once a value to choose between.
+
+    The compiler folds ``0 if (0 if u else 0) else 0`` into a test of ``u`` whose two
+    ways go to the same place, where the value is loaded. Read as it stands, a value
+    already on the stack would be the one chosen (``(g if u else g)(0)``, ``u`` tested
+    before ``g`` is loaded). Where the next value is loaded by one instruction, the way
+    that runs on loads a copy of it and jumps past it: ``g(0 if u else 0)``.
+    """
+    instrs = bc.instrs
+    splits: dict[int, int] = {}  # the empty way's first instruction -> the value's load
+    for j, ins in enumerate(instrs):
+        if ins.op not in _CONDITIONAL:
+            continue
+        k = j + 1
+        while k < len(instrs) and k != ins.target and (
+                instrs[k].op == "NOP" or instrs[k].op == "JUMP" and instrs[k].target > k):
+            k = instrs[k].target if instrs[k].op == "JUMP" else k + 1
+        t = ins.target
+        if k == t and t + 1 < len(instrs) and instrs[t].op in _PURE_LOADS \
+                and bc.handlers[t] == bc.handlers[j]:
+            splits[j + 1] = t
+    if not splits:
+        return bc
+    out: list[Instr] = []
+    handlers = []
+    index_map: dict[int, int] = {}
+    for k, ins in enumerate(instrs):
+        if k in splits:
+            load = instrs[splits[k]]
+            out += [replace(load), Instr("JUMP", None, None, splits[k] + 1, load.offset, load.line)]
+            handlers += [bc.handlers[k]] * 2
+        index_map[k] = len(out)
+        out.append(replace(ins))
+        handlers.append(bc.handlers[k])
+    return retarget(bc, out, handlers, index_map)
+
+
+_PURE_LOADS = {"LOAD_CONST", "LOAD_NAME", "LOAD_GLOBAL", "LOAD_FAST", "LOAD_DEREF"}
+
+
+def share_copied_exits(bc: Bytecode) -> Bytecode:
+    """Give a jump to a small block that returns its jump again.
+
+    The compiler replaces a jump to a block of a few instructions that ends in a
+    ``return`` with a copy of it, source positions and all: a ``break`` out of a loop
+    whose ``else`` clause is followed by ``d`` (and the end) runs on into a copy of
+    ``d``. Where straight code that ends in a return (from the start of a line; not a
+    constant's ``return`` alone) has
+    exactly the instructions and the source positions of such code later on (one place
+    in the source: the copy; before 3.11, whose positions have no columns, the same
+    lines), it becomes a jump to the later one. (After ``merge_tails``: the copies of a one-line expression's
+    end are shared at the value.)
+    """
+    instrs = bc.instrs
+    if sum(i.op == "RETURN_VALUE" for i in instrs) < 2:
+        return bc
+    entered = _entered(bc)
+    latest: dict[tuple[object, ...], int] = {}  # stretch -> its last place (a return)
+    stretches: list[list[tuple[int, tuple[object, ...]]]] = []
+    for r, ins in enumerate(instrs):
+        if ins.op != "RETURN_VALUE":
+            continue
+        found = []
+        for s in range(r, max(r - _MAX_COPY, -1), -1):
+            if s < r and (instrs[s].op in _FLOW or s + 1 in entered):
+                break
+            prev = instrs[s - 1] if s else None
+            if prev is not None and s not in entered and prev.op not in _TERMINAL \
+                    and prev.op not in ("JUMP", "END_FOR") \
+                    and (instrs[s].line is None or instrs[s].line == prev.line):
+                continue  # (not the start of a line: part of a statement)
+            if s == r or s == r - 1 and (instrs[s].op == "LOAD_CONST"
+                                         or bc.position(instrs[s]) is None):
+                continue  # (the implicit return's copies have the positions of their
+                #           jumps, see share_implicit_returns; without columns, the
+                #           copies of a ``return`` alone are its clean-ups' own)
+            if _prefix_effect(instrs, list(range(s, r)), _STORES) != (1, 0):
+                continue  # (a copy loads what it returns: a finally's ends do not)
+            # (3.10: the lines, which have no columns)
+            where = tuple(bc.position(instrs[k]) or (instrs[k].line,) for k in range(s, r + 1))
+            key = _signature(instrs, s, r + 1)
+            if key is None or not any(w[0] is not None for w in where) \
+                    or len({bc.handlers[k] for k in range(s, r + 1)}) != 1:
+                continue
+            key = (key, where, bc.handlers[s])
+            found.append((s, key))
+            latest[key] = s
+        stretches.append(found)
+    new: list[Instr] | None = None
+    for found in stretches:  # (the longest copy)
+        for s, key in reversed(found):
+            if latest[key] > s:
+                new = new or list(instrs)
+                _jump_instead(new, instrs, range(s, s + len(key[1])), latest[key])
+                break
+    return Bytecode(bc.code, new, list(bc.handlers)) if new else bc
+
+
+#: Statements' stores, for the effect of a copied exit.
+_STORES = {**dict.fromkeys(("STORE_NAME", "STORE_GLOBAL", "STORE_DEREF", "STORE_FAST"), (1, 0)),
+           "STORE_ATTR": (2, 0), "STORE_SUBSCR": (3, 0)}
+_MAX_COPY = 5  # instructions of an exit block the compiler copies at most (4, and a
+#               ``RETURN_CONST`` read as two)
+
+
+def share_body_ends(bc: Bytecode) -> Bytecode:
+    """Give a module's or class body's copies of its end one end again.
+
+    The compiler copies the small block that ends a module or class body (``return
+    None``, with a class body's ``__classcell__``/``__static_attributes__`` stores) into
+    the places that jump to it: a ``break`` out of a loop that ends the body then reads
+    as a ``return``, which such a body cannot have. Every copy of the last end becomes a
+    jump to it.
+    """
+    if code_kind(bc.code) not in ("module", "class"):
+        return bc
+    instrs = bc.instrs
+    ends = [r for r, i in enumerate(instrs) if i.op == "RETURN_VALUE"]
+    if len(ends) < 2:
+        return bc
+    keep = ends[-1]
+    first = _body_end(instrs, keep)
+    if first is None:
+        return bc
+    key = _signature(instrs, first, keep + 1)
+    entered = _entered(bc)
+    new: list[Instr] | None = None
+    for r in ends[:-1]:
+        start = _body_end(instrs, r)
+        if start is None or key is None or _signature(instrs, start, r + 1) != key \
+                or any(k in entered for k in range(start + 1, r + 1)):
+            continue
+        new = new or list(instrs)
+        _jump_instead(new, instrs, range(start, r + 1), first)
+    return Bytecode(bc.code, new, list(bc.handlers)) if new else bc
+
+
+_IMPLICIT_STORES = {"__classcell__", "__classdictcell__", "__static_attributes__"}
+
+
+def _body_end(instrs: list[Instr], r: int) -> int | None:
+    """Where the implicit end of a module or class body that returns at ``r`` starts:
+    ``return None`` or the class cell's, after the stores the compiler adds."""
+    load = instrs[r - 1] if r else None
+    if load is not None and load.op == "LOAD_CONST" and load.argval is None:
+        start = r - 1
+    elif r >= 3 and instrs[r - 1].op == "STORE_NAME" and instrs[r - 1].argval == "__classcell__" \
+            and instrs[r - 2].op == "COPY":
+        start = r - 3
+    else:
+        return None
+    while start >= 2 and instrs[start - 1].op == "STORE_NAME" \
+            and instrs[start - 1].argval in _IMPLICIT_STORES \
+            and instrs[start - 2].op.startswith("LOAD_"):
+        start -= 2
+    return start
 
 
 def share_implicit_returns(bc: Bytecode) -> Bytecode:
