@@ -34,6 +34,10 @@ BODIES = {
         "for x in a:\n    for y in a:\n        if y == b:\n            break\n"
         "    else:\n        continue\n    break\nelse:\n    d = 5\n"),
     "if_else_end": "if a:\n    c = 1\nelse:\n    c = 2\n",
+    "try_else_end": (
+        "try:\n    c = 10 // a\nexcept (ZeroDivisionError, TypeError):\n    try:\n"
+        "        c = 1 // b\n    except ZeroDivisionError:\n        c = 'fallback'\n"
+        "    else:\n        c = 'b'\nelse:\n    c = 'a'\n"),
 }
 
 INPUTS = [dict(a=0, b=0), dict(a=3, b=0), dict(a=3, b=2), dict(a=[1, 2, 3], b=2),

@@ -193,7 +193,10 @@ AS_WRITTEN = [
     ("exceptions", "clause_that_falls_off_the_end_of_a_while_loop"),
     _gap("expressions", "raise_of_a_conditional_over_two_lines", sys.version_info < (3, 11),
          "3.10 has no columns to tell the copies of one instruction"),
-    ("with_stmt", "break_after_a_with_in_a_try_in_a_loop"),
+    _gap("with_stmt", "break_after_a_with_in_a_try_in_a_loop",
+         (3, 12) <= sys.version_info < (3, 13),
+         "3.12 copies the break's return into the suppression path, laid out after "
+         "the loop: the break comes back inside the with (same result)"),
     ("exceptions", "continue_at_the_end_of_the_last_clause"),
     ("statements", "range_checks_one_after_another"),
     ("statements", "assert_chained_comparison"),

@@ -167,7 +167,9 @@ class CodeDecompiler:
             # (nested code objects are tidied as they are decompiled)
             raw = tidy_raw(raw, chains=bytecode.branches(code))
             body = self.renderer().body(raw)
-            if code_kind(code) in ("module", "class") and _returns_inside(body):
+            if code_kind(code) in ("module", "class") and not entry and _returns_inside(body) \
+                    and _returns_inside(without_scope_returns(copy.deepcopy(body))):
+                # (the returns the caller cannot take out: inside a loop, a try)
                 raise Unstructurable("a return inside a module or class body")
         except (Unstructurable, DecompilationError) as exc:
             self.fallback_reason = str(exc)
@@ -530,10 +532,8 @@ def _nested_global_reads(code: CodeType) -> set[str]:
 
 
 def _returns_inside(body: list[ast.stmt]) -> bool:
-    """Whether ``body`` has a ``return`` of its own before its end."""
-    todo: list[ast.AST] = list(body[:-1])
-    if body and not isinstance(body[-1], ast.Return):
-        todo.append(body[-1])
+    """Whether ``body`` has a ``return`` of its own."""
+    todo: list[ast.AST] = list(body)
     while todo:
         node = todo.pop()
         if isinstance(node, ast.Return):

@@ -132,8 +132,9 @@ def _expression_lines(bc: Bytecode, a: Instr, b: Instr, jump: Instr) -> set[int 
     return lines
 
 
-def _reachable(bc: Bytecode) -> set[int]:
-    """The instructions that flow or an exception can reach from the first."""
+def _reachable(bc: Bytecode, exceptions: bool = True) -> set[int]:
+    """The instructions that flow or (``exceptions``) an exception can reach from the
+    first."""
     instrs, seen, todo = bc.instrs, set(), [0]
     while todo:
         k = todo.pop()
@@ -143,7 +144,7 @@ def _reachable(bc: Bytecode) -> set[int]:
         ins = instrs[k]
         if ins.target >= 0:
             todo.append(ins.target)
-        if bc.handlers[k] is not None:
+        if exceptions and bc.handlers[k] is not None:
             todo.append(bc.handlers[k].target)
         if ins.op not in _TERMINAL and ins.op != "JUMP":
             todo.append(k + 1)
@@ -508,52 +509,58 @@ def share_copied_exits(bc: Bytecode) -> Bytecode:
     The compiler replaces a jump to a block of a few instructions that ends in a
     ``return`` with a copy of it, source positions and all: a ``break`` out of a loop
     whose ``else`` clause is followed by ``d`` (and the end) runs on into a copy of
-    ``d``. Where straight code that ends in a return (from the start of a line; not a
-    constant's ``return`` alone) has
-    exactly the instructions and the source positions of such code later on (one place
-    in the source: the copy; before 3.11, whose positions have no columns, the same
-    lines), it becomes a jump to the later one. (After ``merge_tails``: the copies of a one-line expression's
-    end are shared at the value.)
+    ``d``. Straight code from the start of a line that loads a value and returns it,
+    with exactly the instructions and source positions (before 3.11, which has no
+    columns: lines) of such code later on, is such a copy: it becomes a jump to the
+    later one. Not a ``return`` alone (the structurer writes those in place; the
+    implicit return's copies have the positions of their jumps, see
+    :func:`share_implicit_returns`), nor a ``finally`` body's copies (its handler has
+    one more), nor the copy only a handler reaches. After :func:`merge_tails`: the
+    copies of a one-line expression's end are shared at the value.
     """
     instrs = bc.instrs
     if sum(i.op == "RETURN_VALUE" for i in instrs) < 2:
         return bc
     entered = _entered(bc)
-    latest: dict[tuple[object, ...], int] = {}  # stretch -> its last place (a return)
+    normal = _reachable(bc, exceptions=False)
+
+    def where(k: int) -> object:
+        ins = instrs[k]
+        return ins.op, ins.argval if _signature(instrs, k, k + 1) else None, \
+            bc.position(ins) or ins.line
+
+    places: dict[object, int] = {}  # an instruction's code and position: how many
+    for k in range(len(instrs)):
+        places[where(k)] = places.get(where(k), 0) + 1
+    latest: dict[tuple[object, ...], int] = {}  # stretch -> its last start
+    count: dict[tuple[object, ...], int] = {}
     stretches: list[list[tuple[int, tuple[object, ...]]]] = []
     for r, ins in enumerate(instrs):
         if ins.op != "RETURN_VALUE":
             continue
         found = []
-        for s in range(r, max(r - _MAX_COPY, -1), -1):
-            if s < r and (instrs[s].op in _FLOW or s + 1 in entered):
-                break
+        for s in range(r - 2, max(r - _MAX_COPY, -1), -1):
+            if instrs[s].op in _FLOW or s + 1 in entered or s not in normal:
+                break  # (a handler's way on is its clean-up's copy, see split_clean_ups)
             prev = instrs[s - 1] if s else None
             if prev is not None and s not in entered and prev.op not in _TERMINAL \
                     and prev.op not in ("JUMP", "END_FOR") \
                     and (instrs[s].line is None or instrs[s].line == prev.line):
                 continue  # (not the start of a line: part of a statement)
-            if s == r or s == r - 1 and (instrs[s].op == "LOAD_CONST"
-                                         or bc.position(instrs[s]) is None):
-                continue  # (the implicit return's copies have the positions of their
-                #           jumps, see share_implicit_returns; without columns, the
-                #           copies of a ``return`` alone are its clean-ups' own)
-            if _prefix_effect(instrs, list(range(s, r)), _STORES) != (1, 0):
-                continue  # (a copy loads what it returns: a finally's ends do not)
-            # (3.10: the lines, which have no columns)
-            where = tuple(bc.position(instrs[k]) or (instrs[k].line,) for k in range(s, r + 1))
             key = _signature(instrs, s, r + 1)
-            if key is None or not any(w[0] is not None for w in where) \
+            if key is None or _prefix_effect(instrs, list(range(s, r)), _STORES) != (1, 0) \
+                    or instrs[s].line is None \
                     or len({bc.handlers[k] for k in range(s, r + 1)}) != 1:
                 continue
-            key = (key, where, bc.handlers[s])
+            key = (key, tuple(where(k) for k in range(s, r + 1)), bc.handlers[s])
             found.append((s, key))
             latest[key] = s
+            count[key] = count.get(key, 0) + 1
         stretches.append(found)
     new: list[Instr] | None = None
     for found in stretches:  # (the longest copy)
         for s, key in reversed(found):
-            if latest[key] > s:
+            if latest[key] > s and places[key[1][0]] == count[key]:
                 new = new or list(instrs)
                 _jump_instead(new, instrs, range(s, s + len(key[1])), latest[key])
                 break
@@ -574,26 +581,32 @@ def share_body_ends(bc: Bytecode) -> Bytecode:
     None``, with a class body's ``__classcell__``/``__static_attributes__`` stores) into
     the places that jump to it: a ``break`` out of a loop that ends the body then reads
     as a ``return``, which such a body cannot have. Every copy of the last end becomes a
-    jump to it.
+    jump to it (to the last one the body's flow reaches; from an except clause, where
+    the clause ends, not after its copy of code after the ``try``).
     """
     if code_kind(bc.code) not in ("module", "class"):
         return bc
     instrs = bc.instrs
+    # (the last the body's own flow reaches: a handler's way on comes back to it)
+    normal = _reachable(bc, exceptions=False)
     ends = [r for r, i in enumerate(instrs) if i.op == "RETURN_VALUE"]
-    if len(ends) < 2:
+    kept = [r for r in ends if r in normal]
+    if len(ends) < 2 or not kept:
         return bc
-    keep = ends[-1]
+    keep = kept[-1]
     first = _body_end(instrs, keep)
     if first is None:
         return bc
     key = _signature(instrs, first, keep + 1)
     entered = _entered(bc)
     new: list[Instr] | None = None
-    for r in ends[:-1]:
-        start = _body_end(instrs, r)
+    for r in ends:
+        start = _body_end(instrs, r) if r != keep else None
         if start is None or key is None or _signature(instrs, start, r + 1) != key \
                 or any(k in entered for k in range(start + 1, r + 1)):
             continue
+        if r not in normal and (not start or instrs[start - 1].op != "POP_EXCEPT"):
+            continue  # (a clause's copy of the code after the ``try`` too: its own)
         new = new or list(instrs)
         _jump_instead(new, instrs, range(start, r + 1), first)
     return Bytecode(bc.code, new, list(bc.handlers)) if new else bc
