@@ -131,6 +131,8 @@ STRUCTURED = [
     ("exceptions", "constant_returns_in_a_try_in_an_except_clause"),
     ("exceptions", "constant_returns_in_a_try_in_an_except_clause_of_constants"),
     ("exceptions", "if_in_a_clause_whose_arms_meet_after_it"),
+    ("loops", "loop_whose_second_clause_leaves_it"),
+    ("loops", "loop_whose_second_clause_leaves_it_for_code"),
     *(pytest.param("exceptions", name, id=name, marks=pytest.mark.xfail(
         sys.version_info < (3, 11), strict=True,
         reason="3.10: still the state machine (except clauses continue in different "

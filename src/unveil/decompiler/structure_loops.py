@@ -22,24 +22,28 @@ class LoopExits:
         head, so the natural loop leaves it out, but its exits are the loop's."""
         span = max(self.position(b) for b in body)
         extra: set[int] = set()
+        seen: set[int] = set()
         for n in body:
             for hb in self.chain(n):
-                if hb in body or hb in extra or hb not in self.blocks \
+                if hb in seen or hb not in self.blocks \
                         or not (self.protected(hb) & ctx.region) <= body \
                         or self.handler_kind(hb) != "except":
                     continue
+                # (from a handler the loop's own flow reaches too, where a clause
+                # continues: the clauses after it)
                 todo = [hb]
                 while todo:
                     x = todo.pop()
-                    if x in body or x in extra or x == h or x not in self.blocks \
-                            or x not in ctx.region:
+                    if x in seen or x == h or x not in self.blocks or x not in ctx.region:
                         continue
+                    seen.add(x)
                     # (3.12+ lays handlers out after all other code: there, the code
                     # only the handler reaches)
                     if (not dominates(self.idom, hb, x) if COLD_HANDLERS
                             else self.position(x) > span):
                         continue
-                    extra.add(x)
+                    if x not in body:
+                        extra.add(x)
                     todo.extend(self._succs(x))
         return extra
 

@@ -741,3 +741,58 @@ def while_walrus_loop_that_ends_the_function(chunks):
     it = iter(chunks + [[]])
     while chunk := next(it):
         LOG.append(len(chunk))
+
+
+class _Socket:
+    """Reads its chunks one by one; an exception instance among them is raised."""
+
+    def __init__(self, chunks):
+        self.chunks = list(chunks)
+        self.seen = []
+
+    def recv(self):
+        item = self.chunks.pop(0)
+        if isinstance(item, BaseException):
+            raise item
+        return item
+
+    def process(self, data):
+        self.seen.append(data)
+
+
+@cases(([b"a", b""],), ([b"a", InterruptedError(), b"b", b""],),
+       ([b"a", BlockingIOError()],), ([KeyError("k")],), ([InterruptedError(), b""],))
+def loop_whose_second_clause_leaves_it(chunks):
+    # (asyncio's _read_from_self: the first clause goes on with the loop, the second
+    # leaves it; the natural loop holds only the first)
+    sock = _Socket(chunks)
+    while True:
+        try:
+            data = sock.recv()
+            if not data:
+                break
+            sock.process(data)
+        except InterruptedError:
+            continue
+        except BlockingIOError:
+            break
+    return sock.seen
+
+
+@cases(([b"a", b""],), ([b"a", InterruptedError(), b"b", b""],),
+       ([b"a", BlockingIOError()],), ([KeyError("k")],), ([InterruptedError(), b""],))
+def loop_whose_second_clause_leaves_it_for_code(chunks):
+    sock = _Socket(chunks)
+    while True:
+        try:
+            data = sock.recv()
+            if not data:
+                break
+            sock.process(data)
+        except InterruptedError:
+            continue
+        except BlockingIOError:
+            sock.process(b"blocked")
+            break
+    sock.process(b"end")
+    return sock.seen
