@@ -954,3 +954,19 @@ def clause_that_falls_off_the_end_of_a_while_loop(items):
         except TypeError:
             missing.append(item)
     return missing
+
+
+@cases((0, False), (3, False), (2, True), (0, True))
+def while_loop_in_a_finally(count, fail):
+    # (asyncio's Semaphore.acquire: the handler's copy of the finally leaves the loop
+    # through its first test and its last, each into a re-raise of its own)
+    log = []
+    try:
+        if fail:
+            raise KeyError(count)
+        log.append("body")
+    finally:
+        while count > 0:
+            log.append(count)
+            count -= 1
+    return log
