@@ -24,6 +24,12 @@ KNOWN: dict[str, tuple[tuple[tuple[int, int], ...], str]] = {
                      "a cell only dead code binds, in an inlined comprehension, comes "
                      "first in co_cellvars; the dead code that keeps it a cell sorts it "
                      "by name"),
+    "ed824ac0c3df": (((3, 10), (3, 11)),
+                     "before 3.12 a class's ** mapping that is an 'and' over an 'or' does not "
+                     "fold into the class statement: its spilled *args reads '_t1 = *0'"),
+    "8658e2d9b0d9": (((3, 10), (3, 11), (3, 12), (3, 13), (3, 14)),
+                     "a class body that reads its own name before a with binds it: the "
+                     "recompiled function keeps the name as a cell of its own"),
 }
 
 

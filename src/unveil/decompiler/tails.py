@@ -481,7 +481,10 @@ def split_empty_tests(bc: Bytecode) -> Bytecode:
                 instrs[k].op == "NOP" or instrs[k].op == "JUMP" and instrs[k].target > k):
             k = instrs[k].target if instrs[k].op == "JUMP" else k + 1
         t = ins.target
+        # (on the test's line: one expression, not the next statement's first value;
+        # a function's code is no value to choose)
         if k == t and t + 1 < len(instrs) and instrs[t].op in _PURE_LOADS \
+                and instrs[t].line == ins.line and not hasattr(instrs[t].argval, "co_code") \
                 and bc.handlers[t] == bc.handlers[j]:
             splits[j + 1] = t
     if not splits:
