@@ -121,10 +121,11 @@ class CodeDecompiler:
                           entry: list[ast.expr]) -> list[ast.stmt]:
         """Statements of ``bc`` (all of a code object, or a region of it) run from
         ``entry`` as the initial stack."""
-        bc = undo_copies(fold(bc, self))
+        as_compiled = fold(bc, self)
+        bc = undo_copies(as_compiled)
         with_cases = patterns.fold(bc)
         if with_cases is bc:
-            return self._region_body(bc, entry, matches=False)
+            return self._region_body(bc, entry, matches=False, as_compiled=as_compiled)
         # ``match`` statements when the whole body structures with them; otherwise the
         # cases' primitive tests, unless those do not structure either
         try:
@@ -135,7 +136,7 @@ class CodeDecompiler:
         if body is not None and folded_reason is None:
             return body
         try:
-            plain = self._region_body(bc, entry, matches=False)
+            plain = self._region_body(bc, entry, matches=False, as_compiled=as_compiled)
         except DecompilationError:
             if body is None:
                 raise
@@ -146,8 +147,11 @@ class CodeDecompiler:
         return plain
 
     def _region_body(self, bc: bytecode.Bytecode, entry: list[ast.expr], *,
-                     matches: bool = True) -> list[ast.stmt]:
-        """``matches``: ``bc`` may hold ``MATCH_CASE`` (folded pattern code)."""
+                     matches: bool = True,
+                     as_compiled: bytecode.Bytecode | None = None) -> list[ast.stmt]:
+        """``matches``: ``bc`` may hold ``MATCH_CASE`` (folded pattern code).
+        ``as_compiled``: ``bc`` with the compiler's copies as they were, for the state
+        machine when it cannot be built from ``bc``."""
         code = self.code
         graph_cfg = cfg_mod.build(bc)
         ctx = Context(code, self.names, make_comprehension=self.make_comprehension)
@@ -173,7 +177,14 @@ class CodeDecompiler:
                 raise Unstructurable("a return inside a module or class body")
         except (Unstructurable, DecompilationError) as exc:
             self.fallback_reason = str(exc)
-            body = self.state_machine(graph_cfg, ctx, entry)
+            try:
+                body = self.state_machine(graph_cfg, ctx, entry)
+            except DecompilationError:
+                if as_compiled is None or as_compiled is bc:
+                    raise
+                # (the copies given back their jumps for the structured reading are
+                # not needed here: the code as it was compiled)
+                body = self.state_machine(cfg_mod.build(as_compiled), ctx, entry)
         if matches:
             body = patterns.merge_matches(body, self.names.generated)
         return tidy(body, code, self.names.generated)

@@ -108,7 +108,8 @@ class Structurer(LoopExits, Clauses):
         for bid in sorted(self.blocks):
             block = self.blocks[bid]
             term = block.term
-            if term.kind != "branch" or term.test is None or not _passes_under(block):
+            if term.kind != "branch" or term.test is None or not (
+                    _passes_under(block) or _handler_values(block)):
                 continue
             seen = tests.setdefault((tuple(self._past_jumps(t) for t in term.targets),
                                      block.handler_block), {})
@@ -123,6 +124,11 @@ class Structurer(LoopExits, Clauses):
             if first is None:
                 seen[text] = bid
                 continue
+            if _handler_values(block) and not (
+                    len(self.blocks[first].exit) == len(block.exit) and all(
+                        x is y for x, y in zip(self.blocks[first].exit, block.exit,
+                                               strict=True))):
+                continue  # (a handler's test, under other values)
             head = self._split_test(first)
             if block.stmts or block.entry:
                 block.term = Term("goto", [head], line=block.term.line)
@@ -137,8 +143,10 @@ class Structurer(LoopExits, Clauses):
         seen = {bid}
         while True:
             block = self.blocks.get(bid)
-            if block is None or block.stmts or not _passes_under(block) \
-                    or len(block.exit) != len(block.entry) or block.term.kind != "goto":
+            if block is None or block.stmts \
+                    or not (_passes_under(block) or _handler_values(block)) \
+                    or len(block.exit) != len(block.entry) or block.term.kind != "goto" \
+                    or any(x is not y for x, y in zip(block.exit, block.entry, strict=True)):
                 return bid
             nxt = block.term.targets[0]
             nb = self.blocks.get(nxt)
@@ -892,6 +900,16 @@ class Structurer(LoopExits, Clauses):
         if isinstance(it, Shared) and isinstance(it.value, Iterator):
             return it.value.value, False
         return ast.Call(func=ast.Name(id="iter", ctx=ast.Load()), args=[it], keywords=[]), False
+
+
+def _handler_values(block: IRBlock) -> bool:
+    """Does ``block`` leave only a handler's values on the stack (the exception and the
+    one it replaced: a loop in a ``finally`` handler tests under them)?"""
+    return bool(block.exit) and all(isinstance(x, Special) and x.kind in _HANDLER_VALUES
+                                    for x in block.exit)
+
+
+_HANDLER_VALUES = {"exc", "prev_exc", "lasti"}
 
 
 def _passes_under(block: IRBlock) -> bool:

@@ -30,7 +30,7 @@ def undo_copies(bc: Bytecode) -> Bytecode:
     passes need: a test's ways first, then one expression's copied tail, copied exits,
     loop exits and clean-ups."""
     bc = merge_tails(share_implicit_returns(split_empty_tests(bc)))
-    bc = share_loop_exits(share_body_ends(share_copied_exits(bc)))
+    bc = share_loop_exits(share_body_ends(share_copied_exits(share_reraises(bc))))
     return split_clean_ups(share_clean_up_exits(bc))
 
 
@@ -575,6 +575,48 @@ _STORES = {**dict.fromkeys(("STORE_NAME", "STORE_GLOBAL", "STORE_DEREF", "STORE_
            "STORE_ATTR": (2, 0), "STORE_SUBSCR": (3, 0)}
 _MAX_COPY = 5  # instructions of an exit block the compiler copies at most (4, and a
 #               ``RETURN_CONST`` read as two)
+
+
+def share_reraises(bc: Bytecode) -> Bytecode:
+    """Give the ways out of a loop in a ``finally`` handler their one re-raise again.
+
+    The compiler copies the ``RERAISE`` that ends a ``finally`` handler into every
+    place that jumps to it: a ``while`` loop in the ``finally`` leaves its copy of the
+    clause through its first test and through its last, each into a ``RERAISE`` of its
+    own. Under a handler a loop runs in (elsewhere an ``if`` that ends the clause keeps
+    a copy in each arm, see ``_strip_reraise``), re-raises that start their block, alike
+    in argument, handler and source position (3.11+), are one: all but the last become
+    jumps to it.
+    """
+    instrs = bc.instrs
+    looping = {bc.handlers[i.target] for k, i in enumerate(instrs)
+               if i.op == "JUMP" and 0 <= i.target < k} - {None}
+    if not looping:
+        return bc
+    entered = _entered(bc)
+    last: dict[tuple[object, ...], int] = {}
+    copies: list[tuple[int, tuple[object, ...]]] = []
+    for k, ins in enumerate(instrs):
+        if ins.op != "RERAISE" or not k or bc.handlers[k] not in looping \
+                or k not in entered and instrs[k - 1].op not in (*_TERMINAL, *_CONDITIONAL,
+                                                                 "JUMP"):
+            continue
+        where = bc.position(ins)
+        if where is None or where[0] is None:
+            continue
+        key = (ins.arg, bc.handlers[k], where)
+        last[key] = k
+        copies.append((k, key))
+    moved = {k: last[key] for k, key in copies if last[key] != k}
+    if not moved:
+        return bc
+    # (the jumps into a copy go to the kept one themselves: an empty block between them
+    # would stand in the way of a test folded into one condition)
+    new = [replace(i, target=moved[i.target]) if i.target in moved else i for i in instrs]
+    for k, keep in moved.items():
+        if instrs[k - 1].op not in _TERMINAL and instrs[k - 1].op != "JUMP":
+            _jump_instead(new, instrs, [k], keep)  # (the copy code runs on into)
+    return Bytecode(bc.code, new, list(bc.handlers))
 
 
 def share_body_ends(bc: Bytecode) -> Bytecode:
