@@ -122,7 +122,24 @@ class CodeDecompiler:
         """Statements of ``bc`` (all of a code object, or a region of it) run from
         ``entry`` as the initial stack."""
         as_compiled = fold(bc, self)
-        bc = undo_copies(as_compiled)
+        body = self._readings(as_compiled, entry, body_ends=False)
+        if self.fallback_reason is None or entry \
+                or code_kind(self.code) not in ("module", "class"):
+            return body
+        # a module or class body cannot return: read again with the copies of its end
+        # shared (a ``break`` the compiler gave the body's end to)
+        first_reason, self.fallback_reason = self.fallback_reason, None
+        again = self._readings(as_compiled, entry, body_ends=True)
+        if self.fallback_reason is None:
+            return again
+        self.fallback_reason = first_reason
+        return body
+
+    def _readings(self, as_compiled: bytecode.Bytecode, entry: list[ast.expr], *,
+                  body_ends: bool) -> list[ast.stmt]:
+        """The body with ``match`` statements where it structures with them, else with
+        the cases' primitive tests (see :meth:`region_statements`)."""
+        bc = undo_copies(as_compiled, body_ends=body_ends)
         with_cases = patterns.fold(bc)
         if with_cases is bc:
             return self._region_body(bc, entry, matches=False, as_compiled=as_compiled)

@@ -25,13 +25,17 @@ _FLOW = _CONDITIONAL | _TERMINAL | {"JUMP", "FOR_ITER", "SEND", "END_ASYNC_FOR",
                                     "JUMP_IF_NOT_EXC_MATCH"}
 
 
-def undo_copies(bc: Bytecode) -> Bytecode:
+def undo_copies(bc: Bytecode, *, body_ends: bool = False) -> Bytecode:
     """``bc`` with the compiler's copies of code given back their jumps, in the order the
     passes need: a test's ways first, then one expression's copied tail, copied exits,
-    loop exits and clean-ups."""
+    loop exits and clean-ups. ``body_ends``: a module's or class body's reading that
+    must not return (copies of its end shared, copied exits told by lines where there
+    are no columns), for when the first one does."""
     bc = merge_tails(share_implicit_returns(split_empty_tests(bc)))
-    bc = share_loop_exits(share_body_ends(share_copied_exits(share_reraises(bc))))
-    return split_clean_ups(share_clean_up_exits(bc))
+    bc = share_copied_exits(share_reraises(bc), lines=body_ends)
+    if body_ends:
+        bc = share_body_ends(bc)
+    return split_clean_ups(share_clean_up_exits(share_loop_exits(bc)))
 
 
 def merge_tails(bc: Bytecode) -> Bytecode:
@@ -506,7 +510,7 @@ def split_empty_tests(bc: Bytecode) -> Bytecode:
 _PURE_LOADS = {"LOAD_CONST", "LOAD_NAME", "LOAD_GLOBAL", "LOAD_FAST", "LOAD_DEREF"}
 
 
-def share_copied_exits(bc: Bytecode) -> Bytecode:
+def share_copied_exits(bc: Bytecode, lines: bool = False) -> Bytecode:
     """Give a jump to a small block that returns its jump again.
 
     The compiler replaces a jump to a block of a few instructions that ends in a
@@ -515,14 +519,15 @@ def share_copied_exits(bc: Bytecode) -> Bytecode:
     ``d``. Straight code from the start of a line that loads a value and returns it,
     with exactly the instructions and source positions (before 3.11, which has no
     columns: lines) of such code later on, is such a copy: it becomes a jump to the
-    later one. Not a ``return`` alone (the structurer writes those in place; the
+    later one (before 3.11 only with ``lines``). Not a ``return`` alone (the structurer writes those in place; the
     implicit return's copies have the positions of their jumps, see
     :func:`share_implicit_returns`), nor a ``finally`` body's copies (its handler has
     one more), nor the copy only a handler reaches. After :func:`merge_tails`: the
     copies of a one-line expression's end are shared at the value.
     """
     instrs = bc.instrs
-    if sum(i.op == "RETURN_VALUE" for i in instrs) < 2:
+    if sum(i.op == "RETURN_VALUE" for i in instrs) < 2 \
+            or not lines and not hasattr(bc.code, "co_positions"):
         return bc
     entered = _entered(bc)
     normal = _reachable(bc, exceptions=False)
