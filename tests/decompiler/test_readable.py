@@ -179,6 +179,7 @@ AS_WRITTEN = [
     ("exceptions", "return_call_from_try_except_finally"),
     ("exceptions", "returns_through_a_finally_with_an_if"),
     ("with_stmt", "with_returning_chained_comparison"),
+    ("expressions", "conditional_with_or_after_starred_args"),
     ("with_stmt", "if_in_try_in_with"),
     ("with_stmt", "loop_in_two_items_with"),
     ("edge_flow", "long_chain_as_if_test"),

@@ -30,6 +30,16 @@ KNOWN: dict[str, tuple[tuple[tuple[int, int], ...], str]] = {
     "8658e2d9b0d9": (((3, 10), (3, 11), (3, 12), (3, 13), (3, 14)),
                      "a class body that reads its own name before a with binds it: the "
                      "recompiled function keeps the name as a cell of its own"),
+    "3b74cb9a30b8": (((3, 12), (3, 13), (3, 14)),
+                     "a type alias whose generator expression is cut short by a false test: "
+                     "the kept part reads the alias's own name as a free variable"),
+    "46e7912a0596": (((3, 10), (3, 11), (3, 12), (3, 13), (3, 14)),
+                     "a class's base after *args whose test the compiler folded ('0 if (0 if "
+                     "u else v) else 0'): one arm's value is shared by two ways, the "
+                     "arguments are built as statements and the class creation is not found"),
+    "672bcc869686": (((3, 12), (3, 13), (3, 14)),
+                     "code after a return (dropped by the compiler) was the only reader of a "
+                     "type parameter that a nested type alias shadows"),
 }
 
 

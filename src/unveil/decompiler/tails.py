@@ -80,7 +80,13 @@ def _merge_tails_once(bc: Bytecode) -> Bytecode:
         outer = {t: n for t, n in ((t, sum(1 for k in ks if k < j and instrs[k].op in _CONDITIONAL
                                                and instrs[k].line == ins.line))
                                    for t, ks in sources.items() if t > ins.target) if n}
-        first = _arm(bc, j + 1, entries, allow_entry=False)
+        # (the first arm may be where earlier tests of the same condition go too: the
+        # ``c`` of ``x if c or d else y``)
+        earlier = [k for k in sources.get(j + 1, ()) if k < j and instrs[k].op in _CONDITIONAL
+                   and instrs[k].line == ins.line]
+        first = _arm(bc, j + 1, entries, allow_entry=bool(earlier),
+                     max_entries=len(earlier)) \
+            if len(earlier) == entries.get(j + 1, 0) else None
         second = _arm(bc, ins.target, entries, allow_entry=True,
                       max_entries=len(sources.get(ins.target, ())) if same_line else 1,
                       outer=outer)

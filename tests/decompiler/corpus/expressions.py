@@ -303,3 +303,14 @@ def raise_of_a_conditional_over_two_lines(closed, msg):
         raise ValueError("closed"
                          if msg is None else msg)
     return msg
+
+
+@cases(([1, 2], 0, 0), ([1], 1, 0), ([], 0, 1), ((3,), "", "d"))
+def conditional_with_or_after_starred_args(a, c, d):
+    # (3.12+ copies the call's end into both arms; the first arm is also where ``c``
+    # goes when true)
+    return _collect(*a, "x" if c or d else "y")
+
+
+def _collect(*args):
+    return args
