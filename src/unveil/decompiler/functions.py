@@ -188,8 +188,8 @@ class CodeDecompiler:
             # (nested code objects are tidied as they are decompiled)
             raw = tidy_raw(raw, chains=bytecode.branches(code))
             body = self.renderer().body(raw)
-            if code_kind(code) in ("module", "class") and not entry and _returns_inside(body) \
-                    and _returns_inside(without_scope_returns(copy.deepcopy(body))):
+            if code_kind(code) in ("module", "class") and not entry \
+                    and _stuck_returns(body):
                 # (the returns the caller cannot take out: inside a loop, a try)
                 raise Unstructurable("a return inside a module or class body")
         except (Unstructurable, DecompilationError) as exc:
@@ -557,6 +557,24 @@ def _nested_global_reads(code: CodeType) -> set[str]:
         out.update(n for n in c.co_names if n not in c.co_varnames)
         todo.extend(k for k in c.co_consts if isinstance(k, CodeType))
     return out
+
+
+def _stuck_returns(body: list[ast.stmt]) -> bool:
+    """Whether ``body`` (a module's or class body's) has a ``return`` that
+    :func:`without_scope_returns` cannot take out: one inside a construct other than an
+    ``if`` or ``match`` (or the body's last ``while`` loop, where it is a ``break``)."""
+    for k, stmt in enumerate(body):
+        if isinstance(stmt, ast.If):
+            if _stuck_returns(stmt.body) or _stuck_returns(stmt.orelse):
+                return True
+        elif isinstance(stmt, ast.Match):
+            if any(_stuck_returns(c.body) for c in stmt.cases):
+                return True
+        elif isinstance(stmt, ast.While) and k == len(body) - 1:
+            continue
+        elif not isinstance(stmt, ast.Return) and _returns_inside([stmt]):
+            return True
+    return False
 
 
 def _returns_inside(body: list[ast.stmt]) -> bool:
