@@ -7,6 +7,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { mountArgs } from "./_pyodide_mounts.mjs";
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const pyodideDir = path.resolve(
@@ -29,23 +30,9 @@ py.setStdout(write(1));
 py.setStderr(write(2));
 console.error(`pyodide: runtime loaded in ${((performance.now() - t0) / 1000).toFixed(1)}s`);
 
-py.FS.mkdirTree("/repo");
-py.mountNodeFS("/repo", repo);
 py.FS.mkdirTree("/wheels");
 py.mountNodeFS("/wheels", wheelsDir);
-const mounted = new Set();
-const pytestArgs = args.map((arg) => {
-  const host = arg.split("::")[0];
-  if (!path.isAbsolute(host) || !fs.existsSync(host)) return arg;
-  if (host === repo || host.startsWith(repo + path.sep)) return "/repo" + arg.slice(repo.length);
-  const dir = fs.statSync(host).isDirectory() ? host : path.dirname(host);
-  if (!mounted.has(dir)) {
-    py.FS.mkdirTree(dir);
-    py.mountNodeFS(dir, dir);
-    mounted.add(dir);
-  }
-  return arg;
-});
+const pytestArgs = mountArgs(py, repo, args);
 
 py.globals.set("pytest_args", py.toPy(["-p", "no:cacheprovider", ...pytestArgs]));
 let code;
