@@ -189,7 +189,8 @@ class CodeDecompiler:
             raw = tidy_raw(raw, chains=bytecode.branches(code))
             body = self.renderer().body(raw)
             if code_kind(code) in ("module", "class") and not entry \
-                    and _stuck_returns(body):
+                    and _stuck_returns(body) \
+                    and _returns_inside(without_scope_returns(copy.deepcopy(body))):
                 # (the returns the caller cannot take out: inside a loop, a try)
                 raise Unstructurable("a return inside a module or class body")
         except (Unstructurable, DecompilationError) as exc:
@@ -560,9 +561,10 @@ def _nested_global_reads(code: CodeType) -> set[str]:
 
 
 def _stuck_returns(body: list[ast.stmt]) -> bool:
-    """Whether ``body`` (a module's or class body's) has a ``return`` that
-    :func:`without_scope_returns` cannot take out: one inside a construct other than an
-    ``if`` or ``match`` (or the body's last ``while`` loop, where it is a ``break``)."""
+    """Whether ``body`` (a module's or class body's) may have a ``return`` that
+    :func:`without_scope_returns` cannot take out (False: it has none; True: ask it, on a
+    copy): one inside a construct other than an ``if`` or ``match`` (or the last ``while``
+    loop without ``else``, where it is a ``break``)."""
     for k, stmt in enumerate(body):
         if isinstance(stmt, ast.If):
             if _stuck_returns(stmt.body) or _stuck_returns(stmt.orelse):
@@ -570,7 +572,7 @@ def _stuck_returns(body: list[ast.stmt]) -> bool:
         elif isinstance(stmt, ast.Match):
             if any(_stuck_returns(c.body) for c in stmt.cases):
                 return True
-        elif isinstance(stmt, ast.While) and k == len(body) - 1:
+        elif isinstance(stmt, ast.While) and k == len(body) - 1 and not stmt.orelse:
             continue
         elif not isinstance(stmt, ast.Return) and _returns_inside([stmt]):
             return True
