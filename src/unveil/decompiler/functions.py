@@ -22,6 +22,7 @@ from ..errors import DecompilationError
 from . import cfg as cfg_mod
 from . import patterns
 from .annotations import apply_to_scope, items_of
+from .body_returns import returns_inside, stuck_returns, without_scope_returns
 from .comprehensions import comprehension_from_code
 from .exprs import Func, Iterator, Names
 from .facts import attach
@@ -31,7 +32,7 @@ from .idioms import annotation_expr, lambda_body, tidy, tidy_raw, tidy_scope
 from .inline_comprehensions import fold
 from .ir import ClassBuild
 from .machine import Context
-from .nodes import catches_all, children, ends_in_jump, names_in, no_arguments
+from .nodes import SCOPES, children, names_in, no_arguments
 from .render import Renderer
 from .structure import Structurer, Unstructurable
 from .tails import undo_copies
@@ -39,7 +40,6 @@ from .translate import Translator
 
 VERSION = sys.version_info[:2]
 
-RETURNS = (ast.Return, ast.Raise)  # (what leaves the function: ``ends_in_jump``)
 
 COMPREHENSIONS = {name: {"list": ast.ListComp, "set": ast.SetComp, "dict": ast.DictComp,
                          "gen": ast.GeneratorExp}[kind] for name, kind in KINDS.items()}
@@ -189,8 +189,8 @@ class CodeDecompiler:
             raw = tidy_raw(raw, chains=bytecode.branches(code))
             body = self.renderer().body(raw)
             if code_kind(code) in ("module", "class") and not entry \
-                    and _stuck_returns(body) \
-                    and _returns_inside(without_scope_returns(copy.deepcopy(body))):
+                    and stuck_returns(body) \
+                    and returns_inside(without_scope_returns(copy.deepcopy(body))):
                 # (the returns the caller cannot take out: inside a loop, a try)
                 raise Unstructurable("a return inside a module or class body")
         except (Unstructurable, DecompilationError) as exc:
@@ -453,7 +453,7 @@ def scope_names(body: list[ast.stmt]) -> ScopeNames:
             continue
         if isinstance(node, _NESTED_SCOPES):
             nested |= names_in([node])
-            if isinstance(node, _SCOPES):
+            if isinstance(node, SCOPES):
                 if not isinstance(node, ast.Lambda):
                     bound.add(node.name)  # type: ignore[attr-defined]
                 if not getattr(node, "type_params", None):
@@ -468,7 +468,7 @@ def scope_names(body: list[ast.stmt]) -> ScopeNames:
                 if isinstance(n, ast.NamedExpr) and isinstance(n.target, ast.Name):
                     ids.add(n.target.id)
                     bound.add(n.target.id)
-                if not isinstance(n, _SCOPES):
+                if not isinstance(n, SCOPES):
                     inner.extend(children(n))
             continue
         if not isinstance(node, ast.expr):
@@ -560,37 +560,6 @@ def _nested_global_reads(code: CodeType) -> set[str]:
     return out
 
 
-def _stuck_returns(body: list[ast.stmt]) -> bool:
-    """Whether ``body`` (a module's or class body's) may have a ``return`` that
-    :func:`without_scope_returns` cannot take out (False: it has none; True: ask it, on a
-    copy): one inside a construct other than an ``if`` or ``match`` (or the last ``while``
-    loop without ``else``, where it is a ``break``)."""
-    for k, stmt in enumerate(body):
-        if isinstance(stmt, ast.If):
-            if _stuck_returns(stmt.body) or _stuck_returns(stmt.orelse):
-                return True
-        elif isinstance(stmt, ast.Match):
-            if any(_stuck_returns(c.body) for c in stmt.cases):
-                return True
-        elif isinstance(stmt, ast.While) and k == len(body) - 1 and not stmt.orelse:
-            continue
-        elif not isinstance(stmt, ast.Return) and _returns_inside([stmt]):
-            return True
-    return False
-
-
-def _returns_inside(body: list[ast.stmt]) -> bool:
-    """Whether ``body`` has a ``return`` of its own."""
-    todo: list[ast.AST] = list(body)
-    while todo:
-        node = todo.pop()
-        if isinstance(node, ast.Return):
-            return True
-        if not isinstance(node, _SCOPES):
-            todo.extend(ast.iter_child_nodes(node))
-    return False
-
-
 def _global_cells(code: CodeType, body: list[ast.stmt]) -> list[str]:
     """Cells of the original that ``body`` does not bind, though it reads them (bound
     only in code that cannot run, or by a comprehension's variable of the same name)."""
@@ -631,10 +600,9 @@ def argument_count(code: CodeType) -> int:
         + bool(code.co_flags & CodeFlag.VARARGS) + bool(code.co_flags & CodeFlag.VARKEYWORDS)
 
 
-_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 # scopes whose reads of a name make it a cell of the enclosing function (3.12 inlines
 # list, set and dict comprehensions; generator expressions stay functions)
-_NESTED_SCOPES: tuple[type[ast.AST], ...] = (*_SCOPES, ast.GeneratorExp) + (
+_NESTED_SCOPES: tuple[type[ast.AST], ...] = (*SCOPES, ast.GeneratorExp) + (
     (ast.ListComp, ast.SetComp, ast.DictComp) if sys.version_info < (3, 12) else ())
 
 
@@ -778,182 +746,13 @@ def _yields(body: list[ast.stmt]) -> bool:
         n = todo.pop()
         if isinstance(n, ast.Yield | ast.YieldFrom):
             return True
-        if not isinstance(n, (*_SCOPES, ast.GeneratorExp)):
+        if not isinstance(n, (*SCOPES, ast.GeneratorExp)):
             todo.extend(children(n))
     return False
 
 
 def _is_plain_generator(code: CodeType) -> bool:
     return False
-
-
-def without_scope_returns(body: list[ast.stmt]) -> list[ast.stmt]:
-    """Module and class bodies cannot ``return``: drop the returns that end the body,
-    give the rest of the body to the branch of an ``if`` that does not return, and
-    turn returns inside a final state-machine loop into ``break`` (the loop is the
-    body's last statement, so leaving it ends the body)."""
-    body = _without_returns(body)
-    if body and isinstance(body[-1], ast.While):
-        _returns_to_break(body[-1].body)
-    return body
-
-
-def _without_returns(stmts: list[ast.stmt]) -> list[ast.stmt]:
-    for i, s in enumerate(stmts):
-        if isinstance(s, ast.Return):
-            return _without_returns(stmts[:i])  # (what is now last may end in returns)
-        if isinstance(s, ast.If) and _has_return(s):
-            rest = stmts[i + 1:]
-            body = s.body if ends_in_jump(s.body, RETURNS) else s.body + rest
-            orelse = s.orelse if ends_in_jump(s.orelse, RETURNS) else s.orelse + rest
-            node = ast.If(test=s.test, body=_without_returns(body) or [ast.Pass()],
-                          orelse=_without_returns(orelse))
-            return stmts[:i] + [ast.copy_location(node, s)]
-        if isinstance(s, ast.Match) and _has_return(s):
-            rest = stmts[i + 1:]
-            cases = [ast.match_case(pattern=c.pattern, guard=c.guard, body=_without_returns(
-                c.body if ends_in_jump(c.body, RETURNS) else c.body + rest) or [ast.Pass()])
-                for c in s.cases]
-            rest = _without_returns(rest)
-            if rest and not any(catches_all(c) for c in s.cases):
-                # no case matched: on with the rest
-                cases.append(ast.match_case(pattern=ast.MatchAs(), guard=None, body=rest))
-            return stmts[:i] + [ast.copy_location(ast.Match(subject=s.subject, cases=cases), s)]
-        if isinstance(s, ast.Try) and i < len(stmts) - 1 and s.handlers and not s.finalbody \
-                and _has_return(s) and all(ends_in_jump(h.body, RETURNS) for h in s.handlers):
-            # the clauses end the body: what follows runs only after the body, as ``else``
-            s.orelse = s.orelse + stmts[i + 1:]
-            return _without_returns(stmts[:i + 1])
-        if isinstance(s, ast.For | ast.AsyncFor | ast.While) and s.orelse \
-                and ends_in_jump(s.orelse, RETURNS) and not _breaks(s.body):
-            # the ``else`` always runs and ends the body: what follows cannot run
-            s.orelse = _without_returns(s.orelse)
-            return stmts[:i + 1]
-        if isinstance(s, ast.For | ast.AsyncFor | ast.While) and s.orelse \
-                and ends_in_jump(s.orelse, RETURNS) and _plain_breaks(s.body):
-            # the ``else`` ends the body, so what follows runs only after a ``break``: it
-            # goes before each ``break``, and leaving the loop ends the body
-            rest = _without_returns(stmts[i + 1:])
-            s.body = _before_breaks(s.body, rest)
-            s.orelse = _without_returns(s.orelse)
-            return stmts[:i + 1]
-        if i == len(stmts) - 1 and isinstance(s, ast.For | ast.AsyncFor | ast.While) \
-                and not s.orelse and _has_return(s):
-            # the last statement is a loop: leaving it ends the body as a return would
-            _returns_to_break(s.body)
-            return stmts
-        if i == len(stmts) - 1 and _has_return(s):
-            # the last statement: a return at the end of one of its blocks ends the body
-            # as falling off the end does
-            if isinstance(s, ast.With | ast.AsyncWith):
-                s.body = _without_returns(s.body) or [ast.Pass()]
-            elif isinstance(s, ast.Try | getattr(ast, "TryStar", ast.Try)):
-                if not s.orelse:
-                    s.body = _without_returns(s.body) or [ast.Pass()]
-                s.orelse = _without_returns(s.orelse)
-                for h in s.handlers:
-                    h.body = _without_returns(h.body) or [ast.Pass()]
-    return stmts
-
-
-def _has_return(node: ast.stmt) -> bool:
-    stack: list[ast.AST] = [node]
-    while stack:
-        n = stack.pop()
-        if isinstance(n, ast.Return):
-            return True
-        if not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef,
-                              ast.Lambda, ast.expr)):
-            stack.extend(ast.iter_child_nodes(n))
-    return False
-
-
-def _breaks(stmts: list[ast.stmt]) -> bool:
-    """Does a ``break`` in ``stmts`` leave the loop they are the body of?"""
-    todo: list[ast.AST] = list(stmts)
-    while todo:
-        n = todo.pop()
-        if isinstance(n, ast.Break):
-            return True
-        if isinstance(n, ast.For | ast.AsyncFor | ast.While):
-            todo.extend(n.orelse)  # a break in a nested loop's body leaves that loop
-        elif isinstance(n, ast.stmt) and not isinstance(n, ast.FunctionDef
-                                                         | ast.AsyncFunctionDef | ast.ClassDef):
-            todo.extend(c for c in ast.iter_child_nodes(n) if isinstance(c, ast.stmt))
-            for h in getattr(n, "handlers", None) or ():
-                todo.extend(h.body)
-    return False
-
-
-def _plain_breaks(stmts: list[ast.stmt]) -> bool:
-    """Does the loop with body ``stmts`` ``break``, and only where nothing runs on the
-    way out (not inside a ``try`` or ``with``)?"""
-    found = False
-    todo: list[ast.AST] = list(stmts)
-    while todo:
-        n = todo.pop()
-        if isinstance(n, ast.Break):
-            found = True
-        elif isinstance(n, ast.If):
-            todo.extend(n.body + n.orelse)
-        elif isinstance(n, ast.Match):
-            todo.extend(x for c in n.cases for x in c.body)
-        elif _break_ends_try_body(n):
-            found = True
-        elif isinstance(n, ast.Try | ast.With | ast.AsyncWith) or type(n).__name__ == "TryStar":
-            if _breaks([n]):
-                return False
-    return found
-
-
-def _break_ends_try_body(node: ast.AST) -> bool:
-    """``try: ...; break`` with handlers only (no ``else``, no ``finally``), breaking
-    nowhere else: leaving by the ``break`` is the ``else`` clause's way out."""
-    if not (isinstance(node, ast.Try) or type(node).__name__ == "TryStar"):
-        return False
-    body = node.body  # type: ignore[attr-defined]
-    return bool(body) and isinstance(body[-1], ast.Break) and not node.orelse \
-        and not node.finalbody and not _breaks(body[:-1]) \
-        and not any(_breaks(h.body) for h in node.handlers)  # type: ignore[attr-defined]
-
-
-def _before_breaks(stmts: list[ast.stmt], rest: list[ast.stmt]) -> list[ast.stmt]:
-    """``stmts`` with a copy of ``rest`` before each of its loop's ``break``s."""
-    out: list[ast.stmt] = []
-    for s in stmts:
-        if isinstance(s, ast.Break):
-            out += copy.deepcopy(rest) + ([] if ends_in_jump(rest, (ast.Raise,)) else [s])
-        elif isinstance(s, ast.If):
-            s.body = _before_breaks(s.body, rest)
-            s.orelse = _before_breaks(s.orelse, rest)
-            out.append(s)
-        elif isinstance(s, ast.Match):
-            for c in s.cases:
-                c.body = _before_breaks(c.body, rest)
-            out.append(s)
-        elif _break_ends_try_body(s):
-            # (what follows the loop runs after the ``try`` body, unprotected: its ``else``)
-            s.body = s.body[:-1] or [ast.Pass()]  # type: ignore[attr-defined]
-            s.orelse = _before_breaks([ast.Break()], rest)  # type: ignore[attr-defined]
-            out.append(s)
-        else:
-            out.append(s)
-    return out
-
-
-def _returns_to_break(stmts: list[ast.stmt]) -> None:
-    for i, s in enumerate(stmts):
-        if isinstance(s, ast.Return):
-            stmts[i] = ast.copy_location(ast.Break(), s)
-        elif isinstance(s, (ast.If, ast.With, ast.AsyncWith)):
-            for block in (s.body, getattr(s, "orelse", [])):
-                _returns_to_break(block)
-        elif isinstance(s, ast.Match):
-            for c in s.cases:
-                _returns_to_break(c.body)
-        elif isinstance(s, (ast.Try, getattr(ast, "TryStar", ast.Try))):
-            for block in (s.body, s.orelse, s.finalbody, *(h.body for h in s.handlers)):
-                _returns_to_break(block)
 
 
 def class_body(dec: CodeDecompiler) -> list[ast.stmt]:
@@ -1028,7 +827,7 @@ def _global_reads(stmts: list[ast.stmt], ops: dict[str, set[str]]) -> list[str]:
     todo: list[ast.AST] = list(stmts)
     while todo:
         node = todo.pop()
-        if isinstance(node, (*_SCOPES, ast.GeneratorExp, ast.ListComp, ast.SetComp,
+        if isinstance(node, (*SCOPES, ast.GeneratorExp, ast.ListComp, ast.SetComp,
                              ast.DictComp)):
             if not isinstance(node, ast.Lambda | ast.GeneratorExp | ast.ListComp
                               | ast.SetComp | ast.DictComp):

@@ -38,6 +38,11 @@ def walk(node: ast.AST) -> Iterator[ast.AST]:
         yield n
 
 
+#: The nodes that open a scope of their own (a generator expression, and before 3.12 the
+#: other comprehensions, too: see their users).
+SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+
+
 def no_arguments() -> ast.arguments:
     """The parameters of ``def f():`` or ``lambda:``: none."""
     return ast.arguments(posonlyargs=[], args=[], vararg=None, kwonlyargs=[],

@@ -37,13 +37,16 @@ class LoopExits:
                     if x in seen or x == h or x not in self.blocks or x not in ctx.region:
                         continue
                     seen.add(x)
+                    if x in body:  # (on through the handler's own code only)
+                        if x == hb or dominates(self.idom, hb, x):
+                            todo.extend(self._succs(x))
+                        continue
                     # (3.12+ lays handlers out after all other code: there, the code
                     # only the handler reaches)
                     if (not dominates(self.idom, hb, x) if COLD_HANDLERS
                             else self.position(x) > span):
                         continue
-                    if x not in body:
-                        extra.add(x)
+                    extra.add(x)
                     todo.extend(self._succs(x))
         return extra
 
