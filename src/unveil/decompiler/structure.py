@@ -452,21 +452,15 @@ class Structurer(LoopExits, Clauses):
                 raise Unstructurable("jump outside the function")
             loop = ctx.loop
             if loop is not None and not (first and at_header):
-                if b == loop.cont:
+                # (past blocks outside the region that only jump on: ``else: break``)
+                to = b if b in ctx.region else self.through(b)
+                if to == loop.cont:
                     self.exit_stmt(out, ast.Continue(), ctx)
                     break
-                if b == loop.follow:
+                if to == loop.follow and to != ctx.follow:
                     self.exit_stmt(out, ast.Break(), ctx)
                     break
             if b not in ctx.region:
-                # (a clause that only jumps on out of its loop: ``else: break``)
-                beyond = self.through(b) if loop is not None else b
-                if loop is not None and beyond == loop.cont:
-                    self.exit_stmt(out, ast.Continue(), ctx)
-                    break
-                if loop is not None and beyond == loop.follow and beyond != ctx.follow:
-                    self.exit_stmt(out, ast.Break(), ctx)
-                    break
                 raise Unstructurable(f"block {b} outside its region")
             eh = self.effective_handler(b)
             loop_first = b in self.loops and eh is not None \

@@ -524,9 +524,9 @@ def share_copied_exits(bc: Bytecode, lines: bool = False) -> Bytecode:
     whose ``else`` clause is followed by ``d`` (and the end) runs on into a copy of
     ``d``. Straight code from the start of a line that loads a value and returns it,
     with exactly the instructions and source positions (before 3.11, which has no
-    columns: lines) of such code later on, is such a copy: it becomes a jump to the
-    later one (before 3.11 only with ``lines``). Not a ``return`` alone (the structurer writes those in place; the
-    implicit return's copies have the positions of their jumps, see
+    columns: lines, and only with ``lines``) of such code later on, is such a copy: it
+    becomes a jump to the later one. Not a ``return`` alone (the structurer writes
+    those in place; the implicit return's copies have the positions of their jumps, see
     :func:`share_implicit_returns`), nor a ``finally`` body's copies (its handler has
     one more), nor the copy only a handler reaches. After :func:`merge_tails`: the
     copies of a one-line expression's end are shared at the value.
@@ -545,7 +545,8 @@ def share_copied_exits(bc: Bytecode, lines: bool = False) -> Bytecode:
 
     places: dict[object, int] = {}  # an instruction's code and position: how many
     for k in range(len(instrs)):
-        places[where(k)] = places.get(where(k), 0) + 1
+        w = where(k)
+        places[w] = places.get(w, 0) + 1
     latest: dict[tuple[object, ...], int] = {}  # stretch -> its last start
     count: dict[tuple[object, ...], int] = {}
     stretches: list[list[tuple[int, tuple[object, ...]]]] = []
