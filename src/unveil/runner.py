@@ -25,11 +25,26 @@ def _exit_status(code: object) -> int:
     return 1
 
 
+class ScriptInterrupted(KeyboardInterrupt):
+    """The script ended with ``KeyboardInterrupt`` (Ctrl-C), its traceback printed: the
+    process should end as Python's does then (killed by SIGINT, status 130 in a shell)."""
+
+
+def _print_traceback(exc: BaseException, script: str) -> None:
+    """Print ``exc``'s traceback as ``python script`` would: from the script's frame on,
+    without the frames of unveil and runpy that ran it."""
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_frame.f_code.co_filename != script:
+        tb = tb.tb_next
+    traceback.print_exception(type(exc), exc, tb or exc.__traceback__)
+
+
 def run_script(script: str, args: list[str], dump: str, backend: str | None = None,
                report: bool = True, simplify: bool = True) -> int:
     """Run ``script`` with ``args`` as ``__main__`` under ``prepare_debug(dump,
     simplify=simplify)``; print the summary (and write the report); return the script's
-    exit status."""
+    exit status. Raises :class:`ScriptInterrupted` after the summary when the script was
+    interrupted (Ctrl-C)."""
     path = Path(script)
     if not path.is_file():
         raise BadInputError(f"{script!r} is not a file: give the Python script to run")
@@ -40,20 +55,23 @@ def run_script(script: str, args: list[str], dump: str, backend: str | None = No
     debug = prepare_debug(dump, simplify=simplify)
     old_argv, old_path = sys.argv[:], sys.path[:]
     sys.argv = [str(path), *args]
+    main = os.path.abspath(path)  # __main__.__file__, as python gives it
     sys.path.insert(0, str(path.resolve().parent))  # as `python script.py` does
-    status = 0
+    status, interrupted = 0, False
     try:
         with debug, _dynamo.forced_backend(backend):
             try:
-                runpy.run_path(str(path), run_name="__main__")
+                runpy.run_path(main, run_name="__main__")
             except SystemExit as exc:
                 status = _exit_status(exc.code)
-            except BaseException:  # the script's own error: its traceback, as python shows
-                traceback.print_exc()
-                status = 1
+            except BaseException as exc:  # the script's own error: its traceback, as python shows
+                _print_traceback(exc, main)
+                status, interrupted = 1, isinstance(exc, KeyboardInterrupt)
     finally:
         sys.argv, sys.path[:] = old_argv, old_path
     _report(Path(dump), rank, report)
+    if interrupted:
+        raise ScriptInterrupted
     return status
 
 

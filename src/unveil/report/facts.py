@@ -146,9 +146,14 @@ def _describe(counter: Counter[str]) -> str:
 def divergences(run: Run) -> list[Divergence]:
     """Where the ranks of a multi-rank run differ (empty for one process): for each kind
     of fact, what each rank has that not every rank has."""
-    if len(run.ranks) < 2:
+    first: dict[int, RankDump] = {}  # (a rank's other processes: its DataLoader workers...)
+    for dump in run.ranks:
+        if dump.rank is not None:
+            first.setdefault(dump.rank, dump)
+    if len(first) < 2:
         return []
-    signatures = {r.rank: _signature(r) for r in run.ranks}
+    signatures: dict[int | None, dict[str, Counter[str]]] = {
+        rank: _signature(dump) for rank, dump in first.items()}
     out = []
     for what in next(iter(signatures.values())):
         counters = [sig[what] for sig in signatures.values()]

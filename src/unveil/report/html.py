@@ -201,14 +201,14 @@ class _Page:
 
     def compile_anchor(self, dump: RankDump, compile_id: str) -> str:
         """The id of the section of the frame compiled as ``compile_id``."""
-        return _anchor("frame", dump.rank, compile_id)
+        return _anchor("frame", dump.rank, dump.pid, compile_id)
 
     def frame_id(self, dump: RankDump, frame: dict[str, Any]) -> str:
         return self.compile_anchor(dump, frame.get("compile_id") or
                        frame.get("transformed_code"))
 
     def file_id(self, dump: RankDump, name: str) -> str:
-        return _anchor("file", dump.rank, name)
+        return _anchor("file", dump.rank, name)  # (names are unique in a directory)
 
     def graph_ids(self, dump: RankDump, frame: dict[str, Any]) -> dict[str, str]:
         out: dict[str, str] = {}
@@ -233,7 +233,7 @@ class _Page:
         stats = []
         for dump in run.ranks:
             t = totals(dump)
-            label = f"rank {dump.rank}: " if dump.rank is not None else ""
+            label = f"{dump.label}: " if dump.label else ""
             stats.append(f"{label}{t.frames} frames, {t.functions} functions, {t.graphs} "
                          f"graphs, {t.graph_breaks} graph breaks, {t.recompiles} recompiles, "
                          f"{t.skipped} run without compiling, "
@@ -293,14 +293,15 @@ class _Page:
                     items.append(f"<li>{_esc(key)}<ul>{render(child)}</ul></li>")
             return "".join(items)
 
-        title = f"rank {dump.rank}" if dump.rank is not None else "frames"
+        title = dump.label or "frames"
         self.nav.append(f"<li><b>{_esc(title)}</b><ul>{render(root)}</ul></li>")
 
     def notes(self, dump: RankDump) -> None:
         if not (dump.notes or dump.errors):
             return
         items = "".join(f"<li>{_esc(n)}</li>" for n in dump.notes + dump.errors)
-        self.parts.append(f'<section class="searchable" id="{_anchor("notes", dump.rank)}">'
+        sid = _anchor("notes", dump.rank, dump.pid)
+        self.parts.append(f'<section class="searchable" id="{sid}">'
                           f'<h2>What is missing</h2><ul>{items}</ul></section>')
 
     def frame(self, dump: RankDump, frame: dict[str, Any],
@@ -312,7 +313,7 @@ class _Page:
         time = frame.get("compile_time_s")
         out = [f'<section class="searchable" id="{fid}">',
                f'<h2>{_esc(frame.get("function"))} <span class="muted">compile {_esc(cid)}'
-               f'{" &middot; rank " + _esc(dump.rank) if dump.rank is not None else ""}'
+               f'{" &middot; " + _esc(dump.label) if dump.label else ""}'
                f'</span></h2>',
                f'<div class="muted">{_esc(where(frame))} &middot; '
                f'<span class="{css}">{_esc(status)}</span> &middot; compile time '
@@ -385,7 +386,7 @@ class _Page:
 
     def skipped(self, dump: RankDump) -> None:
         for skip in dump.skipped_frames:
-            sid = _anchor("skipped", dump.rank, skip.get("compile_id"))
+            sid = _anchor("skipped", dump.rank, dump.pid, skip.get("compile_id"))
             breaks = "".join(_break_html(b) for b in skip.get("graph_breaks") or [])
             self.parts.append(
                 f'<section class="searchable" id="{sid}"><h2>{_esc(skip.get("function"))} '

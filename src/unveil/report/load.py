@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .. import dump_dir
 from ..errors import BadInputError
 
 _DUMP_FILE = re.compile(r"^(__transformed_code_\d+_for_.+|__compiled_fn_.+|full_code_for_.+)\.py$")
@@ -23,6 +24,7 @@ class RankDump:
 
     rank: int | None
     directory: Path
+    pid: int | None = None  # the process, where several dumped into one directory
     frames: list[dict[str, Any]] = field(default_factory=list)
     functions: list[dict[str, Any]] = field(default_factory=list)
     skipped_frames: list[dict[str, Any]] = field(default_factory=list)
@@ -30,6 +32,14 @@ class RankDump:
     errors: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # what is missing, for a partial dump
     torch_version: str | None = None
+
+    @property
+    def label(self) -> str:
+        """``rank 1``, ``process 4242``, both, or "" for the only process."""
+        parts = [] if self.rank is None else [f"rank {self.rank}"]
+        if self.pid is not None:
+            parts.append(f"process {self.pid}")
+        return " ".join(parts)
 
     def read(self, name: str) -> str | None:
         """The text of a dumped file, or None if it is not there."""
@@ -64,10 +74,9 @@ def load_run(directory: str | Path) -> Run:
                         and re.fullmatch(r"rank_\d+", p.name)),
                        key=lambda p: int(p.name.split("_")[1]))
     if rank_dirs:
-        ranks = [_load_rank(p, int(p.name.split("_")[1])) for p in rank_dirs]
+        ranks = [d for p in rank_dirs for d in _load_rank(p, int(p.name.split("_")[1]))]
     else:
-        ranks = [_load_rank(root, None)]
-    ranks = [r for r in ranks if r is not None]
+        ranks = _load_rank(root, None)
     if not ranks:
         entries = sorted(p.name for p in root.iterdir())
         if not entries:
@@ -79,53 +88,74 @@ def load_run(directory: str | Path) -> Run:
     return Run(root, ranks)
 
 
-def _load_rank(directory: Path, rank: int | None) -> RankDump | None:
-    manifests = sorted(directory.glob("manifest*.json"))
+def _load_rank(directory: Path, rank: int | None) -> list[RankDump]:
+    """The dumps in one directory: one per process that wrote a manifest there (processes
+    sharing the directory), the files no manifest lists with the first."""
+    paths = dump_dir.manifests(directory)
     dumped = sorted(p.name for p in directory.iterdir() if _DUMP_FILE.match(p.name))
-    if not manifests and not dumped:
-        return None
-    dump = RankDump(rank, directory)
-    for path in manifests:
+    if not paths and not dumped:
+        return []
+    dumps: dict[object, RankDump] = {}
+    notes = []
+    for path in paths:
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, ValueError) as exc:
-            dump.notes.append(f"{path.name} could not be read ({exc}); the files are shown "
-                              f"without it")
+            notes.append(f"{path.name} could not be read ({exc}); the files are shown "
+                         f"without it")
             continue
         if not isinstance(data, dict) or "frames" not in data:
-            dump.notes.append(f"{path.name} is not an unveil manifest; ignored")
+            notes.append(f"{path.name} is not an unveil manifest; ignored")
             continue
+        pid = data.get("pid") if isinstance(data.get("pid"), int) else None
+        dump = dumps.setdefault(pid if pid is not None else path.name,
+                                RankDump(rank, directory, pid))
         dump.torch_version = dump.torch_version or data.get("torch_version")
         dump.frames.extend(data.get("frames") or [])
         dump.functions.extend(data.get("functions") or [])
         dump.skipped_frames.extend(data.get("skipped_frames") or [])
         dump.files.extend(data.get("files") or [])
         dump.errors.extend(data.get("errors") or [])
-    listed = {f.get("transformed_code") for f in dump.frames}
+    if len(dumps) == 1:
+        next(iter(dumps.values())).pid = None  # the only process: no need to name it
+    first = next(iter(dumps.values()), None) or RankDump(rank, directory)
+    dumps.setdefault("", first)
+    first.notes.extend(notes)
+    listed = {f.get("transformed_code") for d in dumps.values() for f in d.frames}
     orphans = [n for n in dumped if _TRANSFORMED.match(n) and n not in listed]
     if orphans:  # no manifest (a crash), or files of a process that never wrote one
-        if not manifests:
-            dump.notes.append("no manifest.json: the run did not finish (a crash or a kill "
-                              "before prepare_debug's exit); the transformed code files are "
-                              "shown without compile ids, graphs, guards or graph breaks")
+        running = dump_dir.active_processes(directory)
+        if running:
+            first.notes.append(
+                f"{len(orphans)} transformed-code file(s) are in no manifest yet: process"
+                f"{'es' if len(running) > 1 else ''} {', '.join(map(str, running))} still "
+                f"dump{'' if len(running) > 1 else 's'} into this directory (report again "
+                f"when {'they have' if len(running) > 1 else 'it has'} finished)")
+        elif not paths:
+            first.notes.append("no manifest.json: the run did not finish (a crash or a kill "
+                               "before prepare_debug's exit); the transformed code files are "
+                               "shown without compile ids, graphs, guards or graph breaks")
         else:
-            dump.notes.append(f"{len(orphans)} transformed-code file(s) are in no manifest "
-                              f"(a process that did not finish)")
+            first.notes.append(f"{len(orphans)} transformed-code file(s) are in no manifest "
+                               f"(a process that did not finish)")
         for name in orphans:
             match = _TRANSFORMED.match(name)
             assert match is not None
-            dump.frames.append({
+            first.frames.append({
                 "compile_id": None, "function": match.group(2), "qualname": match.group(2),
                 "source_file": None, "first_line": None, "transformed_code": name,
                 "status": "unknown (no manifest)", "identical": None, "error": None,
                 "compiled_fns": [], "resume_fns": [], "graphs": [], "graph_breaks": [],
                 "recompile_reasons": [], "compile_time_s": None, "guards": [], "stack": []})
-    missing = [f["file"] for f in dump.files if not (directory / f["file"]).exists()]
-    if missing:
-        dump.notes.append(f"{len(missing)} file(s) the manifest lists are missing: "
-                          + ", ".join(missing[:5]) + (", ..." if len(missing) > 5 else ""))
-    dump.frames.sort(key=_frame_order)
-    return dump
+    out = []
+    for dump in {id(d): d for d in dumps.values()}.values():
+        missing = [f["file"] for f in dump.files if not (directory / f["file"]).exists()]
+        if missing:
+            dump.notes.append(f"{len(missing)} file(s) the manifest lists are missing: "
+                              + ", ".join(missing[:5]) + (", ..." if len(missing) > 5 else ""))
+        dump.frames.sort(key=_frame_order)
+        out.append(dump)
+    return out
 
 
 def _frame_order(frame: dict[str, Any]) -> tuple[int, int, str]:

@@ -13,11 +13,12 @@ from .load import RankDump, Run
 def summary(run: Run, report: str | None = None) -> str:
     """The summary of ``run`` as text (``report``: where the HTML report is)."""
     lines: list[str] = []
-    for index, dump in enumerate(run.ranks):  # with ranks: the first in full, then totals
-        rank_lines = _rank_summary(dump, multi=len(run.ranks) > 1)
-        lines.extend(rank_lines if index == 0 else rank_lines[:1])
+    ranked = any(d.rank is not None for d in run.ranks)
+    for index, dump in enumerate(run.ranks):  # ranks: the first in full, then totals
+        rank_lines = _rank_summary(dump)
+        lines.extend(rank_lines if index == 0 or not ranked else rank_lines[:1])
     diverging = divergences(run)
-    if len(run.ranks) > 1:
+    if len({d.rank for d in run.ranks if d.rank is not None}) > 1:
         if diverging:
             lines.append(f"ranks DIVERGE ({len(diverging)} way(s)), a classic cause of "
                          f"hangs in collectives:")
@@ -34,9 +35,9 @@ def summary(run: Run, report: str | None = None) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _rank_summary(dump: RankDump, multi: bool) -> list[str]:
+def _rank_summary(dump: RankDump) -> list[str]:
     t = totals(dump)
-    head = f"rank {dump.rank}: " if multi else ""
+    head = f"{dump.label}: " if dump.label else ""
     lines = [f"unveil: {head}{t.frames} frame(s) compiled in {t.functions} function(s), "
              f"{t.graphs} graph(s), {t.graph_breaks} graph break(s), {t.recompiles} "
              f"recompile(s), {t.skipped} frame(s) run without compiling; compile time "

@@ -16,7 +16,6 @@ import gc
 import json
 import os
 import re
-import tempfile
 import threading
 import warnings
 from collections.abc import Callable
@@ -25,9 +24,10 @@ from pathlib import Path
 from types import CodeType
 from typing import TYPE_CHECKING, Any
 
+from .. import dump_dir
 from .._io import write_atomic
 from ..dump_format import COMPILED_FN, RUNS_DYNAMO, RUNS_OURS, owner_name, short_name
-from ..errors import BadInputError, UnveilError
+from ..errors import UnveilError
 from . import _dynamo
 from .full_code import CodeView, code_views, full_code, identifier, one_line
 from .trace import CompileFacts, TraceRecorder
@@ -100,7 +100,6 @@ class Manifest:
 
 
 _last: prepare_debug | None = None
-_active_dirs: set[Path] = set()  # dump directories a prepare_debug of this process holds
 
 
 _WARM_UP = """
@@ -143,29 +142,6 @@ def _warm_up() -> None:
         replacement = recompile(code)
         compare(code, replacement)
         prove_equivalent(code, replacement)
-
-
-def _other_live_process(manifest: dict[str, Any]) -> bool:
-    """Whether ``manifest`` was written by another process that is still running (one
-    sharing the dump directory)."""
-    pid = manifest.get("pid")
-    if not isinstance(pid, int) or pid == os.getpid():
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:  # it exists, but is not ours to signal
-        return True
-    return True
-
-
-def _read_manifest(path: Path) -> dict[str, Any] | None:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
 
 
 def last_dump() -> prepare_debug | None:
@@ -214,46 +190,41 @@ class prepare_debug:  # noqa: N801 (a context manager named like the function it
         rank = _dynamo.distributed_rank()
         if rank is not None and self.dump_dir.name != f"rank_{rank}":
             self.dump_dir = self.dump_dir / f"rank_{rank}"  # each rank its own directory
-        try:
-            self.dump_dir.mkdir(parents=True, exist_ok=True)
-            probe = tempfile.NamedTemporaryFile(dir=self.dump_dir, delete=True)
-            probe.close()
-        except OSError as exc:
-            raise BadInputError(f"cannot write the dump directory {str(self.dump_dir)!r}: "
-                                f"{exc.strerror or exc}") from None
-        if not self._entered:
-            self._clear_finished_dump()
-            self._entered = True
+        dump_dir.make(self.dump_dir)
+        with dump_dir.locked(self.dump_dir):
+            if not self._entered:
+                self._clear_finished_dump()
+                self._entered = True
+            dump_dir.mark_active(self.dump_dir)
         _warm_up()
         self._removers = [_dynamo.add_bytecode_hook(self._hook),
                           _dynamo.add_trace_handler(self._trace)]
-        _active_dirs.add(self.dump_dir.resolve())
         _last = self
         return self
 
     def _clear_finished_dump(self) -> None:
-        """Remove the files of an earlier, finished dump in this directory (its manifest
-        lists them), so that a new run writes the same names and breakpoints set in them
-        still apply. Files of a process still running (sharing the directory) stay."""
-        old = _read_manifest(self.dump_dir / "manifest.json")
-        if old is None:
+        """Remove the files of earlier, finished dumps in this directory (their manifests
+        list them), so that a new run writes the same names and breakpoints set in them
+        still apply. While another process writes into the directory, nothing goes. Call
+        with the directory's lock held."""
+        if dump_dir.active_processes(self.dump_dir):
             return
-        if not isinstance(old.get("pid"), int) or _other_live_process(old) \
-                or old["pid"] == os.getpid() and self.dump_dir.resolve() in _active_dirs:
-            return
-        for entry in old.get("files") or []:
-            name = entry.get("file") if isinstance(entry, dict) else None
-            if isinstance(name, str) and "/" not in name and os.sep not in name:
-                with contextlib.suppress(OSError):
-                    (self.dump_dir / name).unlink()
-        with contextlib.suppress(OSError):
-            (self.dump_dir / "manifest.json").unlink()
+        for path in dump_dir.manifests(self.dump_dir):
+            old = dump_dir.read_manifest(path)
+            if old is None:
+                continue
+            for entry in old.get("files") or []:
+                name = entry.get("file") if isinstance(entry, dict) else None
+                if isinstance(name, str) and "/" not in name and os.sep not in name:
+                    with contextlib.suppress(OSError):
+                        (self.dump_dir / name).unlink()
+            with contextlib.suppress(OSError):
+                path.unlink()
 
     def __exit__(self, *exc_info: object) -> None:
         for remove in self._removers:
             remove()
         self._removers = []
-        _active_dirs.discard(self.dump_dir.resolve())
         try:
             self.write_full_code()
             self.write_manifest()
@@ -261,6 +232,7 @@ class prepare_debug:  # noqa: N801 (a context manager named like the function it
             warnings.warn(f"unveil.prepare_debug: could not finish the dump in "
                           f"{str(self.dump_dir)!r}: {type(exc).__name__}: {exc}",
                           RuntimeWarning, stacklevel=2)
+        dump_dir.mark_done(self.dump_dir)
         if self.manifest.frames or exc_info[0] is not None:
             return
         if self.manifest.skipped_frames:
@@ -557,11 +529,10 @@ class prepare_debug:  # noqa: N801 (a context manager named like the function it
             if f.compile_id not in seen and f.function is not None
             and (f.fail_reason or f.guarded_code is False)]
         self.manifest.errors = sorted(set(self.manifest.errors + self._trace.errors))
-        path = self.dump_dir / "manifest.json"
-        other = _read_manifest(path)
-        if other is not None and _other_live_process(other):
-            path = self.dump_dir / f"manifest_{os.getpid()}.json"  # a process sharing the dir
-        write_atomic(path, json.dumps(asdict(self.manifest), indent=2) + "\n")
+        text = json.dumps(asdict(self.manifest), indent=2) + "\n"
+        with dump_dir.locked(self.dump_dir):
+            path = dump_dir.manifest_path(self.dump_dir, self.manifest.pid)
+            write_atomic(path, text)
         return path
 
 

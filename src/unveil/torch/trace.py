@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import runpy
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -64,6 +65,20 @@ class CompileFacts:
     guarded_code: bool | None = None  # False: Dynamo ran the frame without compiling it
     restart_reasons: list[str] = field(default_factory=list)  # why earlier attempts restarted
     stack: list[dict[str, Any]] = field(default_factory=list)  # user frames, outermost first
+
+
+_UNVEIL = str(Path(__file__).resolve().parent.parent)
+_LAUNCHERS = (str(Path(runpy.__file__).resolve()), "<frozen runpy>")
+
+
+def user_stack(stack: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``stack`` (outermost first) without the frames that started the user's script:
+    ``unveil run``'s and runpy's, so that it begins where ``python script.py``'s would."""
+    start = 0
+    while start < len(stack) - 1 and (str(stack[start].get("file")) in _LAUNCHERS
+                                      or str(stack[start].get("file")).startswith(_UNVEIL)):
+        start += 1
+    return stack[start:]
 
 
 def compile_id_of(metadata: dict[str, Any]) -> str | None:
@@ -154,10 +169,10 @@ class TraceRecorder:
         if cid is None:
             return
         if "dynamo_start" in metadata:
-            self.facts(cid).stack = [
+            self.facts(cid).stack = user_stack([
                 {"name": f.get("name"), "line": f.get("line"),
                  "file": self.file_name(f.get("filename"))}
-                for f in metadata["dynamo_start"].get("stack") or []]
+                for f in metadata["dynamo_start"].get("stack") or []])
             return
         kind = next((k for k in metadata if k in GRAPH_EVENTS), None)
         if kind is not None:
