@@ -23,6 +23,7 @@ __all__ = [
     "install",
     "prepare_debug",
     "recompile",
+    "record",
     "uninstall",
 ]
 
@@ -69,6 +70,19 @@ def prepare_debug(dump_dir, *, strict: bool = False, simplify: bool = True):  # 
     from .torch.dump import prepare_debug as _prepare_debug
 
     return _prepare_debug(dump_dir, strict=strict, simplify=simplify)
+
+
+def record(dump_dir, *, finish: str = "process", simplify: bool = True):  # type: ignore[no-untyped-def]
+    """While active (``with unveil.record("dump"):``), Dynamo's own code runs and unveil
+    only keeps each transformed frame's code and the trace's facts (O(1) work a frame);
+    the files ``prepare_debug`` would write are written later, off torch.compile's path:
+    by a separate process started at exit (``finish="process"``), in this process at exit
+    (``"exit"``), or by ``unveil report dump_dir`` (``"later"``). Use it where compile time
+    counts (large models, production); use ``prepare_debug`` to step through the code
+    that runs. Needs PyTorch."""
+    from .torch.record import record as _record
+
+    return _record(dump_dir, finish=finish, simplify=simplify)
 
 
 def explain(fn, *args, backend: str = "eager", dump_dir=None, **kwargs):  # type: ignore[no-untyped-def]

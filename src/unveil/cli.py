@@ -390,6 +390,9 @@ def _configure_run(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-report", action="store_true", help="do not write report.html")
     p.add_argument("--faithful", action="store_true",
                    help="write each transformed frame statement for statement, not simplified")
+    p.add_argument("--record", action="store_true",
+                   help="unveil.record instead of prepare_debug: Dynamo's own code runs and "
+                        "the files are written after the script ends (no cost while it runs)")
     p.add_argument("script", help="the Python script to run")
     p.add_argument("args", nargs=argparse.REMAINDER, help="its arguments")
 
@@ -402,7 +405,8 @@ def _run_run(args: argparse.Namespace) -> int:
     except ImportError:
         raise BadInputError("unveil run needs PyTorch: pip install torch") from None
     return run_script(args.script, args.args, args.dump, args.backend,
-                      report=not args.no_report, simplify=not args.faithful)
+                      report=not args.no_report, simplify=not args.faithful,
+                      record=args.record)
 
 
 def _configure_report(p: argparse.ArgumentParser) -> None:
@@ -410,6 +414,7 @@ def _configure_report(p: argparse.ArgumentParser) -> None:
                                                "dumped into")
     p.add_argument("-o", "--output", default=None,
                    help="where to write the report (default: DIR/report.html)")
+    p.add_argument("--no-html", action="store_true", help="do not write the HTML report")
     p.add_argument("--quiet", action="store_true", help="do not print the summary")
 
 
@@ -418,9 +423,15 @@ def _run_report(args: argparse.Namespace) -> int:
     from .report.load import load_run
     from .report.summary import summary
 
+    if Path(args.dump).is_dir():  # what unveil.record kept: its files are written first
+        from .torch.record import complete
+
+        complete(Path(args.dump))
     run = load_run(args.dump)
+    out = None
     try:
-        out = write_report(run, args.output)
+        if not args.no_html:
+            out = str(write_report(run, args.output))
     except OSError as exc:
         raise BadInputError(f"cannot write the report {args.output or 'report.html'!r}: "
                             f"{exc.strerror or exc}") from None
@@ -435,6 +446,33 @@ COMMANDS.extend([
     Command("report", "write the HTML report of a dump directory and print its summary",
             _configure_report, _run_report),
 ])
+
+
+def _configure_diff(p: argparse.ArgumentParser) -> None:
+    p.add_argument("old", metavar="DIR_A", help="a dump directory (the old run)")
+    p.add_argument("new", metavar="DIR_B", help="a dump directory (the new run)")
+    p.add_argument("--html", metavar="PATH", default=None,
+                   help="also write the whole comparison as one HTML page")
+    p.add_argument("-q", "--quiet", action="store_true", help="print only the verdict")
+
+
+def _run_diff(args: argparse.Namespace) -> int:
+    """Exit 0 when the dumps are the same (once normalised), 1 when they differ."""
+    from .report.diff import compare, html_report, text_report
+    from .report.load import load_run
+
+    result = compare(load_run(args.old), load_run(args.new), args.old, args.new)
+    if args.html:
+        try:
+            Path(args.html).write_text(html_report(result), encoding="utf-8")
+        except OSError as exc:
+            raise BadInputError(f"cannot write {args.html}: {exc.strerror or exc}") from None
+    sys.stdout.write(text_report(result, quiet=args.quiet, html_path=args.html))
+    return 0 if result.same else 1
+
+
+COMMANDS.append(Command("diff", "compare two dump directories: frames, graphs, code, guards, "
+                                "graph breaks, recompiles", _configure_diff, _run_diff))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -457,8 +495,25 @@ def _fail(message: str, status: int) -> int:
     return status
 
 
+INTERRUPTED = 130  # what a shell reports for a process killed by SIGINT (Ctrl-C)
+_interrupted = False  # the last main() ended with Ctrl-C
+
+
+def console_main() -> NoReturn:
+    """``unveil`` and ``python -m unveil``: exit with main()'s status; after Ctrl-C, end as
+    Python does after an uncaught ``KeyboardInterrupt`` (killed by SIGINT once
+    finalised, 130 in a shell), the traceback already printed."""
+    status = main()
+    if _interrupted:
+        sys.excepthook = lambda *_: None  # (printed already)
+        raise KeyboardInterrupt
+    raise SystemExit(status)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit status."""
+    global _interrupted
+    _interrupted = False
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
@@ -472,12 +527,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(f"choose a command: {names} (see 'unveil --help')", 2)
     try:
         return args._run(args)
+    except KeyboardInterrupt as exc:
+        from .runner import ScriptInterrupted
+
+        if not isinstance(exc, ScriptInterrupted):  # (the script's traceback says it all)
+            _fail("interrupted", INTERRUPTED)
+        _interrupted = True
+        return INTERRUPTED
     except BadInputError as exc:
         return _fail(str(exc), 2)
     except DecompilationError as exc:
         return _fail(f"could not decompile {getattr(args, 'target', '')}: {exc}", 1)
-    except KeyboardInterrupt:
-        return _fail("interrupted", 130)
     except BrokenPipeError:
         return 1
     except Exception as exc:  # noqa: BLE001 - one sentence unless --debug

@@ -152,3 +152,23 @@ def manifest_path(directory: Path, pid: int) -> Path:
     if not first.exists() or (data is not None and data.get("pid") == pid):
         return first
     return own
+
+
+def clear_finished(directory: Path) -> None:
+    """Remove the files of earlier, finished dumps in ``directory`` (their manifests list
+    them) and those manifests, so that a new run writes the same names and breakpoints set
+    in them still apply. While another process writes into the directory, nothing goes.
+    Call with the directory's lock held."""
+    if active_processes(directory):
+        return
+    for path in manifests(directory):
+        old = read_manifest(path)
+        if old is None:
+            continue
+        for entry in old.get("files") or []:
+            name = entry.get("file") if isinstance(entry, dict) else None
+            if isinstance(name, str) and "/" not in name and os.sep not in name:
+                with contextlib.suppress(OSError):
+                    (directory / name).unlink()
+        with contextlib.suppress(OSError):
+            path.unlink()

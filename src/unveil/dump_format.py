@@ -11,6 +11,7 @@ import re
 # a frame's ``status`` in the manifest
 RUNS_OURS = "running unveil's code"
 RUNS_DYNAMO = "running Dynamo's code"
+RECORDED = "recorded (Dynamo's code ran; the file shows it)"  # unveil.record
 
 COMPILED_FN = re.compile(r"__compiled_fn_\d+")  # a compiled graph's name, without the uuid
 RESUME = re.compile(r"^torch_dynamo_resume_in_(.+)_at_\d+$")  # a resume function's code name

@@ -40,9 +40,10 @@ def _print_traceback(exc: BaseException, script: str) -> None:
 
 
 def run_script(script: str, args: list[str], dump: str, backend: str | None = None,
-               report: bool = True, simplify: bool = True) -> int:
+               report: bool = True, simplify: bool = True, record: bool = False) -> int:
     """Run ``script`` with ``args`` as ``__main__`` under ``prepare_debug(dump,
-    simplify=simplify)``; print the summary (and write the report); return the script's
+    simplify=simplify)`` (``record``: under ``unveil.record``, the files written after the
+    script ends); print the summary (and write the report); return the script's
     exit status. Raises :class:`ScriptInterrupted` after the summary when the script was
     interrupted (Ctrl-C)."""
     path = Path(script)
@@ -50,9 +51,11 @@ def run_script(script: str, args: list[str], dump: str, backend: str | None = No
         raise BadInputError(f"{script!r} is not a file: give the Python script to run")
     from .torch import _dynamo
     from .torch.dump import prepare_debug
+    from .torch.record import record as recorder
 
     rank = _dynamo.distributed_rank()
-    debug = prepare_debug(dump, simplify=simplify)
+    debug = (recorder(dump, finish="exit", simplify=simplify) if record
+             else prepare_debug(dump, simplify=simplify))
     old_argv, old_path = sys.argv[:], sys.path[:]
     sys.argv = [str(path), *args]
     main = os.path.abspath(path)  # __main__.__file__, as python gives it

@@ -436,3 +436,28 @@ def fixed_global(name: str, attr: str | None) -> bool:
     module = sys.modules.get("torch._dynamo.utils")
     helper = getattr(module, attr, None) if module is not None else None
     return inspect.isfunction(helper) and helper.__module__ == "torch._dynamo.utils"
+
+
+def fixed_names(code: CodeType) -> list[tuple[str, str | None]]:
+    """The (global, attribute) pairs ``code`` (and code nested in it) may read for which
+    :func:`fixed_global` holds, so that it can be answered later without torch."""
+    names: set[str] = set()
+    todo = [code]
+    while todo:
+        current = todo.pop()
+        names.update(current.co_names)
+        todo.extend(c for c in current.co_consts if isinstance(c, CodeType))
+    out: list[tuple[str, str | None]] = [(n, None) for n in sorted(names) if fixed_global(n, None)]
+    if _DYNAMO_UTILS in names:
+        out += [(_DYNAMO_UTILS, a) for a in sorted(names) if fixed_global(_DYNAMO_UTILS, a)]
+    return out
+
+
+def graph_code_now(graph_module: Any) -> str | None:
+    """The Python code ``graph_module``'s graph gives now (what its ``recompile()`` would
+    compile), made without changing the module: later passes (AOTAutograd's boxed calling
+    convention) may change it. None where FX cannot say."""
+    try:
+        return str(graph_module.graph.python_code(root_module="self").src)
+    except Exception:  # noqa: BLE001 (another FX: no code)
+        return None

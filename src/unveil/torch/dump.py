@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import dump_dir
 from .._io import write_atomic
-from ..dump_format import COMPILED_FN, RUNS_DYNAMO, RUNS_OURS, owner_name, short_name
+from ..dump_format import COMPILED_FN, RECORDED, RUNS_DYNAMO, RUNS_OURS, owner_name, short_name
 from ..errors import UnveilError
 from . import _dynamo
 from .full_code import CodeView, code_views, full_code, identifier, one_line
@@ -173,6 +173,12 @@ class prepare_debug:  # noqa: N801 (a context manager named like the function it
     def __init__(self, dump_dir: str | os.PathLike[str], *, strict: bool = False,
                  simplify: bool = True) -> None:
         self.dump_dir = Path(dump_dir)
+        # the frames were recorded (unveil.record): Dynamo's code ran; the files show it
+        self.recorded = False
+        self.cache_entries: Callable[[CodeType], list[_dynamo.CacheEntry]] = \
+            _dynamo.cache_entries  # a code object's cache entries, newest first
+        # (global, attribute or None) -> whether it holds one value while a frame runs
+        self.fixed: Callable[[str, str | None], bool] = _dynamo.fixed_global
         self.strict = strict  # run unveil's code only where it is bytecode-identical
         self.simplify = simplify and not strict  # (a simplified frame is never identical)
         self._removers: list[Any] = []
@@ -193,7 +199,7 @@ class prepare_debug:  # noqa: N801 (a context manager named like the function it
         dump_dir.make(self.dump_dir)
         with dump_dir.locked(self.dump_dir):
             if not self._entered:
-                self._clear_finished_dump()
+                dump_dir.clear_finished(self.dump_dir)
                 self._entered = True
             dump_dir.mark_active(self.dump_dir)
         _warm_up()
@@ -201,25 +207,6 @@ class prepare_debug:  # noqa: N801 (a context manager named like the function it
                           _dynamo.add_trace_handler(self._trace)]
         _last = self
         return self
-
-    def _clear_finished_dump(self) -> None:
-        """Remove the files of earlier, finished dumps in this directory (their manifests
-        list them), so that a new run writes the same names and breakpoints set in them
-        still apply. While another process writes into the directory, nothing goes. Call
-        with the directory's lock held."""
-        if dump_dir.active_processes(self.dump_dir):
-            return
-        for path in dump_dir.manifests(self.dump_dir):
-            old = dump_dir.read_manifest(path)
-            if old is None:
-                continue
-            for entry in old.get("files") or []:
-                name = entry.get("file") if isinstance(entry, dict) else None
-                if isinstance(name, str) and "/" not in name and os.sep not in name:
-                    with contextlib.suppress(OSError):
-                        (self.dump_dir / name).unlink()
-            with contextlib.suppress(OSError):
-                path.unlink()
 
     def __exit__(self, *exc_info: object) -> None:
         for remove in self._removers:
@@ -288,8 +275,14 @@ class prepare_debug:  # noqa: N801 (a context manager named like the function it
         """Decompile Dynamo's ``new_code`` for ``code`` to a file and return the code
         compiled from it; None (Dynamo's own code) when that is not possible. Never
         raises: a dump problem must not break the user's program."""
+        return self.dump_frame(code, new_code, _dynamo.current_compile_id())
+
+    def dump_frame(self, code: CodeType, new_code: CodeType,
+                   compile_id: str | None) -> CodeType | None:
+        """Write the file of one transformed frame; the code compiled from it if that is
+        to run, else None. Never raises."""
         record = FrameRecord(
-            compile_id=_dynamo.current_compile_id(), function=code.co_name,
+            compile_id=compile_id, function=code.co_name,
             qualname=getattr(code, "co_qualname", code.co_name),
             source_file=code.co_filename, first_line=code.co_firstlineno,
             transformed_code=None, status=RUNS_DYNAMO,
@@ -306,13 +299,18 @@ class prepare_debug:  # noqa: N801 (a context manager named like the function it
         try:
             path = self._claim(f"__transformed_code_{{n}}_for_{identifier(code.co_name)}.py")
             record.transformed_code = path.name
-            return self._replace(record, path, new_code)
+            replacement = self._replace(record, path, new_code)
         except Exception as exc:  # noqa: BLE001 (keep Dynamo's code, say why)
             record.error = f"{type(exc).__name__}: {exc}"
             return None
         finally:
             if collecting:
                 gc.enable()
+        if self.recorded and replacement is not None:  # (Dynamo's code ran: shown as its)
+            record.status = RECORDED
+            self._ours[id(new_code)] = (self._ours.pop(id(replacement))[0], new_code)
+            return None
+        return replacement
 
     def _replace(self, record: FrameRecord, path: Path, new_code: CodeType) -> CodeType | None:
         from ..decompiler.api import layout_difference
@@ -378,14 +376,14 @@ class prepare_debug:  # noqa: N801 (a context manager named like the function it
             facts: dict[str, object] = {}
             try:
                 simpler = recompile(new_code, str(path), lines, simplify=True, facts=facts,
-                                    header=header, comments=comments, fixed=_dynamo.fixed_global)
+                                    header=header, comments=comments, fixed=self.fixed)
             except (UnveilError, SyntaxError, ValueError, RecursionError):
                 simpler, facts["simplified"] = None, True  # (then as the faithful form fails)
             if not facts.get("simplified"):
                 assert simpler is not None
                 return simpler, None  # (the faithful form: nothing to simplify)
             if simpler is not None and layout_difference(new_code, simpler) is None:
-                verdict = prove_equivalent(new_code, simpler, fixed=_dynamo.fixed_global)
+                verdict = prove_equivalent(new_code, simpler, fixed=self.fixed)
                 if verdict.equivalent:
                     return simpler, verdict
             lines.clear()
@@ -465,7 +463,7 @@ class prepare_debug:  # noqa: N801 (a context manager named like the function it
                 fn, filename, codes[0].co_firstlineno, None)
             views: list[CodeView] = []
             try:
-                views = [code_views(c, transformed) for c in codes]
+                views = [code_views(c, transformed, self.cache_entries) for c in codes]
                 calls = {g for v in views for e in v.entries for g in _calls(e.source)}
                 text = full_code(fn, views, {g: graph_files[g] for g in sorted(calls)
                                              if g in graph_files})

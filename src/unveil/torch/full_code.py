@@ -9,6 +9,7 @@ import ast
 import inspect
 import re
 import textwrap
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import CodeType
 from typing import Any
@@ -164,11 +165,13 @@ def call_arguments(code: CodeType) -> str:
     return ", ".join(out)
 
 
-def code_views(code: CodeType, transformed: dict[int, tuple[str, str]]) -> CodeView:
-    """``code``'s cache entries; ``transformed`` maps id(code object that runs) to
+def code_views(code: CodeType, transformed: dict[int, tuple[str, str]],
+               entries: Callable[[CodeType], list[_dynamo.CacheEntry]] = _dynamo.cache_entries,
+               ) -> CodeView:
+    """``code``'s cache ``entries``; ``transformed`` maps id(code object that runs) to
     (dumped file name, its text)."""
     view = CodeView(code)
-    for entry in _dynamo.cache_entries(code):
+    for entry in entries(code):
         file, text = transformed.get(id(entry.code), (None, None))
         view.entries.append(EntryView(entry.compile_id, entry.guards, file, text))
     return view

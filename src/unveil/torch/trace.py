@@ -125,8 +125,12 @@ _FRAME = re.compile(r'^\s*File "([^"]+)", line (\d+), in (\S+)\n(?:(?!\s*File ")
 class TraceRecorder:
     """Receives structured-trace events; writes graph files and keeps the facts."""
 
-    def __init__(self, claim: Callable[[str], Path]) -> None:
+    def __init__(self, claim: Callable[[str], Path],
+                 defer: Callable[[str, str, str, str | None, Any], None] | None = None) -> None:
         self.claim = claim  # file name pattern with {n} -> a new, claimed path
+        # (compile id, kind, graph name, payload, GraphModule or None) -> None: keeps a
+        # graph to write later (unveil.record) instead of writing it now
+        self.defer = defer
         self.compiles: dict[str, CompileFacts] = {}
         self.errors: list[str] = []
         self.strings: dict[int, str] = {}  # the trace's interned file names
@@ -203,6 +207,9 @@ class TraceRecorder:
             facts.compiled_fns.append(short_name(name))
         fn = short_name(name) if name else (facts.compiled_fns[-1] if facts.compiled_fns
                                             else f"__compiled_fn_unknown_{cid.replace('/', '_')}")
+        if self.defer is not None:  # unveil.record: written later, off the compile path
+            self.defer(cid, kind, fn, payload, graph_module if kind in RUNNABLE else None)
+            return
         path = self.claim(f"{fn}.{kind}.{{n}}.py")
         title = f"{kind} of {fn} (compile {cid})"
         runs = False
@@ -217,20 +224,38 @@ class TraceRecorder:
                                    f"the file shows the graph as printed: "
                                    f"{type(exc).__name__}: {exc}")
         if not runs:
-            write_atomic(path, f"# {title}, as Dynamo's structured trace prints it; written "
-                               f"by unveil.\n" + (payload or "# (empty)\n"))
+            write_atomic(path, printed_file(title, payload))
         facts.graphs.append(GraphFile(fn, kind, path.name, runs))
 
+    def recorded_graph(self, cid: str, kind: str, fn: str, payload: str | None,
+                       src: str | None) -> None:
+        """Write a graph :class:`unveil.torch.record.record` kept: its code ``src`` (FX's,
+        when the graph was still there at the end) or its print."""
+        path = self.claim(f"{fn}.{kind}.{{n}}.py")
+        title = f"{kind} of {fn} (compile {cid})"
+        text = (runnable_file(src, title, payload, ran=False) if src is not None
+                else printed_file(title, payload))
+        write_atomic(path, text)
+        self.facts(cid).graphs.append(GraphFile(fn, kind, path.name, False))
 
-def runnable_file(src: str, title: str, readable: str | None) -> str:
+
+def printed_file(title: str, payload: str | None) -> str:
+    """The file of a graph shown as the trace prints it."""
+    return (f"# {title}, as Dynamo's structured trace prints it; written by unveil.\n"
+            + (payload or "# (empty)\n"))
+
+
+def runnable_file(src: str, title: str, readable: str | None, ran: bool = True) -> str:
     """The file a graph's code is compiled from: exactly FX's ``src`` (line numbers must
     match what runs), a title in its leading blank lines, and the readable print (shapes,
-    the user line of each node) as comments after the code."""
+    the user line of each node) as comments after the code. ``ran=False``: the code as
+    recorded (FX's own copy of it ran)."""
     lines = src.split("\n")
     blank = 0
     while blank < len(lines) - 1 and not lines[blank].strip():
         blank += 1
-    heading = [f"# {title}: the code that runs, compiled from this file by unveil",
+    heading = [f"# {title}: the code that runs, compiled from this file by unveil" if ran
+               else f"# {title}: its code, recorded (FX's own copy ran, not this file)",
                "# (the readable print with shapes and source lines is at the end)"]
     lines[:min(blank, len(heading))] = heading[:blank]
     text = "\n".join(lines)

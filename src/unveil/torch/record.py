@@ -1,0 +1,285 @@
+"""``unveil.record(dump_dir)``: dumping that costs (almost) nothing on torch.compile's path.
+
+While active, Dynamo's own code runs and unveil only keeps what it needs, O(1) work per
+frame: each transformed frame's code objects and compile id, the structured-trace facts
+(graph breaks, recompile reasons, compile metrics) and each graph's print and module. At
+exit it writes them, marshalled, to ``recording_<pid>.marshal`` (graphs' code taken from
+their modules then); decompiling, checking and writing the files happen later, off the
+program's path: in a separate process started at exit (``finish="process"``, the
+default), in this process at exit (``finish="exit"``), or when ``unveil report DIR`` runs
+(``finish="later"``). The result is what :class:`unveil.torch.dump.prepare_debug` writes for
+the same program (the same files and manifest), with each frame's status saying that
+Dynamo's code ran.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import marshal
+import os
+import subprocess
+import sys
+import warnings
+from dataclasses import asdict
+from pathlib import Path
+from types import CodeType
+from typing import Any
+
+from .. import dump_dir
+from ..errors import BadInputError
+from . import _dynamo
+from .trace import RUNNABLE, CompileFacts, GraphBreak, TraceRecorder
+
+FORMAT = 1  # the layout of a recording file
+PREFIX = "recording_"
+FINISH = ("process", "exit", "later")
+
+
+class record:  # noqa: N801 (a context manager named like the function its users call)
+    """Record what TorchDynamo transforms while active; files are written later (see the
+    module's docstring). Use ``with unveil.record("dump"):``. ``finish``: ``"process"``
+    (a separate process writes the files at exit), ``"exit"`` (this process, at exit) or
+    ``"later"`` (``unveil report DIR`` writes them)."""
+
+    def __init__(self, dump_dir: str | os.PathLike[str], *, finish: str = "process",
+                 simplify: bool = True) -> None:
+        if finish not in FINISH:
+            raise BadInputError(f"unveil.record: finish={finish!r} is not one of "
+                                f"{', '.join(map(repr, FINISH))}")
+        self.dump_dir = Path(dump_dir)
+        self.finish = finish
+        self.simplify = simplify
+        self._events: list[tuple[Any, ...]] = []
+        self._trace = TraceRecorder(self._no_claim, defer=self._graph)
+        self._removers: list[Any] = []
+        self.path: Path | None = None  # the recording, once written
+
+    def __enter__(self) -> record:
+        rank = _dynamo.distributed_rank()
+        if rank is not None and self.dump_dir.name != f"rank_{rank}":
+            self.dump_dir = self.dump_dir / f"rank_{rank}"
+        dump_dir.make(self.dump_dir)
+        with dump_dir.locked(self.dump_dir):
+            dump_dir.clear_finished(self.dump_dir)
+            dump_dir.mark_active(self.dump_dir)
+        self._removers = [_dynamo.add_bytecode_hook(self._hook),
+                          _dynamo.add_trace_handler(self._trace)]
+        return self
+
+    # ------------------------------------------------------------ the compile path
+
+    def _hook(self, code: CodeType, new_code: CodeType, *_: Any, **__: Any) -> None:
+        """Keep the frame (Dynamo's own code runs): its codes, compile id, and how many
+        graph breaks its compile had so far (the file's comments name the last)."""
+        cid = _dynamo.current_compile_id()
+        facts = self._trace.compiles.get(cid or "")
+        self._events.append(("frame", code, new_code, cid,
+                             len(facts.graph_breaks) if facts else 0))
+
+    def _graph(self, cid: str, kind: str, fn: str, payload: str | None, module: Any) -> None:
+        """Keep a graph: its print, and its code as FX has it now (later passes may change
+        the module), else the module, to ask for its code at exit."""
+        code = _dynamo.graph_code_now(module) if module is not None else None
+        self._events.append(("graph", cid, kind, fn, payload, code or module))
+
+    @staticmethod
+    def _no_claim(pattern: str) -> Path:
+        raise AssertionError("unveil.record writes no file while recording")
+
+    # ------------------------------------------------------------ at exit
+
+    def __exit__(self, *exc_info: object) -> None:
+        for remove in self._removers:
+            remove()
+        self._removers = []
+        try:
+            self.path = self.save()
+        except Exception as exc:  # noqa: BLE001 (the program's own exit stays as it is)
+            warnings.warn(f"unveil.record: could not save the recording in "
+                          f"{str(self.dump_dir)!r}: {type(exc).__name__}: {exc}",
+                          RuntimeWarning, stacklevel=2)
+        finally:
+            dump_dir.mark_done(self.dump_dir)
+        if self.path is None:
+            return
+        if self.finish == "exit":
+            try:
+                finish_recordings(self.dump_dir)
+            except Exception as exc:  # noqa: BLE001
+                warnings.warn(f"unveil.record: could not write the files in "
+                              f"{str(self.dump_dir)!r}: {type(exc).__name__}: {exc} (run "
+                              f"`unveil report {self.dump_dir}`)", RuntimeWarning, stacklevel=2)
+        elif self.finish == "process":
+            start_finisher(self.dump_dir)
+
+    def save(self) -> Path:
+        """Write the recording (marshalled) and return its path."""
+        frames, graphs, errors = [], [], list(self._trace.errors)
+        codes: dict[int, int] = {}  # id(code object) -> its index in `codes_out`
+        codes_out: list[CodeType | None] = []
+
+        def index(code: CodeType) -> int:
+            if id(code) not in codes:
+                codes[id(code)] = len(codes_out)
+                try:
+                    marshal.dumps(code)
+                    codes_out.append(code)
+                except ValueError as exc:
+                    errors.append(f"{code.co_name}: cannot be recorded ({exc})")
+                    codes_out.append(None)
+            return codes[id(code)]
+
+        order: list[list[Any]] = []
+        originals: dict[int, CodeType] = {}
+        for event in self._events:
+            if event[0] == "frame":
+                _, code, new_code, cid, breaks = event
+                originals[id(code)] = code
+                fixed = _dynamo.fixed_names(new_code)
+                frames.append([index(code), index(new_code), cid, breaks,
+                               [list(f) for f in fixed]])
+                order.append(["frame", len(frames) - 1])
+            else:
+                _, cid, kind, fn, payload, module = event
+                src = module if isinstance(module, str) else None
+                if src is None and kind in RUNNABLE and module is not None:
+                    with contextlib.suppress(Exception):
+                        src = str(module.code)
+                graphs.append([cid, kind, fn, payload, src])
+                order.append(["graph", len(graphs) - 1])
+        entries = []  # per original code: its cache entries (newest first)
+        for code in originals.values():
+            for entry in _dynamo.cache_entries(code):
+                if id(entry.code) in codes:
+                    entries.append([index(code), entry.compile_id, list(entry.guards),
+                                    codes[id(entry.code)]])
+        facts = [_plain(asdict(f)) for f in self._trace.compiles.values()]
+        data = {"format": FORMAT, "pid": os.getpid(), "torch_version": _dynamo.torch_version(),
+                "simplify": self.simplify, "codes": codes_out, "frames": frames,
+                "graphs": graphs, "order": order, "entries": entries, "facts": facts,
+                "errors": errors}
+        path = self.dump_dir / f"{PREFIX}{os.getpid()}.marshal"
+        tmp = path.with_name(f".{path.name}.tmp")
+        tmp.write_bytes(marshal.dumps(data))
+        os.replace(tmp, path)
+        return path
+
+
+def _plain(value: Any) -> Any:
+    """``value`` as plain data marshal can write (what JSON can say)."""
+    return json.loads(json.dumps(value, default=str))
+
+
+def start_finisher(directory: Path) -> None:
+    """Start ``python -m unveil report DIR --quiet`` on its own, not waited for."""
+    env = dict(os.environ)
+    src = str(Path(__file__).resolve().parents[2])  # (unveil importable as it is here)
+    env["PYTHONPATH"] = src + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    try:
+        with open(directory / f".finish_{os.getpid()}.log", "w") as log:
+            subprocess.Popen([sys.executable, "-m", "unveil", "report", str(directory),
+                              "--quiet", "--no-html"], stdin=subprocess.DEVNULL, stdout=log,
+                             stderr=log, env=env, start_new_session=True)
+    except OSError as exc:
+        warnings.warn(f"unveil.record: could not start the process that writes the files "
+                      f"({exc}); run `unveil report {directory}`", RuntimeWarning, stacklevel=3)
+
+
+def recordings(directory: Path) -> list[Path]:
+    """The recordings in ``directory`` that no process has finished yet."""
+    return sorted(directory.glob(f"{PREFIX}*.marshal"))
+
+
+def finish_recordings(directory: Path) -> int:
+    """Write the files and manifest of every recording in ``directory`` (each once, even
+    with several processes finishing at once); returns how many were finished."""
+    done = 0
+    for path in recordings(directory):
+        claimed = path.with_name(f".{path.stem}.{os.getpid()}.finishing")
+        with dump_dir.locked(directory):
+            try:
+                os.replace(path, claimed)
+            except FileNotFoundError:
+                continue  # another process took it
+        try:
+            finish(directory, marshal.loads(claimed.read_bytes()))
+        finally:
+            with contextlib.suppress(OSError):
+                claimed.unlink()
+        done += 1
+    return done
+
+
+def complete(directory: Path, wait: float = 300.0) -> int:
+    """Finish the recordings in ``directory`` and its ``rank_<r>/`` directories, and wait
+    (up to ``wait`` seconds) for other processes finishing some there; returns how many
+    this process finished."""
+    import time
+
+    dirs = [directory, *sorted(p for p in directory.glob("rank_*") if p.is_dir())]
+    done = sum(finish_recordings(d) for d in dirs)
+    deadline = time.monotonic() + wait
+    while time.monotonic() < deadline and any(
+            dump_dir.alive(_finisher(p)) for d in dirs for p in d.glob(".*.finishing")):
+        time.sleep(0.1)
+    return done
+
+
+def _finisher(path: Path) -> int | None:
+    """The process finishing a claimed recording (``.recording_<pid>.<finisher>.finishing``)."""
+    try:
+        return int(path.name.split(".")[-2])
+    except (IndexError, ValueError):
+        return None
+
+
+def finish(directory: Path, data: dict[str, Any]) -> None:
+    """Replay one recording into a ``prepare_debug`` that writes files only."""
+    from .dump import prepare_debug
+
+    if data.get("format") != FORMAT:
+        raise BadInputError(f"a recording in {str(directory)!r} has format "
+                            f"{data.get('format')!r}, not {FORMAT}: write it with this "
+                            f"version of unveil")
+    dump = prepare_debug(directory, simplify=bool(data.get("simplify", True)))
+    dump.recorded = True
+    dump.manifest.pid = int(data["pid"])
+    dump.manifest.torch_version = data.get("torch_version")
+    dump.manifest.errors.extend(data.get("errors") or [])
+    codes: list[CodeType | None] = data["codes"]
+    trace = dump._trace
+    breaks: dict[str, list[GraphBreak]] = {}
+    for facts in data["facts"]:
+        found = CompileFacts(**{**facts, "graphs": [], "graph_breaks": []})
+        breaks[found.compile_id] = [GraphBreak(**b) for b in facts["graph_breaks"]]
+        trace.compiles[found.compile_id] = found
+    fixed: set[tuple[str, str | None]] = set()
+    dump.fixed = lambda name, attr: (name, attr) in fixed
+    for kind, index in data["order"]:
+        if kind == "graph":
+            trace.recorded_graph(*data["graphs"][index])
+            continue
+        code_i, new_i, cid, n_breaks, names = data["frames"][index]
+        code, new_code = codes[code_i], codes[new_i]
+        if code is None or new_code is None:
+            continue
+        fixed.clear()
+        fixed.update((n, a) for n, a in names)
+        facts = trace.compiles.get(cid or "")
+        if facts is not None:  # the graph breaks the compile had then
+            facts.graph_breaks = breaks.get(facts.compile_id, [])[:n_breaks]
+        dump.dump_frame(code, new_code, cid)
+    for cid, found in breaks.items():
+        trace.compiles[cid].graph_breaks = found
+    entries: dict[int, list[_dynamo.CacheEntry]] = {}
+    for code_i, cid, guards, new_i in data["entries"]:
+        code, new_code = codes[code_i], codes[new_i]
+        if code is not None and new_code is not None:
+            entries.setdefault(id(code), []).append(
+                _dynamo.CacheEntry(cid, guards, new_code, {}))
+    dump.cache_entries = lambda code: entries.get(id(code), [])
+    dump.write_full_code()
+    dump.write_manifest()
+    with contextlib.suppress(OSError):
+        (directory / f".finish_{dump.manifest.pid}.log").unlink()
