@@ -58,7 +58,8 @@ def recompile(code, filename: str | None = None, *,  # type: ignore[no-untyped-d
     return _recompile(code, filename)
 
 
-def prepare_debug(dump_dir, *, strict: bool = False, simplify: bool = True):  # type: ignore[no-untyped-def]
+def prepare_debug(dump_dir, *, strict: bool = False, simplify: bool = True,  # type: ignore[no-untyped-def]
+                  count_calls: bool = True):
     """While active (``with unveil.prepare_debug("dump"):``, or ``__enter__``/``__exit__``
     by hand), every frame TorchDynamo transforms is decompiled to a file in ``dump_dir``
     and the program runs the code compiled from that file; graphs, guards (as Python),
@@ -66,13 +67,15 @@ def prepare_debug(dump_dir, *, strict: bool = False, simplify: bool = True):  # 
     runs unveil's code only where it is bytecode-identical to Dynamo's. Each frame is
     written in its simplest form shown equivalent to Dynamo's (lists Dynamo juggles
     written where they go, temporaries inlined and named); ``simplify=False`` writes it
-    faithfully, statement for statement. Needs PyTorch."""
+    faithfully, statement for statement. ``count_calls``: count how often each cache
+    entry runs and time it (the manifest's ``hits``). Needs PyTorch."""
     from .torch.dump import prepare_debug as _prepare_debug
 
-    return _prepare_debug(dump_dir, strict=strict, simplify=simplify)
+    return _prepare_debug(dump_dir, strict=strict, simplify=simplify, count_calls=count_calls)
 
 
-def record(dump_dir, *, finish: str = "process", simplify: bool = True):  # type: ignore[no-untyped-def]
+def record(dump_dir, *, finish: str = "process", simplify: bool = True,  # type: ignore[no-untyped-def]
+           count_calls: bool = True):
     """While active (``with unveil.record("dump"):``), Dynamo's own code runs and unveil
     only keeps each transformed frame's code and the trace's facts (O(1) work a frame);
     the files ``prepare_debug`` would write are written later, off torch.compile's path:
@@ -82,7 +85,7 @@ def record(dump_dir, *, finish: str = "process", simplify: bool = True):  # type
     that runs. Needs PyTorch."""
     from .torch.record import record as _record
 
-    return _record(dump_dir, finish=finish, simplify=simplify)
+    return _record(dump_dir, finish=finish, simplify=simplify, count_calls=count_calls)
 
 
 def explain(fn, *args, backend: str = "eager", dump_dir=None, **kwargs):  # type: ignore[no-untyped-def]

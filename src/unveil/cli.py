@@ -418,15 +418,20 @@ def _configure_report(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quiet", action="store_true", help="do not print the summary")
 
 
+def _complete(dump: str) -> None:
+    """Write the files of what ``unveil.record`` kept in ``dump`` (if anything)."""
+    if Path(dump).is_dir():
+        from .torch.record import complete
+
+        complete(Path(dump))
+
+
 def _run_report(args: argparse.Namespace) -> int:
     from .report.html import write_report
     from .report.load import load_run
     from .report.summary import summary
 
-    if Path(args.dump).is_dir():  # what unveil.record kept: its files are written first
-        from .torch.record import complete
-
-        complete(Path(args.dump))
+    _complete(args.dump)
     run = load_run(args.dump)
     out = None
     try:
@@ -461,6 +466,8 @@ def _run_diff(args: argparse.Namespace) -> int:
     from .report.diff import compare, html_report, text_report
     from .report.load import load_run
 
+    _complete(args.old)
+    _complete(args.new)
     result = compare(load_run(args.old), load_run(args.new), args.old, args.new)
     if args.html:
         try:

@@ -10,7 +10,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from ..dump_format import RUNS_OURS, owner_name
+from ..dump_format import RECORDED, RUNS_OURS, owner_name
 from .load import RankDump, Run
 
 _REASON = re.compile(r"^\s*(?P<cid>(?:!\d+/)?\d+/\d+): (?P<expr>.*?)\s*(?:#.*)?$")
@@ -65,6 +65,18 @@ def function_of(frame: dict[str, Any]) -> str:
     return owner_name(frame.get("function") or "?")
 
 
+def hits_text(hits: dict[str, Any]) -> str:
+    """``2,000 times, 41.2 ms (first call 3.1 ms)``: a cache entry's hits, as the manifest
+    has them (``time_s`` estimated past the timed calls)."""
+    calls = int(hits.get("calls") or 0)
+    text = f"{calls:,} time{'s' if calls != 1 else ''}"
+    if calls:
+        text += f", {1000 * float(hits.get('time_s') or 0):.1f} ms"
+        if calls > 1:
+            text += f" (first call {1000 * float(hits.get('first_call_s') or 0):.1f} ms)"
+    return text
+
+
 def short_path(path: object) -> str:
     """``path`` relative to the working directory when it is under it."""
     if not isinstance(path, str) or not path:
@@ -95,6 +107,7 @@ class Totals:
     skipped: int
     compile_time_s: float
     dynamo_code: int  # compiled frames that run Dynamo's code, not their dumped file
+    recorded: int  # frames unveil.record kept: Dynamo's code ran, the file shows it
 
 
 def totals(dump: RankDump) -> Totals:
@@ -108,7 +121,36 @@ def totals(dump: RankDump) -> Totals:
         recompiles=sum(1 for f in frames if is_recompile(f)),
         skipped=len(dump.skipped_frames),
         compile_time_s=sum(f.get("compile_time_s") or 0.0 for f in frames),
-        dynamo_code=sum(1 for f in frames if f.get("status") != RUNS_OURS))
+        dynamo_code=sum(1 for f in frames if f.get("status") not in (RUNS_OURS, RECORDED)),
+        recorded=sum(1 for f in frames if f.get("status") == RECORDED))
+
+
+@dataclass
+class DistinctBreak:
+    """One graph break, however often it happened (in compiles and skipped frames)."""
+
+    gb_id: str | None
+    summary: str
+    where: str  # file:line of the user's code
+    doc_url: str | None
+    count: int
+
+
+def distinct_breaks(dump: RankDump) -> list[DistinctBreak]:
+    """Each distinct graph break (registry id or gist, and place) once, most frequent
+    first."""
+    found: dict[tuple[str, str], DistinctBreak] = {}
+    for frame in [*dump.frames, *dump.skipped_frames]:
+        for brk in frame.get("graph_breaks") or []:
+            where = f"{short_path(brk.get('user_file'))}:{brk.get('user_line')}"
+            summary = brk.get("summary") or (brk.get("reason") or "").split("\n")[0]
+            key = (brk.get("gb_id") or summary, where)
+            if key in found:
+                found[key].count += 1
+            else:
+                found[key] = DistinctBreak(brk.get("gb_id"), summary, where,
+                                           brk.get("doc_url"), 1)
+    return sorted(found.values(), key=lambda b: (-b.count, b.where))
 
 
 # ---------------------------------------------------------------- ranks

@@ -15,11 +15,13 @@ from typing import Any
 
 from ..dump_format import short_name
 from .facts import (
+    distinct_breaks,
     divergences,
     failed_guards,
     function_of,
     guard_failed,
     guard_groups,
+    hits_text,
     short_path,
     totals,
     where,
@@ -169,6 +171,16 @@ def _link_lines(code_html: str, prefix: str, src_prefix: str, line_map: list[lis
     return code_html
 
 
+def _gb_link(gb_id: str | None, url: str | None) -> str:
+    """`` [GB0170]``, linked to PyTorch's page on it (opened only when clicked)."""
+    if not gb_id:
+        return ""
+    if not url or not url.startswith("https://"):
+        return f" [{_esc(gb_id)}]"
+    return (f' [<a class="gb" href="{_esc(url)}" target="_blank" rel="noopener '
+            f'noreferrer">{_esc(gb_id)}</a>]')
+
+
 def _break_html(brk: dict[str, Any]) -> str:
     """A graph break: where, its gist, the user's line, the calls that led there, and
     Dynamo's whole explanation."""
@@ -183,9 +195,11 @@ def _break_html(brk: dict[str, Any]) -> str:
     chain = (f"<details><summary>how the code got there</summary><ul>{calls}</ul></details>"
              if calls else "")
     return (f'<div class="break">graph break at {_esc(short_path(brk.get("user_file")))}:'
-            f'{_esc(brk.get("user_line"))}: <b>{_esc(brk.get("summary") or "")}</b>{snippet}'
+            f'{_esc(brk.get("user_line"))}: <b>{_esc(brk.get("summary") or "")}</b>'
+            f'{_gb_link(brk.get("gb_id"), brk.get("doc_url"))}{snippet}'
             f'{chain}<details><summary>Dynamo\'s explanation</summary>'
-            f'<pre>{_esc(brk.get("reason"))}</pre></details></div>')
+            f'<pre>at {_esc(brk.get("user_file"))}:{_esc(brk.get("user_line"))}\n'
+            f'{_esc(brk.get("reason"))}</pre></details></div>')
 
 
 class _Page:
@@ -246,8 +260,25 @@ class _Page:
             f'<input id="search" type="search" placeholder="Search frames, code, guards, '
             f'graph breaks..." aria-label="search"><span id="hits"></span></header>')
 
+    def breaks(self, dump: RankDump) -> None:
+        """Each distinct graph break once, with its count and PyTorch's registry id."""
+        found = distinct_breaks(dump)
+        if not found:
+            return
+        rows = "".join(
+            f"<tr><td>{b.count}</td><td>{_gb_link(b.gb_id, b.doc_url) or '-'}</td>"
+            f"<td>{_esc(b.summary)}</td><td>{_esc(b.where)}</td></tr>" for b in found)
+        sid = _anchor("breaks", dump.rank, dump.pid)
+        label = f" ({_esc(dump.label)})" if dump.label else ""
+        self.parts.append(
+            f'<section class="searchable" id="{sid}"><h2>Graph breaks{label}</h2>'
+            f'<p>{len(found)} distinct, each once with how often it happened.</p><table>'
+            f'<tr><th>count</th><th>id</th><th>graph break</th><th>where</th></tr>{rows}'
+            f'</table></section>')
+        self.nav.append(f'<li><a href="#{sid}">graph breaks{label}</a></li>')
+
     def divergence(self) -> None:
-        if len(self.run.ranks) < 2:
+        if len({d.rank for d in self.run.ranks if d.rank is not None}) < 2:
             return
         diverging = divergences(self.run)
         if not diverging:
@@ -318,6 +349,8 @@ class _Page:
                f'<div class="muted">{_esc(where(frame))} &middot; '
                f'<span class="{css}">{_esc(status)}</span> &middot; compile time '
                f'{_esc(f"{time:.3f} s" if time is not None else "?")}'
+               + (f' &middot; ran {_esc(hits_text(frame["hits"]))}' if frame.get("hits")
+                  else "")
                + (" &middot; bytecode-identical to Dynamo's" if frame.get("identical")
                   else "")
                + (f" &middot; shown to do what Dynamo's code does "
@@ -420,6 +453,7 @@ class _Page:
         self.divergence()
         for dump in self.run.ranks:
             self.notes(dump)
+            self.breaks(dump)
             self.tree(dump)
             failed = self.failed_by_entry(dump)
             for frame in dump.frames:

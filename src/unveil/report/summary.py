@@ -6,7 +6,16 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from .facts import divergences, failed_guards, function_of, short_path, totals, where
+from .facts import (
+    distinct_breaks,
+    divergences,
+    failed_guards,
+    function_of,
+    hits_text,
+    short_path,
+    totals,
+    where,
+)
 from .load import RankDump, Run
 
 
@@ -35,6 +44,12 @@ def summary(run: Run, report: str | None = None) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _gist(brk: dict[str, Any]) -> str:
+    """A graph break's gist, with its registry id."""
+    gist = brk.get("summary") or brk.get("reason") or "?"
+    return f"{gist} [{brk['gb_id']}]" if brk.get("gb_id") else gist
+
+
 def _rank_summary(dump: RankDump) -> list[str]:
     t = totals(dump)
     head = f"{dump.label}: " if dump.label else ""
@@ -46,6 +61,10 @@ def _rank_summary(dump: RankDump) -> list[str]:
         lines.append(f"  {t.dynamo_code} of {t.frames} compiled frame(s) run Dynamo's own "
                      f"code, not their dumped file (breakpoints there are not hit); the "
                      f"file and the 'error' below say why")
+    if t.recorded:
+        lines.append(f"  {t.recorded} frame(s) recorded (unveil.record): Dynamo's own code ran; "
+                     f"each file shows it, written after the run (breakpoints there are not "
+                     f"hit)")
     lines.extend(f"  note: {n}" for n in dump.notes)
     by_function: dict[tuple[Any, str], list[dict[str, Any]]] = defaultdict(list)
     for frame in dump.frames:
@@ -63,9 +82,11 @@ def _rank_summary(dump: RankDump) -> list[str]:
                          f"{graphs} graph(s), {attempts} attempt(s), "
                          f"{f'{time:.2f} s' if time is not None else '? s'}, "
                          f"{frame.get('status')} -> {frame.get('transformed_code')}")
+            if frame.get("hits"):
+                lines.append(f"      ran {hits_text(frame['hits'])}")
             for brk in frame.get("graph_breaks") or []:
                 lines.append(f"      graph break at {short_path(brk.get('user_file'))}:"
-                             f"{brk.get('user_line')}: {brk.get('summary') or brk['reason']}")
+                             f"{brk.get('user_line')}: {_gist(brk)}")
             for reason in frame.get("recompile_reasons") or []:
                 failed = failed_guards(reason)
                 text = "; ".join(f"{f.expression} (guard of {f.compile_id})"
@@ -80,7 +101,14 @@ def _rank_summary(dump: RankDump) -> list[str]:
                      f"{reason[0] if reason else '?'}")
         for brk in skipped.get("graph_breaks") or []:
             lines.append(f"      graph break at {short_path(brk.get('user_file'))}:"
-                         f"{brk.get('user_line')}: {brk.get('summary') or brk['reason']}")
+                         f"{brk.get('user_line')}: {_gist(brk)}")
+    breaks = distinct_breaks(dump)
+    if breaks:
+        lines.append(f"  {len(breaks)} distinct graph break(s):")
+        for b in breaks:
+            ident = f"{b.gb_id} " if b.gb_id else ""
+            lines.append(f"    {b.count}x {ident}{b.summary} at {b.where}"
+                         + (f" ({b.doc_url})" if b.doc_url else ""))
     for error in dump.errors:
         lines.append(f"  dump error: {error}")
     return lines

@@ -461,3 +461,43 @@ def graph_code_now(graph_module: Any) -> str | None:
         return str(graph_module.graph.python_code(root_module="self").src)
     except Exception:  # noqa: BLE001 (another FX: no code)
         return None
+
+
+def compiling_globals() -> dict[str, Any] | None:
+    """The globals of the frame Dynamo compiles now (``convert_frame._compile``'s
+    ``globals``, up the stack from a bytecode hook), where it installs the compiled graphs
+    (``__compiled_fn_*``) the transformed code calls; None when not found."""
+    frame = sys._getframe(1)
+    for _ in range(30):
+        if frame is None:
+            return None
+        if frame.f_code.co_name == "_compile" and "convert_frame" in frame.f_code.co_filename:
+            found = frame.f_locals.get("globals")
+            return found if isinstance(found, dict) else None
+        frame = frame.f_back
+    return None
+
+
+def never_compile(code: CodeType) -> None:
+    """Tell Dynamo never to compile frames of ``code`` (unveil's own wrappers, called from
+    transformed code); nothing on a PyTorch without ``skip_code``."""
+    try:
+        from torch._dynamo.eval_frame import skip_code
+    except ImportError:
+        return
+    with contextlib.suppress(Exception):
+        skip_code(code)
+
+
+def graph_break_id(gb_type: str) -> str | None:
+    """PyTorch's registry id (``GB0170``) of the graph-break type ``gb_type`` (the first
+    line of its message; torch >= 2.8 ships the registry), or None."""
+    try:
+        from torch._dynamo.exc import _load_gb_type_to_gb_id_map
+    except ImportError:
+        return None
+    try:
+        found = _load_gb_type_to_gb_id_map().get(gb_type)
+    except Exception:  # noqa: BLE001 (a registry it cannot read: no id)
+        return None
+    return found if isinstance(found, str) and re.fullmatch(r"GB\d+", found) else None

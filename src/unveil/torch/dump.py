@@ -30,6 +30,7 @@ from ..dump_format import COMPILED_FN, RECORDED, RUNS_DYNAMO, RUNS_OURS, owner_n
 from ..errors import UnveilError
 from . import _dynamo
 from .full_code import CodeView, code_views, full_code, identifier, one_line
+from .hits import HitCounter
 from .trace import CompileFacts, TraceRecorder
 
 if TYPE_CHECKING:
@@ -73,6 +74,9 @@ class FrameRecord:
     restart_reasons: list[str] = field(default_factory=list)
     # [line of the transformed-code file, line of the user's source it comes from]
     line_map: list[list[int]] = field(default_factory=list)
+    # how often its cache entry ran (its graph's calls) and for how long: calls, time_s,
+    # first_call_s, timed_calls (unveil.torch.hits); None: not counted
+    hits: dict[str, Any] | None = None
 
 
 @dataclass
@@ -171,8 +175,9 @@ class prepare_debug:  # noqa: N801 (a context manager named like the function it
     """
 
     def __init__(self, dump_dir: str | os.PathLike[str], *, strict: bool = False,
-                 simplify: bool = True) -> None:
+                 simplify: bool = True, count_calls: bool = True) -> None:
         self.dump_dir = Path(dump_dir)
+        self.hits = HitCounter() if count_calls else None  # each graph's calls
         # the frames were recorded (unveil.record): Dynamo's code ran; the files show it
         self.recorded = False
         self.cache_entries: Callable[[CodeType], list[_dynamo.CacheEntry]] = \
@@ -275,6 +280,8 @@ class prepare_debug:  # noqa: N801 (a context manager named like the function it
         """Decompile Dynamo's ``new_code`` for ``code`` to a file and return the code
         compiled from it; None (Dynamo's own code) when that is not possible. Never
         raises: a dump problem must not break the user's program."""
+        if self.hits is not None:
+            self.hits.wrap(new_code)
         return self.dump_frame(code, new_code, _dynamo.current_compile_id())
 
     def dump_frame(self, code: CodeType, new_code: CodeType,
@@ -505,6 +512,8 @@ class prepare_debug:  # noqa: N801 (a context manager named like the function it
             facts = self._trace.compiles.get(record.compile_id or "")
             if facts is not None:
                 _merge(record, facts)
+            if self.hits is not None:
+                record.hits = self.hits.facts(record.compiled_fns) or record.hits
         files: list[dict[str, str]] = []
         for record in self.manifest.frames:
             if record.transformed_code:

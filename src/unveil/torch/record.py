@@ -29,6 +29,7 @@ from typing import Any
 from .. import dump_dir
 from ..errors import BadInputError
 from . import _dynamo
+from .hits import HitCounter
 from .trace import RUNNABLE, CompileFacts, GraphBreak, TraceRecorder
 
 FORMAT = 1  # the layout of a recording file
@@ -43,7 +44,7 @@ class record:  # noqa: N801 (a context manager named like the function its users
     ``"later"`` (``unveil report DIR`` writes them)."""
 
     def __init__(self, dump_dir: str | os.PathLike[str], *, finish: str = "process",
-                 simplify: bool = True) -> None:
+                 simplify: bool = True, count_calls: bool = True) -> None:
         if finish not in FINISH:
             raise BadInputError(f"unveil.record: finish={finish!r} is not one of "
                                 f"{', '.join(map(repr, FINISH))}")
@@ -52,6 +53,7 @@ class record:  # noqa: N801 (a context manager named like the function its users
         self.simplify = simplify
         self._events: list[tuple[Any, ...]] = []
         self._trace = TraceRecorder(self._no_claim, defer=self._graph)
+        self._hits = HitCounter() if count_calls else None
         self._removers: list[Any] = []
         self.path: Path | None = None  # the recording, once written
 
@@ -72,6 +74,8 @@ class record:  # noqa: N801 (a context manager named like the function its users
     def _hook(self, code: CodeType, new_code: CodeType, *_: Any, **__: Any) -> None:
         """Keep the frame (Dynamo's own code runs): its codes, compile id, and how many
         graph breaks its compile had so far (the file's comments name the last)."""
+        if self._hits is not None:
+            self._hits.wrap(new_code)
         cid = _dynamo.current_compile_id()
         facts = self._trace.compiles.get(cid or "")
         self._events.append(("frame", code, new_code, cid,
@@ -158,6 +162,8 @@ class record:  # noqa: N801 (a context manager named like the function its users
         data = {"format": FORMAT, "pid": os.getpid(), "torch_version": _dynamo.torch_version(),
                 "simplify": self.simplify, "codes": codes_out, "frames": frames,
                 "graphs": graphs, "order": order, "entries": entries, "facts": facts,
+                "hits": {} if self._hits is None else
+                {name: h.facts() for name, h in self._hits.graphs.items()},
                 "errors": errors}
         path = self.dump_dir / f"{PREFIX}{os.getpid()}.marshal"
         tmp = path.with_name(f".{path.name}.tmp")
@@ -242,7 +248,8 @@ def finish(directory: Path, data: dict[str, Any]) -> None:
         raise BadInputError(f"a recording in {str(directory)!r} has format "
                             f"{data.get('format')!r}, not {FORMAT}: write it with this "
                             f"version of unveil")
-    dump = prepare_debug(directory, simplify=bool(data.get("simplify", True)))
+    dump = prepare_debug(directory, simplify=bool(data.get("simplify", True)),
+                         count_calls=False)
     dump.recorded = True
     dump.manifest.pid = int(data["pid"])
     dump.manifest.torch_version = data.get("torch_version")
@@ -279,6 +286,9 @@ def finish(directory: Path, data: dict[str, Any]) -> None:
             entries.setdefault(id(code), []).append(
                 _dynamo.CacheEntry(cid, guards, new_code, {}))
     dump.cache_entries = lambda code: entries.get(id(code), [])
+    hits = data.get("hits") or {}
+    for frame in dump.manifest.frames:
+        frame.hits = next((hits[n] for n in frame.compiled_fns if n in hits), None)
     dump.write_full_code()
     dump.write_manifest()
     with contextlib.suppress(OSError):

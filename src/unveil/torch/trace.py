@@ -46,6 +46,8 @@ class GraphBreak:
     summary: str = ""  # its one-line gist, e.g. "Data-dependent branching"
     # the user code that led there, outermost first: {"file", "line", "name", "code"}
     user_stack: list[dict[str, Any]] = field(default_factory=list)
+    gb_id: str | None = None  # PyTorch's graph-break registry id ("GB0170"), when known
+    doc_url: str | None = None  # its explanation on PyTorch's graph-break site
 
 
 @dataclass
@@ -110,9 +112,29 @@ def parse_graph_break(text: str) -> GraphBreak:
         for match in _FRAME.finditer(body):
             stack.append({"file": match.group(1), "line": int(match.group(2)),
                           "name": match.group(3), "code": (match.group(4) or "").strip()})
+    gb_id, doc_url = _registry_id(text, summary)
     if where is None:
-        return GraphBreak(reason, None, None, summary, stack)
-    return GraphBreak(reason, where.group(1), int(where.group(2)), summary, stack)
+        return GraphBreak(reason, None, None, summary, stack, gb_id, doc_url)
+    return GraphBreak(reason, where.group(1), int(where.group(2)), summary, stack, gb_id,
+                      doc_url)
+
+
+_GB_LINK = re.compile(r"https?://\S+/gb/gb(\d+)\.html")
+
+
+def _registry_id(text: str, gb_type: str) -> tuple[str | None, str | None]:
+    """A graph break's registry id and explanation page: from the link PyTorch puts in
+    the message, else by its type (the message's first line) in PyTorch's registry."""
+    link = _GB_LINK.search(text)
+    if link is not None:
+        return f"GB{link.group(1)}", link.group(0)
+    gb_id = _dynamo.graph_break_id(gb_type)
+    if gb_id is None:
+        return None, None
+    return gb_id, f"{GRAPH_BREAK_SITE}gb{gb_id.removeprefix('GB')}.html"
+
+
+GRAPH_BREAK_SITE = "https://meta-pytorch.github.io/compile-graph-break-site/gb/"
 
 
 # Lines of a graph-break reason that wrap the cause rather than say it.
