@@ -78,3 +78,50 @@ def test_report_in_chromium(browser, tmp_path: Path) -> None:
     assert shot.stat().st_size > 10_000
     assert problems == []
     page.close()
+
+
+def test_report_of_processes_sharing_a_dump_in_chromium(browser, tmp_path: Path) -> None:
+    """Two processes into one dump: the report shows each (labels, its frames, how often
+    each cache entry ran), lists each distinct graph break once with its PyTorch registry
+    id linked (opened only when clicked), and every in-page link resolves."""
+    prog = script(tmp_path, BREAKS_AND_RECOMPILES)
+    procs = [subprocess.Popen([sys.executable, "-m", "unveil", "run", "--backend", "eager",
+                               "--no-report", "--dump", "dump", str(prog), "0"], cwd=tmp_path,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for _ in range(2)]
+    for proc in procs:
+        _, err = proc.communicate(timeout=240)
+        assert proc.returncode == 0, err
+    done = subprocess.run([sys.executable, "-m", "unveil", "report", "dump"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=240)
+    assert done.returncode == 0, done.stderr
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    problems: list[str] = []
+    page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}")
+            if m.type in ("error", "warning") else None)
+    page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
+    requests: list[str] = []
+    page.on("request", lambda r: requests.append(r.url))
+    page.goto((tmp_path / "dump" / "report.html").as_uri())
+    page.wait_for_load_state("load")
+    assert all(u.startswith(("file://", "data:")) for u in requests), requests
+    unresolved = page.evaluate("""() => [...document.querySelectorAll('a[href^="#"]')]
+        .map(a => a.getAttribute('href').slice(1))
+        .filter(id => !document.getElementById(id))""")
+    assert unresolved == []
+    nav = page.inner_text("nav")
+    for proc in procs:
+        assert f"process {proc.pid}" in nav
+    # each process's frames: its own sections, with how often each entry ran
+    frames = page.locator("section[id^='frame-']")
+    assert frames.count() >= 2 * 3
+    assert "ran 1 time" in page.inner_text("#content")
+    # the distinct graph breaks, with PyTorch's id linked
+    breaks = page.locator("section[id^='breaks-']").first
+    assert "Graph breaks" in breaks.inner_text()
+    link = breaks.locator("a.gb").first
+    assert link.inner_text().startswith("GB")
+    assert link.get_attribute("href").startswith("https://meta-pytorch.github.io/")
+    assert link.get_attribute("target") == "_blank"
+    assert problems == []
+    page.close()

@@ -68,8 +68,13 @@ def _timed(fn: Callable[..., Any], hits: GraphHits, namespace: dict[str, Any],
                     hits.counter = functools.lru_cache(maxsize=0)(fn)
                     namespace[name] = hits.counter
 
-    _dynamo.never_compile(timed.__code__)
+    if timed.__code__ not in _skipped:  # (one code object for all wrappers)
+        _skipped.add(timed.__code__)
+        _dynamo.never_compile(timed.__code__)
     return timed
+
+
+_skipped: set[CodeType] = set()
 
 
 class HitCounter:
