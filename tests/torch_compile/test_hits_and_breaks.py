@@ -60,6 +60,9 @@ def test_each_cache_entry_counts_its_calls(mode: str, tmp_path: Path) -> None:
         assert 0 < hits["first_call_s"] <= hits["time_s"] < 5, hits
         assert hits["timed_calls"] == min(hits["calls"], 101)
     assert "ran 250 times" in out.stderr and "ran 3 times" in out.stderr
+    entries = {e["compile_id"]: e["hits"]["calls"] for fn in manifest["functions"]
+               for e in fn["cache_entries"]}
+    assert sorted(entries.values()) == [3, 3, 250, 250], entries
     html = (tmp_path / "d" / "report.html").read_text()
     assert "ran 250 times" in html
 
@@ -93,3 +96,44 @@ def test_graph_breaks_carry_registry_ids_and_are_listed_once(tmp_path: Path) -> 
     assert f"2x {gb} Data-dependent branching at prog.py:5" in out.stderr
     html = (tmp_path / "d" / "report.html").read_text()
     assert f'href="{breaks[0]["doc_url"]}"' in html and ">Graph breaks<" in html
+
+
+INTERRUPTED = """\
+    import os, signal, torch
+
+    def f(x):
+        return torch.sin(x) + 1
+
+    print(torch.compile(f, backend="eager")(torch.ones(2)).sum().item())
+
+    def stop():
+        os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C
+        import time
+        time.sleep(5)
+
+    stop()
+"""
+
+
+def test_the_run_looks_as_if_unveil_were_not_there(tmp_path: Path) -> None:
+    """Ctrl-C ends `unveil run` as it ends `python script.py` (killed by SIGINT: 130 in a
+    shell), the traceback starts at the script, and the frame stack of each compile
+    starts at the script too (not at runpy's or unveil's frames)."""
+    prog = tmp_path / "stop.py"
+    prog.write_text(textwrap.dedent(INTERRUPTED))
+    env = dict(os.environ, PYTHONPATH=SRC)
+    plain = subprocess.run([sys.executable, str(prog)], cwd=tmp_path, capture_output=True,
+                           text=True, timeout=300, env=env)
+    ours = subprocess.run([sys.executable, "-m", "unveil", "run", "--dump", "d", str(prog)],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300, env=env)
+    assert plain.returncode == ours.returncode == -2  # (the shell shows 128 + 2)
+    assert plain.stdout == ours.stdout
+    shell = subprocess.run(["bash", "-c", f'"$0" -m unveil run --dump d2 {prog}; echo "rc=$?"',
+                            sys.executable], cwd=tmp_path, capture_output=True, text=True,
+                           timeout=300, env=env)
+    assert "rc=130" in shell.stdout
+    traceback = ours.stderr[ours.stderr.index("Traceback"):].split("KeyboardInterrupt")[0]
+    assert traceback == plain.stderr.split("KeyboardInterrupt")[0], (traceback, plain.stderr)
+    assert "unveil" not in traceback and "runpy" not in traceback
+    (frame,) = json.loads((tmp_path / "d" / "manifest.json").read_text())["frames"]
+    assert frame["stack"][0]["file"] == str(prog), frame["stack"]

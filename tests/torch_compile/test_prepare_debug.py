@@ -128,9 +128,16 @@ def test_unwritable_dump_dir_is_one_sentence(tmp_path: Path) -> None:
 def test_dump_dir_that_is_a_file_is_one_sentence(tmp_path: Path) -> None:
     target = tmp_path / "a_file"
     target.write_text("x")
-    with pytest.raises(unveil.BadInputError, match="cannot write the dump directory"):
+    with pytest.raises(unveil.BadInputError, match="cannot write the dump directory .*: it "
+                                                   "is a file, not a directory"):
         with unveil.prepare_debug(target):
             pass
+    with pytest.raises(unveil.BadInputError, match="a part of that path is a file"):
+        with unveil.record(target / "below"):
+            pass
+    cli = subprocess.run([sys.executable, "-m", "unveil", "run", "--dump", str(target),
+                          str(target)], capture_output=True, text=True, timeout=120)
+    assert cli.returncode == 2 and "is a file" in cli.stderr and "Traceback" not in cli.stderr
 
 
 _HOLDER = """

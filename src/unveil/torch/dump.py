@@ -514,6 +514,10 @@ class prepare_debug:  # noqa: N801 (a context manager named like the function it
                 _merge(record, facts)
             if self.hits is not None:
                 record.hits = self.hits.facts(record.compiled_fns) or record.hits
+        hits = {r.compile_id: r.hits for r in self.manifest.frames}
+        for function in self.manifest.functions:
+            for entry in function.cache_entries:
+                entry["hits"] = hits.get(entry["compile_id"])
         files: list[dict[str, str]] = []
         for record in self.manifest.frames:
             if record.transformed_code:
