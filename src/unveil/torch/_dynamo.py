@@ -501,3 +501,10 @@ def graph_break_id(gb_type: str) -> str | None:
     except Exception:  # noqa: BLE001 (a registry it cannot read: no id)
         return None
     return found if isinstance(found, str) and re.fullmatch(r"GB\d+", found) else None
+
+
+def graph_code_compiled(graph_module: Any) -> str | None:
+    """The code ``graph_module`` last compiled (FX keeps it as ``_code``), without making
+    it compile; None before it ever did."""
+    code = getattr(graph_module, "__dict__", {}).get("_code")
+    return code if isinstance(code, str) else None

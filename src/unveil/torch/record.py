@@ -82,10 +82,14 @@ class record:  # noqa: N801 (a context manager named like the function its users
                              len(facts.graph_breaks) if facts else 0))
 
     def _graph(self, cid: str, kind: str, fn: str, payload: str | None, module: Any) -> None:
-        """Keep a graph: its print, and its code as FX has it now (later passes may change
-        the module), else the module, to ask for its code at exit."""
-        code = _dynamo.graph_code_now(module) if module is not None else None
-        self._events.append(("graph", cid, kind, fn, payload, code or module))
+        """Keep a graph: its print, its code as its graph gives it now, and the module with
+        the code it has compiled so far (at exit: compiled again since, as after Inductor's
+        passes, its newest code is what ran; what ``prepare_debug`` shows too)."""
+        code = compiled = None
+        if module is not None:
+            code = _dynamo.graph_code_now(module)
+            compiled = _dynamo.graph_code_compiled(module)
+        self._events.append(("graph", cid, kind, fn, payload, (code, module, compiled)))
 
     @staticmethod
     def _no_claim(pattern: str) -> Path:
@@ -145,12 +149,12 @@ class record:  # noqa: N801 (a context manager named like the function its users
                                [list(f) for f in fixed]])
                 order.append(["frame", len(frames) - 1])
             else:
-                _, cid, kind, fn, payload, module = event
-                src = module if isinstance(module, str) else None
-                if src is None and kind in RUNNABLE and module is not None:
-                    with contextlib.suppress(Exception):
-                        src = str(module.code)
-                graphs.append([cid, kind, fn, payload, src])
+                _, cid, kind, fn, payload, (src, module, compiled) = event
+                if kind in RUNNABLE and module is not None:
+                    now = _dynamo.graph_code_compiled(module)
+                    if now is not None and now is not compiled:  # compiled again since
+                        src = now
+                graphs.append([cid, kind, fn, payload, src if kind in RUNNABLE else None])
                 order.append(["graph", len(graphs) - 1])
         entries = []  # per original code: its cache entries (newest first)
         for code in originals.values():
