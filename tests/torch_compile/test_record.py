@@ -9,6 +9,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 import textwrap
 import time
 from pathlib import Path
@@ -54,7 +55,10 @@ PROGRAM = """\
 
 
 def run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, PYTHONPATH=SRC, PYTHONUNBUFFERED="1")
+    # each run with a cold Inductor cache of its own: a cache hit replays what an earlier
+    # program compiled (its file names in the graph prints)
+    cache = tempfile.mkdtemp(prefix="inductor_cache", dir=cwd)
+    env = dict(os.environ, PYTHONPATH=SRC, PYTHONUNBUFFERED="1", TORCHINDUCTOR_CACHE_DIR=cache)
     return subprocess.run([sys.executable, *args], cwd=cwd, capture_output=True, text=True,
                           timeout=300, env=env)
 

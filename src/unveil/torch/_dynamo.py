@@ -459,8 +459,8 @@ def graph_code_now(graph_module: Any) -> str | None:
     convention) may change it. None where FX cannot say."""
     try:
         return str(graph_module.graph.python_code(root_module="self").src)
-    except Exception:  # noqa: BLE001 (another FX: no code)
-        return None
+    except Exception:  # noqa: BLE001 (another FX: the code it compiled, if any)
+        return graph_code_compiled(graph_module)
 
 
 def compiling_globals() -> dict[str, Any] | None:

@@ -152,8 +152,8 @@ class record:  # noqa: N801 (a context manager named like the function its users
                 _, cid, kind, fn, payload, (src, module, compiled) = event
                 if kind in RUNNABLE and module is not None:
                     now = _dynamo.graph_code_compiled(module)
-                    if now is not None and now is not compiled:  # compiled again since
-                        src = now
+                    if now is not None and (now is not compiled or src is None):
+                        src = now  # compiled again since (or the only code there is)
                 graphs.append([cid, kind, fn, payload, src if kind in RUNNABLE else None])
                 order.append(["graph", len(graphs) - 1])
         entries = []  # per original code: its cache entries (newest first)
