@@ -126,13 +126,15 @@ class record:  # noqa: N801 (a context manager named like the function its users
         frames, graphs, errors = [], [], list(self._trace.errors)
         codes: dict[int, int] = {}  # id(code object) -> its index in `codes_out`
         codes_out: list[CodeType | None] = []
+        constants: list[str] = []  # the reprs of constants marshal cannot write
 
         def index(code: CodeType) -> int:
             if id(code) not in codes:
                 codes[id(code)] = len(codes_out)
                 try:
-                    marshal.dumps(code)
-                    codes_out.append(code)
+                    portable = _portable(code, constants)
+                    marshal.dumps(portable)
+                    codes_out.append(portable)
                 except ValueError as exc:
                     errors.append(f"{code.co_name}: cannot be recorded ({exc})")
                     codes_out.append(None)
@@ -166,6 +168,7 @@ class record:  # noqa: N801 (a context manager named like the function its users
         data = {"format": FORMAT, "pid": os.getpid(), "torch_version": _dynamo.torch_version(),
                 "simplify": self.simplify, "codes": codes_out, "frames": frames,
                 "graphs": graphs, "order": order, "entries": entries, "facts": facts,
+                "constants": constants,
                 "hits": {} if self._hits is None else
                 {name: h.facts() for name, h in self._hits.graphs.items()},
                 "errors": errors}
@@ -174,6 +177,55 @@ class record:  # noqa: N801 (a context manager named like the function its users
         tmp.write_bytes(marshal.dumps(data))
         os.replace(tmp, path)
         return path
+
+
+_MARK = "\0unveil: a constant marshal cannot write"
+
+
+class RecordedConstant:
+    """A constant of recorded code that marshal cannot write (``torch.float32``, a
+    ``torch.device``): kept as its repr. The recorded code is only decompiled and
+    compared, never run, and the decompiler names such constants (``_unveil_const_0``)
+    whatever they are."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+def _portable(code: CodeType, table: list[str]) -> CodeType:
+    """``code`` with each constant marshal cannot write (in nested code too) replaced by
+    ``(_MARK, its index in table)``, its repr appended to ``table``."""
+    out: list[Any] = []
+    for const in code.co_consts:
+        if isinstance(const, CodeType):
+            out.append(_portable(const, table))
+            continue
+        try:
+            marshal.dumps(const)
+        except ValueError:
+            table.append(repr(const))
+            const = (_MARK, len(table) - 1)
+        out.append(const)
+    new = tuple(out)
+    return code if all(a is b for a, b in zip(new, code.co_consts, strict=True)) \
+        else code.replace(co_consts=new)
+
+
+def _restored(code: CodeType, table: list[str]) -> CodeType:
+    """Undo :func:`_portable`, each constant a :class:`RecordedConstant`."""
+    out: list[Any] = []
+    for const in code.co_consts:
+        if isinstance(const, CodeType):
+            const = _restored(const, table)
+        elif type(const) is tuple and len(const) == 2 and const[0] == _MARK:
+            const = RecordedConstant(table[const[1]])
+        out.append(const)
+    new = tuple(out)
+    return code if all(a is b for a, b in zip(new, code.co_consts, strict=True)) \
+        else code.replace(co_consts=new)
 
 
 def _plain(value: Any) -> Any:
@@ -258,7 +310,9 @@ def finish(directory: Path, data: dict[str, Any]) -> None:
     dump.manifest.pid = int(data["pid"])
     dump.manifest.torch_version = data.get("torch_version")
     dump.manifest.errors.extend(data.get("errors") or [])
-    codes: list[CodeType | None] = data["codes"]
+    table = data.get("constants") or []
+    codes: list[CodeType | None] = [None if c is None else _restored(c, table)
+                                    for c in data["codes"]]
     trace = dump._trace
     breaks: dict[str, list[GraphBreak]] = {}
     for facts in data["facts"]:
