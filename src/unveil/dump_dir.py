@@ -156,11 +156,15 @@ def manifest_path(directory: Path, pid: int) -> Path:
 
 def clear_finished(directory: Path) -> None:
     """Remove the files of earlier, finished dumps in ``directory`` (their manifests list
-    them) and those manifests, so that a new run writes the same names and breakpoints set
-    in them still apply. While another process writes into the directory, nothing goes.
-    Call with the directory's lock held."""
+    them) and those manifests, and recordings of ``unveil.record`` nobody wrote out, so
+    that a new run writes the same names and breakpoints set in them still apply. While
+    another process writes into the directory, nothing goes. Call with the directory's
+    lock held."""
     if active_processes(directory):
         return
+    for recording in directory.glob("recording_*.marshal"):
+        with contextlib.suppress(OSError):
+            recording.unlink()
     for path in manifests(directory):
         old = read_manifest(path)
         if old is None:

@@ -123,7 +123,7 @@ def test_record_writes_what_prepare_debug_writes(backend: str, tmp_path: Path) -
 
 
 RECORD_LATER = """\
-    import os, sys, torch, unveil
+    import os, sys, time, torch, unveil
 
     def g(x):
         return torch.cos(x) + 1
@@ -132,6 +132,7 @@ RECORD_LATER = """\
         print(torch.compile(g, backend="eager")(torch.ones(2)).sum().item())
         # nothing written while recording: the markers only
         print("while recording:", sorted(os.listdir(sys.argv[1])))
+        time.sleep(float(os.environ.get("HOLD", "0")))  # (so that two processes overlap)
 """
 
 
@@ -176,10 +177,15 @@ def test_two_finishers_write_each_recording_once(tmp_path: Path) -> None:
     prog = tmp_path / "later.py"
     prog.write_text(textwrap.dedent(RECORD_LATER))
     dump = tmp_path / "d"
-    for _ in range(2):  # two processes recorded into one directory
-        assert run(str(prog), str(dump), "later", cwd=tmp_path).returncode == 0
+    env = dict(os.environ, PYTHONPATH=SRC, HOLD="4")
+    recorders = [subprocess.Popen([sys.executable, str(prog), str(dump), "later"], env=env,
+                                  cwd=tmp_path) for _ in range(2)]  # at once, one directory
+    assert [p.wait(timeout=300) for p in recorders] == [0, 0]
     assert len(list(dump.glob("recording_*.marshal"))) == 2
-    env = dict(os.environ, PYTHONPATH=SRC)
+    # a later run into the directory replaces what was not written out, as a finished dump
+    assert run(str(prog), str(tmp_path / "again"), "later", cwd=tmp_path).returncode == 0
+    assert run(str(prog), str(tmp_path / "again"), "later", cwd=tmp_path).returncode == 0
+    assert len(list((tmp_path / "again").glob("recording_*.marshal"))) == 1
     finishers = [subprocess.Popen([sys.executable, "-m", "unveil", "report", str(dump),
                                    "--quiet", "--no-html"], env=env) for _ in range(2)]
     assert [p.wait(timeout=120) for p in finishers] == [0, 0]
