@@ -147,6 +147,8 @@ STRUCTURED = [
         reason="3.10: the normal exit's copy of a try statement in a finally reads as a "
                "try body with several exits"))
       for name in ("bare_except_in_a_finally", "typed_except_in_a_finally")),
+    ("exceptions", "return_on_one_path_of_a_finally"),
+    ("exceptions", "break_in_a_finally_in_a_loop"),
 ]
 
 

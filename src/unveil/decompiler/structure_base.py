@@ -171,12 +171,61 @@ def _strip_reraise(stmts: list[ast.stmt]) -> list[ast.stmt] | None:
                                        orelse=head[-1].orelse if orelse is None else orelse)]
         return head
     if isinstance(last, ast.If) and last.orelse:
-        body = _strip_reraise(last.body)
-        orelse = _strip_reraise(last.orelse)
+        # (an arm that leaves the statement, by ``return``, ``break``, ``continue`` or a
+        # new exception, is as written: the finally swallows the exception there)
+        leave = (_leaves(last.body), _leaves(last.orelse))
+        if all(leave):
+            return None
+        body = _without_exit_markers(last.body) if leave[0] else _strip_reraise(last.body)
+        orelse = _without_exit_markers(last.orelse) if leave[1] \
+            else _strip_reraise(last.orelse)
         if body is None or orelse is None:
             return None
         return [*stmts[:-1], ast.If(test=last.test, body=body or [ast.Pass()], orelse=orelse)]
     return None
+
+
+def _without_exit_markers(stmts: list[ast.stmt]) -> list[ast.stmt]:
+    """``stmts`` (every path leaving) without the handler's ``pop_except`` before each way
+    out: a ``finally`` that leaves swallows the exception there, as written."""
+    out: list[ast.stmt] = []
+    for k, stmt in enumerate(stmts):
+        if _is_marker(stmt, "pop_except") and k + 1 < len(stmts) \
+                and isinstance(stmts[k + 1], ast.Return | ast.Break | ast.Continue | ast.Raise):
+            continue
+        if k == len(stmts) - 1 and isinstance(stmt, ast.If):
+            stmt = ast.If(test=stmt.test, body=_without_exit_markers(stmt.body),
+                          orelse=_without_exit_markers(stmt.orelse))
+        out.append(stmt)
+    return out
+
+
+def _flatten_leaving(stmts: list[ast.stmt]) -> list[ast.stmt]:
+    """Each ``if c: ...; return`` with ``else: rest`` in ``stmts`` as the ``if`` then
+    ``rest`` (the copies of one ``finally`` come out in either form)."""
+    out: list[ast.stmt] = []
+    for stmt in stmts:
+        if isinstance(stmt, ast.If) and stmt.orelse and _leaves(stmt.body):
+            out.append(ast.If(test=stmt.test, body=stmt.body, orelse=[]))
+            out.extend(_flatten_leaving(stmt.orelse))
+        else:
+            out.append(stmt)
+    return out
+
+
+def _leaves(stmts: list[ast.stmt]) -> bool:
+    """Whether every path through ``stmts`` ends in a ``return``, ``break``, ``continue``
+    or a ``raise`` of a new exception (never the handler's re-raise)."""
+    if not stmts:
+        return False
+    last = stmts[-1]
+    if isinstance(last, ast.Return | ast.Break | ast.Continue):
+        return True
+    if isinstance(last, ast.Raise):
+        return not _is_reraise(last)
+    if isinstance(last, ast.If) and last.orelse:
+        return _leaves(last.body) and _leaves(last.orelse)
+    return False
 
 
 def _fold_nested_ifs(stmts: list[ast.stmt]) -> list[ast.stmt]:

@@ -26,6 +26,8 @@ from .structure_base import (
     _eg_match_of,
     _eg_test,
     _enter_value,
+    _flatten_leaving,
+    _leaves,
     _exit_call_for,
     _find_marker,
     _fold_nested_ifs,
@@ -458,11 +460,13 @@ class Clauses:
             # the copy; one after the statement is written once, after it)
             copied = len(raw) > spills and isinstance(raw[-1], ast.If) and raw[-1].orelse \
                 and isinstance(raw[-1].body[-1], ast.Return)
-            rest_stmts = _fold_nested_ifs(_hoist_common_tail(raw))
+            rest_stmts = _flatten_leaving(_fold_nested_ifs(_hoist_common_tail(raw)))
             head, rest_stmts = rest_stmts[:spills], rest_stmts[spills:]
-            if len(rest_stmts) < len(strip) or not all(
-                    _matches(s, p) for s, p in zip(rest_stmts, strip, strict=False)):
-                raise Unstructurable("construct exit without its clean-up copy")
+            if not _starts_with(rest_stmts, strip):
+                # an arm of the copy that returns, sharing the return after it
+                rest_stmts = _flatten_leaving(_returning_arms(rest_stmts))
+                if not _starts_with(rest_stmts, strip):
+                    raise Unstructurable("construct exit without its clean-up copy")
             after = rest_stmts[len(strip):]
             node = out[-1]
             if isinstance(node, ast.Try) and node.finalbody:
@@ -860,7 +864,7 @@ class Clauses:
         stripped = _strip_reraise(self.seq(h, fctx, skip_stmts=skip))
         if stripped is None:
             raise Unstructurable("finally handler does not re-raise")
-        final = _fold_nested_ifs(stripped)
+        final = _flatten_leaving(_fold_nested_ifs(stripped))
         region = self.protected(h) & ctx.region
         body_exit, tails = self.body_exit(region, ctx, final)
         cleanup = Cleanup(final, "finally")
@@ -873,6 +877,24 @@ class Clauses:
         if body_exit is None:
             return None
         return self.continue_after(body_exit, final, ctx, out)
+
+
+def _starts_with(stmts: list[ast.stmt], prefix: list[ast.stmt]) -> bool:
+    return len(stmts) >= len(prefix) and all(
+        _matches(s, p) for s, p in zip(stmts, prefix, strict=False))
+
+
+def _returning_arms(stmts: list[ast.stmt]) -> list[ast.stmt]:
+    """``if c: X else: Y`` then ``return v`` as ``if c: X; return v else: Y`` then ``return
+    v``: an arm that goes on to the return after it (the compiler shares the return the
+    other copy of a ``finally`` writes in the arm)."""
+    if len(stmts) >= 2 and isinstance(stmts[-1], ast.Return) and isinstance(stmts[-2], ast.If) \
+            and stmts[-2].orelse and not _leaves(stmts[-2].body):
+        last = stmts[-2]
+        ret = ast.Return(value=stmts[-1].value)
+        return [*stmts[:-2], ast.If(test=last.test, body=[*last.body, ret],
+                                    orelse=last.orelse), stmts[-1]]
+    return stmts
 
 
 def _value_spills(block: IRBlock) -> int:

@@ -970,3 +970,55 @@ def while_loop_in_a_finally(count, fail):
             log.append(count)
             count -= 1
     return log
+
+
+@cases((False, False, 0), (True, False, 0), (False, True, 1), (True, True, 1),
+       (True, True, 0), (False, True, 0))
+def return_on_one_path_of_a_finally(fail, interrupted, wait):
+    # (subprocess's Popen.__exit__: the finally returns on one path, swallowing the
+    # exception there, and falls through on the other; the normal copy shares the return
+    # after the statement)
+    log = []
+    try:
+        if fail:
+            raise KeyError(wait)
+        log.append("body")
+    finally:
+        if interrupted:
+            if wait > 0:
+                try:
+                    log.append(1 / (wait - 1))
+                except ZeroDivisionError:
+                    pass
+            log.append("interrupted")
+            return log
+        log.append("wait")
+
+
+@cases(([1, None, 2],), ([1, "x", None],), ([1, 2],), ([],), (["x", 3],))
+def break_in_a_finally_in_a_loop(items):
+    # (the finally leaves the loop on one path; an exception in the body is swallowed
+    # there and re-raised on the other)
+    log = []
+    for item in items:
+        try:
+            log.append(item + 1)
+        finally:
+            if item is None:
+                break
+            log.append("done")
+    log.append("after")
+    return log
+
+
+@cases(([1, None, 2],), ([1, "x", None],), ([None, "x"],))
+def continue_in_a_finally_in_a_loop(items):
+    log = []
+    for item in items:
+        try:
+            log.append(item + 1)
+        finally:
+            if item is None:
+                continue
+            log.append("done")
+    return log
