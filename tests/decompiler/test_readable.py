@@ -149,6 +149,7 @@ STRUCTURED = [
       for name in ("bare_except_in_a_finally", "typed_except_in_a_finally")),
     ("exceptions", "return_on_one_path_of_a_finally"),
     ("exceptions", "break_in_a_finally_in_a_loop"),
+    ("exceptions", "continue_in_a_finally_in_a_loop"),
 ]
 
 

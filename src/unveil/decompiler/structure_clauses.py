@@ -886,14 +886,18 @@ def _starts_with(stmts: list[ast.stmt], prefix: list[ast.stmt]) -> bool:
 
 def _returning_arms(stmts: list[ast.stmt]) -> list[ast.stmt]:
     """``if c: X else: Y`` then ``return v`` as ``if c: X; return v else: Y`` then ``return
-    v``: an arm that goes on to the return after it (the compiler shares the return the
-    other copy of a ``finally`` writes in the arm)."""
-    if len(stmts) >= 2 and isinstance(stmts[-1], ast.Return) and isinstance(stmts[-2], ast.If) \
-            and stmts[-2].orelse and not _leaves(stmts[-2].body):
-        last = stmts[-2]
-        ret = ast.Return(value=stmts[-1].value)
-        return [*stmts[:-2], ast.If(test=last.test, body=[*last.body, ret],
-                                    orelse=last.orelse), stmts[-1]]
+    v`` (the same for ``continue`` and ``break``): an arm that goes on to the way out after
+    it (the compiler shares the way out the other copy of a ``finally`` writes in the
+    arm)."""
+    if len(stmts) >= 2 and isinstance(stmts[-1], ast.Return | ast.Continue | ast.Break) \
+            and isinstance(stmts[-2], ast.If) and stmts[-2].orelse \
+            and not _leaves(stmts[-2].body):
+        last, way_out = stmts[-2], stmts[-1]
+        again = ast.Return(value=way_out.value) if isinstance(way_out, ast.Return) \
+            else type(way_out)()
+        body = [s for s in last.body if not isinstance(s, ast.Pass)]
+        return [*stmts[:-2], ast.If(test=last.test, body=[*body, again],
+                                    orelse=last.orelse), way_out]
     return stmts
 
 
