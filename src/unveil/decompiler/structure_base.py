@@ -185,6 +185,32 @@ def _strip_reraise(stmts: list[ast.stmt]) -> list[ast.stmt] | None:
     return None
 
 
+def _canonical(stmt: ast.stmt) -> ast.stmt:
+    """``stmt`` as two copies of one ``finally`` are compared: in a loop's body, a
+    ``continue`` that ends it (or ends the arms of the ``if`` that ends it) is left out,
+    since the structurer writes one copy with it and the other without."""
+    if isinstance(stmt, ast.While | ast.For | ast.AsyncFor):
+        fields = {f: getattr(stmt, f, None) for f in stmt._fields}
+        fields["body"] = _without_trailing_continue([_canonical(s) for s in stmt.body]) \
+            or [ast.Pass()]
+        return type(stmt)(**fields)
+    if isinstance(stmt, ast.If):
+        return ast.If(test=stmt.test, body=[_canonical(s) for s in stmt.body],
+                      orelse=[_canonical(s) for s in stmt.orelse])
+    return stmt
+
+
+def _without_trailing_continue(stmts: list[ast.stmt]) -> list[ast.stmt]:
+    if stmts and isinstance(stmts[-1], ast.Continue):
+        return _without_trailing_continue(stmts[:-1])
+    if stmts and isinstance(stmts[-1], ast.If):
+        last = stmts[-1]
+        return [*stmts[:-1], ast.If(test=last.test,
+                                    body=_without_trailing_continue(last.body) or [ast.Pass()],
+                                    orelse=_without_trailing_continue(last.orelse))]
+    return stmts
+
+
 def _without_exit_markers(stmts: list[ast.stmt]) -> list[ast.stmt]:
     """``stmts`` (every path leaving) without the handler's ``pop_except`` before each way
     out: a ``finally`` that leaves swallows the exception there, as written."""

@@ -26,6 +26,7 @@ from .structure_base import (
     _eg_match_of,
     _eg_test,
     _enter_value,
+    _canonical,
     _flatten_leaving,
     _leaves,
     _exit_call_for,
@@ -880,8 +881,11 @@ class Clauses:
 
 
 def _starts_with(stmts: list[ast.stmt], prefix: list[ast.stmt]) -> bool:
+    """Whether ``stmts`` begins with a copy of ``prefix`` (loops compared as
+    :func:`_canonical` writes them)."""
     return len(stmts) >= len(prefix) and all(
-        _matches(s, p) for s, p in zip(stmts, prefix, strict=False))
+        _matches(s, p) or isinstance(p, _COMPOUND) and _matches(_canonical(s), _canonical(p))
+        for s, p in zip(stmts, prefix, strict=False))
 
 
 def _returning_arms(stmts: list[ast.stmt]) -> list[ast.stmt]:

@@ -1022,3 +1022,20 @@ def continue_in_a_finally_in_a_loop(items):
                 continue
             log.append("done")
     return log
+
+
+@cases(([(1, "a"), (0, "b"), (1, "c")], False), ([(1, "a")], True), ([], True),
+       ([(0, "x")], False))
+def while_loop_with_a_test_in_a_finally(stack, fail):
+    # (os.fwalk: the finally empties a stack, closing some of what it pops)
+    closed = []
+    try:
+        if fail:
+            raise OSError(len(stack))
+        closed.append("body")
+    finally:
+        while stack:
+            action, value = stack.pop()
+            if action == 1:
+                closed.append(value)
+    return closed
