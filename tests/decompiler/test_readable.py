@@ -152,9 +152,11 @@ STRUCTURED = [
     ("exceptions", "continue_in_a_finally_in_a_loop"),
     pytest.param("exceptions", "while_loop_with_a_test_in_a_finally",
                  id="while_loop_with_a_test_in_a_finally",
-                 marks=pytest.mark.xfail(sys.version_info < (3, 11), strict=True, reason=(
-                     "3.10: the normal exit's copy of a finally with a loop is not "
-                     "found after the try"))),
+                 marks=pytest.mark.xfail(not (3, 11) <= sys.version_info < (3, 14),
+                                         strict=True, reason=(
+                     "3.10: the normal exit's copy of a finally with a loop is not found "
+                     "after the try; 3.14: the handler's copy names the if's test in a "
+                     "temporary, the normal copy does not"))),
 ]
 
 
