@@ -193,3 +193,37 @@ def test_two_finishers_write_each_recording_once(tmp_path: Path) -> None:
     assert len(manifests) == 2
     names = [json.loads(m.read_text())["frames"][0]["transformed_code"] for m in manifests]
     assert sorted(names) == ["__transformed_code_0_for_g.py", "__transformed_code_1_for_g.py"]
+
+
+def test_constants_marshal_cannot_write_travel_as_their_repr() -> None:
+    """A recording keeps code whose constants marshal cannot write (alone, in a tuple, in
+    nested code): they come back as objects with the same repr, decompiled alike."""
+    import marshal
+
+    import unveil
+    from unveil.torch.record import RecordedConstant, _portable, _restored
+
+    def f(box):
+        box.dtype = None
+        box.pair = (1, None)
+
+        def g():
+            return None
+        return g
+
+    dtype, device = torch.float32, torch.device("cpu")
+    code = f.__code__
+    inner = next(c for c in code.co_consts if isinstance(c, type(code)))
+    inner = inner.replace(co_consts=tuple(device if c is None else c for c in inner.co_consts))
+    consts = [dtype if c is None else (1, device) if c == (1, None) else inner
+              if isinstance(c, type(code)) else c for c in code.co_consts]
+    code = code.replace(co_consts=tuple(consts))
+    table: list[object] = []
+    portable = _portable(code, table)
+    assert table == [dtype, device]  # (each object once: the decompiler names it once)
+    reprs: list[object] = [repr(c) for c in table]
+    back = _restored(marshal.loads(marshal.dumps(portable)), reprs)
+    assert unveil.decompile(back) == unveil.decompile(code)
+    flat = [c for c in back.co_consts if not isinstance(c, type(code))]
+    assert any(isinstance(c, RecordedConstant) and repr(c) == repr(dtype) for c in flat)
+    assert any(type(c) is tuple and isinstance(c[1], RecordedConstant) for c in flat)

@@ -126,7 +126,7 @@ class record:  # noqa: N801 (a context manager named like the function its users
         frames, graphs, errors = [], [], list(self._trace.errors)
         codes: dict[int, int] = {}  # id(code object) -> its index in `codes_out`
         codes_out: list[CodeType | None] = []
-        constants: list[str] = []  # the reprs of constants marshal cannot write
+        constants: list[Any] = []  # the constants marshal cannot write
 
         def index(code: CodeType) -> int:
             if id(code) not in codes:
@@ -168,7 +168,7 @@ class record:  # noqa: N801 (a context manager named like the function its users
         data = {"format": FORMAT, "pid": os.getpid(), "torch_version": _dynamo.torch_version(),
                 "simplify": self.simplify, "codes": codes_out, "frames": frames,
                 "graphs": graphs, "order": order, "entries": entries, "facts": facts,
-                "constants": constants,
+                "constants": [repr(c) for c in constants],
                 "hits": {} if self._hits is None else
                 {name: h.facts() for name, h in self._hits.graphs.items()},
                 "errors": errors}
@@ -195,37 +195,51 @@ class RecordedConstant:
         return self.text
 
 
-def _portable(code: CodeType, table: list[str]) -> CodeType:
-    """``code`` with each constant marshal cannot write (in nested code too) replaced by
-    ``(_MARK, its index in table)``, its repr appended to ``table``."""
-    out: list[Any] = []
-    for const in code.co_consts:
-        if isinstance(const, CodeType):
-            out.append(_portable(const, table))
-            continue
-        try:
-            marshal.dumps(const)
-        except ValueError:
-            table.append(repr(const))
-            const = (_MARK, len(table) - 1)
-        out.append(const)
-    new = tuple(out)
+def _portable(code: CodeType, table: list[Any]) -> CodeType:
+    """``code`` with each constant marshal cannot write (in nested code and in tuples too)
+    replaced by ``(_MARK, its index in table)``, its repr appended to ``table`` once per
+    object (the decompiler names one object once)."""
+    new = tuple(_portable_value(c, table) for c in code.co_consts)
     return code if all(a is b for a, b in zip(new, code.co_consts, strict=True)) \
         else code.replace(co_consts=new)
 
 
-def _restored(code: CodeType, table: list[str]) -> CodeType:
-    """Undo :func:`_portable`, each constant a :class:`RecordedConstant`."""
-    out: list[Any] = []
-    for const in code.co_consts:
-        if isinstance(const, CodeType):
-            const = _restored(const, table)
-        elif type(const) is tuple and len(const) == 2 and const[0] == _MARK:
-            const = RecordedConstant(table[const[1]])
-        out.append(const)
-    new = tuple(out)
+def _portable_value(const: Any, table: list[Any]) -> Any:
+    if isinstance(const, CodeType):
+        return _portable(const, table)
+    try:
+        marshal.dumps(const)
+        return const
+    except ValueError:
+        pass
+    if type(const) is tuple:  # (a tuple of constants, one of them not writable)
+        return tuple(_portable_value(c, table) for c in const)
+    for index, seen in enumerate(table):
+        if seen is const:
+            return (_MARK, index)
+    table.append(const)
+    return (_MARK, len(table) - 1)
+
+
+def _restored(code: CodeType, table: list[Any]) -> CodeType:
+    """Undo :func:`_portable` (``table``: the reprs, or :class:`RecordedConstant` objects
+    made from them on first use), each constant a :class:`RecordedConstant`."""
+    new = tuple(_restored_value(c, table) for c in code.co_consts)
     return code if all(a is b for a, b in zip(new, code.co_consts, strict=True)) \
         else code.replace(co_consts=new)
+
+
+def _restored_value(const: Any, table: list[Any]) -> Any:
+    if isinstance(const, CodeType):
+        return _restored(const, table)
+    if type(const) is tuple:
+        if len(const) == 2 and const[0] == _MARK:
+            if not isinstance(table[const[1]], RecordedConstant):
+                table[const[1]] = RecordedConstant(str(table[const[1]]))
+            return table[const[1]]
+        inner = tuple(_restored_value(c, table) for c in const)
+        return const if all(a is b for a, b in zip(inner, const, strict=True)) else inner
+    return const
 
 
 def _plain(value: Any) -> Any:
@@ -310,7 +324,7 @@ def finish(directory: Path, data: dict[str, Any]) -> None:
     dump.manifest.pid = int(data["pid"])
     dump.manifest.torch_version = data.get("torch_version")
     dump.manifest.errors.extend(data.get("errors") or [])
-    table = data.get("constants") or []
+    table: list[Any] = list(data.get("constants") or [])
     codes: list[CodeType | None] = [None if c is None else _restored(c, table)
                                     for c in data["codes"]]
     trace = dump._trace
