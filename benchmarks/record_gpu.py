@@ -106,6 +106,8 @@ def normalised(text: str, name: str) -> str:
         text = text.split("# As Dynamo's trace prints it:")[-1]
     text = re.sub(r"(__compiled_fn_\d+)_[0-9a-f_]{36}", r"\1", text)
     text = re.sub(r"(___check_(?:obj|type)_id\([^,]+, )\d+", r"\1ID", text)
+    text = re.sub(r"at 0x[0-9a-f]+", "at 0x", text)  # addresses in guards' notes
+    text = re.sub(r"_\d{9,}_", "_ID_", text)  # Dynamo's per-process module names
     lines = text.splitlines()
     if lines and re.match(r"# \w+ of __compiled_fn_\d+ \(compile ", lines[0]):
         lines[0] = "#"

@@ -156,6 +156,9 @@ class record:  # noqa: N801 (a context manager named like the function its users
                     now = _dynamo.graph_code_compiled(module)
                     if now is not None and (now is not compiled or src is None):
                         src = now  # compiled again since (or the only code there is)
+                    if src is None:  # (a last resort: make FX compile it, now)
+                        with contextlib.suppress(Exception):
+                            src = str(module.code)
                 graphs.append([cid, kind, fn, payload, src if kind in RUNNABLE else None])
                 order.append(["graph", len(graphs) - 1])
         entries = []  # per original code: its cache entries (newest first)
