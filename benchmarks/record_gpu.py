@@ -21,7 +21,6 @@ import argparse
 import difflib
 import json
 import os
-import re
 import statistics
 import subprocess
 import sys
@@ -32,6 +31,9 @@ from typing import Any
 
 HERE = Path(__file__).resolve()
 SRC = HERE.parent.parent / "src"
+sys.path.insert(0, str(HERE.parent))
+
+from record_models import normalised  # noqa: E402 (what differs between two processes)
 
 
 def build(device: str) -> tuple[Any, Any, str]:
@@ -99,19 +101,6 @@ def run(mode: str, device: str, dump: str) -> dict[str, Any]:
         if not out.exists():
             return {"error": proc.stderr[-3000:]}
         return json.loads(out.read_text())
-
-
-def normalised(text: str, name: str) -> str:
-    if ".aot_" in name:
-        text = text.split("# As Dynamo's trace prints it:")[-1]
-    text = re.sub(r"(__compiled_fn_\d+)_[0-9a-f_]{36}", r"\1", text)
-    text = re.sub(r"(___check_(?:obj|type)_id\([^,]+, )\d+", r"\1ID", text)
-    text = re.sub(r"at 0x[0-9a-f]+", "at 0x", text)  # addresses in guards' notes
-    text = re.sub(r"_\d{9,}_", "_ID_", text)  # Dynamo's per-process module names
-    lines = text.splitlines()
-    if lines and re.match(r"# \w+ of __compiled_fn_\d+ \(compile ", lines[0]):
-        lines[0] = "#"
-    return "\n".join(lines)
 
 
 def compare_files(a: Path, b: Path) -> dict[str, Any]:

@@ -43,6 +43,16 @@ def make(directory: Path) -> None:
                             f"{exc.strerror or exc}") from None
 
 
+def begin(directory: Path, *, clear: bool) -> None:
+    """Start writing into ``directory``: make it (one sentence when it cannot be
+    written), clear a finished dump there (``clear``) and mark this process active."""
+    make(directory)
+    with locked(directory):
+        if clear:
+            clear_finished(directory)
+        mark_active(directory)
+
+
 @contextlib.contextmanager
 def locked(directory: Path, timeout: float = 60.0) -> Iterator[None]:
     """Hold the directory's lock (an advisory ``flock`` where the platform has one, else a

@@ -136,10 +136,15 @@ RECORD_LATER = """\
 """
 
 
-def test_record_writes_nothing_while_recording_and_report_finishes(tmp_path: Path) -> None:
+def record_later(tmp_path: Path) -> tuple[Path, Path]:
+    """The program of :data:`RECORD_LATER`, written out, and the dump directory it takes."""
     prog = tmp_path / "later.py"
     prog.write_text(textwrap.dedent(RECORD_LATER))
-    dump = tmp_path / "d"
+    return prog, tmp_path / "d"
+
+
+def test_record_writes_nothing_while_recording_and_report_finishes(tmp_path: Path) -> None:
+    prog, dump = record_later(tmp_path)
     out = run(str(prog), str(dump), "later", cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     listed = re.search(r"while recording: (\[.*\])", out.stdout)
@@ -159,9 +164,7 @@ def test_record_writes_nothing_while_recording_and_report_finishes(tmp_path: Pat
 
 
 def test_record_finishes_in_a_separate_process(tmp_path: Path) -> None:
-    prog = tmp_path / "later.py"
-    prog.write_text(textwrap.dedent(RECORD_LATER))
-    dump = tmp_path / "d"
+    prog, dump = record_later(tmp_path)
     out = run(str(prog), str(dump), "process", cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     deadline = time.time() + 120
@@ -174,9 +177,7 @@ def test_record_finishes_in_a_separate_process(tmp_path: Path) -> None:
 
 
 def test_two_finishers_write_each_recording_once(tmp_path: Path) -> None:
-    prog = tmp_path / "later.py"
-    prog.write_text(textwrap.dedent(RECORD_LATER))
-    dump = tmp_path / "d"
+    prog, dump = record_later(tmp_path)
     env = dict(os.environ, PYTHONPATH=SRC, HOLD="4")
     recorders = [subprocess.Popen([sys.executable, str(prog), str(dump), "later"], env=env,
                                   cwd=tmp_path) for _ in range(2)]  # at once, one directory

@@ -36,13 +36,15 @@ def browser():
         browser.close()
 
 
-def test_report_in_chromium(browser, tmp_path: Path) -> None:
-    prog = script(tmp_path, BREAKS_AND_RECOMPILES)
-    proc = subprocess.run([sys.executable, "-m", "unveil", "run", "--backend", "eager",
-                           "--dump", "dump", str(prog), "0"], cwd=tmp_path,
-                          capture_output=True, text=True, timeout=240)
-    assert proc.returncode == 0, proc.stderr
-    report = tmp_path / "dump" / "report.html"
+#: The in-page links whose target is not on the page.
+UNRESOLVED = """() => [...document.querySelectorAll('a[href^="#"]')]
+    .map(a => a.getAttribute('href').slice(1))
+    .filter(id => !document.getElementById(id))"""
+
+
+def open_report(browser, report: Path):  # type: ignore[no-untyped-def]
+    """The report loaded in a new page, with the console problems and the requests it
+    made (both lists keep filling while the page is used)."""
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
     problems: list[str] = []
     page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}")
@@ -52,11 +54,20 @@ def test_report_in_chromium(browser, tmp_path: Path) -> None:
     page.on("request", lambda r: requests.append(r.url))
     page.goto(report.as_uri())
     page.wait_for_load_state("load")
+    return page, problems, requests
+
+
+def test_report_in_chromium(browser, tmp_path: Path) -> None:
+    prog = script(tmp_path, BREAKS_AND_RECOMPILES)
+    proc = subprocess.run([sys.executable, "-m", "unveil", "run", "--backend", "eager",
+                           "--dump", "dump", str(prog), "0"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=240)
+    assert proc.returncode == 0, proc.stderr
+    report = tmp_path / "dump" / "report.html"
+    page, problems, requests = open_report(browser, report)
     assert problems == []
     assert all(u.startswith(("file://", "data:")) for u in requests), requests
-    unresolved = page.evaluate("""() => [...document.querySelectorAll('a[href^="#"]')]
-        .map(a => a.getAttribute('href').slice(1))
-        .filter(id => !document.getElementById(id))""")
+    unresolved = page.evaluate(UNRESOLVED)
     links = page.evaluate("() => document.querySelectorAll('a[href^=\"#\"]').length")
     assert links > 5 and unresolved == [], unresolved
     # following a link from a compiled-graph name in the code lands on that graph's file
@@ -95,19 +106,9 @@ def test_report_of_processes_sharing_a_dump_in_chromium(browser, tmp_path: Path)
     done = subprocess.run([sys.executable, "-m", "unveil", "report", "dump"], cwd=tmp_path,
                           capture_output=True, text=True, timeout=240)
     assert done.returncode == 0, done.stderr
-    page = browser.new_page(viewport={"width": 1400, "height": 1000})
-    problems: list[str] = []
-    page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}")
-            if m.type in ("error", "warning") else None)
-    page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
-    requests: list[str] = []
-    page.on("request", lambda r: requests.append(r.url))
-    page.goto((tmp_path / "dump" / "report.html").as_uri())
-    page.wait_for_load_state("load")
+    page, problems, requests = open_report(browser, tmp_path / "dump" / "report.html")
     assert all(u.startswith(("file://", "data:")) for u in requests), requests
-    unresolved = page.evaluate("""() => [...document.querySelectorAll('a[href^="#"]')]
-        .map(a => a.getAttribute('href').slice(1))
-        .filter(id => !document.getElementById(id))""")
+    unresolved = page.evaluate(UNRESOLVED)
     assert unresolved == []
     nav = page.inner_text("nav")
     for proc in procs:

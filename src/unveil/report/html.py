@@ -278,7 +278,7 @@ class _Page:
         self.nav.append(f'<li><a href="#{sid}">graph breaks{label}</a></li>')
 
     def divergence(self) -> None:
-        if len({d.rank for d in self.run.ranks if d.rank is not None}) < 2:
+        if len(self.run.rank_numbers) < 2:
             return
         diverging = divergences(self.run)
         if not diverging:

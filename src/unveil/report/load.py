@@ -60,6 +60,11 @@ class Run:
     def frames(self) -> list[dict[str, Any]]:
         return [f for r in self.ranks for f in r.frames]
 
+    @property
+    def rank_numbers(self) -> set[int]:
+        """The ranks the dumps belong to (none without ``torch.distributed``)."""
+        return {r.rank for r in self.ranks if r.rank is not None}
+
 
 def load_run(directory: str | Path) -> Run:
     """Read the dump in ``directory``. Raises :class:`BadInputError` (one sentence) for a

@@ -22,12 +22,12 @@ from .load import RankDump, Run
 def summary(run: Run, report: str | None = None) -> str:
     """The summary of ``run`` as text (``report``: where the HTML report is)."""
     lines: list[str] = []
-    ranked = any(d.rank is not None for d in run.ranks)
+    ranked = bool(run.rank_numbers)
     for index, dump in enumerate(run.ranks):  # ranks: the first in full, then totals
         rank_lines = _rank_summary(dump)
         lines.extend(rank_lines if index == 0 or not ranked else rank_lines[:1])
     diverging = divergences(run)
-    if len({d.rank for d in run.ranks if d.rank is not None}) > 1:
+    if len(run.rank_numbers) > 1:
         if diverging:
             lines.append(f"ranks DIVERGE ({len(diverging)} way(s)), a classic cause of "
                          f"hangs in collectives:")
@@ -44,10 +44,12 @@ def summary(run: Run, report: str | None = None) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _gist(brk: dict[str, Any]) -> str:
-    """A graph break's gist, with its registry id."""
+def _break_line(brk: dict[str, Any]) -> str:
+    """A graph break: where, its gist, its registry id."""
     gist = brk.get("summary") or brk.get("reason") or "?"
-    return f"{gist} [{brk['gb_id']}]" if brk.get("gb_id") else gist
+    ident = f" [{brk['gb_id']}]" if brk.get("gb_id") else ""
+    return (f"      graph break at {short_path(brk.get('user_file'))}:{brk.get('user_line')}: "
+            f"{gist}{ident}")
 
 
 def _rank_summary(dump: RankDump) -> list[str]:
@@ -84,9 +86,7 @@ def _rank_summary(dump: RankDump) -> list[str]:
                          f"{frame.get('status')} -> {frame.get('transformed_code')}")
             if frame.get("hits"):
                 lines.append(f"      ran {hits_text(frame['hits'])}")
-            for brk in frame.get("graph_breaks") or []:
-                lines.append(f"      graph break at {short_path(brk.get('user_file'))}:"
-                             f"{brk.get('user_line')}: {_gist(brk)}")
+            lines.extend(_break_line(brk) for brk in frame.get("graph_breaks") or [])
             for reason in frame.get("recompile_reasons") or []:
                 failed = failed_guards(reason)
                 text = "; ".join(f"{f.expression} (guard of {f.compile_id})"
@@ -99,9 +99,7 @@ def _rank_summary(dump: RankDump) -> list[str]:
         lines.append(f"  {skipped.get('function')} ({short_path(skipped.get('source_file'))}:"
                      f"{skipped.get('first_line')}): run without compiling: "
                      f"{reason[0] if reason else '?'}")
-        for brk in skipped.get("graph_breaks") or []:
-            lines.append(f"      graph break at {short_path(brk.get('user_file'))}:"
-                         f"{brk.get('user_line')}: {_gist(brk)}")
+        lines.extend(_break_line(brk) for brk in skipped.get("graph_breaks") or [])
     breaks = distinct_breaks(dump)
     if breaks:
         lines.append(f"  {len(breaks)} distinct graph break(s):")

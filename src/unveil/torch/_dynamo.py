@@ -17,6 +17,7 @@ import warnings
 import weakref
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from types import CodeType
 from typing import Any
 
@@ -79,6 +80,15 @@ def distributed_rank() -> int | None:
         with contextlib.suppress(ValueError):
             return int(env["RANK"])
     return None
+
+
+def rank_directory(directory: Path) -> Path:
+    """Where this process dumps: ``directory/rank_<r>`` for a rank of a distributed job
+    (each rank its own directory), else ``directory``."""
+    rank = distributed_rank()
+    if rank is None or directory.name == f"rank_{rank}":
+        return directory
+    return directory / f"rank_{rank}"
 
 
 @contextlib.contextmanager

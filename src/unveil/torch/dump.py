@@ -198,15 +198,9 @@ class prepare_debug:  # noqa: N801 (a context manager named like the function it
 
     def __enter__(self) -> prepare_debug:
         global _last
-        rank = _dynamo.distributed_rank()
-        if rank is not None and self.dump_dir.name != f"rank_{rank}":
-            self.dump_dir = self.dump_dir / f"rank_{rank}"  # each rank its own directory
-        dump_dir.make(self.dump_dir)
-        with dump_dir.locked(self.dump_dir):
-            if not self._entered:
-                dump_dir.clear_finished(self.dump_dir)
-                self._entered = True
-            dump_dir.mark_active(self.dump_dir)
+        self.dump_dir = _dynamo.rank_directory(self.dump_dir)
+        dump_dir.begin(self.dump_dir, clear=not self._entered)  # (again: the same dump)
+        self._entered = True
         _warm_up()
         self._removers = [_dynamo.add_bytecode_hook(self._hook),
                           _dynamo.add_trace_handler(self._trace)]

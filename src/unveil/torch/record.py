@@ -20,7 +20,9 @@ import marshal
 import os
 import subprocess
 import sys
+import time
 import warnings
+from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 from types import CodeType
@@ -58,13 +60,8 @@ class record:  # noqa: N801 (a context manager named like the function its users
         self.path: Path | None = None  # the recording, once written
 
     def __enter__(self) -> record:
-        rank = _dynamo.distributed_rank()
-        if rank is not None and self.dump_dir.name != f"rank_{rank}":
-            self.dump_dir = self.dump_dir / f"rank_{rank}"
-        dump_dir.make(self.dump_dir)
-        with dump_dir.locked(self.dump_dir):
-            dump_dir.clear_finished(self.dump_dir)
-            dump_dir.mark_active(self.dump_dir)
+        self.dump_dir = _dynamo.rank_directory(self.dump_dir)
+        dump_dir.begin(self.dump_dir, clear=True)
         self._removers = [_dynamo.add_bytecode_hook(self._hook),
                           _dynamo.add_trace_handler(self._trace)]
         return self
@@ -202,9 +199,9 @@ def _portable(code: CodeType, table: list[Any]) -> CodeType:
     """``code`` with each constant marshal cannot write (in nested code and in tuples too)
     replaced by ``(_MARK, its index in table)``, its repr appended to ``table`` once per
     object (the decompiler names one object once)."""
-    new = tuple(_portable_value(c, table) for c in code.co_consts)
-    return code if all(a is b for a, b in zip(new, code.co_consts, strict=True)) \
-        else code.replace(co_consts=new)
+    return code.replace(co_consts=new) \
+        if (new := _mapped(code.co_consts, _portable_value, table)) is not code.co_consts \
+        else code
 
 
 def _portable_value(const: Any, table: list[Any]) -> Any:
@@ -216,7 +213,7 @@ def _portable_value(const: Any, table: list[Any]) -> Any:
     except ValueError:
         pass
     if type(const) is tuple:  # (a tuple of constants, one of them not writable)
-        return tuple(_portable_value(c, table) for c in const)
+        return _mapped(const, _portable_value, table)
     for index, seen in enumerate(table):
         if seen is const:
             return (_MARK, index)
@@ -227,9 +224,9 @@ def _portable_value(const: Any, table: list[Any]) -> Any:
 def _restored(code: CodeType, table: list[Any]) -> CodeType:
     """Undo :func:`_portable` (``table``: the reprs, or :class:`RecordedConstant` objects
     made from them on first use), each constant a :class:`RecordedConstant`."""
-    new = tuple(_restored_value(c, table) for c in code.co_consts)
-    return code if all(a is b for a, b in zip(new, code.co_consts, strict=True)) \
-        else code.replace(co_consts=new)
+    return code.replace(co_consts=new) \
+        if (new := _mapped(code.co_consts, _restored_value, table)) is not code.co_consts \
+        else code
 
 
 def _restored_value(const: Any, table: list[Any]) -> Any:
@@ -240,9 +237,15 @@ def _restored_value(const: Any, table: list[Any]) -> Any:
             if not isinstance(table[const[1]], RecordedConstant):
                 table[const[1]] = RecordedConstant(str(table[const[1]]))
             return table[const[1]]
-        inner = tuple(_restored_value(c, table) for c in const)
-        return const if all(a is b for a, b in zip(inner, const, strict=True)) else inner
+        return _mapped(const, _restored_value, table)
     return const
+
+
+def _mapped(values: tuple[Any, ...], change: Callable[[Any, list[Any]], Any],
+            table: list[Any]) -> tuple[Any, ...]:
+    """``values`` with ``change`` applied to each; the same tuple when none changed."""
+    new = tuple(change(v, table) for v in values)
+    return values if all(a is b for a, b in zip(new, values, strict=True)) else new
 
 
 def _plain(value: Any) -> Any:
@@ -294,8 +297,6 @@ def complete(directory: Path, wait: float = 300.0) -> int:
     """Finish the recordings in ``directory`` and its ``rank_<r>/`` directories, and wait
     (up to ``wait`` seconds) for other processes finishing some there; returns how many
     this process finished."""
-    import time
-
     dirs = [directory, *sorted(p for p in directory.glob("rank_*") if p.is_dir())]
     done = sum(finish_recordings(d) for d in dirs)
     deadline = time.monotonic() + wait

@@ -232,8 +232,7 @@ class TraceRecorder:
         if self.defer is not None:  # unveil.record: written later, off the compile path
             self.defer(cid, kind, fn, payload, graph_module if kind in RUNNABLE else None)
             return
-        path = self.claim(f"{fn}.{kind}.{{n}}.py")
-        title = f"{kind} of {fn} (compile {cid})"
+        path, title = self.graph_file(cid, kind, fn)
         runs = False
         if kind in RUNNABLE and graph_module is not None:
             def write(src: str) -> None:
@@ -249,12 +248,15 @@ class TraceRecorder:
             write_atomic(path, printed_file(title, payload))
         facts.graphs.append(GraphFile(fn, kind, path.name, runs))
 
+    def graph_file(self, cid: str, kind: str, fn: str) -> tuple[Path, str]:
+        """A new file for graph ``fn``'s ``kind`` and its title."""
+        return self.claim(f"{fn}.{kind}.{{n}}.py"), f"{kind} of {fn} (compile {cid})"
+
     def recorded_graph(self, cid: str, kind: str, fn: str, payload: str | None,
                        src: str | None) -> None:
         """Write a graph :class:`unveil.torch.record.record` kept: its code ``src`` (FX's,
         when the graph was still there at the end) or its print."""
-        path = self.claim(f"{fn}.{kind}.{{n}}.py")
-        title = f"{kind} of {fn} (compile {cid})"
+        path, title = self.graph_file(cid, kind, fn)
         text = (runnable_file(src, title, payload, ran=False) if src is not None
                 else printed_file(title, payload))
         write_atomic(path, text)
