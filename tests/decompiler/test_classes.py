@@ -183,3 +183,29 @@ def test_nested_classes_round_trip_alone() -> None:
     assert len(classes) == 5
     statuses = {q: check_code(c, qualname=q).status for q, c in classes.items()}
     assert set(statuses.values()) == {"identical"}, statuses
+
+
+class _Sequence:
+    def count(self, value):
+        class Found:
+            def where(self):
+                return [x for x in ()]
+
+        return sum(1 for x in self.items if x is value), Found, lambda: value
+
+
+def test_recompiled_method_names_its_nested_code_as_before() -> None:
+    # recompiled on its own, inside a wrapper, a method's nested functions and classes
+    # still have the ``__qualname__`` they had (3.10 keeps it in a constant)
+    import types
+
+    code = unveil.recompile(_Sequence.count)
+    func = types.FunctionType(code, globals())
+    obj = _Sequence()
+    obj.items = [1]
+    _, found, get = _Sequence.count(obj, 1)
+    _, found2, get2 = func(obj, 1)
+    assert found2.__qualname__ == found.__qualname__ == "_Sequence.count.<locals>.Found"
+    assert found2.where.__qualname__ == found.where.__qualname__
+    assert get2.__qualname__ == get.__qualname__
+    assert func(obj, 1)[0] == 1

@@ -16,7 +16,7 @@ from .instructions import (
     read,
     retarget,
 )
-from .listing import LITERAL_TYPES, Raw, branches
+from .listing import LITERAL_TYPES, Raw, branches, qualname_constants
 
 __all__ = ["COLD_HANDLERS", "LITERAL_TYPES", "Bytecode", "Handler", "Instr", "Raw", "branches", "for_iter_exit",
-           "instructions", "read", "retarget"]
+           "instructions", "qualname_constants", "read", "retarget"]

@@ -115,6 +115,19 @@ def branches(code: CodeType) -> bool:
     return not _CONDITIONAL.isdisjoint(code.co_code[::2])
 
 
+def qualname_constants(code: CodeType) -> set[int]:
+    """Indices in ``co_consts`` of the strings that give nested code its ``__qualname__``:
+    on 3.10 the one ``MAKE_FUNCTION`` takes; in a class body, the one stored to
+    ``__qualname__`` (3.11+ keeps a function's in its code object, ``co_qualname``)."""
+    found = set()
+    listed = instructions(code)
+    for ins, after in zip(listed, listed[1:], strict=False):
+        if ins.opname == "LOAD_CONST" and isinstance(ins.argval, str) and (
+                (after.opname == "MAKE_FUNCTION" and VERSION < (3, 11))
+                or (after.opname == "STORE_NAME" and after.argval == "__qualname__")):
+            found.add(ins.arg)
+    return found
+
 
 def where(code: CodeType) -> str:
     """``qualname (file)``, for messages about ``code``."""

@@ -499,10 +499,54 @@ def _recompile(code: CodeType, filename: str | None, line_map: dict[int, int] | 
         line_map.update(_origin_lines(wrapped, parsed))
     found = _restore_constants(found, markers)
     _check_layout(code, found, kind)
+    if kind != "module":
+        found = _named_where_it_was(found, code)
     replace: dict[str, Any] = {"co_name": code.co_name}
     if hasattr(code, "co_qualname"):
         replace["co_qualname"] = code.co_qualname
     return found.replace(**replace)
+
+
+def _qualname_of(code: CodeType) -> str | None:
+    """``code``'s qualified name: its own on 3.11+; on 3.10, read off the names its
+    nested code is given (None when it has none)."""
+    if hasattr(code, "co_qualname"):
+        return code.co_qualname
+    consts = code.co_consts
+    for i in sorted(bytecode.qualname_constants(code)):
+        name = consts[i]
+        if code_kind(code) == "class":
+            return name  # (the class body stores its own)
+        if ".<locals>." in name:
+            return name.rpartition(".<locals>.")[0]
+    return None
+
+
+def _named_where_it_was(found: CodeType, code: CodeType) -> CodeType:
+    """``found`` with the code nested in it named as in ``code``: compiled back inside a
+    wrapper, or alone, a nested function's ``__qualname__`` starts with another path."""
+    old, new = _qualname_of(code), _qualname_of(found)
+    if old is None or new is None or old == new:
+        return found
+
+    def renamed(name: str) -> str:
+        if name == new or name.startswith(new + "."):
+            return old + name[len(new):]
+        return name
+
+    def rename(c: CodeType) -> CodeType:
+        consts = list(c.co_consts)
+        for i in bytecode.qualname_constants(c):
+            consts[i] = renamed(consts[i])
+        for i, const in enumerate(consts):
+            if isinstance(const, CodeType):
+                consts[i] = rename(const)
+        changes: dict[str, Any] = {"co_consts": tuple(consts)}
+        if hasattr(c, "co_qualname"):
+            changes["co_qualname"] = renamed(c.co_qualname)
+        return c.replace(**changes)
+
+    return rename(found)
 
 
 def _compile_back(code: CodeType, kind: str, target: tuple[str, str], wrapped: ast.Module,

@@ -23,7 +23,8 @@ FACTS: dict[str, str] = {
     "condition": "a class-body annotation item: the index of the condition guarding it",
     "before": "a ``pop_except`` marker: ids of the stack values computed before it",
     "specials": "a ``with`` set-up marker: the values the set-up pushed (``Special``s)",
-    "explicit": "a ``continue`` whose bytecode jumps straight back to the loop's head",
+    "explicit": "a ``continue`` whose bytecode jumps straight back to the loop's head; "
+                "a ``return None`` the source wrote (kept at the function's end)",
     # names
     "kind": "a Name: how it is loaded or stored (fast, deref, global, name, temp, ...)",
     "slot": "a Name of the state machine: the stack slot ``_s<slot>`` it stands for",

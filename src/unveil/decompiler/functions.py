@@ -697,7 +697,8 @@ def function_def(code: CodeType, name: str, parent: CodeDecompiler | None = None
     if dec is None:
         dec = parent.child(code) if parent is not None else CodeDecompiler(code)
     body = dec.statements() if statements is None else statements
-    if body and isinstance(body[-1], ast.Return) and body[-1].value is None:
+    if body and isinstance(body[-1], ast.Return) and body[-1].value is None \
+            and not getattr(body[-1], "explicit", False):
         body = body[:-1]
     patterns.drop_final_return(body)
     doc = docstring_of(code)

@@ -301,11 +301,13 @@ class Exceptions(Machine):
 
     def pop_except(self, ins: Instr) -> None:
         self.popn(ins.arg or 1)
+        self.check_speculation()
+        self.flush()  # (first: a value named now was still computed before)
         marker = ExcMarker("pop_except")
         # values computed while the exception was still being handled (a ``return``
         # value pushed after this belongs to code after the ``try`` statement)
         attach(marker, before={id(x) for x in self.state.stack})
-        self.emit(marker)
+        self.append(marker)
 
     def check_exc_match(self, ins: Instr) -> None:
         types = self.pop()

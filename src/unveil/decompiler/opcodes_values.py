@@ -329,22 +329,44 @@ class StackOps(Machine):
         stack = self.state.stack
         if len(stack) < depth:
             self.fail("stack underflow")
+        if self._swaps_into_targets(ins):
+            return
         stack[-1], stack[-depth] = stack[-depth], stack[-1]
-        if depth <= 3 and self._swapped_into_targets(depth):
+        if depth <= 3 and self._swapped_into_targets(depth, self.following):
             return
         start = len(stack) - depth
         self.order_from = start if self.order_from is None else min(self.order_from, start)
 
-    def _swapped_into_targets(self, depth: int) -> bool:
-        """``a.x, b[k] = v1, v2``: values swapped into place for stores that follow, one
-        of them not to a name (names alone are :meth:`multi_store`'s): one pending
+    def _swaps_into_targets(self, ins: Instr) -> bool:
+        """Several swaps in a row (3.10's ``ROT_THREE; ROT_TWO`` of ``a, b, c = x, y,
+        z``) that put the values into place for the stores after them, as one."""
+        run = [ins]
+        for nxt in self.following:
+            if nxt.op != "SWAP":
+                break
+            run.append(nxt)
+        stack = self.state.stack
+        deepest = max(i.arg or 2 for i in run)
+        if len(run) < 2 or deepest > 3 or len(stack) < deepest or self.order_from is not None:
+            return False
+        saved = stack[-deepest:]
+        for i in run:
+            d = i.arg or 2
+            stack[-1], stack[-d] = stack[-d], stack[-1]
+        if self._swapped_into_targets(deepest, self.following[len(run) - 1:]):
+            self.skip = len(run) - 1
+            return True
+        stack[-deepest:] = saved
+        return False
+
+    def _swapped_into_targets(self, depth: int, following: list[Instr]) -> bool:
+        """``a.x, b[k] = v1, v2``: values swapped into place for stores that follow (3.10
+        swaps for names too; 3.11+ stores those in another order instead): one pending
         assignment whose items the stores fill in, its value the tuple in push order."""
         stack = self.state.stack
         values = stack[-depth:]
-        following = self.following
         if self.order_from is not None or len(stack) < depth \
                 or not chained_stores(following, depth, copies=False) \
-                or all(i.op in _NAME_STORES for i in following[:depth]) \
                 or any(isinstance(v, UnpackItem | Shared | ImportValue | ImportItem | Special
                                   | Null | MethodSelf) or getattr(v, "targets", None)
                        for v in values):

@@ -123,8 +123,9 @@ class Renderer:
         if isinstance(s, ast.Return):
             if s.value is None or isinstance(s.value, Cell) or (
                     isinstance(s.value, ast.Constant) and s.value.value is None):
-                return ast.Return(value=None)  # a class body returns its cell
-            return ast.Return(value=self.expr(s.value))
+                # (a class body returns its cell)
+                return _copy_pos(ast.Return(value=None), s)
+            return _copy_pos(ast.Return(value=self.expr(s.value)), s)
         if isinstance(s, ast.Raise):
             return ast.Raise(exc=None if s.exc is None else self.expr(s.exc),
                              cause=None if s.cause is None else self.expr(s.cause))
@@ -567,6 +568,8 @@ def _copy_pos(new: ast.stmt, old: ast.stmt) -> ast.stmt:
     line = getattr(old, "line", None)
     if line is not None:
         attach(new, line=line)
+    if getattr(old, "explicit", False):
+        attach(new, explicit=True)
     return new
 
 

@@ -497,7 +497,10 @@ class Structurer(LoopExits, Clauses):
             elif term.kind == "branch":
                 b = self.if_stmt(b, ctx, out)
             elif term.kind == "return":
-                self.exit_stmt(out, ast.Return(value=_none_to_missing(term.value)), ctx)
+                ret = ast.Return(value=_none_to_missing(term.value))
+                if ret.value is None and self._written_return(block):
+                    attach(ret, explicit=True)
+                self.exit_stmt(out, ret, ctx)
                 b = None
             elif term.kind == "raise":
                 self.exit_stmt(out, ast.Raise(exc=term.value, cause=term.cause), ctx,
@@ -617,6 +620,19 @@ class Structurer(LoopExits, Clauses):
             return True
         h = self.effective_handler(dst)
         return h is not None and self.blocks[h].term.kind == "end_async_for"
+
+    def _written_return(self, block: IRBlock) -> bool:
+        """Is ``block``, a ``return None`` alone that several ways go to, a statement of
+        the source? The implicit one at a function's end has no line: the compiler
+        gives each way its own copy, on the line of the jump into it."""
+        line = block.term.line
+        cfg = self.g.cfg
+        first = cfg.blocks.get(block.blocks[0]) if len(block.blocks) == 1 else None
+        if block.stmts or line is None or first is None or len(first.preds) < 2 \
+                or [i.op for i in cfg.bc.instrs[first.start:first.end]] \
+                != ["LOAD_CONST", "RETURN_VALUE"]:
+            return False
+        return all(cfg.blocks[p].last(cfg.bc).line != line for p in first.preds)
 
     def exit_stmt(self, out: list[ast.stmt], stmt: ast.stmt, ctx: Ctx,
                   cleanup: bool = True) -> None:

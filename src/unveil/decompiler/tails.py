@@ -131,14 +131,21 @@ def _jump_instead(new: list[Instr], instrs: list[Instr], copy: Sequence[int],
 
 
 def _expression_lines(bc: Bytecode, a: Instr, b: Instr, jump: Instr) -> set[int | None]:
-    """The lines an expression's arms may span: the jump's own, or (3.11+) all of those
-    of the instruction the compiler copied into both arms (``a`` and ``b``, at one
-    position that holds the jump's line: ``raise E(x if c\\n else y)``)."""
+    """The lines an expression's arms may span: the jump's own, or all of those of the
+    instruction the compiler copied into both arms (``a`` and ``b``, at one position
+    that holds the jump's line: ``raise E(x if c\\n else y)``; 3.10: from its line to
+    the jump's)."""
     lines: set[int | None] = {jump.line, None}
     pa, pb = bc.position(a), bc.position(b)
     if pa is not None and pa == pb and pa[0] is not None and pa[1] is not None \
             and jump.line is not None and pa[0] <= jump.line <= pa[1]:
         lines.update(range(pa[0], pa[1] + 1))
+    elif pa is None and a.line == b.line and a.line is not None and jump.line is not None \
+            and a.line < jump.line and a.op not in _TERMINAL:
+        # (3.10, lines alone: a statement after the test starts on a later line; the
+        # copied code that starts before it ends the expression the test is part of,
+        # from the value both arms leave: not a return alone)
+        lines.update(range(a.line, jump.line + 1))
     return lines
 
 
@@ -697,15 +704,20 @@ def share_implicit_returns(bc: Bytecode) -> Bytecode:
     every place that goes to it, each copy at the source position of the jump (or of the
     code that runs on) into it: a ``while`` loop that ends a function then has one
     copy after its first test and one after its last. Where a loop's last test leaves
-    to such a copy and there are others (3.11+, whose positions tell them from
-    ``return`` statements; only jumped to: a ``return`` statement's clean-up runs on
-    into it), all but the last become jumps to it: the layout of code that goes on
-    after the loop.
+    to such a copy and there are others (told from ``return`` statements by their
+    positions, on 3.10 by their lines; only jumped to: a ``return`` statement's
+    clean-up runs on into it), all but the last become jumps to it: the layout of code
+    that goes on after the loop.
     """
     # (a function's own: a module's or class body's end, or a type parameter scope's, is
-    # never written as a ``return``; 3.11+: positions)
-    if code_kind(bc.code) != "function" or not hasattr(bc.code, "co_positions"):
+    # never written as a ``return``)
+    if code_kind(bc.code) != "function":
         return bc
+    positions = hasattr(bc.code, "co_positions")  # (3.10: lines)
+
+    def position(ins: Instr) -> object:
+        return bc.position(ins) if positions else ins.line
+
     instrs = bc.instrs
     sources: dict[int, list[int]] = {}
     for k, i in enumerate(instrs):
@@ -723,8 +735,8 @@ def share_implicit_returns(bc: Bytecode) -> Bytecode:
             preds.append(r - 1)
         if not r or instrs[r - 1].op in _TERMINAL | _CONDITIONAL | {"JUMP"}:
             jumped.add(r)  # (or runs on from a test: 3.11's loop test jumps back)
-        where = bc.position(ret)
-        if preds and where is not None and all(bc.position(instrs[p]) == where for p in preds):
+        where = position(ret)
+        if preds and where is not None and all(position(instrs[p]) == where for p in preds):
             copies.append(r)
     # (only around a ``while`` loop that ends the function: one copy is where its
     # last test leaves the loop, the test right before the jump back)

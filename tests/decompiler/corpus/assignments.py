@@ -276,3 +276,32 @@ def assign_to_empty_targets(value):
     for () in [value]:
         pass
     return "empty"
+
+
+class _Ordered:
+    """Attributes whose reads are logged, to show the order they run in."""
+
+    def __getattr__(self, name):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        LOG.append(name)
+        if name == "boom":
+            raise AttributeError(name)
+        return len(name)
+
+
+@cases((_Ordered(),))
+def pair_of_reads_stored_to_names(op):
+    e, c = op.exp, op.integer
+    a, b, d = op.first, op.second, op.third
+    return e - c, a, b, d
+
+
+@cases((_Ordered(),))
+def pair_whose_second_read_raises(op):
+    e = c = 0
+    try:
+        e, c = op.exp, op.boom
+    except AttributeError:
+        return e, c
+    return c

@@ -362,3 +362,11 @@ def one_line_return_then_a_test(arg):
     if args[0] in aliases:
         del aliases[args[0]]
     return aliases
+
+
+@cases((True, False), (True, True), (False, False))
+def written_return_none_that_two_tests_share(started, alive):
+    if started and not alive:
+        return 0
+    else:
+        return None

@@ -1039,3 +1039,30 @@ def while_loop_with_a_test_in_a_finally(stack, fail):
             if action == 1:
                 closed.append(value)
     return closed
+
+
+class _Fallback:
+    """An attribute that may be missing, and a table to fall back on."""
+
+    def __init__(self, file=None):
+        if file is not None:
+            self.file = file
+        self.defaults = {"mode": "w+b"}
+
+
+@cases((_Fallback(),), (_Fallback(type("F", (), {"mode": "r"})()),), (None,))
+def return_of_a_value_in_an_except_clause(obj):
+    try:
+        return obj.file.mode
+    except AttributeError:
+        return obj.defaults["mode"]
+
+
+@cases((_Fallback(),), (_Fallback(type("F", (), {"mode": "r"})()),), (None,))
+def return_in_the_clause_and_after_the_try(obj):
+    try:
+        mode = obj.file.mode
+    except AttributeError:
+        return obj.defaults["mode"]
+    LOG.append(mode)
+    return mode
