@@ -214,6 +214,8 @@ AS_WRITTEN = [
     ("conditionals", "written_return_none_that_two_tests_share"),
     ("assignments", "pair_of_reads_stored_to_names"),
     ("assignments", "pair_whose_second_read_raises"),
+    ("loops", "return_before_a_break_in_a_nested_loop"),
+    ("loops", "code_after_a_loop_whose_else_returns"),
     _gap("with_stmt", "break_after_a_with_in_a_try_in_a_loop",
          (3, 12) <= sys.version_info < (3, 13),
          "3.12 copies the break's return into the suppression path, laid out after "

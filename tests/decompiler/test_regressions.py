@@ -37,6 +37,10 @@ KNOWN: dict[str, tuple[tuple[tuple[int, int], ...], str]] = {
                      "a class's base after *args whose test the compiler folded ('0 if (0 if "
                      "u else v) else 0'): one arm's value is shared by two ways, the "
                      "arguments are built as statements and the class creation is not found"),
+    "223a0b9f7316": (((3, 12), (3, 13)),
+                     "a type alias's dict comprehension cut short by a false test ('if ()'): "
+                     "the kept part reads a type parameter the dead loops rebind, so the "
+                     "recompiled scope's free variables differ (not on 3.14)"),
     "672bcc869686": (((3, 12), (3, 13), (3, 14)),
                      "code after a return (dropped by the compiler) was the only reader of a "
                      "type parameter that a nested type alias shadows"),

@@ -621,6 +621,15 @@ class Structurer(LoopExits, Clauses):
         h = self.effective_handler(dst)
         return h is not None and self.blocks[h].term.kind == "end_async_for"
 
+    def _after_its_else(self, f: int, natural_exit: int | None, ctx: Ctx) -> bool:
+        """Is the code a loop's break goes to laid out after the loop's ``else``, one that
+        ends the function (``for ...: if c: break`` / ``else: return x`` / code after):
+        written after the loop, not in it."""
+        exit_block = self.blocks.get(natural_exit) if natural_exit is not None else None
+        return exit_block is not None and exit_block.term.kind in ("return", "raise") \
+            and ctx.clause is None and not ctx.cleanups \
+            and self.position(f) > self.position(natural_exit)
+
     def _written_return(self, block: IRBlock) -> bool:
         """Is ``block``, a ``return None`` alone that several ways go to, a statement of
         the source? The implicit one at a function's end has no line: the compiler
@@ -785,7 +794,8 @@ class Structurer(LoopExits, Clauses):
                 target = self.through(s)
                 if target != natural_exit and self.chain(n) == self.chain(target) and (
                         self.blocks[target].term.kind in ("raise", "reraise")
-                        or self._is_tail(target) and len(self.preds(target)) == 1):
+                        or self._is_tail(target) and len(self.preds(target)) == 1
+                        and not self._after_its_else(target, natural_exit, ctx)):
                     # (from inside a try in the loop it is a ``break``: the try ends first)
                     ends.update(self._hops(s, target))  # with the jumps that lead there
                     continue

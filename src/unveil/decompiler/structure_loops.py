@@ -148,13 +148,16 @@ class LoopExits:
             return breaks
         trial = set(body)
         rest = self._absorb_exits(h, trial, breaks | targets, ctx)
-        if f in rest or len(rest) != 1 or not any(
-                s in rest for n in trial - body for s in self._succs(n)):
+        # (where the absorbed code goes on: the one exit left, or the head of the
+        # enclosing loop when the loop ends its body, ``return`` and ``break`` above)
+        reached = {s for n in trial - body for s in self._succs(n)} & rest
+        if f in rest or not reached or reached != rest and (
+                ctx.loop is None or reached != {ctx.loop.cont}):
             # (nor code that only returns: the compiler copies the code after a loop
             # that ends the function into the break's path)
             return breaks
         body |= trial
-        return rest
+        return reached
 
     def _merge_break_targets(self, breaks: set[int]) -> set[int]:
         """Several exits where all but one are the same return: keep the real one."""

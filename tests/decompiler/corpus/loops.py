@@ -796,3 +796,35 @@ def loop_whose_second_clause_leaves_it_for_code(chunks):
             break
     sock.process(b"end")
     return sock.seen
+
+
+class _Slots:
+    def __init__(self, **names):
+        self.__dict__.update(names)
+
+
+@cases(((_Slots(a=1),), ("a",)), ((_Slots(a=None),), ("a",)), ((_Slots(),), ("a",)),
+       ((_Slots(a=1, b=2), _Slots(b=None)), ("a", "b")), ((), ()))
+def return_before_a_break_in_a_nested_loop(mro, methods):
+    for method in methods:
+        for B in mro:
+            if method in B.__dict__:
+                if B.__dict__[method] is None:
+                    return NotImplemented
+                break
+        else:
+            return NotImplemented
+    return True
+
+
+@cases((["", "ab", "c"],), ([""],), ([],))
+def code_after_a_loop_whose_else_returns(values):
+    values = sorted(values, key=len, reverse=True)
+    for value in values:
+        if value != "":
+            break
+    else:
+        return ""
+    joined = "|".join(v.upper() for v in values)
+    LOG.append(joined)
+    return "(%s)" % joined
