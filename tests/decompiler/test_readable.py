@@ -216,6 +216,7 @@ AS_WRITTEN = [
     ("assignments", "pair_whose_second_read_raises"),
     ("loops", "return_before_a_break_in_a_nested_loop"),
     ("loops", "code_after_a_loop_whose_else_returns"),
+    ("loops", "break_code_after_an_inner_loop_whose_else_continues"),
     _gap("with_stmt", "break_after_a_with_in_a_try_in_a_loop",
          (3, 12) <= sys.version_info < (3, 13),
          "3.12 copies the break's return into the suppression path, laid out after "

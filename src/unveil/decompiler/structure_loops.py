@@ -148,11 +148,14 @@ class LoopExits:
             return breaks
         trial = set(body)
         rest = self._absorb_exits(h, trial, breaks | targets, ctx)
-        # (where the absorbed code goes on: the one exit left, or the head of the
-        # enclosing loop when the loop ends its body, ``return`` and ``break`` above)
+        # (where the absorbed code goes on: the one exit left; or the head of the
+        # enclosing loop when the loop ends its body, ``return`` and ``break`` above,
+        # and its ``else`` leaves the function)
         reached = {s for n in trial - body for s in self._succs(n)} & rest
+        exit_block = self.blocks.get(natural_exit)
         if f in rest or not reached or reached != rest and (
-                ctx.loop is None or reached != {ctx.loop.cont}):
+                ctx.loop is None or reached != {ctx.loop.cont} or exit_block is None
+                or exit_block.term.kind not in ("return", "raise")):
             # (nor code that only returns: the compiler copies the code after a loop
             # that ends the function into the break's path)
             return breaks

@@ -828,3 +828,21 @@ def code_after_a_loop_whose_else_returns(values):
     joined = "|".join(v.upper() for v in values)
     LOG.append(joined)
     return "(%s)" % joined
+
+
+@cases((["pip-1.whl", "x.txt", "setuptools-2.whl", "other-3.whl"], ("pip", "setuptools")),
+       ([], ("pip",)), (["pip-1.whl"], ()))
+def break_code_after_an_inner_loop_whose_else_continues(filenames, names):
+    found = {}
+    for filename in filenames:
+        if not filename.endswith(".whl"):
+            continue
+        for name in names:
+            prefix = name + "-"
+            if filename.startswith(prefix):
+                break
+        else:
+            continue
+        found[name] = filename.removeprefix(prefix).partition("-")[0]
+        LOG.append(name)
+    return found
