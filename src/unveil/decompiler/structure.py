@@ -624,9 +624,9 @@ class Structurer(LoopExits, Clauses):
     def _after_its_else(self, f: int, natural_exit: int | None, ctx: Ctx) -> bool:
         """Is the code a loop's break goes to laid out after the loop's ``else``, one that
         ends the function (``for ...: if c: break`` / ``else: return x`` / code after):
-        written after the loop, not in it."""
+        written after the loop, not in it (not a ``return`` alone: the compiler's copy)."""
         exit_block = self.blocks.get(natural_exit) if natural_exit is not None else None
-        return exit_block is not None and exit_block.term.kind in ("return", "raise") \
+        return exit_block is not None and bool(self.blocks[f].stmts) and exit_block.term.kind in ("return", "raise") \
             and ctx.clause is None and not ctx.cleanups \
             and self.position(f) > self.position(natural_exit)
 
