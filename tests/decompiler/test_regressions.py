@@ -41,6 +41,18 @@ KNOWN: dict[str, tuple[tuple[tuple[int, int], ...], str]] = {
                      "a type alias's dict comprehension cut short by a false test ('if ()'): "
                      "the kept part reads a type parameter the dead loops rebind, so the "
                      "recompiled scope's free variables differ (not on 3.14)"),
+    "9370b2e9eeab": (((3, 12), (3, 13), (3, 14)),
+                     "a generic class whose name is also its ParamSpec, rebound by an "
+                     "except* in a finally: the nested class's free variables differ"),
+    "43b3f752e29c": (((3, 13), (3, 14)),
+                     "a type alias's generator that loops over its own name in dead code "
+                     "('for () in 0'): the alias's own name is lost from the free variables"),
+    "c4423a10be76": (((3, 12), (3, 13)),
+                     "a type alias's generator cut short by a false test ('if ()') whose "
+                     "dead loops rebind the alias's name: one free variable too many"),
+    "bb15af934526": (((3, 10), (3, 11)),
+                     "before 3.12 a class base after *args that is an 'and' over an 'or' "
+                     "('(a or b) and 0'): the class creation is not found"),
     "672bcc869686": (((3, 12), (3, 13), (3, 14)),
                      "code after a return (dropped by the compiler) was the only reader of a "
                      "type parameter that a nested type alias shadows"),
