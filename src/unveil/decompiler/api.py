@@ -513,9 +513,10 @@ def _qualname_of(code: CodeType) -> str | None:
     if hasattr(code, "co_qualname"):
         return code.co_qualname
     consts = code.co_consts
+    is_class = code_kind(code) == "class"
     for i in sorted(bytecode.qualname_constants(code)):
         name = consts[i]
-        if code_kind(code) == "class":
+        if is_class:
             return name  # (the class body stores its own)
         if ".<locals>." in name:
             return name.rpartition(".<locals>.")[0]

@@ -625,9 +625,8 @@ class Structurer(LoopExits, Clauses):
         """Is the code a loop's break goes to laid out after the loop's ``else``, one that
         ends the function (``for ...: if c: break`` / ``else: return x`` / code after):
         written after the loop, not in it (not a ``return`` alone: the compiler's copy)."""
-        exit_block = self.blocks.get(natural_exit) if natural_exit is not None else None
-        return exit_block is not None and bool(self.blocks[f].stmts) and exit_block.term.kind in ("return", "raise") \
-            and ctx.clause is None and not ctx.cleanups \
+        return natural_exit is not None and self._leaves_function(natural_exit) \
+            and bool(self.blocks[f].stmts) and ctx.clause is None and not ctx.cleanups \
             and self.position(f) > self.position(natural_exit)
 
     def _written_return(self, block: IRBlock) -> bool:

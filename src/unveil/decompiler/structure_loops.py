@@ -152,15 +152,20 @@ class LoopExits:
         # enclosing loop when the loop ends its body, ``return`` and ``break`` above,
         # and its ``else`` leaves the function)
         reached = {s for n in trial - body for s in self._succs(n)} & rest
-        exit_block = self.blocks.get(natural_exit)
         if f in rest or not reached or reached != rest and (
-                ctx.loop is None or reached != {ctx.loop.cont} or exit_block is None
-                or exit_block.term.kind not in ("return", "raise")):
+                ctx.loop is None or reached != {ctx.loop.cont}
+                or not self._leaves_function(natural_exit)):
             # (nor code that only returns: the compiler copies the code after a loop
             # that ends the function into the break's path)
             return breaks
         body |= trial
         return reached
+
+    def _leaves_function(self, bid: int) -> bool:
+        """Does block ``bid`` end in a ``return`` or ``raise`` (a loop's ``else`` that
+        leaves the function)?"""
+        block = self.blocks.get(bid)
+        return block is not None and block.term.kind in ("return", "raise")
 
     def _merge_break_targets(self, breaks: set[int]) -> set[int]:
         """Several exits where all but one are the same return: keep the real one."""

@@ -199,9 +199,7 @@ def _portable(code: CodeType, table: list[Any]) -> CodeType:
     """``code`` with each constant marshal cannot write (in nested code and in tuples too)
     replaced by ``(_MARK, its index in table)``, its repr appended to ``table`` once per
     object (the decompiler names one object once)."""
-    return code.replace(co_consts=new) \
-        if (new := _mapped(code.co_consts, _portable_value, table)) is not code.co_consts \
-        else code
+    return _with_consts(code, _portable_value, table)
 
 
 def _portable_value(const: Any, table: list[Any]) -> Any:
@@ -224,9 +222,7 @@ def _portable_value(const: Any, table: list[Any]) -> Any:
 def _restored(code: CodeType, table: list[Any]) -> CodeType:
     """Undo :func:`_portable` (``table``: the reprs, or :class:`RecordedConstant` objects
     made from them on first use), each constant a :class:`RecordedConstant`."""
-    return code.replace(co_consts=new) \
-        if (new := _mapped(code.co_consts, _restored_value, table)) is not code.co_consts \
-        else code
+    return _with_consts(code, _restored_value, table)
 
 
 def _restored_value(const: Any, table: list[Any]) -> Any:
@@ -239,6 +235,14 @@ def _restored_value(const: Any, table: list[Any]) -> Any:
             return table[const[1]]
         return _mapped(const, _restored_value, table)
     return const
+
+
+def _with_consts(code: CodeType, change: Callable[[Any, list[Any]], Any],
+                 table: list[Any]) -> CodeType:
+    """``code`` with :func:`_mapped` applied to its constants; ``code`` itself when none
+    changed."""
+    new = _mapped(code.co_consts, change, table)
+    return code if new is code.co_consts else code.replace(co_consts=new)
 
 
 def _mapped(values: tuple[Any, ...], change: Callable[[Any, list[Any]], Any],
