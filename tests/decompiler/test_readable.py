@@ -132,10 +132,7 @@ STRUCTURED = [
     ("exceptions", "constant_returns_in_a_try_in_an_except_clause_of_constants"),
     ("exceptions", "if_in_a_clause_whose_arms_meet_after_it"),
     ("loops", "loop_whose_second_clause_leaves_it"),
-    pytest.param("exceptions", "while_loop_in_a_finally", id="while_loop_in_a_finally",
-                 marks=pytest.mark.xfail(sys.version_info < (3, 11), strict=True, reason=(
-                     "3.10: the normal exit's copy of a finally with a loop is not "
-                     "found after the try"))),
+    ("exceptions", "while_loop_in_a_finally"),
     ("loops", "loop_whose_second_clause_leaves_it_for_code"),
     *(pytest.param("exceptions", name, id=name, marks=pytest.mark.xfail(
         sys.version_info < (3, 11), strict=True,
@@ -152,11 +149,9 @@ STRUCTURED = [
     ("exceptions", "continue_in_a_finally_in_a_loop"),
     pytest.param("exceptions", "while_loop_with_a_test_in_a_finally",
                  id="while_loop_with_a_test_in_a_finally",
-                 marks=pytest.mark.xfail(not (3, 11) <= sys.version_info < (3, 14),
-                                         strict=True, reason=(
-                     "3.10: the normal exit's copy of a finally with a loop is not found "
-                     "after the try; 3.14: the handler's copy names the if's test in a "
-                     "temporary, the normal copy does not"))),
+                 marks=pytest.mark.xfail(sys.version_info >= (3, 14), strict=True, reason=(
+                     "3.14: the handler's copy names the if's test in a temporary, the "
+                     "normal copy does not"))),
 ]
 
 
@@ -217,6 +212,16 @@ AS_WRITTEN = [
     ("loops", "return_before_a_break_in_a_nested_loop"),
     ("loops", "code_after_a_loop_whose_else_returns"),
     ("loops", "break_code_after_an_inner_loop_whose_else_continues"),
+    ("exceptions", "while_true_whose_try_breaks_in_its_handler"),
+    ("exceptions", "finally_with_a_loop_in_a_try_except"),
+    ("exceptions", "finally_with_a_loop_in_a_while_true_try"),
+    _gap("exceptions", "break_inside_a_try_and_in_its_handler",
+         (3, 12) <= sys.version_info < (3, 13),
+         "3.12: the sentinel test's arms come back as if/else with the break's return "
+         "after the try (same result)"),
+    ("conditionals", "else_raise_after_an_arm_that_ends_the_function"),
+    ("conditionals", "elif_raise_else_after_an_arm_that_ends_the_function"),
+    ("conditionals", "else_return_of_a_value_after_an_arm_that_ends_the_function"),
     _gap("with_stmt", "break_after_a_with_in_a_try_in_a_loop",
          (3, 12) <= sys.version_info < (3, 13),
          "3.12 copies the break's return into the suppression path, laid out after "

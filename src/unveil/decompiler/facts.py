@@ -25,6 +25,8 @@ FACTS: dict[str, str] = {
     "specials": "a ``with`` set-up marker: the values the set-up pushed (``Special``s)",
     "explicit": "a ``continue`` whose bytecode jumps straight back to the loop's head; "
                 "a ``return None`` the source wrote (kept at the function's end)",
+    "implicit": "a ``return None`` that is the compiler's copy of the one at the "
+                "function's end (an ``if`` that ends in one keeps its ``else``)",
     # names
     "kind": "a Name: how it is loaded or stored (fast, deref, global, name, temp, ...)",
     "slot": "a Name of the state machine: the stack slot ``_s<slot>`` it stands for",

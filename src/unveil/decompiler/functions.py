@@ -32,7 +32,7 @@ from .idioms import annotation_expr, lambda_body, tidy, tidy_raw, tidy_scope
 from .inline_comprehensions import fold
 from .ir import ClassBuild
 from .machine import Context
-from .nodes import SCOPES, children, names_in, no_arguments
+from .nodes import SCOPES, children, drop_implicit_returns, names_in, no_arguments
 from .render import Renderer
 from .structure import Structurer, Unstructurable
 from .tails import undo_copies
@@ -700,6 +700,7 @@ def function_def(code: CodeType, name: str, parent: CodeDecompiler | None = None
     if body and isinstance(body[-1], ast.Return) and body[-1].value is None \
             and not getattr(body[-1], "explicit", False):
         body = body[:-1]
+    drop_implicit_returns(body)
     patterns.drop_final_return(body)
     doc = docstring_of(code)
     head: list[ast.stmt] = []

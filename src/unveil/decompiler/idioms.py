@@ -16,7 +16,7 @@ from types import CodeType
 from typing import Any
 
 from .exprs import Shared, negate
-from .nodes import ends_in_jump, names_in, same, walk
+from .nodes import ends_in_implicit_return, ends_in_jump, names_in, same, walk
 
 # ---------------------------------------------------------------- before rendering
 from .render import preview
@@ -554,10 +554,16 @@ def _tidy_stmt(s: ast.stmt, in_loop: bool) -> list[ast.stmt]:
             s.body, s.orelse = s.orelse, []
         if not s.body:
             s.body = [ast.Pass()]
-        if s.orelse and ends_in_jump(s.body) and not _is_elif_chain(s.orelse):
-            rest = s.orelse
-            s.orelse = []
-            return [s, *rest]
+        if s.orelse and ends_in_jump(s.body):
+            if in_loop or not ends_in_implicit_return(s.body) \
+                    or len(s.body) > 1 and len(s.orelse) > 1 and same(s.body[-2:], s.orelse[-2:]):
+                # (arms that end in copies of the code after the ``if``: that code)
+                rest = s.orelse
+                s.orelse = []
+                return [s, *rest]
+            # (an arm that ends the function without a ``return``: the rest was the
+            # ``else`` of an ``if``/``elif`` chain)
+            s.orelse = _as_elif_chain(s.orelse)
         return [s]
     if isinstance(s, ast.Match):
         for c in s.cases:
@@ -581,8 +587,14 @@ def _tidy_stmt(s: ast.stmt, in_loop: bool) -> list[ast.stmt]:
     return [s]
 
 
-def _is_elif_chain(stmts: list[ast.stmt]) -> bool:
-    return False
+def _as_elif_chain(stmts: list[ast.stmt]) -> list[ast.stmt]:
+    """``if c: <leaves>`` then the rest, as ``if c: ... else: rest`` (an ``elif``)."""
+    if len(stmts) > 1 and isinstance(stmts[0], ast.If) and not stmts[0].orelse \
+            and ends_in_jump(stmts[0].body):
+        first = stmts[0]
+        first.orelse = _as_elif_chain(stmts[1:])
+        return [first]
+    return stmts
 
 
 def _is_pass_only(stmts: list[ast.stmt]) -> bool:

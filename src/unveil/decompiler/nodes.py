@@ -170,3 +170,30 @@ def ends_in_jump(stmts: list[ast.stmt], jumps: tuple[type, ...] = JUMPS) -> bool
         return any(catches_all(c) for c in last.cases) \
             and all(ends_in_jump(c.body, jumps) for c in last.cases)
     return False
+
+
+def ends_in_implicit_return(stmts: list[ast.stmt]) -> bool:
+    """Does ``stmts`` end in the compiler's copy of the function's closing ``return
+    None`` (on some path through a final ``if``)? The code after that is an ``else``."""
+    if not stmts:
+        return False
+    last = stmts[-1]
+    if isinstance(last, ast.Return):
+        return getattr(last, "implicit", False)
+    if isinstance(last, ast.If):
+        return ends_in_implicit_return(last.body) or ends_in_implicit_return(last.orelse)
+    return False
+
+
+def drop_implicit_returns(stmts: list[ast.stmt]) -> None:
+    """Remove the copies of the closing ``return None`` that end ``stmts`` (the end of a
+    function) and the arms of its final ``if``s."""
+    while stmts and isinstance(stmts[-1], ast.Return) and getattr(stmts[-1], "implicit", False):
+        stmts.pop()
+    if stmts and isinstance(stmts[-1], ast.If):
+        last = stmts[-1]
+        drop_implicit_returns(last.body)
+        drop_implicit_returns(last.orelse)
+        if not last.body:
+            last.body.append(ast.Pass())
+

@@ -568,8 +568,9 @@ def _copy_pos(new: ast.stmt, old: ast.stmt) -> ast.stmt:
     line = getattr(old, "line", None)
     if line is not None:
         attach(new, line=line)
-    if getattr(old, "explicit", False):
-        attach(new, explicit=True)
+    for fact in ("explicit", "implicit"):
+        if getattr(old, fact, False):
+            attach(new, **{fact: True})
     return new
 
 

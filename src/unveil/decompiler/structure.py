@@ -70,6 +70,7 @@ class Structurer(LoopExits, Clauses):
         self.entry = graph.entry
         self._next_id = max(self.blocks) + 1 if self.blocks else 0
         self._split: dict[int, int] = {}
+        self._split_of: dict[int, int] = {}  # (the other way)
         self._rpo: dict[int, int] | None = None
         self._protected: dict[int, frozenset[int]] = {}
         self._empty_by_chain: dict[tuple[int, ...], list[int]] = {}
@@ -151,10 +152,20 @@ class Structurer(LoopExits, Clauses):
             nxt = block.term.targets[0]
             nb = self.blocks.get(nxt)
             if nxt in seen or nb is None or block.handler_block is not None \
-                    and nb.handler_block != block.handler_block:
+                    and not self._within(nb.handler_block, block.handler_block):
                 return bid  # (a jump may enter a try, not leave one)
             seen.add(nxt)
             bid = nxt
+
+    def _within(self, inner: int | None, outer: int) -> bool:
+        """Is code under handler ``inner`` also under ``outer`` (the same handler, or one
+        whose own code ``outer`` protects)?"""
+        seen: set[int] = set()
+        while inner is not None and inner != outer and inner not in seen:
+            seen.add(inner)
+            block = self.blocks.get(inner)
+            inner = block.handler_block if block is not None else None
+        return inner == outer
 
     def _split_test(self, bid: int) -> int:
         """Give the test that ends block ``bid`` a block of its own; return its id."""
@@ -168,6 +179,7 @@ class Structurer(LoopExits, Clauses):
         new_id = self.add_block(test_block)
         block.term = Term("goto", [new_id], line=block.term.line)
         self._split[bid] = new_id
+        self._split_of[new_id] = bid
         return new_id
 
     def _add_tails(self, header: int, body: set[int]) -> None:
@@ -401,7 +413,8 @@ class Structurer(LoopExits, Clauses):
                     and self.blocks[preds[0]].term.targets[-1] == bid \
                     and self.blocks[bid].term.kind == "goto"  # (not the return after it)
                 if not preds or not all(p in inside for p in preds) or not (
-                        loop_exit or succs and all(x in inside for x in succs)):
+                        loop_exit or succs and all(x in inside for x in succs)) \
+                        or self._jump_back_after_statement(bid, region):
                     holes.discard(bid)
                     changed = True
         # an arm's jump to the join after the statement (``if`` in a ``try`` body), left
@@ -422,6 +435,21 @@ class Structurer(LoopExits, Clauses):
                             self._succs(b) for b in inside):
                 holes.add(bid)
         return holes
+
+    def _jump_back_after_statement(self, bid: int, region: set[int]) -> bool:
+        """Is ``bid`` a bare jump back into ``region`` that the end of its code falls
+        into (no test)? A loop's jump back under a ``try`` is protected unless the loop
+        tests at its end (3.12+): one left out comes after the statement, ``while True:
+        try: ...``."""
+        block = self.blocks[bid]
+        head = block.term.targets[0]
+        if block.term.kind != "goto" or head > bid or head not in region:
+            return False
+        # (a test whose other way stays in the loop is an inner loop's, or an ``if``'s:
+        # the loop's own test at its end leaves it the other way)
+        return all(self.blocks[p].term.kind == "goto" or self.blocks[p].term.kind == "branch"
+                   and all(head <= t < bid for t in self.blocks[p].term.targets if t != bid)
+                   for p in self.preds(bid))
 
     # ------------------------------------------------------------ driving
 
@@ -500,6 +528,8 @@ class Structurer(LoopExits, Clauses):
                 ret = ast.Return(value=_none_to_missing(term.value))
                 if ret.value is None and self._written_return(block):
                     attach(ret, explicit=True)
+                elif ret.value is None and self._implicit_return(block):
+                    attach(ret, implicit=True)
                 self.exit_stmt(out, ret, ctx)
                 b = None
             elif term.kind == "raise":
@@ -621,14 +651,6 @@ class Structurer(LoopExits, Clauses):
         h = self.effective_handler(dst)
         return h is not None and self.blocks[h].term.kind == "end_async_for"
 
-    def _after_its_else(self, f: int, natural_exit: int | None, ctx: Ctx) -> bool:
-        """Is the code a loop's break goes to laid out after the loop's ``else``, one that
-        ends the function (``for ...: if c: break`` / ``else: return x`` / code after):
-        written after the loop, not in it (not a ``return`` alone: the compiler's copy)."""
-        return natural_exit is not None and self._leaves_function(natural_exit) \
-            and bool(self.blocks[f].stmts) and ctx.clause is None and not ctx.cleanups \
-            and self.position(f) > self.position(natural_exit)
-
     def _written_return(self, block: IRBlock) -> bool:
         """Is ``block``, a ``return None`` alone that several ways go to, a statement of
         the source? The implicit one at a function's end has no line: the compiler
@@ -641,6 +663,35 @@ class Structurer(LoopExits, Clauses):
                 != ["LOAD_CONST", "RETURN_VALUE"]:
             return False
         return all(cfg.blocks[p].last(cfg.bc).line != line for p in first.preds)
+
+    def _implicit_return(self, block: IRBlock) -> bool:
+        """Is the ``return None`` that ends ``block`` the compiler's copy of the return
+        at the function's end (the source wrote none)? A copy has the position of the
+        code before it or of the jump into it; a written ``return`` has its own."""
+        cfg = self.g.cfg
+        bc = cfg.bc
+        last = cfg.blocks.get(block.blocks[-1]) if block.blocks else None
+        if last is None or last.end - last.start < 2 \
+                or bc.instrs[last.end - 1].op != "RETURN_VALUE" \
+                or bc.instrs[last.end - 2].op != "LOAD_CONST":
+            return False
+        k = last.end - 2
+        load = bc.instrs[k]
+        if k > last.start:
+            before = [bc.instrs[k - 1]]
+        else:
+            if not last.preds:
+                return False
+            before = [cfg.blocks[p].last(bc) for p in last.preds]
+            if any(i.target != last.start for i in before):
+                return False  # (fallen into: a return written after a test)
+        where = bc.position(load)
+        if where is None or where[0] is None:  # (3.10: lines only)
+            return load.line is not None and all(i.line == load.line for i in before)
+        if all(bc.position(i) == where for i in before):
+            return True
+        one_line = where[0] == where[1] and None not in where[2:]
+        return not (one_line and where[3] - where[2] in (6, 11))  # (``return [None]``)
 
     def exit_stmt(self, out: list[ast.stmt], stmt: ast.stmt, ctx: Ctx,
                   cleanup: bool = True) -> None:
@@ -794,9 +845,14 @@ class Structurer(LoopExits, Clauses):
                 if target != natural_exit and self.chain(n) == self.chain(target) and (
                         self.blocks[target].term.kind in ("raise", "reraise")
                         or self._is_tail(target) and len(self.preds(target)) == 1
-                        and not self._after_its_else(target, natural_exit, ctx)):
+                        and not self._after_its_else(target, natural_exit, ctx)
+                        and not self._after_the_loop(target, n, body)):
                     # (from inside a try in the loop it is a ``break``: the try ends first)
                     ends.update(self._hops(s, target))  # with the jumps that lead there
+                    continue
+                if target != natural_exit and self._ends_in_a_try_of_the_loop(target, body):
+                    ends.update(self._hops(s, target))
+                    ends.update(self._reached(target))
                     continue
                 if self._into_tail(target, ctx):
                     # a return that finishes an enclosing try/with (with the jumps that
@@ -928,7 +984,8 @@ def _handler_values(block: IRBlock) -> bool:
                                     for x in block.exit)
 
 
-_HANDLER_VALUES = {"exc", "prev_exc", "lasti"}
+_HANDLER_VALUES = {"exc", "prev_exc", "lasti",  # (3.10: the six values of a handler)
+                   "prev_tb", "prev_value", "prev_type", "exc_tb", "exc_type"}
 
 
 def _passes_under(block: IRBlock) -> bool:

@@ -59,6 +59,7 @@ class Clauses:
     (a mixin: it uses the structurer's graph, contexts and ``seq``/``edge``)."""
 
     returns_in_place: bool  # (the structurer's reading of copied constant returns)
+    _split_of: dict[int, int]  # a test split off a block: that block
     _handler_depths: dict[int, int]  # handler block: the stack depth the exception cuts to
 
     # ------------------------------------------------------------ try / with
@@ -705,8 +706,14 @@ class Clauses:
         return self.finish_try(body, handlers, body_exit, merge, h, ctx, out, star=True)
 
     def position(self, bid: int) -> int:
+        """Where block ``bid`` is laid out (a test split off a block: where that ends)."""
         block = self.blocks[bid]
-        return block.blocks[0] if block.blocks else bid
+        if block.blocks:
+            return block.blocks[0]
+        origin = self._split_of.get(bid)
+        origin_block = self.blocks.get(origin) if origin is not None else None
+        return origin_block.blocks[-1] if origin_block is not None and origin_block.blocks \
+            else bid
 
     def end_clauses(self, handlers: list[ast.ExceptHandler], tail: list[ast.stmt]) -> None:
         """End each clause that falls through with ``tail``, which leaves."""

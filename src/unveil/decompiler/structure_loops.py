@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ..bytecode import COLD_HANDLERS
 from .regions import dominates
-from .structure_base import Ctx
+from .structure_base import Ctx, _find_marker
 
 
 class LoopExits:
@@ -23,10 +23,18 @@ class LoopExits:
         span = max(self.position(b) for b in body)
         extra: set[int] = set()
         seen: set[int] = set()
+        # (the code of the handlers of ``try`` statements in the loop, which leaves
+        # through its re-raise: a ``finally`` handler's copy of the clean-up)
+        entries = {self.blocks[b].handler_block for b in body} - {None}
+
+        def own(x: int) -> bool:
+            return x in body or any(dominates(self.idom, e, x) for e in entries
+                                    if e in self.idom and x in self.idom)
+
         for n in body:
             for hb in self.chain(n):
                 if hb in seen or hb not in self.blocks \
-                        or not (self.protected(hb) & ctx.region) <= body \
+                        or not all(own(x) for x in self.protected(hb) & ctx.region) \
                         or self.handler_kind(hb) != "except":
                     continue
                 # (from a handler the loop's own flow reaches too, where a clause
@@ -171,3 +179,43 @@ class LoopExits:
         """Several exits where all but one are the same return: keep the real one."""
         real = {b for b in breaks if not self._is_tail(b)}
         return real if len(real) == 1 else breaks
+
+    def _after_its_else(self, f: int, natural_exit: int | None, ctx: Ctx) -> bool:
+        """Is the code a loop's break goes to laid out after the loop's ``else``, one that
+        ends the function (``for ...: if c: break`` / ``else: return x`` / code after):
+        written after the loop, not in it (not a ``return`` alone: the compiler's copy)."""
+        return natural_exit is not None and self._leaves_function(natural_exit) \
+            and bool(self.blocks[f].stmts) and ctx.clause is None and not ctx.cleanups \
+            and self.position(f) > self.position(natural_exit)
+
+    def _ends_in_a_try_of_the_loop(self, target: int, body: set[int]) -> bool:
+        """Is ``target`` code under a ``try`` that starts in the loop (it cannot come
+        after the loop) that returns (or raises) on every path, and that only the loop
+        reaches: the loop's own code."""
+        if not any(not body <= self.protected(x) for x in self.chain(target)):
+            return False
+        reached = self._reached(target)
+        inside = body | reached
+        return not reached & body \
+            and any(self.blocks[n].term.kind == "return" for n in reached) and all(
+                (self._succs(n) or self.blocks[n].term.kind in ("return", "raise", "reraise"))
+                and all(p in inside for p in self.preds(n)) for n in reached)
+
+    def _reached(self, start: int) -> set[int]:
+        """The blocks ``start`` reaches (itself too)."""
+        seen: set[int] = set()
+        todo = [start]
+        while todo:
+            n = todo.pop()
+            if n not in seen and n in self.blocks:
+                seen.add(n)
+                todo.extend(self._succs(n))
+        return seen
+
+    def _after_the_loop(self, tail: int, src: int, body: set[int]) -> bool:
+        """Is ``tail``, entered from a handler's code ``src`` in a ``while True`` loop,
+        laid out after all of the loop's code (before 3.12, where handlers are laid out
+        in place): what a ``break`` goes to, not a ``return`` in the clause."""
+        return not COLD_HANDLERS \
+            and _find_marker(self.blocks[src].stmts, "pop_except") is not None \
+            and self.position(tail) > max(self.position(b) for b in body)

@@ -370,3 +370,30 @@ def written_return_none_that_two_tests_share(started, alive):
         return 0
     else:
         return None
+
+
+@cases(("a", ["a"]), ("b", ["a"]), (3, []))
+def else_raise_after_an_arm_that_ends_the_function(item, seen):
+    if isinstance(item, str):
+        if item not in seen:
+            seen.append(item)
+    else:
+        raise TypeError("not a str: %r" % (item,))
+
+
+@cases((1, 0), (0, 1), (0, 0))
+def elif_raise_else_after_an_arm_that_ends_the_function(a, b):
+    if a:
+        LOG.append(a)
+    elif b:
+        raise ValueError(b)
+    else:
+        LOG.append(-1)
+
+
+@cases((1,), (0,))
+def else_return_of_a_value_after_an_arm_that_ends_the_function(a):
+    if a:
+        LOG.append(a)
+    else:
+        return 5

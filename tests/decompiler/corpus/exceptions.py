@@ -1066,3 +1066,80 @@ def return_in_the_clause_and_after_the_try(obj):
         return obj.defaults["mode"]
     LOG.append(mode)
     return mode
+
+
+@cases(([1, 2, 3], 0), ([1, 2, 3], 5), (None, 0))
+def while_true_whose_try_breaks_in_its_handler(items, i):
+    total = 0
+    while True:
+        try:
+            total += items[i]
+            i += 1
+        except IndexError:
+            break
+    return total, i
+
+
+@cases(([1, 2, 3], [2, 2, 2], 0), ([1], [1, 1], 0), ([1, 2], [1, 2], 5))
+def finally_with_a_loop_in_a_try_except(expected, actual, j):
+    i = 0
+    try:
+        try:
+            i += expected[j]
+        finally:
+            j += 1
+            while actual[j] == 2:
+                j += 1
+    except IndexError:
+        LOG.append((i, j))
+    return i, j
+
+
+@cases(([1, 1, 2], [2, 2, 2]), ([1, 2], [1, 3, 3]), ([], [1]))
+def finally_with_a_loop_in_a_while_true_try(expected, actual):
+    i = j = 0
+    while True:
+        try:
+            e = expected[i]
+            i += 1
+            try:
+                while expected[i] == e:
+                    i += 1
+            finally:
+                j += 1
+                while actual[j] == 2:
+                    j += 1
+        except IndexError:
+            break
+    return i, j
+
+
+class _Queue:
+    """A queue of records that ends with a sentinel or runs dry."""
+
+    def __init__(self, records, sentinel=None):
+        self.records = list(records)
+        self._sentinel = sentinel
+        self.handled = []
+
+    def dequeue(self, block):
+        if not self.records:
+            raise IndexError("empty")
+        return self.records.pop(0)
+
+    def handle(self, record):
+        self.handled.append(record)
+
+
+@cases((_Queue([1, 2, None, 3]), True), (_Queue([1, 2]), False), (_Queue([None]), False))
+def break_inside_a_try_and_in_its_handler(q, has_task_done):
+    while True:
+        try:
+            record = q.dequeue(True)
+            if record is q._sentinel:
+                if has_task_done:
+                    LOG.append("done")
+                break
+            q.handle(record)
+        except IndexError:
+            break
