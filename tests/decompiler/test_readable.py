@@ -215,6 +215,10 @@ AS_WRITTEN = [
     ("exceptions", "while_true_whose_try_breaks_in_its_handler"),
     ("exceptions", "finally_with_a_loop_in_a_try_except"),
     ("exceptions", "finally_with_a_loop_in_a_while_true_try"),
+    ("loops", "continue_when_a_key_is_there"),
+    ("loops", "body_when_a_key_is_not_there"),
+    ("loops", "continue_on_either_of_two_tests"),
+    ("loops", "body_on_either_of_two_tests_at_the_end"),
     _gap("exceptions", "break_inside_a_try_and_in_its_handler",
          (3, 12) <= sys.version_info < (3, 13),
          "3.12: the sentinel test's arms come back as if/else with the break's return "

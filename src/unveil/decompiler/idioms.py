@@ -606,7 +606,11 @@ def _trim_trailing_continue(stmts: list[ast.stmt]) -> list[ast.stmt]:
         stmts = stmts[:-1]
     if stmts and isinstance(stmts[-1], ast.If):
         last = stmts[-1]
-        last.body = _trim_trailing_continue(last.body) or [ast.Pass()]
+        if not (len(last.body) == 1 and isinstance(last.body[0], ast.Continue)
+                and last.orelse and getattr(last, "as_tested", False)):
+            # (``if c: continue`` then more code, as written: the test jumps over the
+            # continue)
+            last.body = _trim_trailing_continue(last.body) or [ast.Pass()]
         last.orelse = _trim_trailing_continue(last.orelse)
     elif stmts and isinstance(stmts[-1], ast.Match):
         for c in stmts[-1].cases:  # (a case that only continues says so)

@@ -136,8 +136,9 @@ class Renderer:
             if match is not None:
                 return match
             test = self.expr(s.test)
-            return ast.If(test=test, body=self.stmts(s.body) or [ast.Pass()],
+            node = ast.If(test=test, body=self.stmts(s.body) or [ast.Pass()],
                           orelse=self.stmts(s.orelse))
+            return attach(node, as_tested=True) if getattr(s, "as_tested", False) else node
         if isinstance(s, ast.While):
             test = self.expr(s.test)
             return ast.While(test=test, body=self.stmts(s.body) or [ast.Pass()],

@@ -48,6 +48,7 @@ from .structure_base import (
 from .structure_clauses import Clauses
 from .structure_loops import LoopExits
 from .translate import IRBlock, IRGraph, Term
+from .written import implicit_return, written_jump, written_return
 
 
 class Structurer(LoopExits, Clauses):
@@ -526,9 +527,9 @@ class Structurer(LoopExits, Clauses):
                 b = self.if_stmt(b, ctx, out)
             elif term.kind == "return":
                 ret = ast.Return(value=_none_to_missing(term.value))
-                if ret.value is None and self._written_return(block):
+                if ret.value is None and written_return(self.g.cfg, block):
                     attach(ret, explicit=True)
-                elif ret.value is None and self._implicit_return(block):
+                elif ret.value is None and implicit_return(self.g.cfg, block):
                     attach(ret, implicit=True)
                 self.exit_stmt(out, ret, ctx)
                 b = None
@@ -651,48 +652,6 @@ class Structurer(LoopExits, Clauses):
         h = self.effective_handler(dst)
         return h is not None and self.blocks[h].term.kind == "end_async_for"
 
-    def _written_return(self, block: IRBlock) -> bool:
-        """Is ``block``, a ``return None`` alone that several ways go to, a statement of
-        the source? The implicit one at a function's end has no line: the compiler
-        gives each way its own copy, on the line of the jump into it."""
-        line = block.term.line
-        cfg = self.g.cfg
-        first = cfg.blocks.get(block.blocks[0]) if len(block.blocks) == 1 else None
-        if block.stmts or line is None or first is None or len(first.preds) < 2 \
-                or [i.op for i in cfg.bc.instrs[first.start:first.end]] \
-                != ["LOAD_CONST", "RETURN_VALUE"]:
-            return False
-        return all(cfg.blocks[p].last(cfg.bc).line != line for p in first.preds)
-
-    def _implicit_return(self, block: IRBlock) -> bool:
-        """Is the ``return None`` that ends ``block`` the compiler's copy of the return
-        at the function's end (the source wrote none)? A copy has the position of the
-        code before it or of the jump into it; a written ``return`` has its own."""
-        cfg = self.g.cfg
-        bc = cfg.bc
-        last = cfg.blocks.get(block.blocks[-1]) if block.blocks else None
-        if last is None or last.end - last.start < 2 \
-                or bc.instrs[last.end - 1].op != "RETURN_VALUE" \
-                or bc.instrs[last.end - 2].op != "LOAD_CONST":
-            return False
-        k = last.end - 2
-        load = bc.instrs[k]
-        if k > last.start:
-            before = [bc.instrs[k - 1]]
-        else:
-            if not last.preds:
-                return False
-            before = [cfg.blocks[p].last(bc) for p in last.preds]
-            if any(i.target != last.start for i in before):
-                return False  # (fallen into: a return written after a test)
-        where = bc.position(load)
-        if where is None or where[0] is None:  # (3.10: lines only)
-            return load.line is not None and all(i.line == load.line for i in before)
-        if all(bc.position(i) == where for i in before):
-            return True
-        one_line = where[0] == where[1] and None not in where[2:]
-        return not (one_line and where[3] - where[2] in (6, 11))  # (``return [None]``)
-
     def exit_stmt(self, out: list[ast.stmt], stmt: ast.stmt, ctx: Ctx,
                   cleanup: bool = True) -> None:
         """Append a return/break/continue, removing the clean-up copies before it."""
@@ -741,20 +700,26 @@ class Structurer(LoopExits, Clauses):
         else:
             merge_follow = merge
             next_block = merge
+        as_tested = True
         if block.term.fall == else_t and then_t != else_t:
             # the compiler lays the ``if`` body out right after the test
             test = negate(test)
             then_t, else_t = else_t, then_t
+            as_tested = False
         sub = replace(ctx, follow=merge_follow)
         then_body = self.branch(b, then_t, sub)
         else_body = self.branch(b, else_t, sub)
         if not then_body and else_body:
             test = negate(test)
             then_body, else_body = else_body, []
+            as_tested = False
         if not then_body:
             then_body = [ast.Pass()]
         node = ast.If(test=test, body=then_body, orelse=else_body)
         attach(node, line=block.term.line)
+        if as_tested and len(then_body) == 1 and isinstance(then_body[0], ast.Continue) \
+                and written_jump(self.g.cfg, self.blocks.get(then_t), block, 8):
+            attach(node, as_tested=True)
         out.append(node)
         if next_block is not None and next_block == ctx.follow:
             return None

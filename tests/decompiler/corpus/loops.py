@@ -846,3 +846,61 @@ def break_code_after_an_inner_loop_whose_else_continues(filenames, names):
         found[name] = filename.removeprefix(prefix).partition("-")[0]
         LOG.append(name)
     return found
+
+
+@cases(({1: 0}, [1, 2, 3]), ({}, []), ({2: 5}, [2, 2]))
+def continue_when_a_key_is_there(target, keys):
+    for key in keys:
+        if key in target:
+            continue
+        target[key] = len(target)
+    return target
+
+
+@cases(({1: 0}, [1, 2, 3]), ({}, []), ({2: 5}, [2, 2]))
+def body_when_a_key_is_not_there(target, keys):
+    for key in keys:
+        if key not in target:
+            target[key] = len(target)
+    return target
+
+
+@cases(([None, "a", "a", "b"],), ([],))
+def continue_on_either_of_two_tests(prefixes):
+    seen = set()
+    out = []
+    for prefix in prefixes:
+        if not prefix or prefix in seen:
+            continue
+        seen.add(prefix)
+        out.append(prefix.upper())
+    return out
+
+
+@cases(([1, "a", 2], True), ([1, "a"], False))
+def body_on_either_of_two_tests_at_the_end(items, only_ints):
+    out = []
+    for item in items:
+        is_int = isinstance(item, int)
+        if is_int or not only_ints:
+            out.append(item)
+    return out
+
+
+def _values_of(mapping):
+    for obj in list(mapping.values()):
+        nested = False
+        try:
+            obj.items
+        except AttributeError:
+            pass
+        else:
+            nested = True
+            yield from _values_of(obj)
+        if not nested:
+            yield obj
+
+
+@cases(({"a": 1, "b": {"c": 2}},), ({},))
+def generator_whose_last_test_is_negated(mapping):
+    return list(_values_of(mapping))

@@ -1,0 +1,74 @@
+"""What the source wrote, told from what the compiler added by positions and lines.
+
+The compiler copies a function's closing ``return None`` into every way that reaches
+it and turns the end of a body into a jump of its own; the copies carry the position of
+the code before them (or of the jump into them), a written statement its own. On 3.10,
+without columns, lines tell them apart where they can.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .cfg import CFG
+    from .translate import IRBlock
+
+
+def written_return(cfg: CFG, block: IRBlock) -> bool:
+    """Is ``block``, a ``return None`` alone that several ways go to, a statement of
+    the source? The implicit one at a function's end has no line: the compiler
+    gives each way its own copy, on the line of the jump into it."""
+    line = block.term.line
+    first = cfg.blocks.get(block.blocks[0]) if len(block.blocks) == 1 else None
+    if block.stmts or line is None or first is None or len(first.preds) < 2 \
+            or [i.op for i in cfg.bc.instrs[first.start:first.end]] \
+            != ["LOAD_CONST", "RETURN_VALUE"]:
+        return False
+    return all(cfg.blocks[p].last(cfg.bc).line != line for p in first.preds)
+
+
+def written_jump(cfg: CFG, block: IRBlock | None, test: IRBlock, width: int) -> bool:
+    """Is ``block`` a jump of the source's own (a ``continue``: ``width``
+    characters on a line of its own), not the compiler's jump for the end of a
+    body? 3.10 has lines only: one other than the test's."""
+    if block is None or block.stmts or len(block.blocks) != 1 or not test.blocks:
+        return False
+    bc = cfg.bc
+    jump = cfg.blocks[block.blocks[0]].last(bc)
+    tested = cfg.blocks[test.blocks[-1]].last(bc)
+    where = bc.position(jump)
+    if where is None or where[0] is None:
+        return jump.line is not None and jump.line != tested.line
+    # (the compiler's jump has the position of the test, whatever its width)
+    return where[0] == where[1] and None not in where[2:] \
+        and where[3] - where[2] == width and where != bc.position(tested)  # type: ignore[operator]
+
+
+def implicit_return(cfg: CFG, block: IRBlock) -> bool:
+    """Is the ``return None`` that ends ``block`` the compiler's copy of the return
+    at the function's end (the source wrote none)? A copy has the position of the
+    code before it or of the jump into it; a written ``return`` has its own."""
+    bc = cfg.bc
+    last = cfg.blocks.get(block.blocks[-1]) if block.blocks else None
+    if last is None or last.end - last.start < 2 \
+            or bc.instrs[last.end - 1].op != "RETURN_VALUE" \
+            or bc.instrs[last.end - 2].op != "LOAD_CONST":
+        return False
+    k = last.end - 2
+    load = bc.instrs[k]
+    if k > last.start:
+        before = [bc.instrs[k - 1]]
+    else:
+        if not last.preds:
+            return False
+        before = [cfg.blocks[p].last(bc) for p in last.preds]
+        if any(i.target != last.start for i in before):
+            return False  # (fallen into: a return written after a test)
+    where = bc.position(load)
+    if where is None or where[0] is None:  # (3.10: lines only)
+        return load.line is not None and all(i.line == load.line for i in before)
+    if all(bc.position(i) == where for i in before):
+        return True
+    one_line = where[0] == where[1] and None not in where[2:]
+    return not (one_line and where[3] - where[2] in (6, 11))  # (``return [None]``)
