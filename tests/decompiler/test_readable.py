@@ -219,6 +219,7 @@ AS_WRITTEN = [
     ("loops", "body_when_a_key_is_not_there"),
     ("loops", "continue_on_either_of_two_tests"),
     ("loops", "body_on_either_of_two_tests_at_the_end"),
+    ("loops", "break_code_that_may_raise_before_a_return"),
     _gap("exceptions", "break_inside_a_try_and_in_its_handler",
          (3, 12) <= sys.version_info < (3, 13),
          "3.12: the sentinel test's arms come back as if/else with the break's return "

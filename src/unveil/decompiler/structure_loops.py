@@ -155,7 +155,10 @@ class LoopExits:
         if f in targets or self.position(f) > self.position(natural_exit):
             return breaks
         trial = set(body)
-        rest = self._absorb_exits(h, trial, breaks | targets, ctx)
+        # (the code may also go on to the loop's natural exit itself when that ends the
+        # function: ``if c: if d: raise; break`` then ``return x`` after the loop)
+        ends = {natural_exit} if self._leaves_function(natural_exit) else set()
+        rest = self._absorb_exits(h, trial, breaks | targets | ends, ctx)
         # (where the absorbed code goes on: the one exit left; or the head of the
         # enclosing loop when the loop ends its body, ``return`` and ``break`` above,
         # and its ``else`` leaves the function)

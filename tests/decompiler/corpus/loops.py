@@ -904,3 +904,16 @@ def _values_of(mapping):
 @cases(({"a": 1, "b": {"c": 2}},), ({},))
 def generator_whose_last_test_is_negated(mapping):
     return list(_values_of(mapping))
+
+
+@cases(([int, bool, object], {int: 1, object: 2}), ([str], {}), ([bool, int], {bool: 1, int: 2}))
+def break_code_that_may_raise_before_a_return(mro, registry):
+    match = None
+    for t in mro:
+        if match is not None:
+            if t in registry and not issubclass(match, t):
+                raise RuntimeError("ambiguous")
+            break
+        if t in registry:
+            match = t
+    return registry.get(match)
