@@ -220,6 +220,8 @@ AS_WRITTEN = [
     ("loops", "continue_on_either_of_two_tests"),
     ("loops", "body_on_either_of_two_tests_at_the_end"),
     ("loops", "break_code_that_may_raise_before_a_return"),
+    ("loops", "continue_after_an_arm_then_break"),
+    ("loops", "continue_after_an_arm_then_more_code"),
     _gap("exceptions", "break_inside_a_try_and_in_its_handler",
          (3, 12) <= sys.version_info < (3, 13),
          "3.12: the sentinel test's arms come back as if/else with the break's return "

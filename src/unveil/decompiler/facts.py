@@ -27,6 +27,7 @@ FACTS: dict[str, str] = {
     "specials": "a ``with`` set-up marker: the values the set-up pushed (``Special``s)",
     "explicit": "a ``continue`` whose bytecode jumps straight back to the loop's head; "
                 "a ``return None`` the source wrote (kept at the function's end)",
+    "written": "a ``continue`` whose jump has the position of a ``continue`` statement",
     "implicit": "a ``return None`` that is the compiler's copy of the one at the "
                 "function's end (an ``if`` that ends in one keeps its ``else``)",
     # names

@@ -606,10 +606,11 @@ def _trim_trailing_continue(stmts: list[ast.stmt]) -> list[ast.stmt]:
         stmts = stmts[:-1]
     if stmts and isinstance(stmts[-1], ast.If):
         last = stmts[-1]
-        if not (len(last.body) == 1 and isinstance(last.body[0], ast.Continue)
-                and last.orelse and getattr(last, "as_tested", False)):
-            # (``if c: continue`` then more code, as written: the test jumps over the
-            # continue)
+        if not (last.orelse and last.body and isinstance(last.body[-1], ast.Continue) and (
+                len(last.body) == 1 and getattr(last, "as_tested", False)
+                or getattr(last.body[-1], "written", False))):
+            # (``if c: ...; continue`` then more code, as written: the test jumps over
+            # the arm)
             last.body = _trim_trailing_continue(last.body) or [ast.Pass()]
         last.orelse = _trim_trailing_continue(last.orelse)
     elif stmts and isinstance(stmts[-1], ast.Match):

@@ -48,7 +48,7 @@ from .structure_base import (
 from .structure_clauses import Clauses
 from .structure_loops import LoopExits
 from .translate import IRBlock, IRGraph, Term
-from .written import implicit_return, written_jump, written_return
+from .written import implicit_return, written_continue, written_jump, written_return
 
 
 class Structurer(LoopExits, Clauses):
@@ -598,6 +598,8 @@ class Structurer(LoopExits, Clauses):
                 if term.kind == "goto" and term.back and term.targets[0] == dst \
                         and self.blocks[loop.header].term.kind != "branch":
                     attach(stmt, explicit=True)  # (kept at the end of an except clause)
+                if term.kind == "goto" and written_continue(self.g.cfg, self.blocks[src]):
+                    attach(stmt, written=True)
                 self.exit_stmt(out, stmt, ctx)
                 return None
             if dst == loop.follow and dst != ctx.follow:

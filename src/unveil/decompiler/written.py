@@ -72,3 +72,26 @@ def implicit_return(cfg: CFG, block: IRBlock) -> bool:
         return True
     one_line = where[0] == where[1] and None not in where[2:]
     return not (one_line and where[3] - where[2] in (6, 11))  # (``return [None]``)
+
+
+def written_continue(cfg: CFG, block: IRBlock) -> bool:
+    """Does ``block`` end in a jump back of a ``continue`` statement (the position of
+    the 8 characters ``continue`` on a line of its own, not that of the code before
+    it; 3.10: another line than the code before it)?"""
+    if not block.blocks:
+        return False
+    bc = cfg.bc
+    last = cfg.blocks.get(block.blocks[-1])
+    if last is None or last.end <= last.start or bc.instrs[last.end - 1].op != "JUMP":
+        return False
+    jump = bc.instrs[last.end - 1]
+    if last.end - 1 > last.start:
+        before = [bc.instrs[last.end - 2]]
+    else:
+        before = [cfg.blocks[p].last(bc) for p in last.preds]
+    where = bc.position(jump)
+    if where is None or where[0] is None:
+        return jump.line is not None and bool(before) \
+            and all(i.line is not None and i.line < jump.line for i in before)
+    return where[0] == where[1] and None not in where[2:] \
+        and where[3] - where[2] == 8 and all(bc.position(i) != where for i in before)  # type: ignore[operator]

@@ -917,3 +917,31 @@ def break_code_that_may_raise_before_a_return(mro, registry):
         if t in registry:
             match = t
     return registry.get(match)
+
+
+@cases(([5, 3, 8, 1], 0, 3), ([1, 2], 0, 1), ([], 0, 0))
+def continue_after_an_arm_then_break(heap, startpos, pos):
+    if not heap:
+        return heap
+    newitem = heap[pos]
+    while pos > startpos:
+        parentpos = (pos - 1) >> 1
+        parent = heap[parentpos]
+        if newitem < parent:
+            heap[pos] = parent
+            pos = parentpos
+            continue
+        break
+    heap[pos] = newitem
+    return heap
+
+
+@cases(([1, -2, 3, -4],), ([],))
+def continue_after_an_arm_then_more_code(items):
+    out = []
+    for item in items:
+        if item < 0:
+            out.append(-item)
+            continue
+        out.append(item * 10)
+    return out
