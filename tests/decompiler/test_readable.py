@@ -222,6 +222,10 @@ AS_WRITTEN = [
     ("loops", "break_code_that_may_raise_before_a_return"),
     ("loops", "continue_after_an_arm_then_break"),
     ("loops", "continue_after_an_arm_then_more_code"),
+    _gap("exceptions", "clause_that_ends_the_function_with_an_if", sys.version_info < (3, 11),
+         "3.10 (lines only): the clause's copy of the closing return shares its line with "
+         "the clause's clean-up, as a written return does"),
+    ("exceptions", "written_return_none_in_a_clause_before_a_raise"),
     _gap("exceptions", "break_inside_a_try_and_in_its_handler",
          (3, 12) <= sys.version_info < (3, 13),
          "3.12: the sentinel test's arms come back as if/else with the break's return "

@@ -190,10 +190,19 @@ def drop_implicit_returns(stmts: list[ast.stmt]) -> None:
     function) and the arms of its final ``if``s."""
     while stmts and isinstance(stmts[-1], ast.Return) and getattr(stmts[-1], "implicit", False):
         stmts.pop()
-    if stmts and isinstance(stmts[-1], ast.If):
-        last = stmts[-1]
+    last = stmts[-1] if stmts else None
+    if isinstance(last, ast.If):
         drop_implicit_returns(last.body)
         drop_implicit_returns(last.orelse)
+        if not last.body:
+            last.body.append(ast.Pass())
+    elif isinstance(last, ast.Try | getattr(ast, "TryStar", ast.Try)):
+        # (each way out of a final ``try`` goes on to the end of the function)
+        for handler in last.handlers:
+            drop_implicit_returns(handler.body)
+            if not handler.body:
+                handler.body.append(ast.Pass())
+        drop_implicit_returns(last.orelse if last.orelse else last.body)
         if not last.body:
             last.body.append(ast.Pass())
 

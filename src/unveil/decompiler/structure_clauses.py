@@ -49,7 +49,8 @@ from .structure_base import (
     _strip_reraise,
     _term_key,
 )
-from .translate import IRBlock, Term
+from .translate import IRBlock, IRGraph, Term
+from .written import implicit_return
 
 _LEAVES = (ast.Return, ast.Raise, ast.Break, ast.Continue)
 
@@ -58,6 +59,7 @@ class Clauses:
     """The ``try``, ``with`` and ``async for`` statements of :class:`~.structure.Structurer`
     (a mixin: it uses the structurer's graph, contexts and ``seq``/``edge``)."""
 
+    g: IRGraph
     returns_in_place: bool  # (the structurer's reading of copied constant returns)
     _split_of: dict[int, int]  # a test split off a block: that block
     _handler_depths: dict[int, int]  # handler block: the stack depth the exception cuts to
@@ -807,7 +809,10 @@ class Clauses:
             return
         if not rest:
             if term.kind == "return":
-                out.append(ast.Return(value=_none_to_missing(term.value)))
+                ret = ast.Return(value=_none_to_missing(term.value))
+                if ret.value is None and implicit_return(self.g.cfg, block):
+                    attach(ret, implicit=True)
+                out.append(ret)
                 _strip_all(out, outer)
                 return
             if term.kind == "raise":

@@ -67,11 +67,15 @@ def implicit_return(cfg: CFG, block: IRBlock) -> bool:
             return False  # (fallen into: a return written after a test)
     where = bc.position(load)
     if where is None or where[0] is None:  # (3.10: lines only)
-        return load.line is not None and all(i.line == load.line for i in before)
-    if all(bc.position(i) == where for i in before):
-        return True
+        # (a written return in a clause shares its line with the clause's clean-up)
+        return load.line is not None and all(
+            i.line == load.line and i.op not in _CLEAN_UP for i in before)
+    if all(bc.position(i) == where and i.op not in _CLEAN_UP for i in before):
+        return True  # (a clause's clean-up before a written return has its position)
     one_line = where[0] == where[1] and None not in where[2:]
-    return not (one_line and where[3] - where[2] in (6, 11))  # (``return [None]``)
+    # (a written ``return`` has the position of the keyword, ``return None`` of the
+    # statement or of its ``None``)
+    return not (one_line and where[3] - where[2] in (4, 6, 11))
 
 
 def written_continue(cfg: CFG, block: IRBlock) -> bool:
@@ -95,3 +99,6 @@ def written_continue(cfg: CFG, block: IRBlock) -> bool:
             and all(i.line is not None and i.line < jump.line for i in before)
     return where[0] == where[1] and None not in where[2:] \
         and where[3] - where[2] == 8 and all(bc.position(i) != where for i in before)  # type: ignore[operator]
+
+
+_CLEAN_UP = ("POP_EXCEPT", "POP_BLOCK", "DELETE_FAST", "DELETE_NAME", "DELETE_DEREF")

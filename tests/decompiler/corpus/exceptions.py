@@ -1143,3 +1143,36 @@ def break_inside_a_try_and_in_its_handler(q, has_task_done):
             q.handle(record)
         except IndexError:
             break
+
+
+class _Sock:
+    """A socket whose send may fail with an errno."""
+
+    def __init__(self, errno=None):
+        self.errno = errno
+
+    def send(self, data):
+        if self.errno is not None:
+            raise OSError(self.errno, "failed")
+        return len(data)
+
+
+@cases((_Sock(), True), (_Sock(11), True), (_Sock(11), False))
+def clause_that_ends_the_function_with_an_if(sock, debug):
+    if sock is None:
+        return
+    try:
+        sock.send(b"\0")
+    except OSError:
+        if debug:
+            LOG.append("failed")
+
+
+@cases((_Sock(),), (_Sock(11),), (_Sock(9),))
+def written_return_none_in_a_clause_before_a_raise(sock):
+    try:
+        return sock.send(b"ab")
+    except OSError as e:
+        if e.errno in (11, 35):
+            return None
+        raise
