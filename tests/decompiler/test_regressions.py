@@ -53,6 +53,17 @@ KNOWN: dict[str, tuple[tuple[tuple[int, int], ...], str]] = {
     "bb15af934526": (((3, 10), (3, 11)),
                      "before 3.12 a class base after *args that is an 'and' over an 'or' "
                      "('(a or b) and 0'): the class creation is not found"),
+    "122344c7dd61": (((3, 10), (3, 11), (3, 12)),
+                     "a class base the compiler folded ('0 if (0 if u else 0) else (genexpr)'): "
+                     "the test read only for its effect comes back as a conditional around the "
+                     "class name, and the class creation is not found"),
+    "7125e9093cbc": (((3, 12), (3, 13)),
+                     "a type alias's list comprehension cut short by a false test ('if ()') whose "
+                     "dead loop rebinds the type parameter: the kept generator's free variables "
+                     "differ"),
+    "ed089d7f23e3": (((3, 12), (3, 13), (3, 14)),
+                     "a type alias's generator whose dead loops rebind the alias's own name: one "
+                     "free variable too many"),
     "672bcc869686": (((3, 12), (3, 13), (3, 14)),
                      "code after a return (dropped by the compiler) was the only reader of a "
                      "type parameter that a nested type alias shadows"),
