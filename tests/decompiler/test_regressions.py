@@ -64,6 +64,12 @@ KNOWN: dict[str, tuple[tuple[tuple[int, int], ...], str]] = {
     "ed089d7f23e3": (((3, 12), (3, 13), (3, 14)),
                      "a type alias's generator whose dead loops rebind the alias's own name: one "
                      "free variable too many"),
+    "4967fde4b20d": (((3, 10), (3, 11), (3, 12), (3, 13), (3, 14)),
+                     "a class base after *args whose test the compiler folded ('0 if (0 if u "
+                     "else v) else 0', as 46e7912a0596): the class creation is not found"),
+    "4c3c3695856b": (((3, 12), (3, 13), (3, 14)),
+                     "a generic class whose name is also its TypeVarTuple, read by a type alias "
+                     "in its body: the alias's scope loses the class's name as a free variable"),
     "672bcc869686": (((3, 12), (3, 13), (3, 14)),
                      "code after a return (dropped by the compiler) was the only reader of a "
                      "type parameter that a nested type alias shadows"),
