@@ -70,10 +70,6 @@ KNOWN: dict[str, tuple[tuple[tuple[int, int], ...], str]] = {
     "4c3c3695856b": (((3, 12), (3, 13), (3, 14)),
                      "a generic class whose name is also its TypeVarTuple, read by a type alias "
                      "in its body: the alias's scope loses the class's name as a free variable"),
-    "7fdd66843bec": (((3, 10), (3, 11)),
-                     "before 3.12 a conditional whose arms are comprehensions over one iterable: "
-                     "the compiler calls the chosen function once, and the output names its "
-                     "'.0' parameter (not valid syntax)"),
     "672bcc869686": (((3, 12), (3, 13), (3, 14)),
                      "code after a return (dropped by the compiler) was the only reader of a "
                      "type parameter that a nested type alias shadows"),

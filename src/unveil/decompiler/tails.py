@@ -212,6 +212,8 @@ def _value_split(instrs: list[Instr], first: list[int], second: list[int], n: in
         value = instrs[first[len(first) - k - 1]]
         if value.op == "LOAD_CONST" and hasattr(value.argval, "co_code"):
             continue  # (a function's code is not a value to choose: ``lambda: 0``)
+        if value.op == "MAKE_FUNCTION" and _makes_a_called_scope(instrs, first[:len(first) - k]):
+            continue  # (nor is a comprehension's function: ``{.. for ..} if c else {..}``)
         a = _prefix_effect(instrs, first[:len(first) - k])
         b = _prefix_effect(instrs, second[:len(second) - k])
         if a is not None and b is not None and a[0] == b[0] and a[0] <= 1 \
@@ -220,6 +222,17 @@ def _value_split(instrs: list[Instr], first: list[int], second: list[int], n: in
     while n and instrs[first[len(first) - n]].op not in _TAKES_ONE:
         n -= 1
     return n
+
+
+def _makes_a_called_scope(instrs: list[Instr], arm: list[int]) -> bool:
+    """Whether the code the last ``MAKE_FUNCTION`` of ``arm`` makes is a scope the
+    source never names, only calls where it is made (a comprehension, a generator
+    expression, a type-parameter scope)."""
+    for k in reversed(arm):
+        code = instrs[k].argval
+        if instrs[k].op == "LOAD_CONST" and hasattr(code, "co_code"):
+            return code_kind(code) in ("comprehension", "genexpr", "generic")
+    return False
 
 
 #: (values popped, values pushed) of the instructions an expression's arm is made of.
