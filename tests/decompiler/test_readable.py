@@ -233,6 +233,8 @@ AS_WRITTEN = [
     ("conditionals", "else_raise_after_an_arm_that_ends_the_function"),
     ("conditionals", "elif_raise_else_after_an_arm_that_ends_the_function"),
     ("conditionals", "else_return_of_a_value_after_an_arm_that_ends_the_function"),
+    ("conditionals", "same_value_returned_by_two_written_returns"),
+    ("conditionals", "else_return_then_more_code"),
     _gap("with_stmt", "break_after_a_with_in_a_try_in_a_loop",
          (3, 12) <= sys.version_info < (3, 13),
          "3.12 copies the break's return into the suppression path, laid out after "
@@ -256,11 +258,39 @@ AS_WRITTEN = [
     ("loops", "return_from_nested_loops_like_the_end"),
     ("loops", "break_after_code_of_its_own"),
     ("loops", "break_with_a_check_of_its_own"),
+    ("loops", "while_loop_with_an_or_test"),
+    ("loops", "while_loop_with_an_and_test"),
+    ("loops", "while_true_whose_first_statement_returns"),
+    ("loops", "while_true_that_breaks_first"),
+    ("loops", "break_on_an_or_test_then_code_after_the_loop"),
     _gap("with_stmt", "while_loop_in_with", sys.version_info < (3, 11),
          "3.10 copies the return after the with into the rotated loop's exit"),
-    _gap("exceptions", "return_after_loop_in_try_finally", sys.version_info < (3, 14),
-         "`while True: if c: break` comes back as `while not c:`"),
+    ("exceptions", "return_after_loop_in_try_finally"),
 ]
+
+
+GLOBAL_ONLY_READ = """\
+cache = {}
+def clear():
+    global cache
+    cache.clear()
+def size():
+    return len(cache)
+cache = {1: 2}
+"""
+
+
+def test_a_global_declaration_of_a_name_only_read_stays() -> None:
+    # ``global cache`` in a function that only reads it makes the module's own stores
+    # ``STORE_GLOBAL``: the declaration is kept in the first function that reads it
+    from unveil.verify.batch import check_code
+
+    code = compile(GLOBAL_ONLY_READ, "<global>", "exec")
+    assert check_code(code, qualname="<module>").status == "identical"
+    text = unveil.decompile(code)
+    assert text.count("global cache") == 1 and "global cache\n    cache.clear()" in text, text
+    alone = compile("global q\nq = 1\n", "<global>", "exec")  # (declared by the module)
+    assert check_code(alone, qualname="<module>").status == "identical"
 
 
 def test_keywords_after_a_double_star_stay_keywords() -> None:

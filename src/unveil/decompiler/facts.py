@@ -30,6 +30,8 @@ FACTS: dict[str, str] = {
     "written": "a ``continue`` whose jump has the position of a ``continue`` statement",
     "implicit": "a ``return None`` that is the compiler's copy of the one at the "
                 "function's end (an ``if`` that ends in one keeps its ``else``)",
+    "position": "a ``return`` or ``raise``: where its instruction came from "
+                "(``written.exit_position``); the compiler's copies of it share it",
     # names
     "kind": "a Name: how it is loaded or stored (fast, deref, global, name, temp, ...)",
     "slot": "a Name of the state machine: the stack slot ``_s<slot>`` it stands for",

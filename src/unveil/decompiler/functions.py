@@ -17,7 +17,7 @@ from typing import Any
 
 from .. import bytecode
 from ..codeobj import COMPREHENSIONS as KINDS
-from ..codeobj import CodeFlag, code_kind
+from ..codeobj import CodeFlag, code_kind, iter_code_objects
 from ..errors import DecompilationError
 from . import cfg as cfg_mod
 from . import patterns
@@ -62,6 +62,10 @@ class Constants:
         # comprehension bodies decompiled so far, by code object (the translator may run
         # a block more than once: each run makes the comprehension again)
         self.comprehensions: dict[int, tuple[CodeType, list[ast.stmt]]] = {}
+        # names a nested scope declares ``global`` only for the module's sake (it reads
+        # them, and the module's own code reads and stores them as explicit globals),
+        # by code object: ``module_globals``
+        self.globals_for: dict[int, tuple[CodeType, list[str]]] = {}
 
     def exact_reference(self, value: Any) -> ast.expr | None:
         """A reference to ``value`` where the source must hold it exactly, else None."""
@@ -390,12 +394,14 @@ _DECLARING = frozenset(dis.opmap[n] for n in ("STORE_GLOBAL", "DELETE_GLOBAL", "
                                                "DELETE_DEREF") if n in dis.opmap)
 
 
-def declarations(code: CodeType) -> list[ast.stmt]:
-    """``global``/``nonlocal`` statements the body needs to compile the same way."""
-    globals_: list[str] = []
+def declarations(code: CodeType, constants: Constants | None = None) -> list[ast.stmt]:
+    """``global``/``nonlocal`` statements the body needs to compile the same way (and
+    those the module needs of it: ``constants.globals_for``)."""
+    known = constants.globals_for.get(id(code)) if constants is not None else None
+    globals_: list[str] = list(known[1]) if known is not None and known[0] is code else []
     nonlocals: list[str] = []
     if _DECLARING.isdisjoint(code.co_code[::2]):  # (every code unit starts with its opcode)
-        return []
+        return [ast.Global(names=globals_)] if globals_ else []
     for ins in bytecode.instructions(code):
         if ins.opname in ("STORE_GLOBAL", "DELETE_GLOBAL") and ins.argval not in globals_:
             globals_.append(ins.argval)
@@ -706,7 +712,7 @@ def function_def(code: CodeType, name: str, parent: CodeDecompiler | None = None
     head: list[ast.stmt] = []
     if doc is not None:
         head.append(ast.Expr(value=ast.Constant(doc)))
-    head.extend(declarations(code))
+    head.extend(declarations(code, dec.constants))
     names = scope_names(body)
     unused = unused_free_variables(code, body, names)
     if unused:
@@ -782,7 +788,7 @@ def class_body(dec: CodeDecompiler) -> list[ast.stmt]:
     # ``global``/``nonlocal`` (a class body reads and stores names with LOAD_NAME and
     # STORE_NAME unless they are declared)
     ops = _name_ops(dec.code)
-    declared = declarations(dec.code)
+    declared = declarations(dec.code, dec.constants)
     read_global = [n for n in _global_reads(out, ops)
                    if not any(n in d.names for d in declared)]  # type: ignore[attr-defined]
     if read_global:
@@ -866,5 +872,41 @@ def _drop_hidden_stores(stmts: list[ast.stmt]) -> None:
 def module_body(code: CodeType, constants: Constants | None = None) -> list[ast.stmt]:
     """The statements of a module's code object."""
     dec = CodeDecompiler(code, constants)
+    own = module_globals(code, dec.constants)
     body = apply_to_scope(without_scope_returns(dec.statements()), dec)
+    if own:
+        body.insert(0, ast.Global(names=own))
     return tidy_scope(body, bool(code.co_flags & CodeFlag.FUTURE_ANNOTATIONS))
+
+
+_GLOBAL_OPS = ("LOAD_GLOBAL", "STORE_GLOBAL", "DELETE_GLOBAL")
+
+
+def module_globals(code: CodeType, constants: Constants) -> list[str]:
+    """Where a ``global`` statement the module's code shows must go: a ``global x``
+    anywhere in a module makes the module's own reads and stores of ``x`` explicit
+    globals (``STORE_GLOBAL`` for ``x = ...``). Nested scopes that store or delete
+    ``x``, or a class body that reads it, declare it already; else the first function
+    that reads it does (noted in ``constants.globals_for``), else the module itself
+    (returned)."""
+    wanted = _global_names(code, _GLOBAL_OPS)
+    if not wanted:
+        return []
+    nested = [e.code for e in iter_code_objects(code)][1:]
+    for c in nested:
+        ops = ("STORE_GLOBAL", "DELETE_GLOBAL") if code_kind(c) != "class" else _GLOBAL_OPS
+        wanted = [n for n in wanted if n not in _global_names(c, ops)]
+    for c in nested:
+        if not wanted:
+            break
+        if code_kind(c) == "function":
+            reads = [n for n in wanted if n in _global_names(c, ("LOAD_GLOBAL",))]
+            if reads:
+                constants.globals_for[id(c)] = (c, reads)
+                wanted = [n for n in wanted if n not in reads]
+    return wanted
+
+
+def _global_names(code: CodeType, ops: tuple[str, ...]) -> list[str]:
+    names = [ins.argval for ins in bytecode.instructions(code) if ins.opname in ops]
+    return list(dict.fromkeys(names))

@@ -532,9 +532,24 @@ def _drop_duplicated_tails(stmts: list[ast.stmt]) -> None:
             _cut_tail(s.body, tail, keep_one=True)
 
 
+def _written_twice(a: ast.stmt, b: ast.stmt) -> bool:
+    """Are ``a`` and ``b``, alike, two statements of the source rather than the
+    compiler's copies of one? Copies keep the position of what they copy, but those of
+    the implicit ``return None`` (which has none) take the position of their jump."""
+    if isinstance(a, ast.Return) and a.value is None and not getattr(a, "explicit", False):
+        return False
+    for fact in ("position", "line"):
+        here, there = getattr(a, fact, None), getattr(b, fact, None)
+        if here is not None and there is not None:
+            return here != there
+    return False
+
+
 def _cut_tail(body: list[ast.stmt], tail: list[ast.stmt], keep_one: bool) -> None:
     n = len(tail)
     if len(body) < n or not same(body[-n:], tail):
+        return
+    if any(_written_twice(a, b) for a, b in zip(body[-n:], tail, strict=True)):
         return
     if keep_one and len(body) == n:
         return

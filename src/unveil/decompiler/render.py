@@ -569,9 +569,9 @@ def _copy_pos(new: ast.stmt, old: ast.stmt) -> ast.stmt:
     line = getattr(old, "line", None)
     if line is not None:
         attach(new, line=line)
-    for fact in ("explicit", "implicit"):
+    for fact in ("explicit", "implicit", "position"):
         if getattr(old, fact, False):
-            attach(new, **{fact: True})
+            attach(new, **{fact: getattr(old, fact)})
     return new
 
 

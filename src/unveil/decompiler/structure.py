@@ -46,12 +46,19 @@ from .structure_base import (
     _strip_prefix,
 )
 from .structure_clauses import Clauses
+from .structure_ifs import IfEnds
 from .structure_loops import LoopExits
 from .translate import IRBlock, IRGraph, Term
-from .written import implicit_return, written_continue, written_jump, written_return
+from .written import (
+    exit_position,
+    implicit_return,
+    written_continue,
+    written_jump,
+    written_return,
+)
 
 
-class Structurer(LoopExits, Clauses):
+class Structurer(LoopExits, IfEnds, Clauses):
     """Turns one IR graph into structured statements (see the module docstring).
 
     It owns the graph while it works: the blocks (it splits and adds some), the
@@ -72,6 +79,7 @@ class Structurer(LoopExits, Clauses):
         self._next_id = max(self.blocks) + 1 if self.blocks else 0
         self._split: dict[int, int] = {}
         self._split_of: dict[int, int] = {}  # (the other way)
+        self._copied_tests: set[int] = set()  # tests the compiler copied to a loop's end
         self._rpo: dict[int, int] | None = None
         self._protected: dict[int, frozenset[int]] = {}
         self._empty_by_chain: dict[tuple[int, ...], list[int]] = {}
@@ -132,6 +140,7 @@ class Structurer(LoopExits, Clauses):
                                                strict=True))):
                 continue  # (a handler's test, under other values)
             head = self._split_test(first)
+            self._copied_tests.add(head)
             if block.stmts or block.entry:
                 block.term = Term("goto", [head], line=block.term.line)
                 continue
@@ -526,7 +535,8 @@ class Structurer(LoopExits, Clauses):
             elif term.kind == "branch":
                 b = self.if_stmt(b, ctx, out)
             elif term.kind == "return":
-                ret = ast.Return(value=_none_to_missing(term.value))
+                ret = attach(ast.Return(value=_none_to_missing(term.value)),
+                             position=exit_position(self.g.cfg, block))
                 if ret.value is None and written_return(self.g.cfg, block):
                     attach(ret, explicit=True)
                 elif ret.value is None and implicit_return(self.g.cfg, block):
@@ -534,8 +544,9 @@ class Structurer(LoopExits, Clauses):
                 self.exit_stmt(out, ret, ctx)
                 b = None
             elif term.kind == "raise":
-                self.exit_stmt(out, ast.Raise(exc=term.value, cause=term.cause), ctx,
-                               cleanup=False)
+                self.exit_stmt(out, attach(ast.Raise(exc=term.value, cause=term.cause),
+                                           position=exit_position(self.g.cfg, block)),
+                               ctx, cleanup=False)
                 b = None
             elif term.kind == "reraise":
                 out.append(ast.Raise(exc=None, cause=None))
@@ -697,6 +708,8 @@ class Structurer(LoopExits, Clauses):
                 and not self._inside_clause(else_t, merge, ctx):
             merge = EXIT  # (the arms meet after leaving the except clause: each leaves it)
         if merge == EXIT or merge not in ctx.region:
+            merge = self._jumped_over(b, then_t, else_t, ctx)
+        if merge == EXIT or merge not in ctx.region:
             merge_follow: int | None = ctx.follow
             next_block = None
         else:
@@ -743,33 +756,6 @@ class Structurer(LoopExits, Clauses):
                 todo.extend(self._succs(n))
         return False
 
-    def common_successor(self, b: int, then_t: int, else_t: int, ctx: Ctx) -> int:
-        """Where both branches meet when one of them may also leave (``return``...):
-        the first block, in flow order, that both reach inside the region."""
-        stops = {b, ctx.follow}
-        if ctx.loop is not None:
-            stops |= {ctx.loop.cont, ctx.loop.follow}
-
-        def reach(start: int) -> set[int]:
-            seen: set[int] = set()
-            todo = [start]
-            while todo:
-                n = todo.pop()
-                if n in seen or n in stops or n not in ctx.region:
-                    continue
-                seen.add(n)
-                todo.extend(self._succs(n))
-            return seen
-
-        common = reach(then_t) & reach(else_t)
-        if not common:
-            return EXIT
-        order = self._rpo_index()
-        best = min(common, key=lambda n: order.get(n, 1 << 30))
-        if not dominates(self.idom, b, best):
-            return EXIT
-        return best
-
     def _rpo_index(self) -> dict[int, int]:
         if self._rpo is None:
             self._rpo = {n: i for i, n in enumerate(reverse_postorder(self.entry, self._esuccs))}
@@ -796,7 +782,11 @@ class Structurer(LoopExits, Clauses):
             kind = "for"
         elif term.kind == "branch" and not block.stmts and not _has_unassigned(block):
             t, e = term.targets
-            if t in body and e not in body:
+            # (the compiler writes a ``while`` test twice, the copy at the loop's end:
+            # a test only at the top is an ``if`` of ``while True:``)
+            if h not in self._copied_tests and self._jumped_back_to(h, body):
+                pass
+            elif t in body and e not in body:
                 body_start, natural_exit, kind = t, e, "while"
             elif e in body and t not in body:
                 body_start, natural_exit, kind = e, t, "while_not"

@@ -8,9 +8,13 @@ methods which of them are the loop's own code, so that one exit is left.
 
 from __future__ import annotations
 
+import ast
+
 from ..bytecode import COLD_HANDLERS
 from .regions import dominates
+from .render import preview
 from .structure_base import Ctx, _find_marker
+from .written import written_continue
 
 
 class LoopExits:
@@ -222,3 +226,29 @@ class LoopExits:
         return not COLD_HANDLERS \
             and _find_marker(self.blocks[src].stmts, "pop_except") is not None \
             and self.position(tail) > max(self.position(b) for b in body)
+
+    def _jumped_back_to(self, h: int, body: set[int]) -> bool:
+        """Is the test at ``h`` entered again only by jumps back (not a test at the
+        loop's end), not all of them ``continue`` statements (a loop whose end is never
+        reached has no copy of its test there)?"""
+        back = [p for p in self.preds(h) if p in body]
+        return bool(back) and not self._rotated(h, back) \
+            and not all(written_continue(self.g.cfg, self.blocks[p]) for p in back)
+
+    def _rotated(self, h: int, back: list[int]) -> bool:
+        """Is ``h`` the body of a ``while`` loop the compiler laid out as ``if c:`` and
+        a test ``c`` again at the end (whose copies were not merged): a test before the
+        loop goes to ``h`` and the same test jumps back to it (3.12+: through a jump)?"""
+        def text(p: int) -> str | None:
+            term = self.blocks[p].term
+            return preview(ast.Expr(value=term.test)) \
+                if term.kind == "branch" and term.test is not None else None
+
+        before = {text(p) for p in self.preds(h) if p not in back} - {None}
+        if not before:
+            return False
+        tests = list(back)
+        for p in back:
+            if not self.blocks[p].stmts and self.blocks[p].term.kind == "goto":
+                tests.extend(self.preds(p))
+        return any(text(p) in before for p in tests)

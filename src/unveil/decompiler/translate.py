@@ -542,26 +542,26 @@ class Translator:
         # a condition: one side tests again and shares a target with the other side
         if then_o.kind == "branch" and else_o.kind == "goto" and not then_o.absorbed == []:
             t2, e2 = then_o.targets
-            other = else_o.targets[0]
-            if not else_o.absorbed and _same_stack(then_o.state.stack, state.stack, test,
-                                                   then_o.test):
-                if other == e2:
+            other, hops = self._only_jumps(else_o, term, then_o)
+            if other is not None and _same_stack(then_o.state.stack, state.stack, test,
+                                                 then_o.test):
+                if self._leads_to(other, e2, hops):
                     new = _boolop(ast.And, test, then_o.test)
-                    return self._compound(new, t2, e2, state, then_o, kept, term)
-                if other == t2 and not kept:
+                    return self._compound(new, t2, e2, state, then_o, kept, term, hops)
+                if self._leads_to(other, t2, hops) and not kept:
                     new = _boolop(ast.Or, negate(test), then_o.test)
-                    return self._compound(new, t2, e2, state, then_o, kept, term)
+                    return self._compound(new, t2, e2, state, then_o, kept, term, hops)
         if else_o.kind == "branch" and then_o.kind == "goto" and else_o.absorbed:
             t2, e2 = else_o.targets
-            other = then_o.targets[0]
-            if not then_o.absorbed and _same_stack(else_o.state.stack, state.stack, test,
-                                                   else_o.test):
-                if other == t2:
+            other, hops = self._only_jumps(then_o, term, else_o)
+            if other is not None and _same_stack(else_o.state.stack, state.stack, test,
+                                                 else_o.test):
+                if self._leads_to(other, t2, hops):
                     new = _boolop(ast.Or, test, else_o.test)
-                    return self._compound(new, t2, e2, state, else_o, kept, term)
-                if other == e2 and not kept:
+                    return self._compound(new, t2, e2, state, else_o, kept, term, hops)
+                if self._leads_to(other, e2, hops) and not kept:
                     new = _boolop(ast.And, negate(test), else_o.test)
-                    return self._compound(new, t2, e2, state, else_o, kept, term)
+                    return self._compound(new, t2, e2, state, else_o, kept, term, hops)
         if then_o.kind == "branch" and else_o.kind == "branch" and not kept \
                 and then_o.absorbed and else_o.absorbed \
                 and _same_stack(then_o.state.stack, state.stack, None, None) \
@@ -620,7 +620,8 @@ class Translator:
         return None
 
     def _compound(self, new: ast.expr, t2: int, e2: int, state: State, side: _Outcome,
-                  kept: bool, term: Term) -> tuple[Term, list[int]]:
+                  kept: bool, term: Term, hops: list[int] | None = None
+                  ) -> tuple[Term, list[int]]:
         if kept:
             shared = Shared(new)
             attach(shared, _seq=getattr(new, "_seq", None))
@@ -628,7 +629,41 @@ class Translator:
             new = shared
         return (Term("branch", [t2, e2], test=new, line=term.line, src=side.src,
                      fall=side.fall),
-                list(side.absorbed))
+                [*side.absorbed, *(hops or [])])
+
+    def _only_jumps(self, side: _Outcome, term: Term, tested: _Outcome
+                    ) -> tuple[int | None, list[int]]:
+        """Where a side that runs no code goes, and the blocks it passes that only jump:
+        a compiler's jump back at the position of the test that falls into it (3.12+
+        jumps back only unconditionally: a test at the end of a loop jumps over a jump
+        to the loop's head), or any jump between two tests on one line (a jump to a
+        shared copy of an exit); None when it runs code."""
+        instrs = self.bc.instrs
+        one_line = term.line is not None and bool(tested.absorbed) \
+            and self._line_of(tested.absorbed[0]) == term.line
+        for bid in side.absorbed:
+            block = self.cfg.blocks[bid]
+            if block.handles or block.end - block.start != 1 or block.start == 0 \
+                    or instrs[block.start].op != "JUMP":
+                return None, []
+            if one_line and self._is_return(instrs[block.start].target):
+                continue  # (the compiler's copy of a ``return``, shared again by tails)
+            test, jump = instrs[block.start - 1], instrs[block.start]
+            where = self.bc.position(jump)
+            if test.op not in _CONDITIONAL_JUMPS or jump.target > block.start \
+                    or where is None or where[2] is None or self.bc.position(test) != where:
+                return None, []
+        return side.targets[0], list(side.absorbed)
+
+    def _is_return(self, bid: int) -> bool:
+        block = self.cfg.blocks.get(bid)
+        return block is not None and block.end > block.start \
+            and self.bc.instrs[block.end - 1].op == "RETURN_VALUE"
+
+    def _leads_to(self, target: int, to: int, hops: list[int]) -> bool:
+        """Does ``to`` lead to ``target``: it is ``target``, or (where the other side
+        passed jumps to get there) a block that only jumps there."""
+        return to == target or bool(hops) and self._through_jumps(to, set())[0] == target
 
     def _chained(self, test: ast.expr, state: State, then_o: _Outcome, else_o: _Outcome,
                  kept: bool, term: Term) -> tuple[Term, list[int]] | None:
@@ -824,6 +859,10 @@ def _mentions(node: ast.expr | None, target: ast.expr) -> bool:
 
 def _is_temp(node: ast.expr | None) -> bool:
     return isinstance(node, ast.Name) and getattr(node, "kind", "") == "temp"
+
+
+_CONDITIONAL_JUMPS = ("POP_JUMP_IF_TRUE", "POP_JUMP_IF_FALSE", "POP_JUMP_IF_NONE",
+                      "POP_JUMP_IF_NOT_NONE")
 
 
 def _is_terminator(op: str) -> bool:

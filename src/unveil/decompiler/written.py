@@ -28,6 +28,20 @@ def written_return(cfg: CFG, block: IRBlock) -> bool:
     return all(cfg.blocks[p].last(cfg.bc).line != line for p in first.preds)
 
 
+def exit_position(cfg: CFG, block: IRBlock) -> tuple[int | None, ...] | None:
+    """Where the ``return`` or ``raise`` that ends ``block`` came from: its position (on
+    3.10 its line). The compiler's copies of an exit share it; the same statement
+    written twice has two."""
+    last = cfg.blocks.get(block.blocks[-1]) if block.blocks else None
+    if last is None:
+        return None
+    ins = last.last(cfg.bc)
+    where = cfg.bc.position(ins)
+    if where is not None and where[0] is not None:
+        return where
+    return (ins.line,) if ins.line is not None else None
+
+
 def written_jump(cfg: CFG, block: IRBlock | None, test: IRBlock, width: int) -> bool:
     """Is ``block`` a jump of the source's own (a ``continue``: ``width``
     characters on a line of its own), not the compiler's jump for the end of a

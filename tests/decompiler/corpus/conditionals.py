@@ -397,3 +397,27 @@ def else_return_of_a_value_after_an_arm_that_ends_the_function(a):
         LOG.append(a)
     else:
         return 5
+
+
+@cases((0, 1), (1, 1), (1, 0), (2, 0))
+def same_value_returned_by_two_written_returns(a, b):
+    # two ``return 8`` statements of the source: not one shared exit
+    if a:
+        if b:
+            return 7
+        else:
+            return 8
+    else:
+        return 8
+
+
+@cases(([], False), ([1], False), ([1], True), (["x"], True), ([2, 3], True))
+def else_return_then_more_code(items, clean):
+    # the body jumps over the ``else`` to the code after the ``if``
+    if items and isinstance(items[0], int):
+        first = items[0]
+    else:
+        return None
+    if clean:
+        first = -first
+    return first

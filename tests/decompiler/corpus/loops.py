@@ -945,3 +945,60 @@ def continue_after_an_arm_then_more_code(items):
             continue
         out.append(item * 10)
     return out
+
+
+@cases(([1, 2, 3], None, 2), ([1, 2, 3], 2, 3), ([1, 2, 3], None, 9), ([1, 2], 5, 2))
+def while_loop_with_an_or_test(seq, stop, value):
+    # (3.12+ copies the test to the loop's end, each ``or`` branch jumping back alone)
+    i = 0
+    while stop is None or i < stop:
+        try:
+            v = seq[i]
+        except IndexError:
+            break
+        if v == value:
+            return i
+        i += 1
+    raise ValueError(value)
+
+
+@cases(([1, 2], 3), ([1, 2, 3], 5), ([], 0))
+def while_loop_with_an_and_test(items, limit):
+    total = 0
+    while items and total < limit:
+        total += items.pop()
+    return total, items
+
+
+@cases(([3, 0, 5],), ([0],), ([1, 2],))
+def while_true_whose_first_statement_returns(queue):
+    # a test only at the loop's top: ``while True:`` and an ``if``, not ``while not c:``
+    while True:
+        if not queue or queue[0] == 0:
+            return "done", queue
+        queue.pop(0)
+        LOG.append(len(queue))
+
+
+@cases((5, 2), (0, 1), (3, 3))
+def while_true_that_breaks_first(n, step):
+    seen = []
+    while True:
+        if n <= 0:
+            break
+        seen.append(n)
+        n -= step
+    return seen
+
+
+@cases(("ab\ncd",), ("x\r",), ("",), ("abc",))
+def break_on_an_or_test_then_code_after_the_loop(text):
+    chars = list(text)
+    pw = ""
+    while 1:
+        c = chars.pop(0) if chars else "\n"
+        if c == "\r" or c == "\n":
+            break
+        pw = pw + c
+    LOG.append(pw)
+    return pw
