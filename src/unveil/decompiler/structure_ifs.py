@@ -14,12 +14,14 @@ from .structure_base import Ctx, Loop
 class IfEnds:
     """Where :meth:`~.structure.Structurer.if_stmt` ends (a mixin)."""
 
-    def _arm_reach(self, b: int, start: int, ctx: Ctx) -> set[int]:
+    def _arm_reach(self, b: int, start: int, ctx: Ctx, clauses: bool = False) -> set[int]:
         """The blocks of the region ``start`` reaches from the test ``b`` without
-        leaving by the region's or the loop's ways out."""
+        leaving by the region's or the loop's ways out (``clauses``: and through the
+        handlers of ``try`` statements inside the arm, whose clauses go on too)."""
         stops = {b, ctx.follow}
         if ctx.loop is not None:
             stops |= {ctx.loop.cont, ctx.loop.follow}
+        outer = self.blocks[b].handler_block
         seen: set[int] = set()
         todo = [start]
         while todo:
@@ -28,6 +30,9 @@ class IfEnds:
                 continue
             seen.add(n)
             todo.extend(self._succs(n))
+            h = self.blocks[n].handler_block
+            if clauses and h is not None and h != outer:
+                todo.append(h)
         return seen
 
     def _jumped_over(self, b: int, then_t: int, else_t: int, ctx: Ctx) -> int:
@@ -67,7 +72,7 @@ class IfEnds:
     def common_successor(self, b: int, then_t: int, else_t: int, ctx: Ctx) -> int:
         """Where both branches meet when one of them may also leave (``return``...):
         the first block, in flow order, that both reach inside the region."""
-        common = self._arm_reach(b, then_t, ctx) & self._arm_reach(b, else_t, ctx)
+        common = self._arm_reach(b, then_t, ctx, True) & self._arm_reach(b, else_t, ctx, True)
         if not common:
             return EXIT
         order = self._rpo_index()

@@ -1176,3 +1176,18 @@ def written_return_none_in_a_clause_before_a_raise(sock):
         if e.errno in (11, 35):
             return None
         raise
+
+
+@cases((True, 2), (True, 0), (False, 2), (True, "x"))
+def if_whose_try_returns_or_goes_on_after_the_if(fast, n):
+    # the clause goes on to the code after the ``if``, as the false test does
+    if fast:
+        try:
+            return 10 // n
+        except ZeroDivisionError:
+            pass
+    if isinstance(n, int):
+        result = n * 3
+    else:
+        result = None
+    return result
