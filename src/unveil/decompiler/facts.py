@@ -17,7 +17,8 @@ FACTS: dict[str, str] = {
     # statements
     "line": "int: the source line of the instruction that made the statement",
     "as_tested": "an ``if`` whose test is the bytecode's and whose body is what runs when "
-                 "it holds, laid out after it (an ``if c: continue`` there was written)",
+                 "it holds, laid out after it (an ``if c: continue`` or ``if c: pass`` there was "
+                 "written)",
     "reraise_of": "a bare ``raise``: the exception value it raises again",
     "with_exit": "a placeholder statement: the manager whose ``__exit__`` call it matches",
     "is_async": "that placeholder: whether the call is ``await``-ed (``async with``)",

@@ -564,7 +564,7 @@ def _tidy_stmt(s: ast.stmt, in_loop: bool) -> list[ast.stmt]:
     if isinstance(s, ast.If):
         s.body = _tidy_block(s.body, in_loop)
         s.orelse = _tidy_block(s.orelse, in_loop)
-        if _is_pass_only(s.body) and s.orelse:
+        if _is_pass_only(s.body) and s.orelse and not getattr(s, "as_tested", False):
             s.test = negate(s.test)
             s.body, s.orelse = s.orelse, []
         if not s.body:

@@ -53,6 +53,7 @@ from .written import (
     exit_position,
     implicit_return,
     written_continue,
+    written_pass,
     written_jump,
     written_return,
 )
@@ -724,7 +725,8 @@ class Structurer(LoopExits, IfEnds, Clauses):
         sub = replace(ctx, follow=merge_follow)
         then_body = self.branch(b, then_t, sub)
         else_body = self.branch(b, else_t, sub)
-        if not then_body and else_body:
+        passed = as_tested and written_pass(self.g.cfg, self.blocks.get(then_t), block)
+        if not then_body and else_body and not passed:
             test = negate(test)
             then_body, else_body = else_body, []
             as_tested = False
@@ -733,7 +735,7 @@ class Structurer(LoopExits, IfEnds, Clauses):
         node = ast.If(test=test, body=then_body, orelse=else_body)
         attach(node, line=block.term.line)
         if as_tested and len(then_body) == 1 and isinstance(then_body[0], ast.Continue) \
-                and written_jump(self.g.cfg, self.blocks.get(then_t), block, 8):
+                and written_jump(self.g.cfg, self.blocks.get(then_t), block, 8) or passed:
             attach(node, as_tested=True)
         out.append(node)
         if next_block is not None and next_block == ctx.follow:

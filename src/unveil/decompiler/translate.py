@@ -634,10 +634,11 @@ class Translator:
     def _only_jumps(self, side: _Outcome, term: Term, tested: _Outcome
                     ) -> tuple[int | None, list[int]]:
         """Where a side that runs no code goes, and the blocks it passes that only jump:
-        a compiler's jump back at the position of the test that falls into it (3.12+
-        jumps back only unconditionally: a test at the end of a loop jumps over a jump
-        to the loop's head), or any jump between two tests on one line (a jump to a
-        shared copy of an exit); None when it runs code."""
+        a compiler's jump at the position of the test that falls into it (3.12+ jumps
+        back only unconditionally: a test at the end of a loop jumps over a jump to the
+        loop's head; a test whose value the compiler knows jumps over one: ``(0 if u
+        else v)``), or, between two tests on one line, a jump to a return (to a copy of
+        an exit shared again); None when it runs code."""
         instrs = self.bc.instrs
         one_line = term.line is not None and bool(tested.absorbed) \
             and self._line_of(tested.absorbed[0]) == term.line
@@ -650,8 +651,13 @@ class Translator:
                 continue  # (the compiler's copy of a ``return``, shared again by tails)
             test, jump = instrs[block.start - 1], instrs[block.start]
             where = self.bc.position(jump)
-            if test.op not in _CONDITIONAL_JUMPS or jump.target > block.start \
-                    or where is None or where[2] is None or self.bc.position(test) != where:
+            tested_at = self.bc.position(test)
+            if test.op not in _CONDITIONAL_JUMPS or where is None or where[2] is None \
+                    or tested_at is None or where != tested_at and not (
+                        where[0] == where[1] == tested_at[0] and tested_at[2] is not None
+                        and where[3] <= tested_at[2]):  # type: ignore[operator]
+                # (a jump before its test on the line: the value of ``X if c else Y``,
+                # a constant the compiler knows, ``(0 if u else v)`` as a test)
                 return None, []
         return side.targets[0], list(side.absorbed)
 

@@ -59,6 +59,21 @@ def written_jump(cfg: CFG, block: IRBlock | None, test: IRBlock, width: int) -> 
         and where[3] - where[2] == width and where != bc.position(tested)  # type: ignore[operator]
 
 
+def written_pass(cfg: CFG, block: IRBlock | None, test: IRBlock) -> bool:
+    """Does ``block``, an arm laid out right after ``test`` that does nothing, start
+    on a line of its own, a ``pass`` statement's (``if c: pass`` / ``else: ...``; its
+    ``NOP``, or the clean-up after it, which takes its line)?"""
+    if block is None or not block.blocks or not test.blocks:
+        return False
+    first = cfg.blocks.get(block.blocks[0])
+    if first is None or first.end <= first.start:
+        return False
+    nop = cfg.bc.instrs[first.start]
+    tested = cfg.blocks[test.blocks[-1]].last(cfg.bc)
+    return (nop.op == "NOP" or nop.op in _CLEAN_UP) and nop.line is not None \
+        and tested.line is not None and nop.line > tested.line
+
+
 def implicit_return(cfg: CFG, block: IRBlock) -> bool:
     """Is the ``return None`` that ends ``block`` the compiler's copy of the return
     at the function's end (the source wrote none)? A copy has the position of the

@@ -421,3 +421,13 @@ def else_return_then_more_code(items, clean):
     if clean:
         first = -first
     return first
+
+
+@cases((1, []), (0, []), (None, [2]))
+def pass_then_else(a, b):
+    if a:
+        pass
+    else:
+        b.append(1)
+    LOG.append(len(b))
+    return b

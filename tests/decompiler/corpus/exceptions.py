@@ -1191,3 +1191,15 @@ def if_whose_try_returns_or_goes_on_after_the_if(fast, n):
     else:
         result = None
     return result
+
+
+@cases(("mod_a", "mod_a"), ("mod_a", "other"))
+def pass_in_an_if_whose_else_raises_again(name, missing):
+    try:
+        raise ImportError("no module", name=missing)
+    except ImportError as exc:
+        if exc.name == name:
+            pass
+        else:
+            raise
+    return name
