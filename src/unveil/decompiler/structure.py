@@ -53,8 +53,8 @@ from .written import (
     exit_position,
     implicit_return,
     written_continue,
-    written_pass,
     written_jump,
+    written_pass,
     written_return,
 )
 
