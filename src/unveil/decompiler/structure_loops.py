@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ast
 
-from ..bytecode import COLD_HANDLERS
+from ..bytecode import COLD_HANDLERS, COPIED_LOOP_TESTS
 from .regions import dominates
 from .render import preview
 from .structure_base import Ctx, _find_marker
@@ -230,7 +230,12 @@ class LoopExits:
     def _jumped_back_to(self, h: int, body: set[int]) -> bool:
         """Is the test at ``h`` entered again only by jumps back (not a test at the
         loop's end), not all of them ``continue`` statements (a loop whose end is never
-        reached has no copy of its test there)?"""
+        reached has no copy of its test there)? Where the compiler does not copy a
+        ``while`` test (3.14): is the way out laid out right after the test?"""
+        if not COPIED_LOOP_TESTS:
+            # (a test at the top only: the way out laid out first, inside the loop, is
+            # an ``if``'s arm)
+            return self.blocks[h].term.fall not in body
         back = [p for p in self.preds(h) if p in body]
         return bool(back) and not self._rotated(h, back) \
             and not all(written_continue(self.g.cfg, self.blocks[p]) for p in back)
