@@ -266,6 +266,7 @@ AS_WRITTEN = [
     ("exceptions", "if_whose_try_returns_or_goes_on_after_the_if"),
     ("exceptions", "pass_in_an_if_whose_else_raises_again"),
     ("conditionals", "pass_then_else"),
+    ("conditionals", "not_around_an_and_of_is_tests"),
     _gap("with_stmt", "while_loop_in_with", sys.version_info < (3, 11),
          "3.10 copies the return after the with into the rotated loop's exit"),
     ("exceptions", "return_after_loop_in_try_finally"),

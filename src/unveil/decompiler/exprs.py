@@ -282,13 +282,14 @@ _INVERSE_CMP = {ast.Is: ast.IsNot, ast.IsNot: ast.Is, ast.In: ast.NotIn, ast.Not
 
 def negate(node: ast.expr) -> ast.expr:
     """``not node``, written as the compiler would fold it back: ``not not x`` is ``x``,
-    ``is``/``in`` tests flip, and ``not (not a or b)`` is ``a and not b``."""
+    an ``is``/``in`` test flips, and ``not (not a or b)`` is ``a and not b``."""
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
         return node.operand
     if isinstance(node, ast.Compare) and len(node.ops) == 1 \
             and type(node.ops[0]) in _INVERSE_CMP:
         new: ast.expr = ast.Compare(left=node.left, ops=[_INVERSE_CMP[type(node.ops[0])]()],
                                     comparators=node.comparators)
+        attach(new, flipped=not getattr(node, "flipped", False))
     elif isinstance(node, ast.BoolOp) and _cheaper_inside(node):
         op = ast.And() if isinstance(node.op, ast.Or) else ast.Or()
         new = ast.BoolOp(op=op, values=[negate(v) for v in node.values])
@@ -302,14 +303,16 @@ def negate(node: ast.expr) -> ast.expr:
 
 def _cheaper_inside(node: ast.BoolOp) -> bool:
     """Does negating each operand take no more ``not`` than one around them all (and
-    does some operand fold: ``not x``, an ``is``/``in`` test)?"""
+    does some operand fold: ``not x``, an ``is``/``in`` test a negation flipped)? An
+    ``is``/``in`` test as the bytecode has it does not: ``not (a is b and c)`` keeps
+    its ``is``, ``a is not b or not c`` does not."""
     inside = 0
     folds = False
     for v in node.values:
         if isinstance(v, ast.UnaryOp) and isinstance(v.op, ast.Not):
             inside -= 1
             folds = True
-        elif isinstance(v, ast.Compare) and len(v.ops) == 1 and type(v.ops[0]) in _INVERSE_CMP:
+        elif isinstance(v, ast.Compare) and getattr(v, "flipped", False):
             folds = True
         else:
             inside += 1

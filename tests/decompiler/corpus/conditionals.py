@@ -431,3 +431,13 @@ def pass_then_else(a, b):
         b.append(1)
     LOG.append(len(b))
     return b
+
+
+@cases((None, None), (1, None), (None, 2), ("a", "a"))
+def not_around_an_and_of_is_tests(default, factory):
+    # the ``is`` tests stay ``is``: the ``not`` goes around the whole test
+    if not (default is None and factory is None):
+        return "has a default"
+    elif default == factory:
+        return "same"
+    return "none"
