@@ -51,8 +51,8 @@ FACTS: dict[str, str] = {
              "name's old value: those Name nodes",
     "writes": "an import's value: the local names the import statement stores",
     "temps": "an unpacking: the temporaries its items go to, in order",
-    "flipped": "an ``is``/``in`` test ``negate`` turned (``x not in y`` for the "
-               "bytecode's ``in`` tested the other way)",
+    "flipped": "an ``is``/``in`` test whose sense no operator of the bytecode holds: "
+               "``negate`` turned it, or a ``POP_JUMP_IF_NONE`` made it",
     "inplace": "a BinOp from an in-place operator (``x += y``)",
     "display": "a frozenset constant written as a set display (``x in {1, 2}``)",
     "container_op": "a call made by ``LIST_APPEND``/``SET_ADD``/...: the method's name",

@@ -454,7 +454,10 @@ class Renderer:
                 comparators.append(self.literal(c.value, in_set=True))
             else:
                 comparators.append(self.expr(c))
-        return ast.Compare(left=left, ops=node.ops, comparators=comparators)
+        new = ast.Compare(left=left, ops=node.ops, comparators=comparators)
+        if getattr(node, "flipped", False):
+            attach(new, flipped=True)
+        return new
 
     def r_Special(self, node: Special) -> ast.expr:
         if node.kind == "stopiteration_error":

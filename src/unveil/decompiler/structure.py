@@ -805,6 +805,8 @@ class Structurer(LoopExits, IfEnds, Clauses):
                         self.blocks[target].term.kind in ("raise", "reraise")
                         or self._is_tail(target) and len(self.preds(target)) == 1
                         and not self._after_its_else(target, natural_exit, ctx)
+                        and not (s != target and written_jump(
+                            self.g.cfg, self.blocks[s], self.blocks[n], 5))  # (``break``)
                         and not self._after_the_loop(target, n, body)):
                     # (from inside a try in the loop it is a ``break``: the try ends first)
                     ends.update(self._hops(s, target))  # with the jumps that lead there

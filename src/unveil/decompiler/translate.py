@@ -331,6 +331,7 @@ class Translator:
                 return Term("branch", [jump, fall], test=value, line=line, fall=fall)
             cmp = ast.IsNot() if op == "POP_JUMP_IF_NOT_NONE" else ast.Is()
             test = stamp(ast.Compare(left=value, ops=[cmp], comparators=[const(None)]))
+            attach(test, flipped=True)  # (the jump holds the sense: no operator to keep)
             return Term("branch", [jump, fall], test=test, line=line, fall=fall)
         if op == "JUMP_IF_NOT_EXC_MATCH":
             types = ex.pop()

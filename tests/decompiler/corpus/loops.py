@@ -1002,3 +1002,17 @@ def break_on_an_or_test_then_code_after_the_loop(text):
         pw = pw + c
     LOG.append(pw)
     return pw
+
+
+@cases(([1, 2, 3], 3), ([1, None, 5], 5), ([4], 9))
+def break_to_code_after_a_while_true(items, stop):
+    # the break jumps to the code after the loop, written there, not in the loop
+    i = 0
+    while 1:
+        item = items[i] if i < len(items) else stop
+        if item is None:
+            return "none"
+        if item == stop:
+            break
+        i += 1
+    LOG.append(i)
