@@ -176,10 +176,7 @@ def _assert_of(s: ast.stmt) -> ast.stmt | None:
     if raised is None:
         return None
     msg = raised[0]
-    test = s.test
-    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        return ast.Assert(test=test.operand, msg=msg)
-    return ast.Assert(test=ast.UnaryOp(op=ast.Not(), operand=test), msg=msg)
+    return ast.Assert(test=negate(s.test), msg=msg)
 
 
 # ---------------------------------------------------------------- after rendering

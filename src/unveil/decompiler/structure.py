@@ -90,6 +90,7 @@ class Structurer(LoopExits, IfEnds, Clauses):
         self._index_preds()
         self._absorb_holes()  # (first: a loop's jump back may be a hole of its range)
         self._dedup_loop_tests()
+        self._drop_unreached()
         self.forget_regions()
         self._index_preds()
         esuccs = self._esuccs
@@ -147,6 +148,19 @@ class Structurer(LoopExits, IfEnds, Clauses):
                 continue
             for other in self.blocks.values():
                 other.term.targets[:] = [head if t == bid else t for t in other.term.targets]
+            del self.blocks[bid]
+
+    def _drop_unreached(self) -> None:
+        """Forget the blocks nothing reaches any more (the jumps back of a loop test's
+        copy, once the copy goes to the test itself)."""
+        seen: set[int] = set()
+        todo = [self.entry]
+        while todo:
+            n = todo.pop()
+            if n not in seen and n in self.blocks:
+                seen.add(n)
+                todo.extend(self._esuccs(n))
+        for bid in [b for b in self.blocks if b not in seen]:
             del self.blocks[bid]
 
     def _past_jumps(self, bid: int) -> int:
@@ -951,8 +965,9 @@ _HANDLER_VALUES = {"exc", "prev_exc", "lasti",  # (3.10: the six values of a han
 
 def _passes_under(block: IRBlock) -> bool:
     """Are the values ``block`` leaves on the stack only a ``with``'s ``__exit__`` (and
-    manager), passing through as they came, so that another block may stand for it?
-    (A ``for`` loop's iterator under an inner loop's test stays as it was.)"""
+    manager) or values of other blocks (a ``for`` loop's iterator under an inner loop's
+    test), passing through as they came, so that another block may stand for it?"""
     return len(block.exit) <= len(block.entry) and all(
-        x is y and isinstance(x, Special) and x.kind in ("exit", "exit_self")
+        x is y and (isinstance(x, Special) and x.kind in ("exit", "exit_self")
+                    or isinstance(x, Slot))
         for x, y in zip(block.exit, block.entry, strict=False))

@@ -1016,3 +1016,18 @@ def break_to_code_after_a_while_true(items, stop):
             break
         i += 1
     LOG.append(i)
+
+
+@cases(([([1, 2], [3]), ([], [4, 5])],), ([],))
+def while_loops_with_or_tests_inside_a_for(pairs):
+    # an inner loop's test copied to its end, the for loop's iterator under it
+    out = []
+    for a, b in pairs:
+        while a or b:
+            if a:
+                out.append(a.pop())
+            else:
+                out.append(b.pop())
+        while out and out[-1] > 4:
+            out.pop()
+    return out
