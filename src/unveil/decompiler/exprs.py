@@ -312,7 +312,9 @@ def _cheaper_inside(node: ast.BoolOp) -> bool:
         if isinstance(v, ast.UnaryOp) and isinstance(v.op, ast.Not):
             inside -= 1
             folds = True
-        elif isinstance(v, ast.Compare) and getattr(v, "flipped", False):
+        elif isinstance(v, ast.Compare) and len(v.ops) == 1 and type(v.ops[0]) in _INVERSE_CMP:
+            if not getattr(v, "flipped", False):
+                return False  # (its operator would change)
             folds = True
         else:
             inside += 1

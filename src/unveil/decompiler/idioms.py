@@ -176,7 +176,16 @@ def _assert_of(s: ast.stmt) -> ast.stmt | None:
     if raised is None:
         return None
     msg = raised[0]
-    return ast.Assert(test=negate(s.test), msg=msg)
+    test = negate(s.test)
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) \
+            and isinstance(s.test, ast.BoolOp) and isinstance(s.test.op, ast.And):
+        # ``if a and not b: raise AssertionError`` is ``if a: assert b`` (the test
+        # cannot be negated as a whole without changing an ``is``/``in`` operator)
+        first = s.test.values[:-1]
+        guard = first[0] if len(first) == 1 else ast.BoolOp(op=ast.And(), values=first)
+        return ast.If(test=guard, body=[ast.Assert(test=negate(s.test.values[-1]), msg=msg)],
+                      orelse=[])
+    return ast.Assert(test=test, msg=msg)
 
 
 # ---------------------------------------------------------------- after rendering

@@ -304,3 +304,14 @@ _LOOP_SEEN.append(("after", _number))
 @cases()
 def module_loop_else_ending_the_module():
     return _LOOP_SEEN
+
+
+@cases(([1], "k"), ([1, 2], "k"), ([1, 2], "other"))
+def assert_under_an_is_test(buf, key):
+    keymap = compiled = {"k": 1}
+    if key == "other":
+        keymap = {}
+    if keymap is compiled:
+        assert len(buf) == 1, "buffer not empty"
+    assert keymap is None or len(buf) > 0
+    return len(buf)
