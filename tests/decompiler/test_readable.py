@@ -270,6 +270,7 @@ AS_WRITTEN = [
     ("loops", "break_to_code_after_a_while_true"),
     ("loops", "while_loops_with_or_tests_inside_a_for"),
     ("statements", "assert_under_an_is_test"),
+    ("loops", "written_continue_in_an_else_then_more_code"),
     _gap("with_stmt", "while_loop_in_with", sys.version_info < (3, 11),
          "3.10 copies the return after the with into the rotated loop's exit"),
     ("exceptions", "return_after_loop_in_try_finally"),

@@ -622,8 +622,13 @@ def _is_pass_only(stmts: list[ast.stmt]) -> bool:
     return all(isinstance(s, ast.Pass) for s in stmts)
 
 
-def _trim_trailing_continue(stmts: list[ast.stmt]) -> list[ast.stmt]:
-    while stmts and isinstance(stmts[-1], ast.Continue):
+def _trim_trailing_continue(stmts: list[ast.stmt], keep_written: bool = False
+                            ) -> list[ast.stmt]:
+    """``stmts`` without the ``continue`` statements that end them (the end of a loop's
+    body goes on anyway); ``keep_written``: not a ``continue`` the source wrote, in an
+    arm that more code follows (``if c: ...; continue`` then more code)."""
+    while stmts and isinstance(stmts[-1], ast.Continue) \
+            and not (keep_written and getattr(stmts[-1], "written", False)):
         stmts = stmts[:-1]
     if stmts and isinstance(stmts[-1], ast.If):
         last = stmts[-1]
@@ -632,8 +637,9 @@ def _trim_trailing_continue(stmts: list[ast.stmt]) -> list[ast.stmt]:
                 or getattr(last.body[-1], "written", False))):
             # (``if c: ...; continue`` then more code, as written: the test jumps over
             # the arm)
-            last.body = _trim_trailing_continue(last.body) or [ast.Pass()]
-        last.orelse = _trim_trailing_continue(last.orelse)
+            last.body = _trim_trailing_continue(
+                last.body, keep_written or bool(last.orelse)) or [ast.Pass()]
+        last.orelse = _trim_trailing_continue(last.orelse, keep_written)
     elif stmts and isinstance(stmts[-1], ast.Match):
         for c in stmts[-1].cases:  # (a case that only continues says so)
             c.body = _trim_trailing_continue(c.body) or c.body

@@ -1031,3 +1031,24 @@ def while_loops_with_or_tests_inside_a_for(pairs):
         while out and out[-1] > 4:
             out.pop()
     return out
+
+
+@cases(('ab"', False), ("a\\b\"", False), ("a\nb\"", True), ("a\nb\"", False))
+def written_continue_in_an_else_then_more_code(text, strict):
+    # ``else: ...; continue`` in an ``elif`` arm, then the loop's own code after it
+    out = []
+    i = 0
+    while 1:
+        ch = text[i]
+        i += 1
+        if ch == '"':
+            break
+        elif ch != "\\":
+            if strict and ch == "\n":
+                raise ValueError(i)
+            else:
+                out.append(ch)
+                continue
+        out.append(text[i].upper())
+        i += 1
+    return "".join(out)
