@@ -8,6 +8,7 @@ exception handlers as :class:`Handler` records, whatever the interpreter.
 
 from .instructions import (
     COLD_HANDLERS,
+    CONDITIONAL_JUMPS,
     COPIED_LOOP_TESTS,
     Bytecode,
     Handler,
@@ -19,5 +20,5 @@ from .instructions import (
 )
 from .listing import LITERAL_TYPES, Raw, branches, qualname_constants
 
-__all__ = ["COLD_HANDLERS", "COPIED_LOOP_TESTS", "LITERAL_TYPES", "Bytecode", "Handler", "Instr", "Raw", "branches", "for_iter_exit",
+__all__ = ["COLD_HANDLERS", "CONDITIONAL_JUMPS", "COPIED_LOOP_TESTS", "LITERAL_TYPES", "Bytecode", "Handler", "Instr", "Raw", "branches", "for_iter_exit",
            "instructions", "qualname_constants", "read", "retarget"]

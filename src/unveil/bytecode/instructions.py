@@ -48,6 +48,10 @@ VERSION = sys.version_info[:2]
 #: after the statement follows the handlers and an ``else`` clause comes before them.
 COLD_HANDLERS = VERSION >= (3, 12)
 
+#: The conditional jumps of the normalised stream (each pops the value it tests).
+CONDITIONAL_JUMPS = frozenset({"POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE", "POP_JUMP_IF_NONE",
+                               "POP_JUMP_IF_NOT_NONE"})
+
 #: Layout: 3.10-3.13 write a ``while`` loop's test twice, at the top and again at the
 #: end (the jump back is the test), so a test only at the top is an ``if`` inside
 #: ``while True:``. 3.14 tests at the top only, as both forms compile.

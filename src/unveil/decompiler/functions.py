@@ -889,24 +889,29 @@ def module_globals(code: CodeType, constants: Constants) -> list[str]:
     ``x``, or a class body that reads it, declare it already; else the first function
     that reads it does (noted in ``constants.globals_for``), else the module itself
     (returned)."""
-    wanted = _global_names(code, _GLOBAL_OPS)
+    wanted = list(dict.fromkeys(ins.argval for ins in bytecode.instructions(code)
+                                if ins.opname in _GLOBAL_OPS))
     if not wanted:
         return []
-    nested = [e.code for e in iter_code_objects(code)][1:]
-    for c in nested:
+    nested = [(e.code, _global_uses(e.code)) for e in iter_code_objects(code)][1:]
+    for c, uses in nested:  # (declared already)
         ops = ("STORE_GLOBAL", "DELETE_GLOBAL") if code_kind(c) != "class" else _GLOBAL_OPS
-        wanted = [n for n in wanted if n not in _global_names(c, ops)]
-    for c in nested:
+        wanted = [n for n in wanted if not any(n in uses[op] for op in ops)]
+    for c, uses in nested:
         if not wanted:
             break
         if code_kind(c) == "function":
-            reads = [n for n in wanted if n in _global_names(c, ("LOAD_GLOBAL",))]
+            reads = [n for n in wanted if n in uses["LOAD_GLOBAL"]]
             if reads:
                 constants.globals_for[id(c)] = (c, reads)
                 wanted = [n for n in wanted if n not in reads]
     return wanted
 
 
-def _global_names(code: CodeType, ops: tuple[str, ...]) -> list[str]:
-    names = [ins.argval for ins in bytecode.instructions(code) if ins.opname in ops]
-    return list(dict.fromkeys(names))
+def _global_uses(code: CodeType) -> dict[str, list[str]]:
+    """The names ``code`` loads, stores and deletes as globals, by operation, in order."""
+    uses: dict[str, list[str]] = {op: [] for op in _GLOBAL_OPS}
+    for ins in bytecode.instructions(code):
+        if ins.opname in uses and ins.argval not in uses[ins.opname]:
+            uses[ins.opname].append(ins.argval)
+    return uses

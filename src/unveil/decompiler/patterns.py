@@ -21,7 +21,7 @@ import ast
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from ..bytecode import Bytecode, Instr, retarget
+from ..bytecode import CONDITIONAL_JUMPS, Bytecode, Instr, retarget
 from .nodes import catches_all, ends_in_jump
 
 if TYPE_CHECKING:
@@ -29,7 +29,6 @@ if TYPE_CHECKING:
 
 _LOADS = {"LOAD_GLOBAL", "LOAD_NAME", "LOAD_DEREF", "LOAD_FAST", "LOAD_CLASSDEREF"}
 _STORES = {"STORE_FAST", "STORE_NAME", "STORE_GLOBAL", "STORE_DEREF"}
-_JUMPS = {"POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE", "POP_JUMP_IF_NONE", "POP_JUMP_IF_NOT_NONE"}
 _MAX_STEPS = 4000
 
 
@@ -197,7 +196,7 @@ class _Reader:
             self.covered.add(walk.pc)
             ins = instrs[walk.pc]
             moved = True
-            if ins.op in _JUMPS:
+            if ins.op in CONDITIONAL_JUMPS:
                 self.branch(walk, ins, queue)
                 continue
             if ins.op == "JUMP":
@@ -773,7 +772,7 @@ def fold(bc: Bytecode) -> Bytecode:
     instrs = bc.instrs
     if not any(i.op in ("MATCH_SEQUENCE", "MATCH_MAPPING", "MATCH_CLASS", "MATCH_KEYS")
                or i.op == "COPY" and i.arg == 1 for i in instrs) \
-            or not any(i.op in _JUMPS for i in instrs):  # (every case tests and jumps)
+            or not any(i.op in CONDITIONAL_JUMPS for i in instrs):  # (every case tests and jumps)
         return bc
     cases: dict[int, Case] = {}
     covered: set[int] = set()

@@ -153,13 +153,7 @@ class Structurer(LoopExits, IfEnds, Clauses):
     def _drop_unreached(self) -> None:
         """Forget the blocks nothing reaches any more (the jumps back of a loop test's
         copy, once the copy goes to the test itself)."""
-        seen: set[int] = set()
-        todo = [self.entry]
-        while todo:
-            n = todo.pop()
-            if n not in seen and n in self.blocks:
-                seen.add(n)
-                todo.extend(self._esuccs(n))
+        seen = self._reached(self.entry, exceptions=True)
         for bid in [b for b in self.blocks if b not in seen]:
             del self.blocks[bid]
 

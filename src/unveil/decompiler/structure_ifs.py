@@ -46,12 +46,11 @@ class IfEnds:
         body, other = self._arm_reach(b, then_t, ctx), self._arm_reach(b, else_t, ctx)
         if not other or body & other or min(other) < else_t:
             return EXIT
-        end = max((n for n in body if n < else_t), default=then_t)  # (its last block)
-        term = self.blocks[end].term
+        arm = {n for n in body if n < else_t}  # (the body's blocks laid out before the else)
+        term = self.blocks[max(arm, default=then_t)].term
         if term.kind != "goto" or term.targets[0] <= max(other):
             return EXIT
         after = term.targets[0]
-        arm = {n for n in body if n < else_t}
         if any(s not in arm and s != after and (
                 s not in ctx.region or not dominates(self.idom, b, s))
                for n in arm for s in self._succs(n)):

@@ -208,15 +208,17 @@ class LoopExits:
                 (self._succs(n) or self.blocks[n].term.kind in ("return", "raise", "reraise"))
                 and all(p in inside for p in self.preds(n)) for n in reached)
 
-    def _reached(self, start: int) -> set[int]:
-        """The blocks ``start`` reaches (itself too)."""
+    def _reached(self, start: int, exceptions: bool = False) -> set[int]:
+        """The blocks ``start`` reaches (itself too; ``exceptions``: through handlers
+        too)."""
+        succs = self._esuccs if exceptions else self._succs
         seen: set[int] = set()
         todo = [start]
         while todo:
             n = todo.pop()
             if n not in seen and n in self.blocks:
                 seen.add(n)
-                todo.extend(self._succs(n))
+                todo.extend(succs(n))
         return seen
 
     def _after_the_loop(self, tail: int, src: int, body: set[int]) -> bool:

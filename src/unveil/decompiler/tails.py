@@ -14,14 +14,12 @@ import sys
 from collections.abc import Sequence
 from dataclasses import replace
 
-from ..bytecode import Bytecode, Instr, retarget
+from ..bytecode import CONDITIONAL_JUMPS, Bytecode, Instr, retarget
 from ..codeobj import code_kind
 
-_CONDITIONAL = {"POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE", "POP_JUMP_IF_NONE",
-                "POP_JUMP_IF_NOT_NONE"}
 _TERMINAL = {"RETURN_VALUE", "RAISE_VARARGS", "RERAISE"}
 _TAKES_ONE = {"STORE_FAST", "STORE_NAME", "STORE_GLOBAL", "STORE_DEREF", "RETURN_VALUE"}
-_FLOW = _CONDITIONAL | _TERMINAL | {"JUMP", "FOR_ITER", "SEND", "END_ASYNC_FOR",
+_FLOW = CONDITIONAL_JUMPS | _TERMINAL | {"JUMP", "FOR_ITER", "SEND", "END_ASYNC_FOR",
                                     "JUMP_IF_NOT_EXC_MATCH"}
 
 
@@ -55,7 +53,7 @@ _MERGE_ROUNDS = 3
 
 def _merge_tails_once(bc: Bytecode) -> Bytecode:
     instrs = bc.instrs
-    if not any(i.op in _CONDITIONAL for i in instrs):
+    if not any(i.op in CONDITIONAL_JUMPS for i in instrs):
         return bc
     entries: dict[int, int] = {}
     sources: dict[int, list[int]] = {}
@@ -70,19 +68,19 @@ def _merge_tails_once(bc: Bytecode) -> Bytecode:
     new = list(instrs)
     changed = False
     for j, ins in enumerate(instrs):
-        if ins.op not in _CONDITIONAL or ins.line is None:
+        if ins.op not in CONDITIONAL_JUMPS or ins.line is None:
             continue
         # the jump's target may also be where earlier tests of the same expression go
         # (``a < b < c < d`` leaves each comparison for one clean-up block)
         same_line = all(instrs[k].line == ins.line for k in sources.get(ins.target, ()))
         # the second arm may run on into the end of an enclosing expression on the same
         # line (``x and (a if c else b)``: the ``and`` jumps to where ``b`` ends)
-        outer = {t: n for t, n in ((t, sum(1 for k in ks if k < j and instrs[k].op in _CONDITIONAL
+        outer = {t: n for t, n in ((t, sum(1 for k in ks if k < j and instrs[k].op in CONDITIONAL_JUMPS
                                                and instrs[k].line == ins.line))
                                    for t, ks in sources.items() if t > ins.target) if n}
         # (the first arm may be where earlier tests of the same condition go too: the
         # ``c`` of ``x if c or d else y``)
-        earlier = [k for k in sources.get(j + 1, ()) if k < j and instrs[k].op in _CONDITIONAL
+        earlier = [k for k in sources.get(j + 1, ()) if k < j and instrs[k].op in CONDITIONAL_JUMPS
                    and instrs[k].line == ins.line]
         first = _arm(bc, j + 1, entries, allow_entry=bool(earlier),
                      max_entries=len(earlier)) \
@@ -106,7 +104,7 @@ def _merge_tails_once(bc: Bytecode) -> Bytecode:
         keep = second[len(second) - n]
         cut = first[len(first) - n]
         if any(instrs[k].target > cut for k in first[:len(first) - n]
-               if instrs[k].op in _CONDITIONAL):
+               if instrs[k].op in CONDITIONAL_JUMPS):
             continue  # a test inside the first arm jumps into the shared end
         _jump_instead(new, instrs, first[first.index(cut):], keep)
         changed = True
@@ -194,7 +192,7 @@ def _arm(bc: Bytecode, start: int, entries: dict[int, int],
         if op == "JUMP" and instrs[k].target > k and entries.get(instrs[k].target) == 1:
             k = entered = instrs[k].target  # a jump to code entered only from here
             continue
-        if op in _CONDITIONAL and instrs[k].target > k:
+        if op in CONDITIONAL_JUMPS and instrs[k].target > k:
             inner[instrs[k].target] = inner.get(instrs[k].target, 0) + 1
         elif op in _FLOW:
             return None
@@ -249,7 +247,7 @@ _EFFECTS: dict[str, tuple[int, int]] = {
                     (2, 1)),
     "POP_TOP": (1, 0),
     "STORE_FAST": (1, 0),  # (a walrus; an inlined comprehension's variable put back)
-    **dict.fromkeys(_CONDITIONAL, (1, 0)),  # (the arm's own ``and``/``or`` tests)
+    **dict.fromkeys(CONDITIONAL_JUMPS, (1, 0)),  # (the arm's own ``and``/``or`` tests)
     "LOAD_METHOD": (1, 2),
     "JUMP": (0, 0),
     "NOP": (0, 0),
@@ -333,7 +331,7 @@ def split_clean_ups(bc: Bytecode) -> Bytecode:
     new = list(instrs)
     handlers = list(bc.handlers)
     for target, srcs in sorted(sources.items()):
-        if len(srcs) < 2 or not all(instrs[k].op in _CONDITIONAL and k < target for k in srcs) \
+        if len(srcs) < 2 or not all(instrs[k].op in CONDITIONAL_JUMPS and k < target for k in srcs) \
                 or len({instrs[k].line for k in srcs}) != 1:
             continue
         end = target
@@ -395,7 +393,7 @@ def share_clean_up_exits(bc: Bytecode) -> Bytecode:
             continue
         n = end - t  # the copy: instrs[t + 1:end + 1], the block: instrs[t - n:t]
         first = t - n
-        if first < 1 or instrs[first - 1].op not in _CONDITIONAL \
+        if first < 1 or instrs[first - 1].op not in CONDITIONAL_JUMPS \
                 or any(k in entered for k in range(first + 1, t)) \
                 or any(bc.handlers[k] != bc.handlers[t] for k in range(first, end + 1)) \
                 or _common_suffix(instrs, list(range(first, t)), list(range(t + 1, end + 1))) != n:
@@ -504,7 +502,7 @@ def split_empty_tests(bc: Bytecode) -> Bytecode:
     instrs = bc.instrs
     splits: dict[int, int] = {}  # the empty way's first instruction -> the value's load
     for j, ins in enumerate(instrs):
-        if ins.op not in _CONDITIONAL:
+        if ins.op not in CONDITIONAL_JUMPS:
             continue
         k = j + 1
         while k < len(instrs) and k != ins.target and (
@@ -630,7 +628,7 @@ def share_reraises(bc: Bytecode) -> Bytecode:
     copies: list[tuple[int, tuple[object, ...]]] = []
     for k, ins in enumerate(instrs):
         if ins.op != "RERAISE" or not k or bc.handlers[k] not in looping \
-                or k not in entered and instrs[k - 1].op not in (*_TERMINAL, *_CONDITIONAL,
+                or k not in entered and instrs[k - 1].op not in (*_TERMINAL, *CONDITIONAL_JUMPS,
                                                                  "JUMP"):
             continue
         where = bc.position(ins)
@@ -746,7 +744,7 @@ def share_implicit_returns(bc: Bytecode) -> Bytecode:
         preds = list(sources.get(r, ()))
         if r and instrs[r - 1].op not in _TERMINAL and instrs[r - 1].op != "JUMP":
             preds.append(r - 1)
-        if not r or instrs[r - 1].op in _TERMINAL | _CONDITIONAL | {"JUMP"}:
+        if not r or instrs[r - 1].op in _TERMINAL | CONDITIONAL_JUMPS | {"JUMP"}:
             jumped.add(r)  # (or runs on from a test: 3.11's loop test jumps back)
         where = position(ret)
         if preds and where is not None and all(position(instrs[p]) == where for p in preds):
@@ -754,7 +752,7 @@ def share_implicit_returns(bc: Bytecode) -> Bytecode:
     # (only around a ``while`` loop that ends the function: one copy is where its
     # last test leaves the loop, the test right before the jump back)
     if len(copies) < 2 or not any(r in jumped for r in copies[:-1]) or not any(
-            instrs[p].op in _CONDITIONAL and (instrs[p].target < p or p + 1 < len(instrs)
+            instrs[p].op in CONDITIONAL_JUMPS and (instrs[p].target < p or p + 1 < len(instrs)
                                               and instrs[p + 1].op == "JUMP"
                                               and instrs[p + 1].target < p)
             for r in copies for p in sources.get(r, []) + ([r - 1] if r else [])):

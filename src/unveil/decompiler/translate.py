@@ -15,7 +15,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-from ..bytecode import Handler
+from ..bytecode import CONDITIONAL_JUMPS, Handler
 from ..errors import DecompilationError
 from .cfg import CFG, Block
 from .executor import Executor
@@ -653,7 +653,7 @@ class Translator:
             test, jump = instrs[block.start - 1], instrs[block.start]
             where = self.bc.position(jump)
             tested_at = self.bc.position(test)
-            if test.op not in _CONDITIONAL_JUMPS or where is None or where[2] is None \
+            if test.op not in CONDITIONAL_JUMPS or where is None or where[2] is None \
                     or tested_at is None or where != tested_at and not (
                         where[0] == where[1] == tested_at[0] and tested_at[2] is not None
                         and where[3] <= tested_at[2]):  # type: ignore[operator]
@@ -866,10 +866,6 @@ def _mentions(node: ast.expr | None, target: ast.expr) -> bool:
 
 def _is_temp(node: ast.expr | None) -> bool:
     return isinstance(node, ast.Name) and getattr(node, "kind", "") == "temp"
-
-
-_CONDITIONAL_JUMPS = ("POP_JUMP_IF_TRUE", "POP_JUMP_IF_FALSE", "POP_JUMP_IF_NONE",
-                      "POP_JUMP_IF_NOT_NONE")
 
 
 def _is_terminator(op: str) -> bool:

@@ -55,8 +55,7 @@ def written_jump(cfg: CFG, block: IRBlock | None, test: IRBlock, width: int) -> 
     if where is None or where[0] is None:
         return jump.line is not None and jump.line != tested.line
     # (the compiler's jump has the position of the test, whatever its width)
-    return where[0] == where[1] and None not in where[2:] \
-        and where[3] - where[2] == width and where != bc.position(tested)  # type: ignore[operator]
+    return _width(where) == width and where != bc.position(tested)
 
 
 def written_pass(cfg: CFG, block: IRBlock | None, test: IRBlock) -> bool:
@@ -101,10 +100,9 @@ def implicit_return(cfg: CFG, block: IRBlock) -> bool:
             i.line == load.line and i.op not in _CLEAN_UP for i in before)
     if all(bc.position(i) == where and i.op not in _CLEAN_UP for i in before):
         return True  # (a clause's clean-up before a written return has its position)
-    one_line = where[0] == where[1] and None not in where[2:]
     # (a written ``return`` has the position of the keyword, ``return None`` of the
     # statement or of its ``None``)
-    return not (one_line and where[3] - where[2] in (4, 6, 11))
+    return _width(where) not in (4, 6, 11)
 
 
 def written_continue(cfg: CFG, block: IRBlock) -> bool:
@@ -126,8 +124,15 @@ def written_continue(cfg: CFG, block: IRBlock) -> bool:
     if where is None or where[0] is None:
         return jump.line is not None and bool(before) \
             and all(i.line is not None and i.line < jump.line for i in before)
-    return where[0] == where[1] and None not in where[2:] \
-        and where[3] - where[2] == 8 and all(bc.position(i) != where for i in before)  # type: ignore[operator]
+    return _width(where) == 8 and all(bc.position(i) != where for i in before)
+
+
+def _width(where: tuple[int | None, ...]) -> int | None:
+    """How many characters a position on one line spans (``None``: several lines, or
+    no columns)."""
+    if where[0] != where[1] or None in where[2:]:
+        return None
+    return where[3] - where[2]  # type: ignore[operator]
 
 
 _CLEAN_UP = ("POP_EXCEPT", "POP_BLOCK", "DELETE_FAST", "DELETE_NAME", "DELETE_DEREF")
