@@ -249,6 +249,11 @@ def read(code: CodeType) -> Bytecode:
         if VERSION < (3, 13) or ins.argval not in cells or ins.arg is None:
             return False
         return ins.arg >= nvars or ins.arg < nparams
+    ranges = _raw_handlers(code)
+    # 3.10: a handler that opens with a ``try`` (``finally: try: ...``) keeps its
+    # ``SETUP_FINALLY`` as a ``NOP``, the one instruction of the handler outside that try
+    # (so the handler's own handler is the one around the statement, as on 3.11+)
+    opens_try = {r.target for r in ranges} if VERSION < (3, 11) else set()
     out: list[Instr] = []
     first_index: dict[int, int] = {}  # original offset -> first normalised index (or next)
     pending_jumps: list[tuple[int, int]] = []  # (normalised index, target byte offset)
@@ -273,6 +278,8 @@ def read(code: CodeType) -> Bytecode:
         first_index.setdefault(ins.offset, len(out))
         k += 1
         if name in _DROPPED:
+            if name == "SETUP_FINALLY" and ins.offset in opens_try:
+                emit("NOP", ins)
             continue
         if name == "COPY" and ins.arg == 1 and _inlined_builtin_call(raw, k):
             # 3.14 runs ``any``/``all``/``tuple`` of a generator expression in line when
@@ -542,7 +549,7 @@ def read(code: CodeType) -> Bytecode:
             pos = bisect.bisect_left(offsets, target_off)
             t = first_index[offsets[pos]] if pos < len(offsets) else end_index
         out[idx].target = t
-    handlers = _handlers(code, out, first_index, offsets)
+    handlers = _handlers(ranges, out, first_index, offsets)
     return Bytecode(code, out, handlers)
 
 
@@ -623,13 +630,15 @@ def _match_load_special(raw: list[Raw], k: int,
     return None
 
 
-def _handlers(code: CodeType, out: list[Instr], first_index: dict[int, int],
+def _raw_handlers(code: CodeType) -> list[RawHandler]:
+    if VERSION < (3, 11):
+        return simulate_block_stack(code, instructions(code))
+    return parse_exception_table(code)
+
+
+def _handlers(ranges: list[RawHandler], out: list[Instr], first_index: dict[int, int],
               offsets: list[int]) -> list[Handler | None]:
     legacy = VERSION < (3, 11)
-    if legacy:
-        ranges: list[RawHandler] = simulate_block_stack(code, instructions(code))
-    else:
-        ranges = parse_exception_table(code)
     result: list[Handler | None] = [None] * len(out)
     if not ranges:
         return result

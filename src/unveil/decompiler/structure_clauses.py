@@ -21,7 +21,6 @@ from .structure_base import (
     Ctx,
     Loop,
     Unstructurable,
-    _canonical,
     _clause_cleanup,
     _computed_after,
     _eg_match_of,
@@ -37,7 +36,6 @@ from .structure_base import (
     _is_list_append,
     _is_marker,
     _is_name_cleanup,
-    _leaves,
     _matches,
     _mentions_special,
     _none_to_missing,
@@ -48,6 +46,13 @@ from .structure_base import (
     _strip_prefix,
     _strip_reraise,
     _term_key,
+)
+from .structure_copies import (
+    _returned_from_body,
+    _returning_arms,
+    _returning_clauses,
+    _starts_with,
+    _value_spills,
 )
 from .translate import IRBlock, IRGraph, Term
 from .written import implicit_return
@@ -217,7 +222,7 @@ class Clauses:
         """Make the blocks from ``start`` one block when they are a copy of ``cleanup``
         (a clean-up with blocks of its own: ``finally: if c: f()``) followed by one
         ``return`` on every path, so that the copy reads as the exit of a ``return`` in
-        the body."""
+        the body. A ``try`` in the copy takes its handlers' blocks with it."""
         own: set[int] = set()
         todo = [start]
         while todo:
@@ -234,26 +239,51 @@ class Clauses:
         if any(self.blocks[b].term.kind == "goto" and self.blocks[b].term.targets[0] not in own
                for b in own):
             return
-        probe = replace(ctx, follow=None, region=frozenset(own), loop=None, clause=None)
+        outer = self.blocks[max((b for b in own if self.blocks[b].term.kind == "return"),
+                                key=self.position, default=start)]
+        handlers = self._copy_handlers(own, outer.handler_block)
+        if handlers is None:
+            return
+        probe = replace(ctx, follow=None, region=frozenset(own | handlers), loop=None,
+                        clause=None)
+        first = self.blocks[start]
         try:
-            stmts = _fold_nested_ifs(_hoist_common_tail(self.seq(start, probe)))
+            stmts = _fold_nested_ifs(_hoist_common_tail(_returning_clauses(
+                self.seq(start, probe), first)))
         except Unstructurable:
             return
         finally:
-            for b in own:  # (a probe: the blocks are written again where they are used)
+            for b in own | handlers:  # (a probe: the blocks are written again where used)
                 self.visits[b] = max(0, self.visits.get(b, 1) - 1)
         if len(stmts) != len(cleanup) + 1 or not isinstance(stmts[-1], ast.Return) \
                 or not all(_matches(x, p) for x, p in zip(stmts, cleanup, strict=False)):
             return
-        first = self.blocks[start]
         value = stmts[-1].value
-        self.blocks[start] = IRBlock(start, [b for x in sorted(own)
+        self.blocks[start] = IRBlock(start, [b for x in sorted(own | handlers)
                                              for b in self.blocks[x].blocks],
                                      list(first.entry), stmts[:-1], [],
                                      Term("return", [], value=value, line=first.line),
-                                     first.handler, first.handler_block, list(first.preds),
+                                     outer.handler, outer.handler_block, list(first.preds),
                                      first.line)
-        self._drop_blocks(own - {start})
+        self._drop_blocks((own | handlers) - {start})
+
+    def _copy_handlers(self, own: set[int], outer: int | None) -> set[int] | None:
+        """The blocks of the handlers of ``try`` statements inside the copy ``own``
+        (reached from its blocks' handlers other than ``outer``, the copy's own); None
+        when something outside the copy reaches them too."""
+        found: set[int] = set()
+        todo = [b.handler_block for x in own if (b := self.blocks[x]).handler_block != outer]
+        while todo:
+            bid = todo.pop()
+            if bid is None or bid == outer or bid in found or bid in own:
+                continue
+            if bid not in self.blocks or len(found) >= 32:
+                return None
+            found.add(bid)
+            todo.extend(self._esuccs(bid))
+        if any(not set(self._epreds.get(b, ())) <= own | found for b in found):
+            return None
+        return found
 
     def _drop_blocks(self, ids: set[int]) -> None:
         """Remove blocks nothing reaches any more, and recompute what depends on the graph."""
@@ -322,9 +352,17 @@ class Clauses:
             # on to an enclosing construct's exit tail (a ``return`` in a ``with`` in a
             # ``try``: the with's clean-up copy, then the try's return), which may run
             # the enclosing constructs' clean-ups first
+            # (through each enclosing construct's tail: ``with`` in ``with`` in ``try``)
             nxt = self.blocks.get(term.targets[0])
+            passed: list[ast.stmt] = []
+            for _ in range(len(ctx.cleanups)):
+                if nxt is None or nxt.term.kind != "goto" \
+                        or nxt.term.targets[0] not in ctx.tails:
+                    break
+                passed.extend(nxt.stmts)
+                nxt = self.blocks.get(nxt.term.targets[0])
             if nxt is not None and nxt.term.kind == "return" \
-                    and not self._strip_enclosing(nxt.stmts, ctx):
+                    and not self._strip_enclosing([*passed, *nxt.stmts], ctx):
                 block, term = nxt, nxt.term
         if term.kind == "goto" and not stmts:
             nxt = self.blocks.get(term.targets[0])
@@ -464,10 +502,12 @@ class Clauses:
             # the copy; one after the statement is written once, after it)
             copied = len(raw) > spills and isinstance(raw[-1], ast.If) and raw[-1].orelse \
                 and isinstance(raw[-1].body[-1], ast.Return)
-            rest_stmts = _flatten_leaving(_fold_nested_ifs(_hoist_common_tail(raw)))
+            rest_stmts = _flatten_leaving(_fold_nested_ifs(_hoist_common_tail(
+                _returning_clauses(raw, block))))
             head, rest_stmts = rest_stmts[:spills], rest_stmts[spills:]
             if not _starts_with(rest_stmts, strip):
-                # an arm of the copy that returns, sharing the return after it
+                # an arm of the copy that returns, sharing the return after it; a
+                # ``try`` of the copy whose every way out returns the body's value
                 rest_stmts = _flatten_leaving(_returning_arms(rest_stmts))
                 if not _starts_with(rest_stmts, strip):
                     raise Unstructurable("construct exit without its clean-up copy")
@@ -877,7 +917,9 @@ class Clauses:
         stripped = _strip_reraise(self.seq(h, fctx, skip_stmts=skip))
         if stripped is None:
             raise Unstructurable("finally handler does not re-raise")
-        final = _flatten_leaving(_fold_nested_ifs(stripped))
+        # (the compiler copies the short end of a clean-up into both arms of its last
+        # ``if``, on the way to the re-raise: written once, after the ``if``)
+        final = _flatten_leaving(_fold_nested_ifs(_hoist_common_tail(stripped)))
         region = self.protected(h) & ctx.region
         body_exit, tails = self.body_exit(region, ctx, final)
         cleanup = Cleanup(final, "finally")
@@ -890,56 +932,3 @@ class Clauses:
         if body_exit is None:
             return None
         return self.continue_after(body_exit, final, ctx, out)
-
-
-def _starts_with(stmts: list[ast.stmt], prefix: list[ast.stmt]) -> bool:
-    """Whether ``stmts`` begins with a copy of ``prefix`` (loops compared as
-    :func:`_canonical` writes them)."""
-    return len(stmts) >= len(prefix) and all(
-        _matches(s, p) or isinstance(p, _COMPOUND) and _matches(_canonical(s), _canonical(p))
-        for s, p in zip(stmts, prefix, strict=False))
-
-
-def _returning_arms(stmts: list[ast.stmt]) -> list[ast.stmt]:
-    """``if c: X else: Y`` then ``return v`` as ``if c: X; return v else: Y`` then ``return
-    v`` (the same for ``continue`` and ``break``): an arm that goes on to the way out after
-    it (the compiler shares the way out the other copy of a ``finally`` writes in the
-    arm)."""
-    if len(stmts) >= 2 and isinstance(stmts[-1], ast.Return | ast.Continue | ast.Break) \
-            and isinstance(stmts[-2], ast.If) and stmts[-2].orelse \
-            and not _leaves(stmts[-2].body):
-        last, way_out = stmts[-2], stmts[-1]
-        again = ast.Return(value=way_out.value) if isinstance(way_out, ast.Return) \
-            else type(way_out)()
-        body = [s for s in last.body if not isinstance(s, ast.Pass)]
-        return [*stmts[:-2], ast.If(test=last.test, body=[*body, again],
-                                    orelse=last.orelse), way_out]
-    return stmts
-
-
-def _value_spills(block: IRBlock) -> int:
-    """How many statements at the start of ``block`` name a value it was entered with
-    (``_t = value`` before a clean-up copy that could change what ``value`` reads)."""
-    k = 0
-    for stmt in block.stmts:
-        if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
-                and isinstance(stmt.targets[0], ast.Name)
-                and any(stmt.value is e for e in block.entry)):
-            break
-        k += 1
-    return k
-
-
-def _returned_from_body(after: list[ast.stmt], block: IRBlock,
-                        spills: list[ast.stmt]) -> ast.expr | None:
-    """The value of ``return value`` (all of ``after``) when the body computed it: it came
-    to the construct's exit on the stack, or named by one of ``spills``."""
-    if len(after) != 1 or not isinstance(after[0], ast.Return) or after[0].value is None:
-        return None
-    value = after[0].value
-    if len(spills) == 1:
-        origin = getattr(value, "origin", None)
-        return origin if origin is not None and origin is spills[0].value else None  # type: ignore[attr-defined]
-    if not spills and any(value is e for e in block.entry):
-        return value
-    return None

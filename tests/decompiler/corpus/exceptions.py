@@ -1203,3 +1203,102 @@ def pass_in_an_if_whose_else_raises_again(name, missing):
         else:
             raise
     return name
+
+
+class _Guard:
+    """A context manager that logs, and swallows ``KeyError`` when asked to."""
+
+    def __init__(self, name, swallow=False):
+        self.name, self.swallow = name, swallow
+
+    def __enter__(self):
+        LOG.append(("enter", self.name))
+        return [self.name]
+
+    def __exit__(self, kind, exc, tb):
+        LOG.append(("exit", self.name, kind))
+        return self.swallow and kind is KeyError
+
+
+@cases(([1, 2],), ([2],), ([],))
+def return_through_a_finally_that_opens_with_a_try(items):
+    # (the value waits on the stack under the finally's except clause, which returns it)
+    try:
+        return len(items)
+    finally:
+        try:
+            items.remove(1)
+        except ValueError:
+            LOG.append("not there")
+
+
+@cases(([1, 2], False), ([2], True), ([], "fail"))
+def with_returning_through_a_finally_with_a_try(items, fail):
+    # (runpy.run_path: the with's exit copy, then the finally's copy with its own try)
+    try:
+        with _Guard("a", swallow=True) as got:
+            if fail == "fail":
+                raise KeyError(fail)
+            return got + items
+    finally:
+        try:
+            items.remove(1)
+        except ValueError:
+            pass
+
+
+@cases(([1],), ([],))
+def two_item_with_returning_through_a_finally(items):
+    try:
+        with _Guard("a") as first, _Guard("b"):
+            return first + items
+    finally:
+        LOG.append(len(items))
+
+
+@cases((None, [1]), (0, [1]), (0, []), (2, [2]))
+def return_through_a_finally_whose_if_holds_a_try(timeout, waiters):
+    # (threading.Condition.wait)
+    got = False
+    try:
+        if timeout is None:
+            got = True
+        else:
+            got = timeout > 1
+        return got
+    finally:
+        LOG.append("restore")
+        if not got:
+            try:
+                waiters.remove(1)
+            except ValueError:
+                pass
+
+
+@cases((True, True, False), (False, True, True), (True, False, True), (False, False, False))
+def finally_in_a_finally_ending_in_an_if_with_a_try(output, backup, fail):
+    # (fileinput.FileInput.nextfile: the handler's copy writes the end of the inner
+    # finally in both arms of its last if)
+    state = {"backup": backup}
+    try:
+        if output:
+            LOG.append("close")
+            if fail:
+                raise OSError("close")
+    finally:
+        try:
+            del state["missing"]
+        except KeyError:
+            pass
+        try:
+            if output and not fail:
+                LOG.append("file")
+        finally:
+            saved = state.pop("backup")
+            if saved and not output:
+                try:
+                    LOG.append(1 // int(fail))
+                except ZeroDivisionError:
+                    pass
+            state["done"] = True
+    return state
