@@ -597,11 +597,19 @@ def _count_shared(stmts: list[ast.stmt], counts: dict[int, int]) -> None:
                     todo.extend(x for x in v if isinstance(x, ast.AST))
 
 
-def preview(stmt: ast.stmt) -> str:
-    """A comparable text of a statement, for matching copies made by the compiler."""
+def preview(stmt: ast.stmt, entry: list[ast.expr] | None = None) -> str:
+    """A comparable text of a statement, for matching copies made by the compiler;
+    values of its block's ``entry`` stack that only the interpreter has (a ``with``'s
+    exit) read as their place on it."""
+    if isinstance(stmt, ExcMarker):  # (the same in each copy of a clause's end)
+        value = "" if stmt.value is None else preview(ast.Expr(value=stmt.value), entry)
+        return f"<{stmt.kind} {value} {stmt.flag}>"
     try:
         r = Renderer(Names(set()), constant=lambda v: ast.Name(id=f"<const {id(v)}>",
                                                                 ctx=ast.Load()))
+        if entry:
+            r.special_names = {id(e): f"<entry {k}>" for k, e in enumerate(entry)
+                               if isinstance(e, Special)}
         r.make_lambda = lambda f: ast.Name(id=f"<func {id(f.code)}>", ctx=ast.Load())
         r.make_def = lambda f, n, d: ast.Pass()
         rendered = r.stmt(stmt)

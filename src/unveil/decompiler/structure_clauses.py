@@ -304,12 +304,18 @@ class Clauses:
             block = self.blocks[bid]
             if any(not isinstance(e, Slot | Special) for e in block.entry):
                 return ("unique", bid)
-            return (tuple(preview(s) for s in block.stmts), _term_key(block),
-                    len(block.entry), block.handler_block,
+            value = block.term.value  # (which of the entry values a re-raise raises)
+            where = next((k for k, e in enumerate(block.entry) if e is value), None)
+            texts = tuple(preview(s, block.entry) for s in block.stmts)
+            if isinstance(value, ast.Constant) and any("<entry " in t for t in texts):
+                # (a ``with``'s exit, then ``return None``: a written ``return`` in the
+                # body and the end of the function read alike on 3.10)
+                return ("unique", bid)
+            return (texts, _term_key(block), where, len(block.entry), block.handler_block,
                     tuple(type(e).__name__ for e in block.entry))
 
         keys = {key(b) for b in ids}
-        if len(keys) != 1 or any(self.blocks[b].term.kind not in ("return", "raise")
+        if len(keys) != 1 or any(self.blocks[b].term.kind not in ("return", "raise", "reraise")
                                  for b in ids):
             return None
         keep = min(ids)

@@ -1302,3 +1302,50 @@ def finally_in_a_finally_ending_in_an_if_with_a_try(output, backup, fail):
                     pass
             state["done"] = True
     return state
+
+
+@cases(({"a": 1}, "a", 0), ({}, "a", 0), ({}, "a", 5), ({}, "b", 9))
+def except_clause_with_a_try_finally_then_return(cache, level, disable):
+    # (logging.Logger.isEnabledFor: 3.10 copies the finally and the return into each arm)
+    try:
+        return cache[level]
+    except KeyError:
+        LOG.append("lock")
+        try:
+            if disable >= 5:
+                enabled = cache[level] = False
+            else:
+                enabled = cache[level] = len(level) > disable
+        finally:
+            LOG.append("unlock")
+        return enabled
+
+
+@cases((1, True, False), (2, True, False), (3, False, False), (2, True, True))
+def with_if_return_then_try_finally_in_a_finally(mode, closefp, fail):
+    # (bz2.BZ2File.close: the handler's copies of the inner finally end alike)
+    state = {"mode": mode}
+    with _Guard("lock"):
+        if state["mode"] == 1:
+            return state
+        try:
+            if state["mode"] == 2:
+                LOG.append("buffer")
+                if fail:
+                    raise ValueError(mode)
+        finally:
+            try:
+                if closefp:
+                    LOG.append("fp")
+            finally:
+                state["mode"] = 0
+    return state
+
+
+@cases(([],), ([1, 2],))
+def with_whose_if_ends_then_return_of_a_call(items):
+    # (ftplib.FTP.retrbinary: 3.10 copies the exit and the return into each arm)
+    with _Guard("conn") as conn:
+        if items:
+            conn.extend(items)
+    return len(conn)
