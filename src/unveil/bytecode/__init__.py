@@ -10,6 +10,7 @@ from .instructions import (
     COLD_HANDLERS,
     CONDITIONAL_JUMPS,
     COPIED_LOOP_TESTS,
+    ELSE_AFTER_BODY,
     Bytecode,
     Handler,
     Instr,
@@ -20,5 +21,6 @@ from .instructions import (
 )
 from .listing import LITERAL_TYPES, Raw, branches, qualname_constants
 
-__all__ = ["COLD_HANDLERS", "CONDITIONAL_JUMPS", "COPIED_LOOP_TESTS", "LITERAL_TYPES", "Bytecode", "Handler", "Instr", "Raw", "branches", "for_iter_exit",
+__all__ = ["COLD_HANDLERS", "CONDITIONAL_JUMPS", "COPIED_LOOP_TESTS", "ELSE_AFTER_BODY",
+           "LITERAL_TYPES", "Bytecode", "Handler", "Instr", "Raw", "branches", "for_iter_exit",
            "instructions", "qualname_constants", "read", "retarget"]

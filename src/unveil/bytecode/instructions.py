@@ -48,6 +48,11 @@ VERSION = sys.version_info[:2]
 #: after the statement follows the handlers and an ``else`` clause comes before them.
 COLD_HANDLERS = VERSION >= (3, 12)
 
+#: Layout: 3.11+ lays an ``else`` clause out right after the ``try`` body, so a body
+#: that jumps over the handler goes on to code after the statement; 3.10 jumps over the
+#: handlers to an ``else`` clause as to the code after the statement.
+ELSE_AFTER_BODY = VERSION >= (3, 11)
+
 #: The conditional jumps of the normalised stream (each pops the value it tests).
 CONDITIONAL_JUMPS = frozenset({"POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE", "POP_JUMP_IF_NONE",
                                "POP_JUMP_IF_NOT_NONE"})

@@ -8,7 +8,7 @@ import ast
 import copy
 from dataclasses import replace
 
-from ..bytecode import COLD_HANDLERS
+from ..bytecode import COLD_HANDLERS, ELSE_AFTER_BODY
 from .exprs import ExcMatch, Slot, Special
 from .facts import attach
 from .ir import ExcMarker
@@ -780,6 +780,8 @@ class Clauses:
         hpos = self.position(h)
         if self.position(body_exit) > hpos:
             return None
+        if ELSE_AFTER_BODY and self._jumps_past(body_exit, hpos):
+            return None  # (over the handler: to the code after the statement)
         seen: set[int] = set()
         todo = [body_exit]
         after: set[int] = set()
@@ -797,6 +799,8 @@ class Clauses:
                 continue
             seen.add(n)
             block = self.blocks[n]
+            if ctx.clause is not None and _find_marker(block.stmts, "pop_except") is not None:
+                return None  # (the code ends the enclosing except clause: after the try)
             code_before |= bool(block.stmts) or block.term.kind != "goto"
             todo.extend(self._succs(n))
         if not code_before:
@@ -820,6 +824,15 @@ class Clauses:
                if n in self.blocks and n not in self.protected(h)):
             return (None,)
         return None
+
+    def _jumps_past(self, bid: int, pos: int) -> bool:
+        """Does block ``bid`` open with a jump of its own to code laid out after ``pos``
+        (the jump and the code it goes to made one block)?"""
+        block = self.blocks[bid]
+        cfg = self.g.cfg
+        first = cfg.blocks.get(block.blocks[0]) if block.blocks else None
+        return len(block.blocks) > 1 and first is not None and first.end - first.start == 1 \
+            and cfg.bc.instrs[first.start].op == "JUMP" and block.blocks[1] > pos
 
     def seq_clause(self, start: int, ctx: Ctx, skip: int) -> list[ast.stmt]:
         return self.seq(start, ctx, skip_stmts=skip)

@@ -1349,3 +1349,26 @@ def with_whose_if_ends_then_return_of_a_call(items):
         if items:
             conn.extend(items)
     return len(conn)
+
+
+def _parse(value, fail):
+    if value in fail:
+        raise LookupError(value)
+    return value.upper(), value[1:]
+
+
+@cases(("ab", ()), ("ab", ("ab",)), ("ab", ("ab", "b")), ("", ("",)))
+def code_after_a_try_whose_clause_raises_in_a_clause(value, fail):
+    # (email._header_value_parser.get_angle_addr: the code after the inner try ends the
+    # outer clause; it is not an else clause)
+    found = []
+    try:
+        token, value = _parse(value, fail)
+    except LookupError:
+        try:
+            token, value = _parse(value[1:], fail)
+        except LookupError:
+            raise ValueError("neither") from None
+        found.append(token)
+    found.append(token)
+    return found, value
