@@ -806,7 +806,11 @@ class Clauses:
         if not code_before:
             return None
         if len(after) == 1:
-            return (after.pop(),)
+            end = after.pop()
+            if not ELSE_AFTER_BODY and end in self.blocks \
+                    and self.effective_handler(end) != self.effective_handler(body_exit):
+                return None  # (3.10: the code goes on into a with or try: after the try)
+            return (end,)
         if after:
             return None
         # nothing after the handler: an else clause only if ordinary code is laid out

@@ -1372,3 +1372,18 @@ def code_after_a_try_whose_clause_raises_in_a_clause(value, fail):
         found.append(token)
     found.append(token)
     return found, value
+
+
+@cases((["a", "bad", "b"],), ([],), (["bad"],))
+def with_after_a_try_whose_clause_continues(names):
+    # (mailcap.getcaps: 3.10 jumps over the handler to the with as to an else clause)
+    caps = {}
+    for name in names:
+        try:
+            guard = _Guard(name) if name != "bad" else {}[name]
+        except KeyError:
+            continue
+        with guard as got:
+            caps[name] = got
+        LOG.append(name)
+    return caps
