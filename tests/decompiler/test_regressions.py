@@ -61,6 +61,11 @@ KNOWN: dict[str, tuple[tuple[tuple[int, int], ...], str]] = {
                      "a type alias's list comprehension cut short by a false test ('if ()') whose "
                      "dead loop rebinds the type parameter: the kept generator's free variables "
                      "differ"),
+    "31eb465da32c": (((3, 12), (3, 13)),
+                     "a type alias's inlined list comprehension whose generator reads the type "
+                     "parameter and whose dict comprehension rebinds it: the value's function "
+                     "both takes the parameter from its scope and makes a cell of it; the "
+                     "decompiled one makes it local (one free variable too few)"),
     "ed089d7f23e3": (((3, 12), (3, 13), (3, 14)),
                      "a type alias's generator whose dead loops rebind the alias's own name: one "
                      "free variable too many"),

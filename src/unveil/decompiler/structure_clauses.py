@@ -206,8 +206,17 @@ class Clauses:
             merged = self.merge_copies(exits)
             if merged is not None:
                 return merged, frozenset(tails)
-            # the normal exit comes last in the layout; earlier ones finish a return
-            normal = max(exits, key=self.position)
+            # the normal exit comes last in the layout; earlier ones finish a return (3.12+:
+            # a return's copy in an inner except clause is laid out with the clause, cold;
+            # the code after a ``with`` whose body leaves is laid out after its handler)
+            warm = exits
+            if COLD_HANDLERS:
+                inner = [self.position(e) for n in region if n in self.blocks
+                         and (e := self.blocks[n].handler_block) is not None and e in region
+                         and self.handler_kind(e) == "except"]
+                if inner:
+                    warm = {e for e in exits if self.position(e) < min(inner)} or exits
+            normal = max(warm, key=self.position)
             others = exits - {normal}
             if cleanup and any(isinstance(s, _COMPOUND) for s in cleanup):
                 for e in others:  # (each copy of a clean-up with blocks of its own)
@@ -230,8 +239,8 @@ class Clauses:
             if bid in own:
                 continue
             block = self.blocks.get(bid)
-            if block is None or len(own) >= 16 or block.term.kind not in ("branch", "goto",
-                                                                           "return") \
+            if block is None or len(own) >= 16 \
+                    or block.term.kind not in ("branch", "goto", "return", "raise") \
                     or bid != start and not set(block.preds) <= own | {start}:
                 return
             own.add(bid)
@@ -880,6 +889,11 @@ class Clauses:
                 return
             if term.kind == "raise":
                 out.append(ast.Raise(exc=term.value, cause=term.cause))
+                return
+            if term.kind == "goto" and term.targets[0] in ctx.tails \
+                    and self.blocks[term.targets[0]].term.kind == "return":
+                # on to an enclosing construct's exit tail: a return through its clean-up
+                out.extend(self.seq(term.targets[0], outer))
                 return
             if term.kind == "goto" and ctx.loop is not None \
                     and term.targets[0] in (ctx.loop.cont, ctx.loop.follow):

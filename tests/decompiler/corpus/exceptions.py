@@ -1387,3 +1387,23 @@ def with_after_a_try_whose_clause_continues(names):
             caps[name] = got
         LOG.append(name)
     return caps
+
+
+@cases(("a", ()), ("bad", ()), ("a", ("close",)), ("bad", ("close",)))
+def clause_returning_through_a_finally_with_a_try(name, fail):
+    # (ctypes.util._findLib_gcc: the clause's return and the code after the inner try
+    # each leave through their own copy of the finally)
+    try:
+        try:
+            proc = _Guard(name) if name != "bad" else {}[name]
+        except KeyError:
+            return None
+        trace = proc.name * 2
+    finally:
+        try:
+            if "close" in fail:
+                raise FileNotFoundError(name)
+            LOG.append("closed")
+        except FileNotFoundError:
+            pass
+    return trace
