@@ -323,9 +323,13 @@ class Clauses:
             return (texts, _term_key(block), where, len(block.entry), block.handler_block,
                     tuple(type(e).__name__ for e in block.entry))
 
+        def leaves(bid: int) -> bool:  # (or only jumps on: the clauses' way out, the body's)
+            block = self.blocks[bid]
+            return block.term.kind in ("return", "raise", "reraise") \
+                or block.term.kind == "goto" and not block.stmts
+
         keys = {key(b) for b in ids}
-        if len(keys) != 1 or any(self.blocks[b].term.kind not in ("return", "raise", "reraise")
-                                 for b in ids):
+        if len(keys) != 1 or not all(leaves(b) for b in ids):
             return None
         keep = min(ids)
         for other in ids - {keep}:
@@ -641,6 +645,11 @@ class Clauses:
                 and self.through(merge) == self.through(body_exit):
             merge = body_exit = self.through(merge)  # empty jumps to one place
         if merge is not None and body_exit is not None and merge != body_exit \
+                and body_exit == ctx.follow and self._only_jumps_to(merge, body_exit):
+            # (the clauses' jump to where an enclosing try goes on is that try's last
+            # code; the body jumps there straight)
+            merge = body_exit
+        if merge is not None and body_exit is not None and merge != body_exit \
                 and self.blocks[merge].term.kind in ("return", "raise", "reraise") \
                 and self.content_key(self.blocks[merge]) == \
                 self.content_key(self.blocks[body_exit]):
@@ -837,6 +846,11 @@ class Clauses:
                if n in self.blocks and n not in self.protected(h)):
             return (None,)
         return None
+
+    def _only_jumps_to(self, bid: int, dst: int) -> bool:
+        block = self.blocks.get(bid)
+        return block is not None and not block.stmts and block.term.kind == "goto" \
+            and block.term.targets[0] == dst and not self.slot_assignments(bid, dst)
 
     def _jumps_past(self, bid: int, pos: int) -> bool:
         """Does block ``bid`` open with a jump of its own to code laid out after ``pos``

@@ -1407,3 +1407,30 @@ def clause_returning_through_a_finally_with_a_try(name, fail):
         except FileNotFoundError:
             pass
     return trace
+
+
+def _runner(*args):
+    if len(args) > 1:
+        raise TypeError("too many")
+    if args == (2,):
+        raise TypeError("not 2")
+    return len(args)
+
+
+@cases((type,), (None,))
+def try_directly_in_a_try_after_an_if(kind):
+    # (unittest.main.TestProgram.runTests, 3.13: the inner clause's jump out is the outer
+    # try's last code; the inner body jumps past both)
+    if kind is type:
+        try:
+            try:
+                runner = _runner(1, 2)
+            except TypeError:
+                runner = _runner(2)
+        except TypeError:
+            runner = _runner()
+    else:
+        runner = -1
+    result = [runner]
+    result.append(kind is type)
+    return result
