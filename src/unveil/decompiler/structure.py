@@ -546,7 +546,9 @@ class Structurer(LoopExits, IfEnds, Clauses):
             elif term.kind == "return":
                 ret = attach(ast.Return(value=_none_to_missing(term.value)),
                              position=exit_position(self.g.cfg, block))
-                if ret.value is None and written_return(self.g.cfg, block):
+                if ret.value is None and (written_return(self.g.cfg, block)
+                                          or b in ctx.tails and block.stmts):
+                    # (a return through a clean-up's copy is the source's own)
                     attach(ret, explicit=True)
                 elif ret.value is None and implicit_return(self.g.cfg, block):
                     attach(ret, implicit=True)

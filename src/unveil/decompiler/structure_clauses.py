@@ -193,6 +193,9 @@ class Clauses:
                     continue
                 if loop is not None and s in (loop.cont, loop.follow):
                     continue
+                if s in ctx.tails and not cleanup and self.blocks[s].term.kind == "return":
+                    tails.add(s)  # (an enclosing construct's: a return through its clean-up)
+                    continue
                 if self.exit_tail(s, cleanup or [], ctx, continuation):
                     tails.add(s)
                     block = self.blocks[s]

@@ -1434,3 +1434,20 @@ def try_directly_in_a_try_after_an_if(kind):
     result = [runner]
     result.append(kind is type)
     return result
+
+
+@cases((True, 5), (False, 5), (False, "x"), (True, "x"))
+def return_in_try_except_finally_whose_finally_tests(closing, size):
+    # (asyncio.proactor_events._loop_reading: the return leaves through the finally's
+    # copy, an if of its own, around the except clause)
+    length = -1
+    try:
+        length = size + 1
+        if closing:
+            return
+        LOG.append(length)
+    except TypeError as exc:
+        LOG.append(type(exc).__name__)
+    finally:
+        if length > -1:
+            LOG.append("received")
