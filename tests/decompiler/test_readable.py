@@ -181,6 +181,7 @@ def _gap(module_name: str, name: str, condition: bool, reason: str) -> object:
 #: Corpus functions whose round trip must give the same bytecode (the shape as written),
 #: with the known gaps as strict xfails.
 AS_WRITTEN = [
+    ("exceptions", "loop_with_break_in_a_finally_then_return"),
     ("exceptions", "return_in_try_except_finally_whose_finally_tests"),
     ("exceptions", "try_directly_in_a_try_after_an_if"),
     ("exceptions", "clause_returning_through_a_finally_with_a_try"),

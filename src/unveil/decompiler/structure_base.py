@@ -5,6 +5,8 @@ that read and edit statement lists (markers, clean-ups, copies the compiler made
 from __future__ import annotations
 
 import ast
+import copy
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .exprs import ExcMatch, Shared, Slot, Special
@@ -152,6 +154,21 @@ def _hoist_common_tail(stmts: list[ast.stmt]) -> list[ast.stmt]:
                                 orelse=orelse[:len(orelse) - n]), *body[len(body) - n:]]
 
 
+def _breaks_for(body: list[ast.stmt], is_copy: Callable[[ast.stmt], bool]) -> list[ast.stmt]:
+    """A loop's ``body`` with the compiler's copies of what follows the loop (``is_copy``)
+    as the ``break`` they were (in its ifs, not in inner loops or clauses)."""
+    out: list[ast.stmt] = []
+    for stmt in body:
+        if is_copy(stmt):
+            out.append(ast.Break())
+        elif isinstance(stmt, ast.If):
+            out.append(ast.If(test=stmt.test, body=_breaks_for(stmt.body, is_copy),
+                              orelse=_breaks_for(stmt.orelse, is_copy)))
+        else:
+            out.append(stmt)
+    return out
+
+
 def _strip_reraise(stmts: list[ast.stmt]) -> list[ast.stmt] | None:
     """A ``finally`` handler's statements without the re-raise that ends every path
     (the compiler copies it into both arms of an ``if`` that ends the clause); None
@@ -169,6 +186,12 @@ def _strip_reraise(stmts: list[ast.stmt]) -> list[ast.stmt] | None:
                                        body=(head[-1].body if body is None else body)
                                        or [ast.Pass()],
                                        orelse=head[-1].orelse if orelse is None else orelse)]
+        if head and isinstance(head[-1], ast.While | ast.For) and not head[-1].orelse:
+            # a ``break`` out of the clause's last loop goes to the re-raise: the compiler
+            # gave it a copy of its own
+            loop = copy.copy(head[-1])
+            loop.body = _breaks_for(loop.body, _is_reraise)
+            head = [*head[:-1], loop]
         return head
     if isinstance(last, ast.If) and last.orelse:
         # (an arm that leaves the statement, by ``return``, ``break``, ``continue`` or a

@@ -48,6 +48,7 @@ from .structure_base import (
     _term_key,
 )
 from .structure_copies import (
+    _breaks_to_after,
     _returned_from_body,
     _returning_arms,
     _returning_clauses,
@@ -529,8 +530,9 @@ class Clauses:
             head, rest_stmts = rest_stmts[:spills], rest_stmts[spills:]
             if not _starts_with(rest_stmts, strip):
                 # an arm of the copy that returns, sharing the return after it; a
-                # ``try`` of the copy whose every way out returns the body's value
-                rest_stmts = _flatten_leaving(_returning_arms(rest_stmts))
+                # ``break`` out of the copy's last loop to the return after it
+                rest_stmts = _breaks_to_after(_flatten_leaving(_returning_arms(rest_stmts)),
+                                              len(strip))
                 if not _starts_with(rest_stmts, strip):
                     raise Unstructurable("construct exit without its clean-up copy")
             after = rest_stmts[len(strip):]

@@ -9,9 +9,11 @@ that the construct's exit is written once, as the source had it.
 from __future__ import annotations
 
 import ast
+import copy
 
 from .exprs import Slot
-from .structure_base import _COMPOUND, _canonical, _leaves, _matches
+from .nodes import same
+from .structure_base import _COMPOUND, _breaks_for, _canonical, _leaves, _matches
 from .translate import IRBlock
 
 
@@ -97,3 +99,18 @@ def _returned_from_body(after: list[ast.stmt], block: IRBlock,
     if not spills and any(value is e for e in block.entry):
         return value
     return None
+
+
+def _breaks_to_after(stmts: list[ast.stmt], n: int) -> list[ast.stmt]:
+    """When the copy (the first ``n`` statements) ends in a loop and a ``return`` follows
+    it, that loop's copies of the return are its ``break``: the compiler gave the
+    ``break`` a copy of the short code after the loop."""
+    if n == 0 or len(stmts) <= n or not isinstance(stmts[n], ast.Return):
+        return stmts
+    loop = stmts[n - 1]
+    if not isinstance(loop, ast.While | ast.For) or loop.orelse:
+        return stmts
+    after = stmts[n]
+    changed = copy.copy(loop)
+    changed.body = _breaks_for(loop.body, lambda s: isinstance(s, ast.Return) and same(s, after))
+    return [*stmts[:n - 1], changed, *stmts[n:]]

@@ -1451,3 +1451,19 @@ def return_in_try_except_finally_whose_finally_tests(closing, size):
     finally:
         if length > -1:
             LOG.append("received")
+
+
+@cases((3, False), (0, False), (3, True), (5, "x"))
+def loop_with_break_in_a_finally_then_return(value, fail):
+    # (asyncio.locks.Semaphore.acquire: each copy of the finally gives the break a copy
+    # of what follows the loop, the re-raise and the return)
+    state = {"value": value}
+    try:
+        if fail:
+            raise KeyError(fail)
+    finally:
+        while state["value"] > 0:
+            state["value"] -= 2
+            if state["value"] == 1:
+                break
+    return state
