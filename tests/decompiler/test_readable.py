@@ -181,7 +181,10 @@ def _gap(module_name: str, name: str, condition: bool, reason: str) -> object:
 #: Corpus functions whose round trip must give the same bytecode (the shape as written),
 #: with the known gaps as strict xfails.
 AS_WRITTEN = [
-    ("exceptions", "loop_with_break_in_a_finally_then_return"),
+    pytest.param("exceptions", "loop_with_break_in_a_finally_then_return",
+                 marks=pytest.mark.xfail(sys.version_info >= (3, 14), strict=True, reason=(
+                     "3.14: a while loop in a finally whose break leaves it is still the "
+                     "state machine (its test is not copied to the loop's end)"))),
     ("exceptions", "return_in_try_except_finally_whose_finally_tests"),
     ("exceptions", "try_directly_in_a_try_after_an_if"),
     ("exceptions", "clause_returning_through_a_finally_with_a_try"),
