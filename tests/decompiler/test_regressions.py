@@ -61,6 +61,11 @@ KNOWN: dict[str, tuple[tuple[tuple[int, int], ...], str]] = {
                      "a type alias's list comprehension cut short by a false test ('if ()') whose "
                      "dead loop rebinds the type parameter: the kept generator's free variables "
                      "differ"),
+    "93472b74b844": (((3, 10), (3, 11), (3, 12), (3, 13), (3, 14)),
+                     "a class body whose only binding of a name is in code after a raise "
+                     "(an except clause's 'as'): the compiler drops that code but reads the "
+                     "name as the class's own; without it the name is the enclosing "
+                     "function's parameter, a cell"),
     "31eb465da32c": (((3, 12), (3, 13)),
                      "a type alias's inlined list comprehension whose generator reads the type "
                      "parameter and whose dict comprehension rebinds it: the value's function "
