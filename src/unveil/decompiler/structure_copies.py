@@ -43,8 +43,8 @@ def _returning_arms(stmts: list[ast.stmt]) -> list[ast.stmt]:
 
 
 def _returning_clauses(stmts: list[ast.stmt], block: IRBlock) -> list[ast.stmt]:
-    """``try: X; return v`` / ``except E: Y; return v`` as ``try: X`` / ``except E: Y``
-    then ``return v``, where ``v`` is the value ``block`` was entered with: a ``try`` in a
+    """``try: X; return v`` / ``except E: Y; return v`` (/ ``finally: F``) as ``try: X`` /
+    ``except E: Y`` (/ ``finally: F``) then ``return v``, where ``v`` is the value ``block`` was entered with: a ``try`` in a
     ``finally`` copy that a ``return`` of the body passes through (the value waits on the
     stack under the clauses, which each return it). The same in the arms of a last ``if``
     (:func:`_hoist_common_tail` then takes the returns out of it)."""
@@ -54,7 +54,7 @@ def _returning_clauses(stmts: list[ast.stmt], block: IRBlock) -> list[ast.stmt]:
     if isinstance(node, ast.If):
         return [*stmts[:-1], ast.If(test=node.test, body=_returning_clauses(node.body, block),
                                     orelse=_returning_clauses(node.orelse, block))]
-    if not isinstance(node, ast.Try) or node.orelse or node.finalbody or not node.handlers:
+    if not isinstance(node, ast.Try) or node.orelse or not (node.handlers or node.finalbody):
         return stmts
     last = node.body[-1]
     if not isinstance(last, ast.Return) or last.value is None:
@@ -70,7 +70,7 @@ def _returning_clauses(stmts: list[ast.stmt], block: IRBlock) -> list[ast.stmt]:
     handlers = [ast.ExceptHandler(type=h.type, name=h.name, body=h.body[:-1] or [ast.Pass()])
                 for h in node.handlers]
     return [*stmts[:-1], ast.Try(body=node.body[:-1] or [ast.Pass()], handlers=handlers,
-                                 orelse=[], finalbody=[]), last]
+                                 orelse=[], finalbody=node.finalbody), last]
 
 
 def _value_spills(block: IRBlock) -> int:

@@ -1467,3 +1467,24 @@ def loop_with_break_in_a_finally_then_return(value, fail):
             if state["value"] == 1:
                 break
     return state
+
+
+@cases((None, False), (2, False), (None, True), (3, True))
+def return_through_a_finally_that_holds_a_try_finally(debug, fail):
+    # (asyncio.runners.run: the value waits on the stack through both finally copies)
+    loop = {"debug": None}
+    try:
+        if debug is not None:
+            loop["debug"] = debug
+        return len(loop) + (debug or 0)
+    finally:
+        try:
+            _cancel(fail)
+        finally:
+            loop.clear()
+
+
+def _cancel(fail):
+    if fail:
+        raise KeyError("cancel")
+    LOG.append("cancelled")
