@@ -105,6 +105,8 @@ class CodeDecompiler:
     def statements(self) -> list[ast.stmt]:
         """The body as plain ``ast`` statements."""
         code = self.code
+        if code_kind(code) == "function":
+            enclosed_globals(code, self.constants)
         return self.region_statements(bytecode.read(code), [])
 
     def raw_statements(self) -> list[ast.stmt]:
@@ -906,6 +908,22 @@ def module_globals(code: CodeType, constants: Constants) -> list[str]:
                 constants.globals_for[id(c)] = (c, reads)
                 wanted = [n for n in wanted if n not in reads]
     return wanted
+
+
+def enclosed_globals(code: CodeType, constants: Constants) -> None:
+    """A function or class nested in ``code`` that reads a name of ``code``'s own as a
+    global declares it ``global`` (else the name would be ``code``'s cell): noted in
+    ``constants.globals_for``."""
+    own = set(code.co_varnames) | set(code.co_cellvars)
+    for entry in list(iter_code_objects(code))[1:]:
+        c = entry.code
+        if code_kind(c) not in ("function", "class"):
+            continue
+        reads = [n for n in _global_uses(c)["LOAD_GLOBAL"] if n in own]
+        if reads:
+            known = constants.globals_for.get(id(c))
+            before = list(known[1]) if known is not None and known[0] is c else []
+            constants.globals_for[id(c)] = (c, before + [n for n in reads if n not in before])
 
 
 def _global_uses(code: CodeType) -> dict[str, list[str]]:
