@@ -9,6 +9,9 @@ protects each instruction. The normalisation, per version:
   ``RETURN_CONST`` become ``LOAD_CONST`` (+ ``RETURN_VALUE``);
 * ``TO_BOOL`` before a conditional jump or ``UNARY_NOT``, ``NOT_TAKEN``, ``NOP``, caches,
   ``EXTENDED_ARG``, ``RESUME``, ``PRECALL``, cell set-up and generator prologues are dropped;
+  3.10's ``SETUP_*``/``POP_BLOCK`` too, except a ``SETUP_FINALLY`` that starts a handler
+  (``finally: try: ...``): it stays as a ``NOP``, the handler's one instruction outside
+  that ``try``;
 * the NULL of ``LOAD_GLOBAL``/``LOAD_ATTR`` becomes an explicit ``PUSH_NULL`` (before or
   after the callable, as the version pushes it); method loads become ``LOAD_METHOD``;
 * 3.10's ``DUP_TOP``/``ROT_*`` become ``COPY``/``SWAP``, its binary/in-place opcodes
