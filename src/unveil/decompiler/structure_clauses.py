@@ -49,6 +49,7 @@ from .structure_base import (
 )
 from .structure_copies import (
     _breaks_to_after,
+    _fold_test_temps,
     _returned_from_body,
     _returning_arms,
     _returning_clauses,
@@ -975,7 +976,7 @@ class Clauses:
             raise Unstructurable("finally handler does not re-raise")
         # (the compiler copies the short end of a clean-up into both arms of its last
         # ``if``, on the way to the re-raise: written once, after the ``if``)
-        final = _flatten_leaving(_fold_nested_ifs(_hoist_common_tail(stripped)))
+        final = _fold_test_temps(_flatten_leaving(_fold_nested_ifs(_hoist_common_tail(stripped))))
         region = self.protected(h) & ctx.region
         body_exit, tails = self.body_exit(region, ctx, final)
         cleanup = Cleanup(final, "finally")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import re
 
 from .exprs import Slot
 from .nodes import same
@@ -114,3 +115,41 @@ def _breaks_to_after(stmts: list[ast.stmt], n: int) -> list[ast.stmt]:
     changed = copy.copy(loop)
     changed.body = _breaks_for(loop.body, lambda s: isinstance(s, ast.Return) and same(s, after))
     return [*stmts[:n - 1], changed, *stmts[n:]]
+
+
+def _fold_test_temps(stmts: list[ast.stmt]) -> list[ast.stmt]:
+    """``_t = x`` then ``if _t:`` as ``if x:`` where ``_t`` (a temporary of the reader's)
+    is read nowhere else: one copy of a clean-up can name an ``if``'s test where the
+    other does not (the handler's copy, with the exception under it on the stack)."""
+    reads: dict[str, int] = {}
+    for node in ast.walk(ast.Module(body=stmts, type_ignores=[])):
+        if isinstance(node, ast.Name) and node.id.startswith("_t"):
+            reads[node.id] = reads.get(node.id, 0) + 1
+
+    def fold(body: list[ast.stmt]) -> list[ast.stmt]:
+        out: list[ast.stmt] = []
+        k = 0
+        while k < len(body):
+            stmt = body[k]
+            nxt = body[k + 1] if k + 1 < len(body) else None
+            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 \
+                    and isinstance(stmt.targets[0], ast.Name) \
+                    and _TEMP.fullmatch(stmt.targets[0].id) \
+                    and reads.get(stmt.targets[0].id) == 2 and isinstance(nxt, ast.If) \
+                    and isinstance(nxt.test, ast.Name) and nxt.test.id == stmt.targets[0].id:
+                out.append(ast.If(test=stmt.value, body=fold(nxt.body), orelse=fold(nxt.orelse)))
+                k += 2
+                continue
+            if isinstance(stmt, ast.If):
+                stmt = ast.If(test=stmt.test, body=fold(stmt.body), orelse=fold(stmt.orelse))
+            elif isinstance(stmt, ast.While | ast.For | ast.AsyncFor):
+                stmt = copy.copy(stmt)
+                stmt.body = fold(stmt.body)
+            out.append(stmt)
+            k += 1
+        return out
+
+    return fold(stmts) if any(n == 2 for n in reads.values()) else stmts
+
+
+_TEMP = re.compile(r"_t\d+")

@@ -1488,3 +1488,19 @@ def _cancel(fail):
     if fail:
         raise KeyError("cancel")
     LOG.append("cancelled")
+
+
+@cases(([1, 2, 3], False), ([], False), ([2, 4], True))
+def loop_with_an_if_in_a_finally(waiters, fail):
+    # (asyncio.base_subprocess._call_connection_lost, 3.13: the handler's copy names the
+    # if's test in a temporary, the normal copy does not)
+    state = {"waiters": waiters}
+    try:
+        if fail:
+            raise OSError(fail)
+    finally:
+        for waiter in state["waiters"]:
+            if not waiter % 2:
+                LOG.append(waiter)
+        state["waiters"] = None
+    return state
