@@ -905,7 +905,7 @@ def module_globals(code: CodeType, constants: Constants) -> list[str]:
         if code_kind(c) == "function":
             reads = [n for n in wanted if n in uses["LOAD_GLOBAL"]]
             if reads:
-                constants.globals_for[id(c)] = (c, reads)
+                _declares_global(constants, c, reads)
                 wanted = [n for n in wanted if n not in reads]
     return wanted
 
@@ -917,13 +917,19 @@ def enclosed_globals(code: CodeType, constants: Constants) -> None:
     own = set(code.co_varnames) | set(code.co_cellvars)
     for entry in list(iter_code_objects(code))[1:]:
         c = entry.code
-        if code_kind(c) not in ("function", "class"):
+        # (a global's name is in ``co_names``: most nested code needs no closer look)
+        if code_kind(c) not in ("function", "class") or own.isdisjoint(c.co_names):
             continue
         reads = [n for n in _global_uses(c)["LOAD_GLOBAL"] if n in own]
         if reads:
-            known = constants.globals_for.get(id(c))
-            before = list(known[1]) if known is not None and known[0] is c else []
-            constants.globals_for[id(c)] = (c, before + [n for n in reads if n not in before])
+            _declares_global(constants, c, reads)
+
+
+def _declares_global(constants: Constants, code: CodeType, names: list[str]) -> None:
+    """Note that ``code`` declares ``names`` ``global`` (after those noted before)."""
+    known = constants.globals_for.get(id(code))
+    before = list(known[1]) if known is not None and known[0] is code else []
+    constants.globals_for[id(code)] = (code, before + [n for n in names if n not in before])
 
 
 def _global_uses(code: CodeType) -> dict[str, list[str]]:

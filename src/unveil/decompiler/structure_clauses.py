@@ -220,7 +220,8 @@ class Clauses:
                          and (e := self.blocks[n].handler_block) is not None and e in region
                          and self.handler_kind(e) == "except"]
                 if inner:
-                    warm = {e for e in exits if self.position(e) < min(inner)} or exits
+                    cold = min(inner)
+                    warm = {e for e in exits if self.position(e) < cold} or exits
             normal = max(warm, key=self.position)
             others = exits - {normal}
             if cleanup and any(isinstance(s, _COMPOUND) for s in cleanup):

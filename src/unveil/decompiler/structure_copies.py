@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import ast
 import copy
-import re
 
 from .exprs import Slot
 from .nodes import same
@@ -45,9 +44,10 @@ def _returning_arms(stmts: list[ast.stmt]) -> list[ast.stmt]:
 
 def _returning_clauses(stmts: list[ast.stmt], block: IRBlock) -> list[ast.stmt]:
     """``try: X; return v`` / ``except E: Y; return v`` (/ ``finally: F``) as ``try: X`` /
-    ``except E: Y`` (/ ``finally: F``) then ``return v``, where ``v`` is the value ``block`` was entered with: a ``try`` in a
-    ``finally`` copy that a ``return`` of the body passes through (the value waits on the
-    stack under the clauses, which each return it). The same in the arms of a last ``if``
+    ``except E: Y`` (/ ``finally: F``) then ``return v``, where ``v`` is the value
+    ``block`` was entered with: a ``try`` in a ``finally`` copy that a ``return`` of the
+    body passes through (the value waits on the stack under the clauses, which each return
+    it). The same in the arms of a last ``if``
     (:func:`_hoist_common_tail` then takes the returns out of it)."""
     if not stmts:
         return stmts
@@ -118,13 +118,20 @@ def _breaks_to_after(stmts: list[ast.stmt], n: int) -> list[ast.stmt]:
 
 
 def _fold_test_temps(stmts: list[ast.stmt]) -> list[ast.stmt]:
-    """``_t = x`` then ``if _t:`` as ``if x:`` where ``_t`` (a temporary of the reader's)
-    is read nowhere else: one copy of a clean-up can name an ``if``'s test where the
-    other does not (the handler's copy, with the exception under it on the stack)."""
+    """``_t = x`` then ``if _t:`` as ``if x:`` where ``_t`` is a temporary of the reader's
+    (its load says so) read nowhere else: one copy of a clean-up can name an ``if``'s test
+    where the other does not (the handler's copy, with the exception under it on the
+    stack)."""
     reads: dict[str, int] = {}
     for node in ast.walk(ast.Module(body=stmts, type_ignores=[])):
-        if isinstance(node, ast.Name) and node.id.startswith("_t"):
+        if isinstance(node, ast.Name):
             reads[node.id] = reads.get(node.id, 0) + 1
+
+    def named_test(stmt: ast.stmt, nxt: ast.stmt | None) -> bool:
+        return isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 \
+            and isinstance(stmt.targets[0], ast.Name) and isinstance(nxt, ast.If) \
+            and isinstance(nxt.test, ast.Name) and nxt.test.id == stmt.targets[0].id \
+            and getattr(nxt.test, "kind", None) == "temp" and reads[nxt.test.id] == 2
 
     def fold(body: list[ast.stmt]) -> list[ast.stmt]:
         out: list[ast.stmt] = []
@@ -132,11 +139,8 @@ def _fold_test_temps(stmts: list[ast.stmt]) -> list[ast.stmt]:
         while k < len(body):
             stmt = body[k]
             nxt = body[k + 1] if k + 1 < len(body) else None
-            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 \
-                    and isinstance(stmt.targets[0], ast.Name) \
-                    and _TEMP.fullmatch(stmt.targets[0].id) \
-                    and reads.get(stmt.targets[0].id) == 2 and isinstance(nxt, ast.If) \
-                    and isinstance(nxt.test, ast.Name) and nxt.test.id == stmt.targets[0].id:
+            if named_test(stmt, nxt):
+                assert isinstance(stmt, ast.Assign) and isinstance(nxt, ast.If)
                 out.append(ast.If(test=stmt.value, body=fold(nxt.body), orelse=fold(nxt.orelse)))
                 k += 2
                 continue
@@ -149,7 +153,4 @@ def _fold_test_temps(stmts: list[ast.stmt]) -> list[ast.stmt]:
             k += 1
         return out
 
-    return fold(stmts) if any(n == 2 for n in reads.values()) else stmts
-
-
-_TEMP = re.compile(r"_t\d+")
+    return fold(stmts)

@@ -1504,3 +1504,18 @@ def loop_with_an_if_in_a_finally(waiters, fail):
                 LOG.append(waiter)
         state["waiters"] = None
     return state
+
+
+@cases(([1, 2, 3], False), ([], False), ([2, 4], True))
+def own_name_like_a_temporary_in_a_finally_loop(waiters, fail):
+    # (a name of the source's own that reads like the reader's temporaries is kept)
+    _t0 = None
+    try:
+        if fail:
+            raise OSError(fail)
+    finally:
+        for waiter in waiters:
+            _t0 = waiter % 2
+            if _t0:
+                LOG.append(waiter)
+    return _t0
