@@ -181,6 +181,10 @@ def _gap(module_name: str, name: str, condition: bool, reason: str) -> object:
 #: Corpus functions whose round trip must give the same bytecode (the shape as written),
 #: with the known gaps as strict xfails.
 AS_WRITTEN = [
+    ("loops", "for_whose_body_always_returns"),
+    ("loops", "for_else_raise_whose_body_returns"),
+    ("loops", "for_whose_body_returns_or_raises"),
+    ("loops", "for_that_breaks_at_once_inside_a_loop"),
     ("exceptions", "own_name_like_a_temporary_in_a_finally_loop"),
     ("exceptions", "loop_with_an_if_in_a_finally"),
     ("exceptions", "return_through_a_finally_that_holds_a_try_finally"),

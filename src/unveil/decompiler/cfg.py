@@ -72,8 +72,8 @@ def _build(bc: Bytecode, start: int, end: int, live: set[int] | None) -> CFG:
             leaders.add(i + 1)
         elif ins.op in TERMINAL or ins.op == "END_ASYNC_FOR":
             leaders.add(i + 1)
-        if i > start and bc.handlers[i] != bc.handlers[i - 1]:
-            leaders.add(i)
+        if i > start and bc.handlers[i] != bc.handlers[i - 1] or ins.op == "FOR_ITER":
+            leaders.add(i)  # (a loop's test starts a block even where nothing jumps back)
         h = bc.handlers[i]
         if h is not None and start <= h.target < end:
             leaders.add(h.target)

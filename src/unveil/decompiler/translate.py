@@ -286,8 +286,8 @@ class Translator:
     def _mergeable(self, nxt: Block, handler: Handler | None, absorbed: list[int]) -> bool:
         if nxt.id == self.cfg.entry or nxt.handles or nxt.id in absorbed:
             return False
-        if nxt.handler != handler:
-            return False
+        if nxt.handler != handler or self.bc.instrs[nxt.start].op == "FOR_ITER":
+            return False  # (a loop's test is a block of its own, also where none jumps back)
         preds = set(nxt.preds)
         return len(nxt.preds) == 1 or preds <= set(absorbed)
 
@@ -297,6 +297,8 @@ class Translator:
         ex.state = state
         if term.kind in ("return", "raise", "reraise", "branch", "for"):
             ex.materialize_all()
+            if term.kind == "for" and state.stack:
+                term.test = state.stack[-1]  # (the iterator, as named if it was)
         elif term.kind == "goto":
             # values for a join are assigned on the edge, in stack order; a single-entry
             # block in another handler region must not evaluate them inside its region

@@ -1052,3 +1052,50 @@ def written_continue_in_an_else_then_more_code(text, strict):
         out.append(text[i].upper())
         i += 1
     return "".join(out)
+
+
+def _counted(items):
+    # an iterable whose creation is logged: the loop must evaluate it once
+    LOG.append("iter")
+    yield from items
+
+
+@cases(([3, 4],), ([],))
+def for_whose_body_always_returns(items):
+    # no jump back: the loop's test is entered once, from before it
+    for key in _counted(items):
+        value = key * 2
+        return key, value
+    raise KeyError
+
+
+@cases(([3, 4],), ([],))
+def for_else_raise_whose_body_returns(items):
+    for key in _counted(items):
+        return (key, items.pop())
+    else:
+        raise KeyError("empty")
+
+
+@cases(([0, 4],), ([5],), ([],))
+def for_whose_body_returns_or_raises(items):
+    for x in _counted(items):
+        if x:
+            return x
+        raise ValueError(x)
+    return None
+
+
+@cases(([["a", "1"], ["2"]],), ([[], ["x"]],), ([],))
+def for_that_breaks_at_once_inside_a_loop(rows):
+    out = []
+    for row in rows:
+        for cell in _counted(row):
+            break
+        else:
+            cell = None
+        try:
+            out.append(int(cell))
+        except (TypeError, ValueError):
+            out.append(cell)
+    return out
