@@ -181,6 +181,8 @@ def _gap(module_name: str, name: str, condition: bool, reason: str) -> object:
 #: Corpus functions whose round trip must give the same bytecode (the shape as written),
 #: with the known gaps as strict xfails.
 AS_WRITTEN = [
+    ("exceptions", "return_in_a_clause_in_a_clause"),
+    ("exceptions", "returns_in_clauses_three_deep"),
     ("loops", "for_whose_body_always_returns"),
     ("loops", "for_else_raise_whose_body_returns"),
     ("loops", "for_whose_body_returns_or_raises"),

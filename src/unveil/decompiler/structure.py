@@ -45,6 +45,7 @@ from .structure_base import (
     _strip_cleanups,
     _strip_prefix,
 )
+from .structure_clause_exits import ClauseExits
 from .structure_clauses import Clauses
 from .structure_ifs import IfEnds
 from .structure_loops import LoopExits
@@ -59,7 +60,7 @@ from .written import (
 )
 
 
-class Structurer(LoopExits, IfEnds, Clauses):
+class Structurer(LoopExits, IfEnds, Clauses, ClauseExits):
     """Turns one IR graph into structured statements (see the module docstring).
 
     It owns the graph while it works: the blocks (it splits and adds some), the

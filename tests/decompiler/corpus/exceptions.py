@@ -1519,3 +1519,43 @@ def own_name_like_a_temporary_in_a_finally_loop(waiters, fail):
             if _t0:
                 LOG.append(waiter)
     return _t0
+
+
+def _handled_name():
+    # the exception being handled where this is called
+    import sys
+    exc = sys.exc_info()[1]
+    return None if exc is None else type(exc).__name__
+
+
+def _decode(text, base):
+    if base == 1:
+        raise TypeError(text)
+    return int(text, base)
+
+
+@cases(("12",), ("z",), ("0x1f",), ("1e3",))
+def return_in_a_clause_in_a_clause(text):
+    # (email._encoded_words.decode_b) the return's value is computed while the inner
+    # exception is handled, then the return ends both clauses
+    try:
+        return int(text), _handled_name()
+    except ValueError:
+        try:
+            return _decode(text, 1), _handled_name()
+        except TypeError:
+            return text, [_handled_name()]
+
+
+@cases(("12",), ("z",), ("0x1f",), ("1e3",), ("1j",))
+def returns_in_clauses_three_deep(text):
+    try:
+        return int(text), []
+    except ValueError:
+        try:
+            return float(text), [_handled_name()]
+        except ValueError:
+            try:
+                return complex(text), [_handled_name(), 3]
+            except ValueError:
+                return text, [_handled_name()]

@@ -1,0 +1,178 @@
+"""Where an except clause goes when it reaches its ``POP_EXCEPT``: a ``return``,
+``raise``, ``break`` or ``continue`` written in the clause, or the clause's end, where
+the clauses of one ``try`` must meet (a mixin of :class:`~.structure.Structurer`)."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import replace
+
+from .exprs import Slot, Special
+from .facts import attach
+from .render import preview
+from .structure_base import (
+    Ctx,
+    Unstructurable,
+    _computed_after,
+    _is_name_cleanup,
+    _none_to_missing,
+    _strip_all,
+    _term_key,
+)
+from .translate import IRBlock, IRGraph
+from .written import implicit_return
+
+
+class ClauseExits:
+    """The exits of an except clause (a mixin: it uses the structurer's graph, contexts,
+    ``seq`` and the clean-up helpers of :class:`~.structure_clauses.Clauses`)."""
+
+    g: IRGraph
+    returns_in_place: bool  # (the structurer's reading of copied constant returns)
+
+    def seq_clause(self, start: int, ctx: Ctx, skip: int) -> list[ast.stmt]:
+        return self.seq(start, ctx, skip_stmts=skip)
+
+    def clause_exit(self, block: IRBlock, stmts: list[ast.stmt], idx: int, ctx: Ctx,
+                    out: list[ast.stmt]) -> None:
+        """An except clause reached its ``POP_EXCEPT``: an exit or the clause's end."""
+        info = ctx.clause
+        assert info is not None
+        rest = stmts[idx + 1:]
+        if info.name is not None and _is_name_cleanup(rest, 0, info.name):
+            rest = rest[2:]
+        term = block.term
+        outer = replace(ctx, clause=None, cleanups=ctx.cleanups[:-1])
+        loop = ctx.loop
+        if not rest and term.kind in ("return", "raise") and loop is not None \
+                and loop.follow is not None and loop.follow in self.blocks \
+                and not self.blocks[loop.follow].stmts \
+                and _term_key(self.blocks[loop.follow]) == _term_key(block):
+            # the compiler copied the code after the loop (a return or raise) into the
+            # clause: the clause breaks out of the loop
+            self.exit_stmt(out, ast.Break(), outer)
+            return
+        in_place = self.returns_in_place and isinstance(term.value, ast.Constant)
+        if not rest and (term.kind == "return" and not in_place
+                         and _computed_after(term.value, stmts[idx])
+                         or term.kind == "raise" and (term.value is None or _computed_after(
+                             term.value, stmts[idx]))):
+            # the compiler copied a ``return`` or ``raise`` after the statement into the
+            # clause; a raise there must stay outside it (inside, the exception would get
+            # the handled one as ``__context__``, and a bare ``raise`` would re-raise it)
+            info.exits.append((block.id, len(block.stmts)))
+            return
+        if rest and term.kind == "return" and term.value is not None \
+                and not isinstance(term.value, ast.Constant | Slot | Special) \
+                and not _computed_after(term.value, stmts[idx]) \
+                and not self._strip_enclosing(rest, outer, clauses=True):
+            # (3.10) a value computed in the clause, returned through the enclosing
+            # clauses' ends in the same block
+            out.extend(rest)
+            out.append(ast.Return(value=term.value))
+            _strip_all(out, outer)
+            return
+        if not rest:
+            if term.kind == "return":
+                ret = ast.Return(value=_none_to_missing(term.value))
+                if ret.value is None and implicit_return(self.g.cfg, block):
+                    attach(ret, implicit=True)
+                out.append(ret)
+                _strip_all(out, outer)
+                return
+            if term.kind == "raise":
+                out.append(ast.Raise(exc=term.value, cause=term.cause))
+                return
+            if term.kind == "goto" and term.targets[0] in ctx.tails \
+                    and self.blocks[term.targets[0]].term.kind == "return":
+                # on to an enclosing construct's exit tail: a return through its clean-up
+                out.extend(self.seq(term.targets[0], outer))
+                return
+            if term.kind == "goto" and ctx.loop is not None \
+                    and term.targets[0] in (ctx.loop.cont, ctx.loop.follow):
+                out.extend(self.slot_assignments(block.id, term.targets[0]))
+                stmt: ast.stmt = ast.Continue() if term.targets[0] == ctx.loop.cont \
+                    else ast.Break()
+                if isinstance(stmt, ast.Continue) and term.back \
+                        and self.blocks[ctx.loop.header].term.kind != "branch":
+                    # (kept at the end of the clause; a ``while c:`` loop's test is
+                    # where the try statement's end goes too)
+                    attach(stmt, explicit=True)
+                self.exit_stmt(out, stmt, outer)
+                return
+        if not rest and term.kind == "goto":
+            returned = self._returned_through_clauses(block, stmts[idx], outer)
+            if returned is not None:
+                out.extend(returned[1])  # (the enclosing clauses' ends)
+                out.append(ast.Return(value=returned[0]))
+                _strip_all(out, outer)
+                return
+        if not rest and term.kind == "goto" and self.returns_in_place:
+            nxt = self.blocks.get(term.targets[0])
+            if nxt is not None and nxt.term.kind == "return" \
+                    and isinstance(nxt.term.value, ast.Constant) \
+                    and not self._strip_enclosing(nxt.stmts, outer, clauses=True):
+                # (the second reading) a return of a constant through the clean-ups of
+                # the enclosing clauses: written in this clause
+                out.extend(nxt.stmts)
+                out.append(ast.Return(value=_none_to_missing(nxt.term.value)))
+                _strip_all(out, outer)
+                return
+        consumed = len(block.stmts) - len(rest)
+        info.exits.append((block.id, consumed))
+
+    def _returned_through_clauses(self, block: IRBlock, marker: ast.stmt, outer: Ctx
+                                  ) -> tuple[ast.expr, list[ast.stmt]] | None:
+        """What an except clause returns when it jumps, after its ``POP_EXCEPT``, to
+        blocks that only end the enclosing except clauses and return a value the clause
+        computed (``return x`` in a clause in a clause), and those blocks' statements;
+        None if it does not."""
+        chain: list[IRBlock] = []
+        nxt = self.blocks.get(block.term.targets[0])
+        while nxt is not None and len(chain) < len(outer.cleanups):
+            chain.append(nxt)
+            if nxt.term.kind != "goto":
+                break
+            nxt = self.blocks.get(nxt.term.targets[0])
+        if not chain or chain[-1].term.kind != "return":
+            return None
+        # where the returned value stands on each block's entry, from the last one back
+        at = next((i for i, e in enumerate(chain[-1].entry) if e is chain[-1].term.value), None)
+        for b in reversed(chain[:-1]):
+            if at is None or at >= len(b.exit):
+                return None
+            at = next((i for i, e in enumerate(b.entry) if e is b.exit[at]), None)
+        if at is None or at >= len(block.exit):
+            return None
+        value = block.exit[at]
+        passed = [s for b in chain for s in b.stmts]
+        if isinstance(value, Slot | Special) or _computed_after(value, marker) or not passed \
+                or self._strip_enclosing(passed, outer, clauses=True):
+            return None
+        return value, passed
+
+    def clause_merge(self, exits: list[tuple[int, int]]) -> int | None:
+        targets: set[int] = set()
+        copies: dict[tuple[object, ...], int] = {}
+        for bid, consumed in exits:
+            block = self.blocks[bid]
+            if consumed == len(block.stmts) and block.term.kind == "goto":
+                targets.add(block.term.targets[0])
+            else:
+                rest = IRBlock(-1, list(block.blocks), list(block.entry),
+                               block.stmts[consumed:], list(block.exit), block.term,
+                               block.handler, block.handler_block, [], block.line)
+                key = self.content_key(rest)  # clauses ending in copies of one tail
+                if key not in copies:
+                    # the rest keeps the block's id (and so its place in regions)
+                    copies[key] = self.replace_block(bid, rest)
+                targets.add(copies[key])
+        if not targets:
+            return None
+        if len(targets) > 1:
+            raise Unstructurable("except clauses continue in different places")
+        return targets.pop()
+
+    def content_key(self, block: IRBlock) -> tuple[object, ...]:
+        """What a short exit block does, comparable across the compiler's copies."""
+        return (tuple(preview(s) for s in block.stmts), _term_key(block))
