@@ -860,7 +860,7 @@ class Structurer(LoopExits, IfEnds, Clauses, ClauseExits):
                 breaks = self._break_code_inside(h, body, breaks, natural_exit, ctx)
             breaks = self._break_through_jumps(body, breaks, natural_exit)
         if len(breaks) > 1:
-            breaks = self._merge_break_targets(breaks)
+            breaks = self._merge_break_targets(breaks, ctx)
         if len(breaks) > 1:
             breaks = self._absorb_exits(h, body, breaks, ctx)
         if len(breaks) > 1:

@@ -62,14 +62,11 @@ class ClauseExits:
             # the handled one as ``__context__``, and a bare ``raise`` would re-raise it)
             info.exits.append((block.id, len(block.stmts)))
             return
-        if rest and term.kind == "return" and term.value is not None \
-                and not isinstance(term.value, ast.Constant | Slot | Special) \
-                and not _computed_after(term.value, stmts[idx]) \
+        if rest and term.kind == "return" and self._returned_in_clause(term.value, stmts[idx]) \
                 and not self._strip_enclosing(rest, outer, clauses=True):
-            # (3.10) a value computed in the clause, returned through the enclosing
-            # clauses' ends in the same block
+            # (3.10) returned through the enclosing clauses' ends in the same block
             out.extend(rest)
-            out.append(ast.Return(value=term.value))
+            out.append(ast.Return(value=_none_to_missing(term.value)))
             _strip_all(out, outer)
             return
         if not rest:
@@ -100,53 +97,56 @@ class ClauseExits:
                     attach(stmt, explicit=True)
                 self.exit_stmt(out, stmt, outer)
                 return
-        if not rest and term.kind == "goto":
-            returned = self._returned_through_clauses(block, stmts[idx], outer)
+        if term.kind == "goto":
+            returned = self._returned_through_clauses(block, stmts[idx], outer, rest)
             if returned is not None:
                 out.extend(returned[1])  # (the enclosing clauses' ends)
-                out.append(ast.Return(value=returned[0]))
-                _strip_all(out, outer)
-                return
-        if not rest and term.kind == "goto" and self.returns_in_place:
-            nxt = self.blocks.get(term.targets[0])
-            if nxt is not None and nxt.term.kind == "return" \
-                    and isinstance(nxt.term.value, ast.Constant) \
-                    and not self._strip_enclosing(nxt.stmts, outer, clauses=True):
-                # (the second reading) a return of a constant through the clean-ups of
-                # the enclosing clauses: written in this clause
-                out.extend(nxt.stmts)
-                out.append(ast.Return(value=_none_to_missing(nxt.term.value)))
+                out.append(ast.Return(value=_none_to_missing(returned[0])))
                 _strip_all(out, outer)
                 return
         consumed = len(block.stmts) - len(rest)
         info.exits.append((block.id, consumed))
 
-    def _returned_through_clauses(self, block: IRBlock, marker: ast.stmt, outer: Ctx
+    def _returned_in_clause(self, value: ast.expr | None, marker: ast.stmt) -> bool:
+        """Is a return of ``value`` after an except clause's ``POP_EXCEPT`` ``marker``
+        the clause's own: a value it computed, or a constant (on the second reading;
+        on the first, a constant may be a copy of the code after the statement)?"""
+        if value is None or isinstance(value, Slot | Special):
+            return False
+        if isinstance(value, ast.Constant):
+            return self.returns_in_place
+        return not _computed_after(value, marker)
+
+    def _returned_through_clauses(self, block: IRBlock, marker: ast.stmt, outer: Ctx,
+                                  rest: list[ast.stmt]
                                   ) -> tuple[ast.expr, list[ast.stmt]] | None:
-        """What an except clause returns when it jumps, after its ``POP_EXCEPT``, to
-        blocks that only end the enclosing except clauses and return a value the clause
-        computed (``return x`` in a clause in a clause), and those blocks' statements;
-        None if it does not."""
+        """What an except clause returns when, after its ``POP_EXCEPT`` (and ``rest``),
+        it jumps to blocks that only end the enclosing constructs (their clauses' ends, a
+        ``with``'s exit) and return a value the clause computed or a constant (``return
+        x`` in a clause in a clause), and the statements on the way; None if it does
+        not."""
         chain: list[IRBlock] = []
         nxt = self.blocks.get(block.term.targets[0])
-        while nxt is not None and len(chain) < len(outer.cleanups):
+        while nxt is not None and len(chain) <= len(outer.cleanups):
             chain.append(nxt)
             if nxt.term.kind != "goto":
                 break
             nxt = self.blocks.get(nxt.term.targets[0])
         if not chain or chain[-1].term.kind != "return":
             return None
-        # where the returned value stands on each block's entry, from the last one back
-        at = next((i for i, e in enumerate(chain[-1].entry) if e is chain[-1].term.value), None)
-        for b in reversed(chain[:-1]):
-            if at is None or at >= len(b.exit):
+        passed = [*rest, *(s for b in chain for s in b.stmts)]
+        value = chain[-1].term.value
+        if not isinstance(value, ast.Constant):
+            # where the returned value stands on each block's entry, from the last back
+            at = next((i for i, e in enumerate(chain[-1].entry) if e is value), None)
+            for b in reversed(chain[:-1]):
+                if at is None or at >= len(b.exit):
+                    return None
+                at = next((i for i, e in enumerate(b.entry) if e is b.exit[at]), None)
+            if at is None or at >= len(block.exit) or not passed:
                 return None
-            at = next((i for i, e in enumerate(b.entry) if e is b.exit[at]), None)
-        if at is None or at >= len(block.exit):
-            return None
-        value = block.exit[at]
-        passed = [s for b in chain for s in b.stmts]
-        if isinstance(value, Slot | Special) or _computed_after(value, marker) or not passed \
+            value = block.exit[at]
+        if not self._returned_in_clause(value, marker) \
                 or self._strip_enclosing(passed, outer, clauses=True):
             return None
         return value, passed

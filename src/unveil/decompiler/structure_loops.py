@@ -182,9 +182,11 @@ class LoopExits:
         block = self.blocks.get(bid)
         return block is not None and block.term.kind in ("return", "raise")
 
-    def _merge_break_targets(self, breaks: set[int]) -> set[int]:
-        """Several exits where all but one are the same return: keep the real one."""
-        real = {b for b in breaks if not self._is_tail(b)}
+    def _merge_break_targets(self, breaks: set[int], ctx: Ctx) -> set[int]:
+        """Several exits where all but one are the same return: keep the real one (not
+        where the enclosing construct goes on: a ``with``'s exit is a ``return`` too)."""
+        stops = {ctx.follow} | ({ctx.loop.cont, ctx.loop.follow} if ctx.loop else set())
+        real = {b for b in breaks if not self._is_tail(b) or b in stops}
         return real if len(real) == 1 else breaks
 
     def _after_its_else(self, f: int, natural_exit: int | None, ctx: Ctx) -> bool:

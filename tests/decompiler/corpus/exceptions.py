@@ -1559,3 +1559,33 @@ def returns_in_clauses_three_deep(text):
                 return complex(text), [_handled_name(), 3]
             except ValueError:
                 return text, [_handled_name()]
+
+
+@cases(("ok",), ("bad",), ("incomplete",), ("worse",), ("lost",))
+def return_none_in_a_clause_in_a_clause_in_a_with(source):
+    # (codeop._maybe_compile) each clause of the inner try ends differently: a return
+    # through both clauses and the with's exit, or the end of the outer clause
+    def compile_(text):
+        LOG.append(text)
+        if text.startswith("bad"):
+            raise SyntaxError(text)
+        if text == "incomplete\n":
+            raise ValueError(text)
+        if text == "worse\n":
+            raise SyntaxError(text)
+        if text.startswith("lost"):
+            raise KeyError(text)
+        return text
+
+    with _Guard("warnings"):
+        try:
+            compile_(source)
+        except SyntaxError:
+            try:
+                compile_(source + "\n")
+                return None
+            except ValueError as e:
+                return None
+            except SyntaxError as e:
+                pass
+    return compile_(source.upper())

@@ -1099,3 +1099,35 @@ def for_that_breaks_at_once_inside_a_loop(rows):
         except (TypeError, ValueError):
             out.append(cell)
     return out
+
+
+class _Buffer:
+    """A context manager over a list that logs entering and leaving."""
+
+    def __init__(self, items):
+        self.items = items
+
+    def __enter__(self):
+        LOG.append("enter")
+        return self.items
+
+    def __exit__(self, *exc):
+        LOG.append(("exit", exc[0]))
+        return False
+
+
+@cases(([5, 2, 0], 4), ([5, 5], 4), ([0], 4), ([1], 4), ([], 4))
+def loop_in_a_with_whose_breaks_differ(chunks, length):
+    # (shutil._copyfileobj_readinto) one break right away, one after an inner with:
+    # both go to the with's exit, which the compiler ends with the function's return
+    with _Buffer(list(chunks)) as buf:
+        while True:
+            n = buf.pop(0) if buf else 0
+            if not n:
+                break
+            elif n < length:
+                with _Buffer([n]) as small:
+                    LOG.append(small)
+                break
+            else:
+                LOG.append(n)
