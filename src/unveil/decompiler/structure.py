@@ -190,8 +190,9 @@ class Structurer(LoopExits, IfEnds, Clauses, ClauseExits):
     def _split_test(self, bid: int) -> int:
         """Give the test that ends block ``bid`` a block of its own; return its id."""
         block = self.blocks[bid]
-        if not block.stmts and not block.entry:
-            return bid
+        if not block.stmts and len(block.exit) == len(block.entry) and all(
+                x is y for x, y in zip(block.exit, block.entry, strict=True)):
+            return bid  # (a test alone, the values under it passing through: a with's exit)
         if bid in self._split:
             return self._split[bid]
         test_block = IRBlock(-1, [], [], [], [], block.term, block.handler,
@@ -865,6 +866,10 @@ class Structurer(LoopExits, IfEnds, Clauses, ClauseExits):
             breaks = self._absorb_exits(h, body, breaks, ctx)
         if len(breaks) > 1:
             raise Unstructurable("loop with several exits")
+        for n in list(body):
+            for s in self._succs(n):
+                if s not in body and (t := self.through(s)) != s and t in body:
+                    body.update(self._hops(s, t))  # (the empty jumps to break code taken in)
         follow: int | None
         else_start: int | None = None
         if not breaks:

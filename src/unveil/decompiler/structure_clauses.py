@@ -655,6 +655,13 @@ class Clauses:
                 and self.content_key(self.blocks[merge]) == \
                 self.content_key(self.blocks[body_exit]):
             merge = body_exit  # the clauses end in a copy of the code after the statement
+        if merge is not None and body_exit is not None and merge != body_exit:
+            leave = self._loop_exit_copy(merge, ctx)
+            if leave is not None:
+                # the clauses go on to a copy of the enclosing constructs' clean-ups, then
+                # out of the loop or to its next turn: ``continue`` in a ``with`` in a loop
+                self.end_clauses(handlers, [leave])
+                merge = None
         orelse: list[ast.stmt] = []
         trailing: list[ast.stmt] | None = None  # (written after it, where it ends a clause)
         after = merge
@@ -781,6 +788,30 @@ class Clauses:
         origin_block = self.blocks.get(origin) if origin is not None else None
         return origin_block.blocks[-1] if origin_block is not None and origin_block.blocks \
             else bid
+
+    def _loop_exit_copy(self, bid: int, ctx: Ctx) -> ast.stmt | None:
+        """``continue``/``break`` where block ``bid`` is a copy of the clean-ups of the
+        constructs between here and the enclosing loop, then a jump to the loop's next
+        turn or out of it; None otherwise."""
+        loop = ctx.loop
+        block = self.blocks.get(bid)
+        if loop is None or block is None or not block.stmts or block.term.kind != "goto" \
+                or len(self.preds(bid)) != 1:
+            return None
+        dest = self.through(block.term.targets[0])
+        if dest not in (loop.cont, loop.follow):
+            return None
+        stmts = block.stmts
+        for cleanup in reversed(ctx.cleanups[ctx.loop_cleanups:]):
+            if cleanup.kind == "clause":
+                return None
+            stripped = _strip_prefix(stmts, cleanup.stmts)
+            if stripped is stmts:
+                return None
+            stmts = stripped
+        if stmts:
+            return None
+        return ast.Continue() if dest == loop.cont else ast.Break()
 
     def end_clauses(self, handlers: list[ast.ExceptHandler], tail: list[ast.stmt]) -> None:
         """End each clause that falls through with ``tail``, which leaves."""

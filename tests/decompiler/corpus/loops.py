@@ -1131,3 +1131,88 @@ def loop_in_a_with_whose_breaks_differ(chunks, length):
                 break
             else:
                 LOG.append(n)
+
+
+@cases(([3, 0, 5],), ([0, 0],), ([],), ([2, 3, 1],))
+def while_in_a_with_whose_continue_skips_its_copied_test(reads):
+    # (platform.libc_ver) the compiler copies the while test to the loop's end, under the
+    # with's exit; a continue goes to the test at the top
+    with _Buffer(list(reads)) as pending:
+        pos = 0
+        while pos < len(pending) + 2:
+            m = pending.pop(0) if pending else None
+            if not m or m == 3:
+                chunk = len(pending)
+                if chunk:
+                    pos = 0
+                    continue
+                if not m:
+                    break
+            pos = m + pos
+    return pos
+
+
+class _Finder:
+    def __init__(self, spec):
+        if spec != "missing":
+            self.find_spec = lambda name: spec if spec != "raise" else {}[name]
+
+
+@cases(([_Finder(None), _Finder("missing"), _Finder("s")], "n"), ([_Finder("missing")], "n"),
+       ([_Finder("raise")], "n"), ([], "n"))
+def continue_in_a_clause_in_a_with_in_a_loop(finders, name):
+    # (importlib._bootstrap._find_spec) the continue runs the with's exit, in a copy of
+    # its own laid out with the clause
+    for finder in finders:
+        with _Buffer([name]):
+            try:
+                find_spec = finder.find_spec
+            except AttributeError:
+                continue
+            else:
+                spec = find_spec(name)
+        if spec is not None:
+            return spec
+    else:
+        return None
+
+
+@cases(([_Finder(None), _Finder("missing"), _Finder("s")], "n"), ([_Finder("missing")], "n"))
+def break_in_a_clause_in_a_with_in_a_loop(finders, name):
+    found = []
+    for finder in finders:
+        with _Buffer([name]):
+            try:
+                found.append(finder.find_spec(name))
+            except AttributeError:
+                break
+        LOG.append(len(found))
+    LOG.append("done")
+    return found
+
+
+class _Reader:
+    def __init__(self, ready, fail_at=None):
+        self.ready, self.fail_at, self.calls = ready, fail_at, 0
+
+    def poll(self):
+        self.calls += 1
+        if self.calls == self.fail_at:
+            raise EOFError(self.calls)
+        return self.calls <= self.ready
+
+
+@cases((_Reader(2),), (_Reader(20),), (_Reader(5, fail_at=3),), (_Reader(0),))
+def for_with_a_break_in_a_try(reader):
+    # (multiprocessing.pool.Pool._handle_results) the break's jump lies outside the
+    # try's range, in a block of its own after the pop of the iterator
+    got = []
+    try:
+        for i in range(10):
+            if not reader.poll():
+                break
+            got.append(i)
+    except (OSError, EOFError):
+        pass
+    LOG.append(len(got))
+    return got
