@@ -804,6 +804,7 @@ class Structurer(LoopExits, IfEnds, Clauses, ClauseExits):
                 body_start, natural_exit, kind = t, e, "while"
             elif e in body and t not in body:
                 body_start, natural_exit, kind = e, t, "while_not"
+        natural = set(body)
         breaks: set[int] = set()
         ends: set[int] = set()  # raise/return tails left from the body: written in place
         for n in body:
@@ -868,7 +869,7 @@ class Structurer(LoopExits, IfEnds, Clauses, ClauseExits):
             raise Unstructurable("loop with several exits")
         for n in list(body):
             for s in self._succs(n):
-                if s not in body and (t := self.through(s)) != s and t in body:
+                if s not in body and (t := self.through(s)) != s and t in body - natural:
                     body.update(self._hops(s, t))  # (the empty jumps to break code taken in)
         follow: int | None
         else_start: int | None = None

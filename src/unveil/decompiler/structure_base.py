@@ -53,6 +53,7 @@ class Ctx:
 @dataclass(slots=True)
 class ClauseInfo:
     name: str | None
+    after: int | None = None  # where the try statement goes on (its follow)
     exits: list[tuple[int, int]] = field(default_factory=list)  # (block, first stmt after)
 
 

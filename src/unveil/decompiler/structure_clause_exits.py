@@ -17,6 +17,7 @@ from .structure_base import (
     _is_name_cleanup,
     _none_to_missing,
     _strip_all,
+    _strip_prefix,
     _term_key,
 )
 from .translate import IRBlock, IRGraph
@@ -97,6 +98,14 @@ class ClauseExits:
                     attach(stmt, explicit=True)
                 self.exit_stmt(out, stmt, outer)
                 return
+        if not rest and term.kind == "goto" and term.targets[0] != info.after:
+            leave = self._loop_exit_copy(term.targets[0], outer)
+            if leave is not None:
+                # on to a copy of the clean-ups of the constructs in the loop, then out
+                # of it or to its next turn: ``continue`` in a clause in a ``with``
+                out.extend(self.blocks[term.targets[0]].stmts)
+                self.exit_stmt(out, leave, outer)
+                return
         if term.kind == "goto":
             returned = self._returned_through_clauses(block, stmts[idx], outer, rest)
             if returned is not None:
@@ -150,6 +159,30 @@ class ClauseExits:
                 or self._strip_enclosing(passed, outer, clauses=True):
             return None
         return value, passed
+
+    def _loop_exit_copy(self, bid: int, ctx: Ctx) -> ast.stmt | None:
+        """``continue``/``break`` where block ``bid`` is a copy of the clean-ups of the
+        constructs between here and the enclosing loop, then a jump to the loop's next
+        turn or out of it; None otherwise."""
+        loop = ctx.loop
+        block = self.blocks.get(bid)
+        if loop is None or block is None or not block.stmts or block.term.kind != "goto" \
+                or len(self.preds(bid)) != 1:
+            return None
+        dest = self.through(block.term.targets[0])
+        if dest not in (loop.cont, loop.follow):
+            return None
+        stmts = block.stmts
+        for cleanup in reversed(ctx.cleanups[ctx.loop_cleanups:]):
+            if cleanup.kind == "clause":
+                return None
+            stripped = _strip_prefix(stmts, cleanup.stmts)
+            if stripped is stmts:
+                return None
+            stmts = stripped
+        if stmts:
+            return None
+        return ast.Continue() if dest == loop.cont else ast.Break()
 
     def clause_merge(self, exits: list[tuple[int, int]]) -> int | None:
         targets: set[int] = set()

@@ -46,6 +46,7 @@ from .structure_copies import (
     _breaks_to_after,
     _fold_test_temps,
     _returned_from_body,
+    _returned_through_slot,
     _returning_arms,
     _returning_clauses,
     _starts_with,
@@ -192,7 +193,12 @@ class Clauses:
                 if s in ctx.tails and not cleanup and self.blocks[s].term.kind == "return":
                     tails.add(s)  # (an enclosing construct's: a return through its clean-up)
                     continue
-                if self.exit_tail(s, cleanup or [], ctx, continuation):
+                if self.exit_tail(s, cleanup or [], ctx, continuation) or cleanup and any(
+                        isinstance(x, _COMPOUND) for x in cleanup) and self.collapse_copy(
+                        s, cleanup, ctx, returned=True) and self.exit_tail(s, cleanup, ctx,
+                                                                             continuation):
+                    # (a copy with blocks of its own, a loop's, then the return of what
+                    # the body computed: made one block)
                     tails.add(s)
                     block = self.blocks[s]
                     if block.term.kind == "goto" and not block.stmts:
@@ -227,11 +233,13 @@ class Clauses:
             raise Unstructurable("try body with several exits")
         return exits.pop(), frozenset(tails)
 
-    def collapse_copy(self, start: int, cleanup: list[ast.stmt], ctx: Ctx) -> None:
+    def collapse_copy(self, start: int, cleanup: list[ast.stmt], ctx: Ctx,
+                      returned: bool = False) -> bool:
         """Make the blocks from ``start`` one block when they are a copy of ``cleanup``
         (a clean-up with blocks of its own: ``finally: if c: f()``) followed by one
         ``return`` on every path, so that the copy reads as the exit of a ``return`` in
-        the body. A ``try`` in the copy takes its handlers' blocks with it."""
+        the body; whether it did. A ``try`` in the copy takes its handlers' blocks with
+        it. ``returned``: only where the value returned arrives on the stack."""
         own: set[int] = set()
         todo = [start]
         while todo:
@@ -240,34 +248,40 @@ class Clauses:
                 continue
             block = self.blocks.get(bid)
             if block is None or len(own) >= 16 \
-                    or block.term.kind not in ("branch", "goto", "return", "raise") \
-                    or bid != start and not set(block.preds) <= own | {start}:
-                return
+                    or block.term.kind not in ("branch", "goto", "return", "raise", "for"):
+                return False
             own.add(bid)
             todo.extend(block.term.targets)
         if any(self.blocks[b].term.kind == "goto" and self.blocks[b].term.targets[0] not in own
-               for b in own):
-            return
+               or b != start and not set(self.blocks[b].preds) <= own for b in own):
+            return False
+        if returned and not (
+                any(self.blocks[b].term.kind == "for" for b in own)
+                and all(isinstance(self.blocks[b].term.value, Slot) for b in own
+                        if self.blocks[b].term.kind == "return")):
+            return False  # (the probe below may rewrite blocks: only a copied loop's)
         outer = self.blocks[max((b for b in own if self.blocks[b].term.kind == "return"),
                                 key=self.position, default=start)]
         handlers = self._copy_handlers(own, outer.handler_block)
         if handlers is None:
-            return
+            return False
         probe = replace(ctx, follow=None, region=frozenset(own | handlers), loop=None,
                         clause=None)
         first = self.blocks[start]
         try:
             stmts = _fold_nested_ifs(_hoist_common_tail(_returning_clauses(
-                self.seq(start, probe), first)))
+                _returned_through_slot(self.seq(start, probe), first), first)))
         except Unstructurable:
-            return
+            return False
         finally:
             for b in own | handlers:  # (a probe: the blocks are written again where used)
                 self.visits[b] = max(0, self.visits.get(b, 1) - 1)
         if len(stmts) != len(cleanup) + 1 or not isinstance(stmts[-1], ast.Return) \
                 or not all(_matches(x, p) for x, p in zip(stmts, cleanup, strict=False)):
-            return
+            return False
         value = stmts[-1].value
+        if returned and not any(value is e for e in first.entry):
+            return False
         self.blocks[start] = IRBlock(start, [b for x in sorted(own | handlers)
                                              for b in self.blocks[x].blocks],
                                      list(first.entry), stmts[:-1], [],
@@ -275,6 +289,7 @@ class Clauses:
                                      outer.handler, outer.handler_block, list(first.preds),
                                      first.line)
         self._drop_blocks((own | handlers) - {start})
+        return True
 
     def _copy_handlers(self, own: set[int], outer: int | None) -> set[int] | None:
         """The blocks of the handlers of ``try`` statements inside the copy ``own``
@@ -609,7 +624,7 @@ class Clauses:
                     if isinstance(tgt, ast.Name):
                         cname = tgt.id
                         skip = 1
-                info = ClauseInfo(cname)
+                info = ClauseInfo(cname, ctx.follow)
                 cleanup = Cleanup(_clause_cleanup(cname), "clause")
                 csub = replace(ctx, clause=info, follow=None, region=hregion,
                                cleanups=(*ctx.cleanups, cleanup))
@@ -622,7 +637,7 @@ class Clauses:
             if term.kind == "reraise" and not stmts and _is_exc(term.value):
                 break
             # a bare ``except:`` clause: the rest of this handler
-            info = ClauseInfo(None)
+            info = ClauseInfo(None, ctx.follow)
             cleanup = Cleanup(_clause_cleanup(None), "clause")
             csub = replace(ctx, clause=info, follow=None, region=hregion,
                            cleanups=(*ctx.cleanups, cleanup))
@@ -655,13 +670,6 @@ class Clauses:
                 and self.content_key(self.blocks[merge]) == \
                 self.content_key(self.blocks[body_exit]):
             merge = body_exit  # the clauses end in a copy of the code after the statement
-        if merge is not None and body_exit is not None and merge != body_exit:
-            leave = self._loop_exit_copy(merge, ctx)
-            if leave is not None:
-                # the clauses go on to a copy of the enclosing constructs' clean-ups, then
-                # out of the loop or to its next turn: ``continue`` in a ``with`` in a loop
-                self.end_clauses(handlers, [leave])
-                merge = None
         orelse: list[ast.stmt] = []
         trailing: list[ast.stmt] | None = None  # (written after it, where it ends a clause)
         after = merge
@@ -788,30 +796,6 @@ class Clauses:
         origin_block = self.blocks.get(origin) if origin is not None else None
         return origin_block.blocks[-1] if origin_block is not None and origin_block.blocks \
             else bid
-
-    def _loop_exit_copy(self, bid: int, ctx: Ctx) -> ast.stmt | None:
-        """``continue``/``break`` where block ``bid`` is a copy of the clean-ups of the
-        constructs between here and the enclosing loop, then a jump to the loop's next
-        turn or out of it; None otherwise."""
-        loop = ctx.loop
-        block = self.blocks.get(bid)
-        if loop is None or block is None or not block.stmts or block.term.kind != "goto" \
-                or len(self.preds(bid)) != 1:
-            return None
-        dest = self.through(block.term.targets[0])
-        if dest not in (loop.cont, loop.follow):
-            return None
-        stmts = block.stmts
-        for cleanup in reversed(ctx.cleanups[ctx.loop_cleanups:]):
-            if cleanup.kind == "clause":
-                return None
-            stripped = _strip_prefix(stmts, cleanup.stmts)
-            if stripped is stmts:
-                return None
-            stmts = stripped
-        if stmts:
-            return None
-        return ast.Continue() if dest == loop.cont else ast.Break()
 
     def end_clauses(self, handlers: list[ast.ExceptHandler], tail: list[ast.stmt]) -> None:
         """End each clause that falls through with ``tail``, which leaves."""

@@ -154,3 +154,28 @@ def _fold_test_temps(stmts: list[ast.stmt]) -> list[ast.stmt]:
         return out
 
     return fold(stmts)
+
+
+def _returned_through_slot(stmts: list[ast.stmt], block: IRBlock) -> list[ast.stmt]:
+    """A copy's statements with ``_sK = v`` among them, then ``return _sK``, where ``v``
+    arrives on ``block``'s stack (the value a ``return`` leaves under a copied loop, named
+    where the loop's test is entered from two places): without the assignment, then
+    ``return v`` (``v`` a name or slot: reading it later reads the same)."""
+    ret = stmts[-1] if stmts else None
+    if not isinstance(ret, ast.Return) or not isinstance(ret.value, Slot):
+        return stmts
+    k = ret.value.index
+    i = next((j for j, s in enumerate(stmts[:-1]) if isinstance(s, ast.Assign)
+              and len(s.targets) == 1 and getattr(s.targets[0], "slot", None) == k), None)
+    if i is None:
+        return stmts
+    head = stmts[i]
+    assert isinstance(head, ast.Assign)
+    rest = [*stmts[:i], *stmts[i + 1:-1]]
+    if not isinstance(head.value, Slot | ast.Name | ast.Constant) \
+            or not any(head.value is e for e in block.entry) \
+            or any(isinstance(n, Slot) and n.index == k
+                   or isinstance(n, ast.Name) and getattr(n, "slot", None) == k
+                   for s in rest for n in ast.walk(s)):
+        return stmts
+    return [*rest, ast.Return(value=head.value)]

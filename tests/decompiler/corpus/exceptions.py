@@ -1589,3 +1589,39 @@ def return_none_in_a_clause_in_a_clause_in_a_with(source):
             except SyntaxError as e:
                 pass
     return compile_(source.upper())
+
+
+class _Lock:
+    def __init__(self, fail=False):
+        self.fail, self.held = fail, 0
+
+    def acquire(self):
+        LOG.append(("acquire", self.held))
+        if self.fail:
+            raise TimeoutError("lock")
+        return self.held + 10
+
+    def release(self):
+        self.held += 1
+
+
+@cases((_Lock(), 2), (_Lock(), 0), (_Lock(fail=True), 3))
+def return_through_a_finally_that_holds_a_loop(lock, count):
+    # (multiprocessing.synchronize.Condition.wait) the value waits on the stack under
+    # the copied loop's iterator
+    try:
+        return lock.acquire()
+    finally:
+        LOG.append("woken")
+        for i in range(count):
+            lock.release()
+
+
+@cases((_Lock(), 2), (_Lock(fail=True), 1))
+def return_through_a_finally_that_is_a_loop(lock, count):
+    try:
+        return lock.acquire(), count
+    finally:
+        for i in range(count):
+            lock.release()
+            LOG.append(lock.held)

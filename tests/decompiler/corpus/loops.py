@@ -1216,3 +1216,26 @@ def for_with_a_break_in_a_try(reader):
         pass
     LOG.append(len(got))
     return got
+
+
+@cases(([1, 2, 3], {1: "a", 3: "c"}, True), ([1, 2], {2: "b"}, False), ([], {}, True))
+def continue_in_an_if_in_a_clause_in_a_with(pids, callbacks, forks):
+    # (asyncio.unix_events.FastChildWatcher._do_waitpid_all) one arm of the clause
+    # continues through the with's exit, the other goes on after the try
+    pending = list(pids)
+    zombies = {}
+    while pending:
+        pid = pending.pop()
+        with _Buffer([pid]):
+            try:
+                callback = callbacks.pop(pid)
+            except KeyError:
+                if forks:
+                    zombies[pid] = len(pending)
+                    continue
+                callback = None
+        if callback is None:
+            LOG.append(("unknown", pid))
+        else:
+            LOG.append((callback, pid))
+    return zombies
