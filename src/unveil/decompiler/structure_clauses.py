@@ -201,7 +201,8 @@ class Clauses:
                     # the body computed: made one block)
                     tails.add(s)
                     block = self.blocks[s]
-                    if block.term.kind == "goto" and not block.stmts:
+                    if block.term.kind == "goto" \
+                            and _value_spills(block) == len(block.stmts):
                         tails.add(block.term.targets[0])  # (the return it jumps to)
                 else:
                     exits.add(s)
@@ -379,6 +380,16 @@ class Clauses:
             return not self._strip_enclosing(rest, ctx, clauses=True)
         if rest:
             return False
+        if spills and term.kind == "goto" and not stmts:
+            # the value named, then on to the clean-ups and the return of that name (a
+            # conditional expression returned through an enclosing clause's end)
+            nxt = self.blocks.get(term.targets[0])
+            if nxt is None or nxt.term.kind != "return" or len(nxt.entry) != len(block.exit):
+                return False
+            k = next((i for i, e in enumerate(nxt.entry) if e is nxt.term.value), None)
+            return k is not None \
+                and getattr(block.exit[k], "origin", None) is block.stmts[0].value \
+                and not self._strip_enclosing(nxt.stmts, ctx, clauses=True)
         if spills:  # the value, named before the clean-up copy could change it
             return term.kind == "return" \
                 and getattr(term.value, "origin", None) is block.stmts[0].value

@@ -1625,3 +1625,36 @@ def return_through_a_finally_that_is_a_loop(lock, count):
         for i in range(count):
             lock.release()
             LOG.append(lock.held)
+
+
+def _resolve(path):
+    if path.endswith("!"):
+        raise OSError(path)
+    return path.upper()
+
+
+def _readlink(path):
+    if path.startswith("?"):
+        raise OSError(path)
+    return path.strip("!")
+
+
+@cases(("a",), ("b!",), ("?c!",), ("!!",), ("",))
+def conditional_return_in_a_try_in_a_clause_in_a_loop(path):
+    # (ntpath._getfinalpathname_nonstrict) each arm of the conditional expression
+    # returns through the clause's clean-up
+    tail = path[:0]
+    while path:
+        try:
+            path = _resolve(path)
+            return path + tail if tail else path
+        except OSError as ex:
+            try:
+                new_path = _readlink(path)
+                if new_path != path:
+                    return new_path + tail if tail else new_path
+            except OSError:
+                pass
+            LOG.append(str(ex))
+            path, tail = path[:-1], path[-1:] + tail
+    return tail
