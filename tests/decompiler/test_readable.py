@@ -177,6 +177,7 @@ def _gap(module_name: str, name: str, condition: bool, reason: str) -> object:
 #: Corpus functions whose round trip must give the same bytecode (the shape as written),
 #: with the known gaps as strict xfails.
 AS_WRITTEN = [
+    ("loops", "return_from_a_with_in_an_endless_loop_in_a_with"),
     pytest.param("exceptions", "conditional_return_in_a_try_in_a_clause_in_a_loop",
                  marks=pytest.mark.xfail(sys.version_info < (3, 11), strict=True, reason=(
                      "3.10: a conditional expression returned from a try in an except "

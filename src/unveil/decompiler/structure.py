@@ -594,8 +594,12 @@ class Structurer(LoopExits, IfEnds, Clauses, ClauseExits):
         if bid in ctx.tails:
             return True
         block = self.blocks.get(bid)
-        return block is not None and not block.stmts and block.term.kind == "goto" \
-            and block.term.targets[0] in ctx.tails
+        # (or only the exits of ``with`` statements in the loop first: a return from one)
+        return block is not None and block.term.kind == "goto" \
+            and block.term.targets[0] in ctx.tails \
+            and all(isinstance(s, ast.Expr) and isinstance(s.value, ast.Call)
+                    and isinstance(s.value.func, Special) and s.value.func.kind == "exit"
+                    for s in block.stmts)
 
     def _hops(self, dst: int, end: int) -> list[int]:
         """The blocks :meth:`through` passes from ``dst`` to ``end``, ``end`` included."""

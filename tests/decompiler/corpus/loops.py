@@ -1239,3 +1239,27 @@ def continue_in_an_if_in_a_clause_in_a_with(pids, callbacks, forks):
         else:
             LOG.append((callback, pid))
     return zombies
+
+
+class _Waiter:
+    def __init__(self, turns):
+        self.turns = turns
+
+    def ready(self):
+        self.turns -= 1
+        if self.turns < -3:
+            raise TimeoutError(self.turns)
+        return self.turns <= 0
+
+
+@cases((_Waiter(3),), (_Waiter(0),), (_Waiter(-5),))
+def return_from_a_with_in_an_endless_loop_in_a_with(waiter):
+    # (importlib._bootstrap._ModuleLock.acquire) the return runs the inner with's exit,
+    # then the outer one's: the loop has no other way out
+    with _Buffer(["outer"]):
+        while True:
+            with _Buffer(["inner"]):
+                if waiter.ready():
+                    return True
+                LOG.append(waiter.turns)
+            LOG.append("wait")
