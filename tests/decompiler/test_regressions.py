@@ -66,6 +66,10 @@ KNOWN: dict[str, tuple[tuple[tuple[int, int], ...], str]] = {
                      "(an except clause's 'as'): the compiler drops that code but reads the "
                      "name as the class's own; without it the name is the enclosing "
                      "function's parameter, a cell"),
+    "ca3d74c73c20": (((3, 12), (3, 13), (3, 14)),
+                     "a type alias '0 if (u if v else w) else x or y': the compiler copies "
+                     "the 'return 0' into both arms of the inner test, and the value's "
+                     "function is not read back as one conditional expression"),
     "31eb465da32c": (((3, 12), (3, 13)),
                      "a type alias's inlined list comprehension whose generator reads the type "
                      "parameter and whose dict comprehension rebinds it: the value's function "
