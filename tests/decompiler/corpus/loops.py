@@ -1055,9 +1055,10 @@ def written_continue_in_an_else_then_more_code(text, strict):
 
 
 def _counted(items):
-    # an iterable whose creation is logged: the loop must evaluate it once
+    # an iterable whose creation is logged when it is made (not when first read: a
+    # generator would log lazily): the loop must evaluate it once
     LOG.append("iter")
-    yield from items
+    return list(items)
 
 
 @cases(([3, 4],), ([],))
