@@ -178,28 +178,24 @@ def _gap(module_name: str, name: str, condition: bool, reason: str) -> object:
 #: with the known gaps as strict xfails.
 AS_WRITTEN = [
     ("loops", "return_from_a_with_in_an_endless_loop_in_a_with"),
-    pytest.param("exceptions", "conditional_return_in_a_try_in_a_clause_in_a_loop",
-                 marks=pytest.mark.xfail(sys.version_info < (3, 11), strict=True, reason=(
-                     "3.10: a conditional expression returned from a try in an except "
-                     "clause: still the state machine"))),
+    _gap("exceptions", "conditional_return_in_a_try_in_a_clause_in_a_loop",
+         sys.version_info < (3, 11), "3.10: a conditional expression returned from a try "
+         "in an except clause: still the state machine"),
     ("exceptions", "return_through_a_finally_that_holds_a_loop"),
     ("exceptions", "return_through_a_finally_that_is_a_loop"),
     ("loops", "continue_in_an_if_in_a_clause_in_a_with"),
     ("loops", "for_with_a_break_in_a_try"),
     ("loops", "continue_in_a_clause_in_a_with_in_a_loop"),
     ("loops", "break_in_a_clause_in_a_with_in_a_loop"),
-    pytest.param("loops", "while_in_a_with_whose_continue_skips_its_copied_test",
-                 marks=pytest.mark.xfail(sys.version_info < (3, 11), strict=True, reason=(
-                     "3.10: each exit of a while loop in a with has its own copy of the "
-                     "with's exit and the return after it: still the state machine"))),
+    _gap("loops", "while_in_a_with_whose_continue_skips_its_copied_test",
+         sys.version_info < (3, 11), "3.10: each exit of a while loop in a with has its "
+         "own copy of the with's exit and the return after it: still the state machine"),
     ("exceptions", "constant_returns_in_the_clauses_of_a_try_in_a_clause"),
-    pytest.param("loops", "loop_in_a_with_whose_breaks_differ",
-                 marks=pytest.mark.xfail(sys.version_info < (3, 11), strict=True, reason=(
-                     "3.10: the first break reads as a return through the with"))),
-    pytest.param("exceptions", "return_none_in_a_clause_in_a_clause_in_a_with",
-                 marks=pytest.mark.xfail(sys.version_info < (3, 11), strict=True, reason=(
-                     "3.10: the inner try's return through the outer clause and the with "
-                     "reads as 'else: return'"))),
+    _gap("loops", "loop_in_a_with_whose_breaks_differ", sys.version_info < (3, 11),
+         "3.10: the first break reads as a return through the with"),
+    _gap("exceptions", "return_none_in_a_clause_in_a_clause_in_a_with",
+         sys.version_info < (3, 11), "3.10: the inner try's return through the outer "
+         "clause and the with reads as 'else: return'"),
     ("exceptions", "return_in_a_clause_in_a_clause"),
     ("exceptions", "returns_in_clauses_three_deep"),
     ("loops", "for_whose_body_always_returns"),
@@ -209,10 +205,9 @@ AS_WRITTEN = [
     ("exceptions", "own_name_like_a_temporary_in_a_finally_loop"),
     ("exceptions", "loop_with_an_if_in_a_finally"),
     ("exceptions", "return_through_a_finally_that_holds_a_try_finally"),
-    pytest.param("exceptions", "loop_with_break_in_a_finally_then_return",
-                 marks=pytest.mark.xfail(sys.version_info >= (3, 14), strict=True, reason=(
-                     "3.14: a while loop in a finally whose break leaves it is still the "
-                     "state machine (its test is not copied to the loop's end)"))),
+    _gap("exceptions", "loop_with_break_in_a_finally_then_return",
+         sys.version_info >= (3, 14), "3.14: a while loop in a finally whose break "
+         "leaves it is still the state machine (its test is not copied to the loop's end)"),
     ("exceptions", "return_in_try_except_finally_whose_finally_tests"),
     ("exceptions", "try_directly_in_a_try_after_an_if"),
     ("exceptions", "clause_returning_through_a_finally_with_a_try"),

@@ -35,6 +35,7 @@ from .structure_base import (
     Loop,
     Unstructurable,
     _assign_slots,
+    _exit_called,
     _find_marker,
     _has_unassigned,
     _is_eg_collect,
@@ -597,9 +598,7 @@ class Structurer(LoopExits, IfEnds, Clauses, ClauseExits):
         # (or only the exits of ``with`` statements in the loop first: a return from one)
         return block is not None and block.term.kind == "goto" \
             and block.term.targets[0] in ctx.tails \
-            and all(isinstance(s, ast.Expr) and isinstance(s.value, ast.Call)
-                    and isinstance(s.value.func, Special) and s.value.func.kind == "exit"
-                    for s in block.stmts)
+            and all(_exit_called(s, False) is not None for s in block.stmts)
 
     def _hops(self, dst: int, end: int) -> list[int]:
         """The blocks :meth:`through` passes from ``dst`` to ``end``, ``end`` included."""

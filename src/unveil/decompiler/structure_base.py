@@ -489,19 +489,31 @@ def _matches(stmt: ast.stmt, pattern: ast.stmt) -> bool:
 
 
 def _is_exit_call(stmt: ast.stmt, mgr: ast.expr | None, is_async: bool) -> bool:
+    exit_ = _exit_called(stmt, is_async)
+    return exit_ is not None and exit_.value is mgr
+
+
+def _exit_called(stmt: ast.stmt, is_async: bool) -> Special | None:
+    """The ``__exit__`` a ``with``'s exit-call statement calls (its ``value``: the
+    manager), or None when ``stmt`` is not one."""
     if not isinstance(stmt, ast.Expr):
-        return False
+        return None
     value = stmt.value
     if is_async:
         if not isinstance(value, ast.Await):
-            return False
+            return None
         value = value.value
         if isinstance(value, Special) and value.kind == "awaitable":
             value = value.value
     if not isinstance(value, ast.Call):
-        return False
+        return None
     func = value.func
-    return isinstance(func, Special) and func.kind == "exit" and func.value is mgr
+    return func if isinstance(func, Special) and func.kind == "exit" else None
+
+
+def _entry_index(block: IRBlock, value: ast.expr | None) -> int | None:
+    """Where ``value`` (the very node) stands on ``block``'s entry stack, or None."""
+    return next((i for i, e in enumerate(block.entry) if e is value), None)
 
 
 _COMPOUND = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try,

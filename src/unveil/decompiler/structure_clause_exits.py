@@ -14,6 +14,7 @@ from .structure_base import (
     Ctx,
     Unstructurable,
     _computed_after,
+    _entry_index,
     _is_name_cleanup,
     _none_to_missing,
     _strip_all,
@@ -147,11 +148,11 @@ class ClauseExits:
         value = chain[-1].term.value
         if not isinstance(value, ast.Constant):
             # where the returned value stands on each block's entry, from the last back
-            at = next((i for i, e in enumerate(chain[-1].entry) if e is value), None)
+            at = _entry_index(chain[-1], value)
             for b in reversed(chain[:-1]):
                 if at is None or at >= len(b.exit):
                     return None
-                at = next((i for i, e in enumerate(b.entry) if e is b.exit[at]), None)
+                at = _entry_index(b, b.exit[at])
             if at is None or at >= len(block.exit) or not passed:
                 return None
             value = block.exit[at]

@@ -24,6 +24,7 @@ from .structure_base import (
     _eg_match_of,
     _eg_test,
     _enter_value,
+    _entry_index,
     _exit_call_for,
     _find_marker,
     _flatten_leaving,
@@ -386,7 +387,7 @@ class Clauses:
             nxt = self.blocks.get(term.targets[0])
             if nxt is None or nxt.term.kind != "return" or len(nxt.entry) != len(block.exit):
                 return False
-            k = next((i for i, e in enumerate(nxt.entry) if e is nxt.term.value), None)
+            k = _entry_index(nxt, nxt.term.value)
             return k is not None \
                 and getattr(block.exit[k], "origin", None) is block.stmts[0].value \
                 and not self._strip_enclosing(nxt.stmts, ctx, clauses=True)

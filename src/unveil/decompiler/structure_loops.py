@@ -67,7 +67,7 @@ class LoopExits:
         its exits is part of the body (``if x: return`` then ``break``, where the natural
         loop stops at the test because no path from it comes back). Adds that code to
         ``body``; returns the exits left."""
-        stops = {ctx.follow} | ({ctx.loop.cont, ctx.loop.follow} if ctx.loop else set())
+        stops = _stops(ctx)
         outer = set(self.chain(h))  # (the handlers of constructs around the loop)
         changed = True
         while changed and len(breaks) > 1:
@@ -100,7 +100,7 @@ class LoopExits:
         """Exits that each run straight-line code of their own (entered only from the
         loop) and then go on to one block: ``stmts; break`` in several places. That
         code is the loop's and the block where they meet is its one exit."""
-        stops = {ctx.follow} | ({ctx.loop.cont, ctx.loop.follow} if ctx.loop else set())
+        stops = _stops(ctx)
         joins: set[int] = set()
         own: set[int] = set()
         for t in breaks:
@@ -185,7 +185,7 @@ class LoopExits:
     def _merge_break_targets(self, breaks: set[int], ctx: Ctx) -> set[int]:
         """Several exits where all but one are the same return: keep the real one (not
         where the enclosing construct goes on: a ``with``'s exit is a ``return`` too)."""
-        stops = {ctx.follow} | ({ctx.loop.cont, ctx.loop.follow} if ctx.loop else set())
+        stops = _stops(ctx)
         real = {b for b in breaks if not self._is_tail(b) or b in stops}
         return real if len(real) == 1 else breaks
 
@@ -261,3 +261,8 @@ class LoopExits:
             if not self.blocks[p].stmts and self.blocks[p].term.kind == "goto":
                 tests.extend(self.preds(p))
         return any(text(p) in before for p in tests)
+
+
+def _stops(ctx: Ctx) -> set[int | None]:
+    """Where the enclosing constructs go on: code there is not a loop's own."""
+    return {ctx.follow} | ({ctx.loop.cont, ctx.loop.follow} if ctx.loop else set())
