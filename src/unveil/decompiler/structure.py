@@ -617,6 +617,10 @@ class Structurer(LoopExits, IfEnds, Clauses, ClauseExits):
             if beyond in (loop.cont, loop.follow):
                 if not self.slot_assignments(src, dst):
                     dst = beyond
+            elif loop.follow is not None and dst != loop.follow \
+                    and dst == self.through(loop.follow) \
+                    and not self.slot_assignments(src, dst):
+                dst = loop.follow  # (a break straight to where the loop's exit jumps on)
         loop = ctx.loop
         if loop is not None:
             if dst == loop.cont:
@@ -817,15 +821,19 @@ class Structurer(LoopExits, IfEnds, Clauses, ClauseExits):
                 if n == h and s == natural_exit:
                     continue
                 target = self.through(s)
+                named: list[int] | None = None  # (a return from a try's range)
                 if target != natural_exit and self.chain(n) == self.chain(target) and (
                         self.blocks[target].term.kind in ("raise", "reraise")
-                        or self._is_tail(target) and len(self.preds(target)) == 1
+                        or (self._is_tail(target)
+                            or (named := self._returns_named(target)) is not None)
+                        and len(self.preds(target)) == 1
                         and not self._after_its_else(target, natural_exit, ctx)
                         and not (s != target and written_jump(
                             self.g.cfg, self.blocks[s], self.blocks[n], 5))  # (``break``)
                         and not self._after_the_loop(target, n, body)):
                     # (from inside a try in the loop it is a ``break``: the try ends first)
                     ends.update(self._hops(s, target))  # with the jumps that lead there
+                    ends.update(named or ())
                     continue
                 if target != natural_exit and self._ends_in_a_try_of_the_loop(target, body):
                     ends.update(self._hops(s, target))
@@ -849,8 +857,16 @@ class Structurer(LoopExits, IfEnds, Clauses, ClauseExits):
             # f(); break``; a finally's copy on the way out): that code is the loop's,
             # and there is no ``else``
             trial, own, other = set(body), set(body), set(body)
-            if self._join_of_exits(trial, breaks | {natural_exit}, ctx) == {natural_exit}:
-                body |= trial
+            joined = self._join_of_exits(trial, breaks | {natural_exit}, ctx)
+            beyond = self.through(natural_exit)
+            hops = set(self._hops(natural_exit, beyond))
+            if joined == {natural_exit} or joined == {beyond} != {natural_exit} and max(
+                    max(self.blocks[n].blocks or [n]) for n in trial - body - hops) \
+                    < max(self.position(n) for n in body):
+                # (3.12+: the natural exit's own jump on to the join, the head of an
+                # enclosing loop, which no conditional jump can go back to; the break's
+                # code laid out in the loop, not after it: ``else: continue``)
+                body |= trial - hops
                 breaks = {natural_exit}
             elif (join := self._join_of_exits(own, set(breaks), ctx)) != breaks \
                     and max(max(self.blocks[n].blocks or [n]) for n in own - body) \

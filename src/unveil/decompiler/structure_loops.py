@@ -11,9 +11,10 @@ from __future__ import annotations
 import ast
 
 from ..bytecode import COLD_HANDLERS, COPIED_LOOP_TESTS
+from .ir import ExcMarker
 from .regions import dominates
 from .render import preview
-from .structure_base import Ctx, _find_marker
+from .structure_base import Ctx, _find_marker, _is_name_cleanup
 from .written import written_continue
 
 
@@ -167,6 +168,13 @@ class LoopExits:
         # enclosing loop when the loop ends its body, ``return`` and ``break`` above,
         # and its ``else`` leaves the function)
         reached = {s for n in trial - body for s in self._succs(n)} & rest
+        if f not in rest and not reached and all(
+                self.blocks[n].term.kind == "raise" for n in trial - body
+                if not self._succs(n)):
+            # code of its own that only raises (``if c: msg = ...; raise E(msg)`` as the
+            # last statement of a loop that ends the function)
+            body |= trial
+            return rest
         if f in rest or not reached or reached != rest and (
                 ctx.loop is None or reached != {ctx.loop.cont}
                 or not self._leaves_function(natural_exit)):
@@ -181,6 +189,38 @@ class LoopExits:
         leaves the function)?"""
         block = self.blocks.get(bid)
         return block is not None and block.term.kind in ("return", "raise")
+
+    def _returns_named(self, bid: int) -> list[int] | None:
+        """The blocks from ``bid`` on when it names a value and goes on only to the end
+        of the ``try`` body or except clause it is in (past empty blocks; a clause's
+        ``POP_EXCEPT`` and the clean-up of its name) to return that name there: a
+        ``return`` from a loop in the ``try``, its value computed inside the ``try``
+        and returned outside its range."""
+        block = self.blocks[bid]
+        if block.term.kind != "goto" or len(block.stmts) != 1 \
+                or not isinstance(block.stmts[0], ast.Assign) \
+                or len(block.stmts[0].targets) != 1:
+            return None
+        named = block.stmts[0].targets[0]
+        passed = [bid]
+        nxt = block.term.targets[0]
+        while True:  # (the blocks passed: each entered only from the one before)
+            if len(self.preds(nxt)) != 1 or nxt in passed:
+                return None
+            passed.append(nxt)
+            tail = self.blocks[nxt]
+            if tail.stmts or tail.term.kind != "goto":
+                break
+            nxt = tail.term.targets[0]
+        stmts = tail.stmts
+        value = tail.term.value
+        if tail.term.kind == "return" and value is not None \
+                and isinstance(named, ast.Name) and isinstance(value, ast.Name) \
+                and value.id == named.id and (not stmts or (
+                    isinstance(stmts[0], ExcMarker) and stmts[0].kind == "pop_except"
+                    and (len(stmts) == 1 or len(stmts) == 3 and _is_name_cleanup(stmts, 1)))):
+            return passed
+        return None
 
     def _merge_break_targets(self, breaks: set[int], ctx: Ctx) -> set[int]:
         """Several exits where all but one are the same return: keep the real one (not

@@ -377,11 +377,14 @@ def share_clean_up_exits(bc: Bytecode) -> Bytecode:
     For ``assert a < b < c`` (``if not a < b < c: raise E``) the compiler copies the
     small exit block that follows the last comparison after the clean-up that drops the
     kept middle value (``POP_TOP``), instead of jumping to it. Where the clean-up runs
-    on into an exact copy of the block just before it, the copy becomes a jump to that
-    block: the layout every other chained test has.
+    on into an exact copy of the block just before it, or of a block elsewhere that a
+    jump enters and that raises, at the same source positions (lines before 3.11:
+    ``assert a < b < c and d``'s clean-up goes to the raise after ``d``), the copy
+    becomes a jump to that block: the layout every other chained test has.
     """
     instrs = bc.instrs
     entered = _entered(bc)
+    exits: dict[tuple[object, ...], int] | None = None
     new: list[Instr] | None = None
     for t, ins in enumerate(instrs):
         if ins.op != "POP_TOP" or t not in entered or not t:
@@ -397,10 +400,44 @@ def share_clean_up_exits(bc: Bytecode) -> Bytecode:
                 or any(k in entered for k in range(first + 1, t)) \
                 or any(bc.handlers[k] != bc.handlers[t] for k in range(first, end + 1)) \
                 or _common_suffix(instrs, list(range(first, t)), list(range(t + 1, end + 1))) != n:
-            continue
+            if instrs[end].op != "RAISE_VARARGS":
+                continue  # (copied returns: see share_copied_exits)
+            if exits is None:
+                exits = _entered_exits(bc, entered)
+            first = exits.get(_exit_key(bc, t + 1, end + 1), -1)
+            if first < 0:
+                continue
         new = new or list(instrs)
         _jump_instead(new, instrs, range(t + 1, end + 1), first)
     return Bytecode(bc.code, new, list(bc.handlers)) if new else bc
+
+
+def _entered_exits(bc: Bytecode, entered: set[int]) -> dict[tuple[object, ...], int]:
+    """The blocks a jump enters that run straight to a raise or return, by their code,
+    source positions and handler (see :func:`_exit_key`)."""
+    instrs = bc.instrs
+    found: dict[tuple[object, ...], int] = {}
+    for s in sorted(entered):
+        end = s
+        while end < len(instrs) and instrs[end].op not in _FLOW \
+                and (end == s or end not in entered):
+            end += 1
+        if end < len(instrs) and end - s < _MAX_COPY and instrs[end].op in _TERMINAL \
+                and (end == s or end not in entered):
+            key = _exit_key(bc, s, end + 1)
+            if key is not None:
+                found.setdefault(key, s)
+    return found
+
+
+def _exit_key(bc: Bytecode, start: int, end: int) -> tuple[object, ...] | None:
+    """What makes ``instrs[start:end]`` a copy of another stretch: code, source
+    positions (lines before 3.11) and handler."""
+    sig = _signature(bc.instrs, start, end)
+    if sig is None or len({bc.handlers[k] for k in range(start, end)}) != 1:
+        return None
+    where = tuple(bc.position(i) or i.line for i in bc.instrs[start:end])
+    return sig, where, bc.handlers[start]
 
 
 def share_loop_exits(bc: Bytecode) -> Bytecode:

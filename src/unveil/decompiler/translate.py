@@ -13,7 +13,7 @@ boundaries as variables named after the stack slot (``_s0``...), assigned on the
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ..bytecode import CONDITIONAL_JUMPS, Handler
 from ..errors import DecompilationError
@@ -652,17 +652,26 @@ class Translator:
                 return None, []
             if one_line and self._is_return(instrs[block.start].target):
                 continue  # (the compiler's copy of a ``return``, shared again by tails)
-            test, jump = instrs[block.start - 1], instrs[block.start]
-            where = self.bc.position(jump)
-            tested_at = self.bc.position(test)
-            if test.op not in CONDITIONAL_JUMPS or where is None or where[2] is None \
-                    or tested_at is None or where != tested_at and not (
-                        where[0] == where[1] == tested_at[0] and tested_at[2] is not None
-                        and where[3] <= tested_at[2]):  # type: ignore[operator]
-                # (a jump before its test on the line: the value of ``X if c else Y``,
-                # a constant the compiler knows, ``(0 if u else v)`` as a test)
+            if not self._compiler_jump(bid):
                 return None, []
         return side.targets[0], list(side.absorbed)
+
+    def _compiler_jump(self, bid: int) -> bool:
+        """Whether block ``bid`` is only a jump the compiler made for the test that falls
+        into it, at the test's source position (or before it on its line: the value of
+        ``X if c else Y``, a constant the compiler knows, ``(0 if u else v)`` as a test)."""
+        instrs = self.bc.instrs
+        block = self.cfg.blocks.get(bid)
+        if block is None or block.handles or block.end - block.start != 1 \
+                or block.start == 0 or instrs[block.start].op != "JUMP":
+            return False
+        test, jump = instrs[block.start - 1], instrs[block.start]
+        where = self.bc.position(jump)
+        tested_at = self.bc.position(test)
+        return test.op in CONDITIONAL_JUMPS and where is not None and where[2] is not None \
+            and tested_at is not None and (where == tested_at or (
+                where[0] == where[1] == tested_at[0] and tested_at[2] is not None
+                and where[3] <= tested_at[2]))  # type: ignore[operator]
 
     def _is_return(self, bid: int) -> bool:
         block = self.cfg.blocks.get(bid)
@@ -671,8 +680,10 @@ class Translator:
 
     def _leads_to(self, target: int, to: int, hops: list[int]) -> bool:
         """Does ``to`` lead to ``target``: it is ``target``, or (where the other side
-        passed jumps to get there) a block that only jumps there."""
-        return to == target or bool(hops) and self._through_jumps(to, set())[0] == target
+        passed jumps to get there, or ``to`` is a jump the compiler made for the test: the
+        one after a chained comparison) a block that only jumps there."""
+        return to == target or (bool(hops) or self._compiler_jump(to)) \
+            and self._through_jumps(to, set())[0] == target
 
     def _chained(self, test: ast.expr, state: State, then_o: _Outcome, else_o: _Outcome,
                  kept: bool, term: Term) -> tuple[Term, list[int]] | None:
@@ -700,15 +711,50 @@ class Translator:
             return None
         t2, e2 = then_o.targets
         other, hops = self._through_jumps(else_to, set(else_o.absorbed))
-        if other == self._through_jumps(e2, set())[0]:
-            new = _boolop(ast.And, test, then_o.test)
-        elif other == self._through_jumps(t2, set())[0]:
-            new = _boolop(ast.Or, negate(test), then_o.test)
+        owned = {term.src, *then_o.absorbed}
+        for kind, to in ((ast.And, e2), (ast.Or, t2)):
+            end, passed = self._through_jumps(to, owned)
+            if end != other and not (self._exit_copy(end, other) and all(
+                    p in owned or p in passed for p in self.cfg.blocks[end].preds)):
+                continue
+            if end != other:
+                # the last link's way out is a copy of the clean-up's target (``assert
+                # a and b < c < d``: the compiler copies the raise): the one target
+                hops = [*hops, *passed, end]
+                t2, e2 = (t2, other) if kind is ast.And else (other, e2)
+                if then_o.fall in (to, end):
+                    then_o = replace(then_o, fall=other)
+            new = _boolop(kind, test if kind is ast.And else negate(test), then_o.test)
+            break
         else:
             return None
         del state.stack[-1]
         folded, absorbed = self._compound(new, t2, e2, state, then_o, False, term)
         return folded, absorbed + else_o.absorbed + dropped + hops
+
+    def _exit_copy(self, bid: int, of: int, clean_up: bool = False) -> bool:
+        """Whether block ``bid`` is the compiler's copy of block ``of``, a few
+        instructions that raise or return: the same code at the same source positions
+        (a jump to a small exit is replaced by its code). ``clean_up``: after values
+        dropped from the stack (a chained comparison's clean-up)."""
+        a, b = self.cfg.blocks.get(bid), self.cfg.blocks.get(of)
+        if a is None or b is None or a is b or a.succs or b.succs or a.handles \
+                or b.handles or a.handler != b.handler:
+            return False
+        instrs = self.bc.instrs
+        mine = list(range(a.start, a.end))
+        if clean_up:
+            # (a ``NOP`` is a statement's line: ``break`` into a copy is no clean-up)
+            while mine and instrs[mine[0]].op in ("POP_TOP", "SWAP"):
+                del mine[0]
+            if len(mine) == a.end - a.start:
+                return False
+        theirs = list(range(b.start, b.end))
+        return bool(mine) and len(mine) == len(theirs) \
+            and instrs[mine[-1]].op in ("RAISE_VARARGS", "RETURN_VALUE") \
+            and all(instrs[m].op == instrs[t].op and instrs[m].argval == instrs[t].argval
+                    and self._position(m) == self._position(t)
+                    for m, t in zip(mine, theirs, strict=True))
 
     def _drop_one(self, bid: int, twin: int) -> int | None:
         """Where block ``bid`` goes when all it does is drop the top stack value: its
@@ -722,14 +768,7 @@ class Translator:
             return None
         if [i.op for i in instrs[1:]] in ([], ["JUMP"]) and len(block.succs) == 1:
             return block.succs[0]
-        other = self.cfg.blocks.get(twin)
-        if other is None or other.handles or block.succs or other.succs \
-                or instrs[-1].op != "RETURN_VALUE":
-            return None
-        copy = [i for i in self.bc.instrs[other.start:other.end] if i.op != "NOP"]
-        same = len(copy) == len(instrs) - 1 and all(
-            a.op == b.op and a.arg == b.arg for a, b in zip(copy, instrs[1:], strict=True))
-        return twin if same else None
+        return twin if self._exit_copy(bid, twin, clean_up=True) else None
 
     def _through_jumps(self, bid: int, owned: set[int]) -> tuple[int, list[int]]:
         """Where ``bid`` leads past blocks that only jump, and those of them that only
@@ -797,6 +836,10 @@ class Translator:
         is, both copies the compiler made of one exit (a copy has the position of the
         jump into it) or both on one line (on lines of their own, they are ``return``
         statements that the source wrote)."""
+        if exit_.absorbed:
+            for t in targets:
+                if self._exit_copy(exit_.absorbed[-1], t, clean_up=True):
+                    return t
         value = exit_.test
         if not isinstance(value, ast.Constant):
             return None

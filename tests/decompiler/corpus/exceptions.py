@@ -1658,3 +1658,64 @@ def conditional_return_in_a_try_in_a_clause_in_a_loop(path):
             LOG.append(str(ex))
             path, tail = path[:-1], path[-1:] + tail
     return tail
+
+
+def _lookup(key, table):
+    LOG.append(("lookup", key))
+    return table[key]
+
+
+@cases(("a", {"a": 1}), ("b", {"x": "b", "y": "c"}), ("q", {"x": "b"}), (["u"], {"x": ["u"]}))
+def return_from_a_loop_in_a_clause_then_reraise(key, table):
+    # (selectors._BaseSelectorImpl._fileobj_lookup) the return's value is named before
+    # the clause ends; the loop's one way out is the re-raise
+    try:
+        return _lookup(key, table)
+    except (KeyError, TypeError):
+        for name in table:
+            if table[name] == key:
+                return name.upper()
+        raise
+
+
+@cases(("a", {"a": 1}), ("b", {"x": "b", "y": "c"}), ("q", {"x": "b"}))
+def return_from_a_loop_in_a_named_clause(key, table):
+    try:
+        return _lookup(key, table)
+    except KeyError as e:
+        for name, value in table.items():
+            if value == key:
+                return name, e.args
+        return None
+
+
+@cases(("a", {"a": 1}), ("b", {"x": "b", "y": "c"}), ("q", {"x": "b"}))
+def return_from_a_loop_in_a_clause_then_more_code(key, table):
+    try:
+        return _lookup(key, table)
+    except KeyError:
+        for name in sorted(table):
+            if table[name] == key:
+                return name.upper()
+        LOG.append("not found")
+    return "?"
+
+
+@cases(([["ab", "ac"]], 0), ([["abc", "abd"]], 0), ([["x"]], 0), ([["aa", "ab"]], 1))
+def return_from_an_endless_loop_in_a_try(words, j):
+    # (_pyrepl.completing_reader.prefix) the value is computed inside the try, the
+    # return is outside its range: a return in place, not a break
+    (wordlist,) = words
+    seen = {}
+    i = j
+    try:
+        while 1:
+            for word in wordlist:
+                seen[word[i]] = 1
+            if len(seen) > 1:
+                return wordlist[0][j:i]
+            i += 1
+            seen = {}
+    except IndexError:
+        return wordlist[0][j:i]
+    return ""

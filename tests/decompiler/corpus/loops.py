@@ -1264,3 +1264,65 @@ def return_from_a_with_in_an_endless_loop_in_a_with(waiter):
                     return True
                 LOG.append(waiter.turns)
             LOG.append("wait")
+
+
+@cases((_Waiter(3),), (_Waiter(0),), (_Waiter(-2),))
+def while_whose_break_returns_what_its_end_returns(waiter):
+    # (asyncio.locks.Semaphore.acquire) 3.12+ copies the return after the loop into
+    # the break and into the loop's last test: the break stays a statement of its own
+    waiter.value = 2
+    while waiter.value > 0:
+        waiter.value -= 1
+        if not waiter.ready():
+            break
+    return True
+
+
+@cases(([("abc", 1), ("abd", 2), ("x", 3)],), ([],), ([("", 0), ("aa", 1), ("a", 2)],))
+def while_in_a_for_whose_break_code_continues_the_for(items):
+    # (pstats.Stats.get_sort_arg_defs) 3.12+ gives the while's exit a jump of its own to
+    # the for's head; the break's code jumps there itself: it is the while's code
+    found, bad = {}, {}
+    for word, tup in items:
+        fragment = word
+        while fragment:
+            if fragment in found:
+                bad[fragment] = 0
+                break
+            found[fragment] = tup
+            fragment = fragment[:-1]
+    return found, bad
+
+
+@cases(({"a": 1, "b": 2}, {}), ({"a": 1, "b": 2}, {"b": "late"}), ({"a": 1}, {"a": True}),
+       ({}, {"x": 1}))
+def loop_whose_last_statement_raises_after_code_of_its_own(fields, errors):
+    # (dataclasses._FuncBuilder.add_fns_to_class) the raise and the code before it are
+    # the loop's, not code after a break with an ``else: return``
+    for name, value in fields.items():
+        LOG.append(name)
+        if name in errors:
+            msg = f"cannot set {name} to {value}"
+            if errors[name] is not True:
+                msg = f"{msg} ({errors[name]})"
+            raise TypeError(msg)
+
+
+@cases((["pip-1.whl", "x.txt", "setuptools-2.whl", "other-3.whl"], ("pip", "setuptools")),
+       ([], ("pip",)), (["pip-1.whl"], ()))
+def break_code_after_an_inner_loop_that_ends_the_outer_body(filenames, names):
+    # (ensurepip._find_packages) the code after the inner loop's for-else, laid out
+    # after it: 3.10 reads the break and that code as one block
+    found = {}
+    for filename in filenames:
+        if not filename.endswith(".whl"):
+            continue
+        for name in names:
+            prefix = name + "-"
+            if filename.startswith(prefix):
+                break
+        else:
+            continue
+        version = filename.removeprefix(prefix).partition("-")[0]
+        found[name] = (version, filename)
+    return found

@@ -40,6 +40,70 @@ def raise_unless_chained_comparison(n):
     return n
 
 
+class Logged(int):
+    """An int that logs each comparison: a chained comparison compares each pair once."""
+
+    def __le__(self, other):
+        LOG.append(("le", int(self), other))
+        return int(self) <= other
+
+    def __ge__(self, other):
+        LOG.append(("ge", int(self), other))
+        return int(self) >= other
+
+    def __lt__(self, other):
+        LOG.append(("lt", int(self), other))
+        return int(self) < other
+
+    def __gt__(self, other):
+        LOG.append(("gt", int(self), other))
+        return int(self) > other
+
+
+def _logged(n):
+    return Logged(n) if isinstance(n, int) else n
+
+
+@cases((5,), (0,), (-1,), (86400,), ("a",), (2.5,))
+def assert_test_and_chained_comparison(s):
+    # the last link's failure runs into a copy of the raise the first test jumps to
+    s = _logged(s)
+    assert isinstance(s, int) and 0 <= s < 86400
+    assert isinstance(s, int) and 0 <= s < 9000, "out of range"
+    return s, LOG[-4:]
+
+
+@cases((5,), (0,), (-1,), (10,), ("a",), (2.5,))
+def assert_chained_comparison_and_test(s):
+    # the clean-up after the first link runs into a copy of the raise after the test
+    s = _logged(s) if not isinstance(s, str) else 3
+    assert 0 <= s < 10 and isinstance(s, int), s
+    return s, LOG[-2:]
+
+
+@cases((5,), (-1,), (10,), ("a",))
+def assert_chained_comparison_with_a_long_message(s):
+    # (too long a message to copy: the last link jumps to the one raise)
+    assert isinstance(s, int) and 0 <= s < 10, f"bad {s!r}: not in {0} to {10}"
+    return s
+
+
+@cases((5,), (-1,), (10,), ("a",))
+def returns_after_a_test_and_a_chained_comparison(s):
+    if isinstance(s, int) and 0 <= s < 10:
+        return 1
+    return 2
+
+
+@cases((5,), (-1,), (10,), (0,))
+def while_chained_comparison(s):
+    # (the small return after the loop is copied into the first test's clean-up)
+    s = _logged(s)
+    while 0 <= s < 10:
+        s = _logged(s + 3)
+    return s
+
+
 @cases((None, None), ((1, 2, 3, 4, 5, 6), 3), ((1, 2, 3, 4, 5, 1 << 50), None),
        ((1, 2, 3, 4, 300, 6), 2), ((1, 2, 3, 4, 5, 6), 9), ((1, 2), 1))
 def range_checks_one_after_another(fields, version):
