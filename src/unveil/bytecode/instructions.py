@@ -111,10 +111,14 @@ class Bytecode:
     def position(self, ins: Instr) -> tuple[int | None, ...] | None:
         """Where ``ins`` came from in the source: (line, end line, column, end column),
         on 3.11+ (None before, and for an instruction the reader made up)."""
+        return self.position_at(ins.offset)
+
+    def position_at(self, offset: int) -> tuple[int | None, ...] | None:
+        """:meth:`position` of the instruction at byte ``offset``."""
         if self._positions is None:
             code = self.code
             self._positions = list(code.co_positions()) if hasattr(code, "co_positions") else []
-        k = ins.offset // 2
+        k = offset // 2
         return self._positions[k] if 0 <= k < len(self._positions) else None
 
     def describe(self, index: int) -> str:

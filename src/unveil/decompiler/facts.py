@@ -25,6 +25,7 @@ FACTS: dict[str, str] = {
     "map_add": "an item assignment made by ``MAP_ADD`` (a dict comprehension's item)",
     "condition": "a class-body annotation item: the index of the condition guarding it",
     "before": "a ``pop_except`` marker: ids of the stack values computed before it",
+    "offset": "a ``pop_except`` marker: the byte offset of its ``POP_EXCEPT``",
     "specials": "a ``with`` set-up marker: the values the set-up pushed (``Special``s)",
     "explicit": "a ``continue`` whose bytecode jumps straight back to the loop's head; "
                 "a ``return None`` the source wrote (kept at the function's end)",

@@ -306,7 +306,7 @@ class Exceptions(Machine):
         marker = ExcMarker("pop_except")
         # values computed while the exception was still being handled (a ``return``
         # value pushed after this belongs to code after the ``try`` statement)
-        attach(marker, before={id(x) for x in self.state.stack})
+        attach(marker, before={id(x) for x in self.state.stack}, offset=ins.offset)
         self.append(marker)
 
     def check_exc_match(self, ins: Instr) -> None:

@@ -27,7 +27,6 @@ from .exprs import Iterator, Shared, Slot, Special, negate
 from .facts import attach
 from .ir import ExcMarker
 from .regions import EXIT, dominates, dominators, natural_loops, postdominators, reverse_postorder
-from .render import preview
 from .structure_base import (
     _MAX_VISITS,
     _STRUCTURAL,
@@ -49,7 +48,7 @@ from .structure_base import (
 from .structure_clause_exits import ClauseExits
 from .structure_clauses import Clauses
 from .structure_ifs import IfEnds
-from .structure_loops import LoopExits
+from .structure_loops import LoopExits, _stops
 from .translate import IRBlock, IRGraph, Term
 from .written import (
     exit_position,
@@ -110,83 +109,12 @@ class Structurer(LoopExits, IfEnds, Clauses, ClauseExits):
 
     # ------------------------------------------------------------ graph preparation
 
-    def _dedup_loop_tests(self) -> None:
-        """Undo the compiler's copy of a ``while`` test at the bottom of the loop.
-
-        A block that only tests, with the same test, targets and handler as the end of
-        another block, is the same code: its predecessors can jump to that test instead.
-        The test is split off its block so that it becomes the loop header.
-        """
-        # (by targets and handler first: the test's text is made only where those agree)
-        tests: dict[tuple[tuple[int, ...], int | None], dict[str | None, int]] = {}
-        for bid in sorted(self.blocks):
-            block = self.blocks[bid]
-            term = block.term
-            if term.kind != "branch" or term.test is None or not (
-                    _passes_under(block) or _handler_values(block)):
-                continue
-            seen = tests.setdefault((tuple(self._past_jumps(t) for t in term.targets),
-                                     block.handler_block), {})
-            if not seen:
-                seen[None] = bid  # (the first: its text when a second one comes)
-                continue
-            if None in seen:
-                lone = seen.pop(None)
-                seen[preview(ast.Expr(value=self.blocks[lone].term.test))] = lone
-            text = preview(ast.Expr(value=term.test))
-            first = seen.get(text)
-            if first is None:
-                seen[text] = bid
-                continue
-            if _handler_values(block) and not (
-                    len(self.blocks[first].exit) == len(block.exit) and all(
-                        x is y for x, y in zip(self.blocks[first].exit, block.exit,
-                                               strict=True))):
-                continue  # (a handler's test, under other values)
-            head = self._split_test(first)
-            self._copied_tests.add(head)
-            if block.stmts or block.entry:
-                block.term = Term("goto", [head], line=block.term.line)
-                continue
-            for other in self.blocks.values():
-                other.term.targets[:] = [head if t == bid else t for t in other.term.targets]
-            del self.blocks[bid]
-
     def _drop_unreached(self) -> None:
         """Forget the blocks nothing reaches any more (the jumps back of a loop test's
         copy, once the copy goes to the test itself)."""
         seen = self._reached(self.entry, exceptions=True)
         for bid in [b for b in self.blocks if b not in seen]:
             del self.blocks[bid]
-
-    def _past_jumps(self, bid: int) -> int:
-        """Where ``bid`` leads past blocks that only jump (3.12+ ends a loop's copied
-        test with a jump back of its own, into a ``try`` that starts the body too)."""
-        seen = {bid}
-        while True:
-            block = self.blocks.get(bid)
-            if block is None or block.stmts \
-                    or not (_passes_under(block) or _handler_values(block)) \
-                    or len(block.exit) != len(block.entry) or block.term.kind != "goto" \
-                    or any(x is not y for x, y in zip(block.exit, block.entry, strict=True)):
-                return bid
-            nxt = block.term.targets[0]
-            nb = self.blocks.get(nxt)
-            if nxt in seen or nb is None or block.handler_block is not None \
-                    and not self._within(nb.handler_block, block.handler_block):
-                return bid  # (a jump may enter a try, not leave one)
-            seen.add(nxt)
-            bid = nxt
-
-    def _within(self, inner: int | None, outer: int) -> bool:
-        """Is code under handler ``inner`` also under ``outer`` (the same handler, or one
-        whose own code ``outer`` protects)?"""
-        seen: set[int] = set()
-        while inner is not None and inner != outer and inner not in seen:
-            seen.add(inner)
-            block = self.blocks.get(inner)
-            inner = block.handler_block if block is not None else None
-        return inner == outer
 
     def _split_test(self, bid: int) -> int:
         """Give the test that ends block ``bid`` a block of its own; return its id."""
@@ -871,10 +799,11 @@ class Structurer(LoopExits, IfEnds, Clauses, ClauseExits):
             elif (join := self._join_of_exits(own, set(breaks), ctx)) != breaks \
                     and max(max(self.blocks[n].blocks or [n]) for n in own - body) \
                     < self.position(natural_exit) \
-                    and self._join_of_exits(other, {natural_exit}, ctx) == join:
+                    and (self._join_of_exits(other, {natural_exit}, ctx) == join
+                         or {self.through(j) for j in join} <= _stops(ctx)):
                 # ``if c: f(); break`` laid out in the loop, and an ``else`` whose code
                 # goes on to the same block (the compiler's jump there from the break,
-                # given back by tails)
+                # given back by tails), or where the enclosing construct goes on
                 body |= own
                 breaks = join
             else:
@@ -974,22 +903,3 @@ class Structurer(LoopExits, IfEnds, Clauses, ClauseExits):
         return ast.Call(func=ast.Name(id="iter", ctx=ast.Load()), args=[it], keywords=[]), False
 
 
-def _handler_values(block: IRBlock) -> bool:
-    """Does ``block`` leave only a handler's values on the stack (the exception and the
-    one it replaced: a loop in a ``finally`` handler tests under them)?"""
-    return bool(block.exit) and all(isinstance(x, Special) and x.kind in _HANDLER_VALUES
-                                    for x in block.exit)
-
-
-_HANDLER_VALUES = {"exc", "prev_exc", "lasti",  # (3.10: the six values of a handler)
-                   "prev_tb", "prev_value", "prev_type", "exc_tb", "exc_type"}
-
-
-def _passes_under(block: IRBlock) -> bool:
-    """Are the values ``block`` leaves on the stack only a ``with``'s ``__exit__`` (and
-    manager) or values of other blocks (a ``for`` loop's iterator under an inner loop's
-    test), passing through as they came, so that another block may stand for it?"""
-    return len(block.exit) <= len(block.entry) and all(
-        x is y and (isinstance(x, Special) and x.kind in ("exit", "exit_self")
-                    or isinstance(x, Slot))
-        for x, y in zip(block.exit, block.entry, strict=False))

@@ -579,3 +579,24 @@ def _strip_cleanups(out: list[ast.stmt], active: tuple[Cleanup, ...],
         for c in active:
             _strip_suffix_before_exit(trial, c.stmts, exit_stmt)
     out[:] = trial
+
+
+def _handler_values(block: IRBlock) -> bool:
+    """Does ``block`` leave only a handler's values on the stack (the exception and the
+    one it replaced: a loop in a ``finally`` handler tests under them)?"""
+    return bool(block.exit) and all(isinstance(x, Special) and x.kind in _HANDLER_VALUES
+                                    for x in block.exit)
+
+
+_HANDLER_VALUES = {"exc", "prev_exc", "lasti",  # (3.10: the six values of a handler)
+                   "prev_tb", "prev_value", "prev_type", "exc_tb", "exc_type"}
+
+
+def _passes_under(block: IRBlock) -> bool:
+    """Are the values ``block`` leaves on the stack only a ``with``'s ``__exit__`` (and
+    manager) or values of other blocks (a ``for`` loop's iterator under an inner loop's
+    test), passing through as they came, so that another block may stand for it?"""
+    return len(block.exit) <= len(block.entry) and all(
+        x is y and (isinstance(x, Special) and x.kind in ("exit", "exit_self")
+                    or isinstance(x, Slot))
+        for x, y in zip(block.exit, block.entry, strict=False))

@@ -22,7 +22,7 @@ from .structure_base import (
     _term_key,
 )
 from .translate import IRBlock, IRGraph
-from .written import implicit_return
+from .written import exit_position, implicit_return
 
 
 class ClauseExits:
@@ -64,7 +64,8 @@ class ClauseExits:
             # the handled one as ``__context__``, and a bare ``raise`` would re-raise it)
             info.exits.append((block.id, len(block.stmts)))
             return
-        if rest and term.kind == "return" and self._returned_in_clause(term.value, stmts[idx]) \
+        if rest and term.kind == "return" \
+                and self._returned_in_clause(term.value, stmts[idx], block) \
                 and not self._strip_enclosing(rest, outer, clauses=True):
             # (3.10) returned through the enclosing clauses' ends in the same block
             out.extend(rest)
@@ -117,15 +118,26 @@ class ClauseExits:
         consumed = len(block.stmts) - len(rest)
         info.exits.append((block.id, consumed))
 
-    def _returned_in_clause(self, value: ast.expr | None, marker: ast.stmt) -> bool:
-        """Is a return of ``value`` after an except clause's ``POP_EXCEPT`` ``marker``
-        the clause's own: a value it computed, or a constant (on the second reading;
-        on the first, a constant may be a copy of the code after the statement)?"""
+    def _returned_in_clause(self, value: ast.expr | None, marker: ast.stmt,
+                            returns: IRBlock) -> bool:
+        """Is a return of ``value`` (by block ``returns``) after an except clause's
+        ``POP_EXCEPT`` ``marker`` the clause's own: a value it computed, or a constant
+        (on the second reading; on the first, a constant may be a copy of the code after
+        the statement, unless the ``POP_EXCEPT`` has the return's source position: the
+        return unwinds the clause itself)?"""
         if value is None or isinstance(value, Slot | Special):
             return False
         if isinstance(value, ast.Constant):
-            return self.returns_in_place
+            return self.returns_in_place or self._unwound_by(marker, returns)
         return not _computed_after(value, marker)
+
+    def _unwound_by(self, marker: ast.stmt, returns: IRBlock) -> bool:
+        """Does the ``POP_EXCEPT`` of ``marker`` have the source position (3.11+) of
+        the ``return`` that ends block ``returns``: the return's own clean-up?"""
+        offset = getattr(marker, "offset", None)
+        where = exit_position(self.g.cfg, returns)
+        return offset is not None and where is not None and len(where) > 1 \
+            and self.g.cfg.bc.position_at(offset) == where
 
     def _returned_through_clauses(self, block: IRBlock, marker: ast.stmt, outer: Ctx,
                                   rest: list[ast.stmt]
@@ -156,7 +168,7 @@ class ClauseExits:
             if at is None or at >= len(block.exit) or not passed:
                 return None
             value = block.exit[at]
-        if not self._returned_in_clause(value, marker) \
+        if not self._returned_in_clause(value, marker, chain[-1]) \
                 or self._strip_enclosing(passed, outer, clauses=True):
             return None
         return value, passed

@@ -41,6 +41,8 @@ class IfEnds:
         the code after the statement (``if c: A`` / ``else: return`` then ``B``);
         ``EXIT`` when it is not so. (A short ending the compiler copies into each way
         instead, a tail of an enclosing ``with``: a jump to one is to a copy.)"""
+        if self.blocks[b].term.fall == else_t:
+            then_t, else_t = else_t, then_t  # (the test as laid out: ``if x is None``)
         if self.blocks[b].term.fall != then_t or else_t < then_t:
             return EXIT
         body, other = self._arm_reach(b, then_t, ctx), self._arm_reach(b, else_t, ctx)

@@ -1,9 +1,11 @@
-"""Where a loop ends: the exits of a natural loop read back into ``break``, ``else`` and
-the code a loop's exits run on the way out.
+"""Loops: the compiler's copy of a ``while`` test undone, and where a loop ends (the exits
+of a natural loop read back into ``break``, ``else`` and the code a loop's exits run on
+the way out).
 
 A mixin of :class:`~.structure.Structurer` (it uses the structurer's graph, dominators and
-contexts): :meth:`~.structure.Structurer.loop_stmt` finds a loop's exits and asks these
-methods which of them are the loop's own code, so that one exit is left.
+contexts): :meth:`_dedup_loop_tests` runs while the graph is prepared;
+:meth:`~.structure.Structurer.loop_stmt` finds a loop's exits and asks these methods which
+of them are the loop's own code, so that one exit is left.
 """
 
 from __future__ import annotations
@@ -14,7 +16,14 @@ from ..bytecode import COLD_HANDLERS, COPIED_LOOP_TESTS
 from .ir import ExcMarker
 from .regions import dominates
 from .render import preview
-from .structure_base import Ctx, _find_marker, _is_name_cleanup
+from .structure_base import (
+    Ctx,
+    _find_marker,
+    _handler_values,
+    _is_name_cleanup,
+    _passes_under,
+)
+from .translate import IRBlock, Term
 from .written import written_continue
 
 
@@ -168,11 +177,12 @@ class LoopExits:
         # enclosing loop when the loop ends its body, ``return`` and ``break`` above,
         # and its ``else`` leaves the function)
         reached = {s for n in trial - body for s in self._succs(n)} & rest
-        if f not in rest and not reached and all(
-                self.blocks[n].term.kind == "raise" for n in trial - body
-                if not self._succs(n)):
+        own = trial - body
+        if f not in rest and not reached and (len(own) > 1 or all(
+                self.blocks[n].term.kind == "raise" for n in own if not self._succs(n))):
             # code of its own that only raises (``if c: msg = ...; raise E(msg)`` as the
-            # last statement of a loop that ends the function)
+            # last statement of a loop that ends the function), or that returns and is
+            # more than the one block of a return the compiler could have copied there
             body |= trial
             return rest
         if f in rest or not reached or reached != rest and (
@@ -284,6 +294,108 @@ class LoopExits:
         return bool(back) and not self._rotated(h, back) \
             and not all(written_continue(self.g.cfg, self.blocks[p]) for p in back)
 
+    def _dedup_loop_tests(self) -> None:
+        """Undo the compiler's copy of a ``while`` test at the bottom of the loop.
+
+        A block that only tests, with the same test, targets and handler as the end of
+        another block, is the same code: its predecessors can jump to that test instead.
+        The test is split off its block so that it becomes the loop header.
+        """
+        # (by targets and handler first: the test's text is made only where those agree)
+        tests: dict[tuple[tuple[int, ...], int | None], dict[str | None, int]] = {}
+        for bid in sorted(self.blocks):
+            block = self.blocks[bid]
+            term = block.term
+            if term.kind != "branch" or term.test is None or not (
+                    _passes_under(block) or _handler_values(block)):
+                continue
+            seen = tests.setdefault((tuple(self._past_jumps(t) for t in term.targets),
+                                     block.handler_block), {})
+            if not seen:
+                seen[None] = bid  # (the first: its text when a second one comes)
+                continue
+            if None in seen:
+                self._remember_test(seen, seen.pop(None))
+            text = preview(ast.Expr(value=term.test))
+            first = seen.get(text)
+            if first is None:
+                self._remember_test(seen, bid)
+                continue
+            if first < 0:
+                # ``if a: while b:``: the test before the loop folded ``a`` and ``b``
+                # into one ``a and b``; ``b`` alone is the loop's test
+                first = self._split_and(~first, text)
+            if _handler_values(block) and not (
+                    len(self.blocks[first].exit) == len(block.exit) and all(
+                        x is y for x, y in zip(self.blocks[first].exit, block.exit,
+                                               strict=True))):
+                continue  # (a handler's test, under other values)
+            head = self._split_test(first)
+            self._copied_tests.add(head)
+            if block.stmts or block.entry:
+                block.term = Term("goto", [head], line=block.term.line)
+                continue
+            for other in self.blocks.values():
+                other.term.targets[:] = [head if t == bid else t for t in other.term.targets]
+            del self.blocks[bid]
+
+    def _remember_test(self, seen: dict[str | None, int], bid: int) -> None:
+        """Remember block ``bid``'s test by its text, and each ``and`` that ends it
+        (``b`` of ``a and b``) as a test to split off (stored as ``~bid``)."""
+        test = self.blocks[bid].term.test
+        seen.setdefault(preview(ast.Expr(value=test)), bid)
+        if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) \
+                and not self.blocks[bid].exit:
+            for k in range(1, len(test.values)):
+                seen.setdefault(preview(ast.Expr(value=_and(test.values[k:]))), ~bid)
+
+    def _split_and(self, bid: int, text: str) -> int:
+        """Split the ``and`` that ends block ``bid``'s test where the rest reads
+        ``text``: the rest becomes a test block of its own; return its id."""
+        block = self.blocks[bid]
+        term = block.term
+        assert isinstance(term.test, ast.BoolOp)
+        values = term.test.values
+        k = next(k for k in range(1, len(values))
+                 if preview(ast.Expr(value=_and(values[k:]))) == text)
+        then, other = term.targets
+        rest = IRBlock(-1, [], [], [], [], Term(
+            "branch", [then, other], test=_and(values[k:]), line=term.line, src=term.src,
+            fall=term.fall), block.handler, block.handler_block, [], term.line)
+        new_id = self.add_block(rest)
+        block.term = Term("branch", [new_id, other], test=_and(values[:k]), line=term.line,
+                          src=term.src, fall=new_id if term.fall == then else term.fall)
+        return self._split_test(new_id)
+
+    def _past_jumps(self, bid: int) -> int:
+        """Where ``bid`` leads past blocks that only jump (3.12+ ends a loop's copied
+        test with a jump back of its own, into a ``try`` that starts the body too)."""
+        seen = {bid}
+        while True:
+            block = self.blocks.get(bid)
+            if block is None or block.stmts \
+                    or not (_passes_under(block) or _handler_values(block)) \
+                    or len(block.exit) != len(block.entry) or block.term.kind != "goto" \
+                    or any(x is not y for x, y in zip(block.exit, block.entry, strict=True)):
+                return bid
+            nxt = block.term.targets[0]
+            nb = self.blocks.get(nxt)
+            if nxt in seen or nb is None or block.handler_block is not None \
+                    and not self._within(nb.handler_block, block.handler_block):
+                return bid  # (a jump may enter a try, not leave one)
+            seen.add(nxt)
+            bid = nxt
+
+    def _within(self, inner: int | None, outer: int) -> bool:
+        """Is code under handler ``inner`` also under ``outer`` (the same handler, or one
+        whose own code ``outer`` protects)?"""
+        seen: set[int] = set()
+        while inner is not None and inner != outer and inner not in seen:
+            seen.add(inner)
+            block = self.blocks.get(inner)
+            inner = block.handler_block if block is not None else None
+        return inner == outer
+
     def _rotated(self, h: int, back: list[int]) -> bool:
         """Is ``h`` the body of a ``while`` loop the compiler laid out as ``if c:`` and
         a test ``c`` again at the end (whose copies were not merged): a test before the
@@ -306,3 +418,7 @@ class LoopExits:
 def _stops(ctx: Ctx) -> set[int | None]:
     """Where the enclosing constructs go on: code there is not a loop's own."""
     return {ctx.follow} | ({ctx.loop.cont, ctx.loop.follow} if ctx.loop else set())
+
+
+def _and(values: list[ast.expr]) -> ast.expr:
+    return values[0] if len(values) == 1 else ast.BoolOp(op=ast.And(), values=values)

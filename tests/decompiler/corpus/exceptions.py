@@ -1719,3 +1719,21 @@ def return_from_an_endless_loop_in_a_try(words, j):
     except IndexError:
         return wordlist[0][j:i]
     return ""
+
+
+class _Coro:
+    def __init__(self, **attrs):
+        self.__dict__.update(attrs)
+
+
+@cases((_Coro(cr_running=1),), (_Coro(gi_running=2),), (_Coro(),))
+def constant_return_in_a_clause_in_a_clause(coro):
+    # (asyncio.coroutines._format_coroutine.is_running) the inner clause's return
+    # unwinds both clauses at its own source position: it is not code after the try
+    try:
+        return coro.cr_running
+    except AttributeError:
+        try:
+            return coro.gi_running
+        except AttributeError:
+            return False

@@ -1326,3 +1326,61 @@ def break_code_after_an_inner_loop_that_ends_the_outer_body(filenames, names):
         version = filename.removeprefix(prefix).partition("-")[0]
         found[name] = (version, filename)
     return found
+
+
+@cases((True, ["a", "b", "**"]), (False, ["a"]), (True, []), (True, ["x", "**", "y"]))
+def while_loop_as_the_body_of_an_if(follow, parts):
+    # (glob._Globber.recursive_selector) the test before the loop folds the if's test
+    # and the while's into one ``and``; the while's test is copied to its end alone
+    part = "p"
+    if follow:
+        while parts and parts[-1] != "**":
+            part += "/" + parts.pop()
+    if not follow:
+        while parts:
+            LOG.append(parts.pop())
+    return part, parts
+
+
+@cases((0o754, (((4, "r"),), ((2, "w"), (8, "x")), ((1, "s"),))), (0, (((1, "a"),),)),
+       (3, (((1, "a"), (2, "b")), ((4, "c"),))))
+def break_code_in_a_loop_whose_else_is_an_if(mode, table):
+    # (stat.filemode) the break's code is laid out in the loop and goes on to the
+    # enclosing loop's head, as does each arm of the else's if
+    perm = []
+    for index, tab in enumerate(table):
+        for bit, char in tab:
+            if mode & bit == bit:
+                perm.append(char)
+                break
+        else:
+            if index == 0:
+                perm.append("?")
+            else:
+                perm.append("-")
+    return "".join(perm)
+
+
+def _member(name, members):
+    LOG.append(("member", name))
+    return members.get(name)
+
+
+@cases((["/lib", "/a", "/b"], "x", {"/b/libx.a": {"x": 1}}), ([], "y", {}),
+       (["/a"], "x", {"/a/libx.a": {}}), (["/lib"], "z", {"/lib/libz.a": {"z": 2}}))
+def loop_whose_last_statement_returns_from_both_arms(paths, name, archives):
+    # (ctypes._aix.find_shared) the code before the two returns is the loop's: more
+    # than the one block of a return the compiler could have copied into a break
+    for dir in paths:
+        if dir == "/lib":
+            continue
+        base = "lib%s.a" % name
+        archive = dir + "/" + base
+        if archive in archives:
+            members = archives[archive]
+            member = _member(name, members)
+            if member is not None:
+                return (base, member)
+            else:
+                return (None, None)
+    return (None, None)

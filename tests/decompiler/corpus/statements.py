@@ -379,3 +379,24 @@ def assert_under_an_is_test(buf, key):
         assert len(buf) == 1, "buffer not empty"
     assert keymap is None or len(buf) > 0
     return len(buf)
+
+
+class _Padded:
+    def __init__(self, read):
+        self._read = read
+        self._buffer = b"buf"
+
+
+@cases((None, b"ab"), (5, b"ab"), (0, b""))
+def if_is_none_whose_else_returns_then_more_code(read, data):
+    # (gzip._PaddedFile.prepend) the test jumps to the else when the value is not None;
+    # the body jumps over the else to the code after the statement
+    obj = _Padded(read)
+    if obj._read is None:
+        obj._buffer = data
+    else:
+        obj._read -= len(data)
+        return obj._read
+    obj._length = len(obj._buffer)
+    obj._read = 0
+    return obj.__dict__
