@@ -142,6 +142,7 @@ STRUCTURED = [
                "computes its value is not taken out of a try"))
       for name in ("bare_except_in_a_finally",)),
     ("exceptions", "typed_except_in_a_finally"),
+    ("loops", "nested_loop_whose_if_chain_returns_in_places"),
     ("exceptions", "return_on_one_path_of_a_finally"),
     ("exceptions", "break_in_a_finally_in_a_loop"),
     ("exceptions", "continue_in_a_finally_in_a_loop"),
@@ -287,6 +288,8 @@ AS_WRITTEN = [
     ("exceptions", "return_from_a_loop_in_a_clause_then_more_code"),
     ("exceptions", "return_from_an_endless_loop_in_a_try"),
     ("exceptions", "constant_return_in_a_clause_in_a_clause"),
+    ("exceptions", "code_after_a_try_whose_clause_returns"),
+    ("exceptions", "code_after_a_try_whose_clause_breaks"),
     ("statements", "range_checks_one_after_another"),
     ("statements", "assert_chained_comparison"),
     ("statements", "raise_unless_chained_comparison"),

@@ -851,25 +851,25 @@ class Clauses:
             todo.extend(self._succs(n))
         if not code_before:
             return None
+        # 3.12+ moves handlers to the end in the order their code was compiled: one of
+        # the code here laid out before this statement's handler was compiled before it,
+        # as an else clause is; otherwise the code is the same either way, and code
+        # after the statement is what people write
+        enclosing = set(self.chain(body_exit))
+        compiled_before = any(x not in enclosing and self.position(x) < hpos
+                              for n in seen for x in self.chain(n))
         if len(after) == 1:
             end = after.pop()
             if not ELSE_AFTER_BODY and end in self.blocks \
                     and self.effective_handler(end) != self.effective_handler(body_exit):
                 return None  # (3.10: the code goes on into a with or try: after the try)
-            return (end,)
+            return (end,) if not COLD_HANDLERS or compiled_before else None
         if after:
             return None
         # nothing after the handler: an else clause only if ordinary code is laid out
         # after handlers at all (3.12+ moves handlers to the end of the function)
         if COLD_HANDLERS:
-            # handlers are moved to the end in the order their code was compiled: one of
-            # the code here laid out before this statement's handler was compiled before
-            # it, as an else clause is; otherwise the code is the same either way
-            enclosing = set(self.chain(body_exit))
-            if any(x not in enclosing and self.position(x) < hpos
-                   for n in seen for x in self.chain(n)):
-                return (None,)
-            return None
+            return (None,) if compiled_before else None
         if any(self.position(n) > hpos and not self.chain(n) for n in ctx.region
                if n in self.blocks and n not in self.protected(h)):
             return (None,)

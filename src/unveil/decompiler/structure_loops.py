@@ -178,13 +178,13 @@ class LoopExits:
         # and its ``else`` leaves the function)
         reached = {s for n in trial - body for s in self._succs(n)} & rest
         own = trial - body
-        if f not in rest and not reached and (len(own) > 1 or all(
+        if f not in rest and not reached and natural_exit in rest and (len(own) > 1 or all(
                 self.blocks[n].term.kind == "raise" for n in own if not self._succs(n))):
             # code of its own that only raises (``if c: msg = ...; raise E(msg)`` as the
             # last statement of a loop that ends the function), or that returns and is
             # more than the one block of a return the compiler could have copied there
             body |= trial
-            return rest
+            return {natural_exit}
         if f in rest or not reached or reached != rest and (
                 ctx.loop is None or reached != {ctx.loop.cont}
                 or not self._leaves_function(natural_exit)):

@@ -1737,3 +1737,45 @@ def constant_return_in_a_clause_in_a_clause(coro):
             return coro.gi_running
         except AttributeError:
             return False
+
+
+class _Proc:
+    def __init__(self, pid, returncode=None):
+        self.pid = pid
+        self.returncode = returncode
+
+
+def _waitpid(pid):
+    if pid < 0:
+        raise OSError(pid)
+    return pid % 3, pid * 2
+
+
+@cases((_Proc(3),), (_Proc(4),), (_Proc(-1),), (_Proc(3, 0),))
+def code_after_a_try_whose_clause_returns(proc):
+    # (multiprocessing.popen_fork.Popen.poll) 3.12+ lays the handler out at the end:
+    # code after the statement and an else clause come out alike; people write the first
+    if proc.returncode is None:
+        try:
+            pid, sts = _waitpid(proc.pid)
+        except OSError:
+            return None
+        if pid == proc.pid % 3:
+            proc.returncode = sts
+    return proc.returncode
+
+
+@cases(("ab\ncd",), ("",), ("\n\n",))
+def code_after_a_try_whose_clause_breaks(src):
+    # (tomllib._parser.loads)
+    pos = 0
+    while True:
+        try:
+            char = src[pos]
+        except IndexError:
+            break
+        if char == "\n":
+            pos += 1
+            continue
+        pos += 2
+    return pos

@@ -1384,3 +1384,30 @@ def loop_whose_last_statement_returns_from_both_arms(paths, name, archives):
             else:
                 return (None, None)
     return (None, None)
+
+
+class _Kind:
+    pass
+
+
+class _DataKind:
+    __repr__ = object.__repr__
+    __dataclass_fields__ = {}
+
+
+@cases(([int, bool],), ([_Kind, _DataKind],), ([],), ([object],))
+def nested_loop_whose_if_chain_returns_in_places(bases):
+    # (enum.EnumType._find_data_repr_) the inner loop's returns are its own code; its
+    # one exit is the natural one (the state machine once, "several exits")
+    for chain in bases:
+        for base in chain.__mro__:
+            if base is object:
+                continue
+            elif issubclass(base, bool):
+                return "bool"
+            elif "__repr__" in base.__dict__:
+                if "__dataclass_fields__" in base.__dict__ and "__dataclass_params__" in base.__dict__:
+                    return "dataclass"
+                else:
+                    return base.__dict__["__repr__"]
+    return None
