@@ -334,6 +334,7 @@ AS_WRITTEN = [
     ("loops", "while_loop_as_the_body_of_an_if"),
     ("loops", "break_code_in_a_loop_whose_else_is_an_if"),
     ("loops", "loop_whose_last_statement_returns_from_both_arms"),
+    ("loops", "if_whose_else_raises_then_more_code_in_a_loop"),
     ("loops", "while_loops_with_or_tests_inside_a_for"),
     ("statements", "assert_under_an_is_test"),
     ("loops", "written_continue_in_an_else_then_more_code"),

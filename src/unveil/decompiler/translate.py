@@ -265,8 +265,12 @@ class Translator:
                 absorbed.extend(absorbed_more)
             if term.kind == "goto":
                 nxt = self.cfg.blocks.get(term.targets[0])
+                # (values left on the stack keep the blocks together, unless they are
+                # those the block was entered with: a loop's iterator)
                 if nxt is not None and self._mergeable(nxt, b.handler, absorbed) \
-                        and (state.stack or not self._jumps_away(b, nxt)):
+                        and (not self._jumps_away(b, nxt) or bool(state.stack) and (
+                            len(state.stack) != len(entry)
+                            or any(x is not y for x, y in zip(state.stack, entry, strict=True)))):
                     absorbed.append(nxt.id)
                     b = nxt
                     continue

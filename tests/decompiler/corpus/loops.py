@@ -1411,3 +1411,21 @@ def nested_loop_whose_if_chain_returns_in_places(bases):
                 else:
                     return base.__dict__["__repr__"]
     return None
+
+
+@cases(([(1, 2), (0, 1)], 3, [0, 5, 6]), ([(4, 1)], 3, [1, 2]), ([], 1, []),
+       ([(0, 0)], 5, [7, 8]))
+def if_whose_else_raises_then_more_code_in_a_loop(items, buflen, buf):
+    # (gettext.GNUTranslations._parse) the body jumps over the else's raise to the code
+    # after the if: a block boundary, with the loop's iterator under it
+    out = []
+    for mend, tend in items:
+        if mend < buflen and tend < buflen:
+            msg = buf[:mend]
+            tmsg = buf[:tend]
+        else:
+            raise OSError(0, "File is corrupt")
+        if not msg:
+            out.append(tmsg)
+        out.append(msg)
+    return out
