@@ -288,6 +288,7 @@ AS_WRITTEN = [
     ("exceptions", "return_from_a_loop_in_a_clause_then_more_code"),
     ("exceptions", "return_from_an_endless_loop_in_a_try"),
     ("exceptions", "constant_return_in_a_clause_in_a_clause"),
+    ("exceptions", "clauses_that_fall_off_the_end_of_the_function"),
     ("exceptions", "code_after_a_try_whose_clause_returns"),
     ("exceptions", "code_after_a_try_whose_clause_breaks"),
     ("statements", "range_checks_one_after_another"),

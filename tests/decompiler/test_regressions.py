@@ -61,6 +61,9 @@ KNOWN: dict[str, tuple[tuple[tuple[int, int], ...], str]] = {
                      "a type alias's list comprehension cut short by a false test ('if ()') whose "
                      "dead loop rebinds the type parameter: the kept generator's free variables "
                      "differ"),
+    "e6d35060e90a": (((3, 10), (3, 11), (3, 12), (3, 13), (3, 14)),
+                     "as 93472b74b844, with a 'with ... as' after the raise: the class "
+                     "reads its own name, which only that dropped code binds"),
     "93472b74b844": (((3, 10), (3, 11), (3, 12), (3, 13), (3, 14)),
                      "a class body whose only binding of a name is in code after a raise "
                      "(an except clause's 'as'): the compiler drops that code but reads the "

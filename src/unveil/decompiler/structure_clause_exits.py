@@ -133,11 +133,18 @@ class ClauseExits:
 
     def _unwound_by(self, marker: ast.stmt, returns: IRBlock) -> bool:
         """Does the ``POP_EXCEPT`` of ``marker`` have the source position (3.11+) of
-        the ``return`` that ends block ``returns``: the return's own clean-up?"""
+        the ``return`` that ends block ``returns``, and the code before it another one:
+        the return's own clean-up?"""
         offset = getattr(marker, "offset", None)
         where = exit_position(self.g.cfg, returns)
-        return offset is not None and where is not None and len(where) > 1 \
-            and self.g.cfg.bc.position_at(offset) == where
+        if offset is None or where is None or len(where) < 2:
+            return False
+        bc = self.g.cfg.bc
+        k = next((k for k, ins in enumerate(bc.instrs) if ins.offset == offset), 0)
+        # (not a position carried on from the code before: the implicit return at the
+        # end of a function has the one of the statement before it)
+        return bc.position_at(offset) == where \
+            and (k == 0 or bc.position(bc.instrs[k - 1]) != where)
 
     def _returned_through_clauses(self, block: IRBlock, marker: ast.stmt, outer: Ctx,
                                   rest: list[ast.stmt]

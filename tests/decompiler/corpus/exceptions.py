@@ -1779,3 +1779,51 @@ def code_after_a_try_whose_clause_breaks(src):
             continue
         pos += 2
     return pos
+
+
+class _Loop:
+    def __init__(self, handler):
+        self._exception_handler = handler
+
+    def default_exception_handler(self, context):
+        if context == "boom":
+            raise ValueError(context)
+        if context == "exit":
+            raise SystemExit(3)
+        LOG.append(("default", str(context)))
+
+
+class _Logger:
+    def error(self, msg, exc_info=False):
+        LOG.append((msg, exc_info))
+
+
+_logger = _Logger()
+
+
+@cases((None, "ok"), (None, "boom"), (lambda loop, c: loop.default_exception_handler(c), "ok"),
+       (lambda loop, c: loop.default_exception_handler(c), "boom"), (None, "exit"))
+def clauses_that_fall_off_the_end_of_the_function(handler, context):
+    # (asyncio.base_events.BaseEventLoop.call_exception_handler) the implicit return
+    # after each clause carries the position of the clause's last statement, as does the
+    # clause's POP_EXCEPT: not a return written in the clause
+    self = _Loop(handler)
+    if self._exception_handler is None:
+        try:
+            self.default_exception_handler(context)
+        except (SystemExit, KeyboardInterrupt):
+            raise
+        except BaseException:
+            _logger.error("Exception in default", exc_info=True)
+    else:
+        try:
+            self._exception_handler(self, context)
+        except (SystemExit, KeyboardInterrupt):
+            raise
+        except BaseException as exc:
+            try:
+                self.default_exception_handler({"exception": exc})
+            except (SystemExit, KeyboardInterrupt):
+                raise
+            except BaseException:
+                _logger.error("Exception in default exception handler", exc_info=True)
