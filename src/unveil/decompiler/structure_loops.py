@@ -346,7 +346,9 @@ class LoopExits:
         seen.setdefault(preview(ast.Expr(value=test)), bid)
         if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) \
                 and not self.blocks[bid].exit:
-            for k in range(1, len(test.values)):
+            # (the last few: a while test of a few terms, not the text of every tail of
+            # a long ``and``, which would cost the square of its length)
+            for k in range(max(1, len(test.values) - _TAILS), len(test.values)):
                 seen.setdefault(preview(ast.Expr(value=_and(test.values[k:]))), ~bid)
 
     def _split_and(self, bid: int, text: str) -> int:
@@ -418,6 +420,9 @@ class LoopExits:
 def _stops(ctx: Ctx) -> set[int | None]:
     """Where the enclosing constructs go on: code there is not a loop's own."""
     return {ctx.follow} | ({ctx.loop.cont, ctx.loop.follow} if ctx.loop else set())
+
+
+_TAILS = 8  # the ``and`` tails of a test tried as a loop's copied test
 
 
 def _and(values: list[ast.expr]) -> ast.expr:
