@@ -16,10 +16,6 @@ FILES = sorted((Path(__file__).parent / "regressions").glob("*.py"))
 
 #: Regressions that still fail, on the Pythons where they do, and why (strict xfails).
 KNOWN: dict[str, tuple[tuple[tuple[int, int], ...], str]] = {
-    "ab08e5dd4b52": (((3, 12),), "3.12: a module-level try/else/finally whose finally "
-                                 "loops on a conditional test: neither the structured "
-                                 "form nor the state machine finds the block a jump goes "
-                                 "to"),
     "40c001aa0e0b": (((3, 12), (3, 13), (3, 14)),
                      "a cell only dead code binds, in an inlined comprehension, comes "
                      "first in co_cellvars; the dead code that keeps it a cell sorts it "
