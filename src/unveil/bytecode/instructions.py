@@ -107,6 +107,7 @@ class Bytecode:
     handlers: list[Handler | None]
     _positions: list[tuple[int | None, ...]] | None = field(default=None, repr=False,
                                                             compare=False)
+    _indices: dict[int, int] | None = field(default=None, repr=False, compare=False)
 
     def position(self, ins: Instr) -> tuple[int | None, ...] | None:
         """Where ``ins`` came from in the source: (line, end line, column, end column),
@@ -120,6 +121,14 @@ class Bytecode:
             self._positions = list(code.co_positions()) if hasattr(code, "co_positions") else []
         k = offset // 2
         return self._positions[k] if 0 <= k < len(self._positions) else None
+
+    def index_at(self, offset: int) -> int | None:
+        """The index of the first instruction read from byte ``offset`` (None if none)."""
+        if self._indices is None:
+            self._indices = {}
+            for k, ins in enumerate(self.instrs):
+                self._indices.setdefault(ins.offset, k)
+        return self._indices.get(offset)
 
     def describe(self, index: int) -> str:
         """``OPNAME argval`` of instruction ``index``, for error messages."""

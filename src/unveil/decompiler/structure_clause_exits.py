@@ -140,7 +140,7 @@ class ClauseExits:
         if offset is None or where is None or len(where) < 2:
             return False
         bc = self.g.cfg.bc
-        k = next((k for k, ins in enumerate(bc.instrs) if ins.offset == offset), 0)
+        k = bc.index_at(offset) or 0
         # (not a position carried on from the code before: the implicit return at the
         # end of a function has the one of the statement before it)
         return bc.position_at(offset) == where \

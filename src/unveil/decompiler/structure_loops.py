@@ -346,10 +346,8 @@ class LoopExits:
         seen.setdefault(preview(ast.Expr(value=test)), bid)
         if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) \
                 and not self.blocks[bid].exit:
-            # (the last few: a while test of a few terms, not the text of every tail of
-            # a long ``and``, which would cost the square of its length)
-            for k in range(max(1, len(test.values) - _TAILS), len(test.values)):
-                seen.setdefault(preview(ast.Expr(value=_and(test.values[k:]))), ~bid)
+            for _, text in _and_tails(test.values):
+                seen.setdefault(text, ~bid)
 
     def _split_and(self, bid: int, text: str) -> int:
         """Split the ``and`` that ends block ``bid``'s test where the rest reads
@@ -358,8 +356,7 @@ class LoopExits:
         term = block.term
         assert isinstance(term.test, ast.BoolOp)
         values = term.test.values
-        k = next(k for k in range(1, len(values))
-                 if preview(ast.Expr(value=_and(values[k:]))) == text)
+        k = next(k for k, tail in _and_tails(values) if tail == text)
         then, other = term.targets
         rest = IRBlock(-1, [], [], [], [], Term(
             "branch", [then, other], test=_and(values[k:]), line=term.line, src=term.src,
@@ -423,6 +420,14 @@ def _stops(ctx: Ctx) -> set[int | None]:
 
 
 _TAILS = 8  # the ``and`` tails of a test tried as a loop's copied test
+
+
+def _and_tails(values: list[ast.expr]) -> list[tuple[int, str]]:
+    """Where an ``and`` of ``values`` may be cut, with the text of the rest: the last
+    few only (a while test of a few terms, not every tail of a long ``and``, which would
+    cost the square of its length)."""
+    return [(k, preview(ast.Expr(value=_and(values[k:]))))
+            for k in range(max(1, len(values) - _TAILS), len(values))]
 
 
 def _and(values: list[ast.expr]) -> ast.expr:
