@@ -230,9 +230,11 @@ class Functions(Machine):
         code = self.pop()
         if not isinstance(code, ast.Constant) or not hasattr(code.value, "co_code"):
             self.fail("MAKE_FUNCTION without a code constant")
-        annotate = self.pop() if flags & 16 else None
+        # (3.13+ sets the attributes closure first: the closure is on top, then 3.14's
+        # annotate function)
         closure = self.pop() if flags & 8 else None
         annotations = self.pop() if flags & 4 else None
+        annotate = self.pop() if flags & 16 else None
         kwdefaults = self.pop() if flags & 2 else None
         defaults = self.pop() if flags & 1 else None
         func = Func(code.value, defaults, kwdefaults, annotations, closure)

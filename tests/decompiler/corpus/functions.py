@@ -305,3 +305,12 @@ def lambda_as_a_statement_keeps_its_cell(value):
     # the lambda is made and dropped, but it makes ``value`` a cell of this function
     lambda *rest, **kw: value
     return [value for value in (value, value)]
+
+
+@cases((int,), (str,))
+def annotated_closure_with_defaults(kind):
+    # 3.14 sets the closure, then the ``__annotate__`` function, then the defaults
+    def inner(a=1, *, b=2) -> kind:
+        return kind(a + b)
+
+    return inner(), inner(3, b=4), inner.__annotations__

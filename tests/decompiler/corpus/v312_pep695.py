@@ -148,3 +148,12 @@ def generic_class_with_conditional_base(flag):
     class C[T](dict if (flag if flag is not None else not flag) else list):
         pass
     return C.__mro__[1].__name__, [p.__name__ for p in C.__type_params__]
+
+
+@cases((int,), (str,))
+def annotated_generic_closure(kind):
+    # the annotation reads a cell of the enclosing function, and so does the body
+    def inner[T](a: T = 1) -> kind:
+        return kind(a)
+
+    return inner(), inner("7"), inner.__annotations__, inner.__type_params__[0].__name__
