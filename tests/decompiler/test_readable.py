@@ -198,6 +198,10 @@ AS_WRITTEN = [
          sys.version_info < (3, 11), "3.10: the inner try's return through the outer "
          "clause and the with reads as 'else: return'"),
     ("exceptions", "return_in_a_clause_in_a_clause"),
+    ("conditionals", "pass_in_an_elif_of_an_in_test"),
+    ("conditionals", "pass_for_an_in_test_then_elif"),
+    ("conditionals", "pass_then_else_before_a_short_tail"),
+    ("conditionals", "pass_then_else"),
     ("exceptions", "returns_in_clauses_three_deep"),
     ("loops", "for_whose_body_always_returns"),
     ("loops", "for_else_raise_whose_body_returns"),

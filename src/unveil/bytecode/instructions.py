@@ -108,6 +108,7 @@ class Bytecode:
     _positions: list[tuple[int | None, ...]] | None = field(default=None, repr=False,
                                                             compare=False)
     _indices: dict[int, int] | None = field(default=None, repr=False, compare=False)
+    _nops: dict[int, int | None] | None = field(default=None, repr=False, compare=False)
 
     def position(self, ins: Instr) -> tuple[int | None, ...] | None:
         """Where ``ins`` came from in the source: (line, end line, column, end column),
@@ -129,6 +130,21 @@ class Bytecode:
             for k, ins in enumerate(self.instrs):
                 self._indices.setdefault(ins.offset, k)
         return self._indices.get(offset)
+
+    def nop_line_before(self, offset: int) -> int | None:
+        """The line of a ``NOP`` (dropped by :func:`read`) right before the instruction
+        at byte ``offset``: a ``pass`` statement's, or one the compiler kept for a line."""
+        if self._nops is None:
+            self._nops = {}
+            lines = _line_table(self.code)
+            nop: int | None = None
+            for ins in instructions(self.code):
+                if ins.opname in ("CACHE", "EXTENDED_ARG", "NOT_TAKEN"):
+                    continue
+                if nop is not None:
+                    self._nops[ins.offset] = lines.get(nop)
+                nop = ins.offset if ins.opname == "NOP" else None
+        return self._nops.get(offset)
 
     def describe(self, index: int) -> str:
         """``OPNAME argval`` of instruction ``index``, for error messages."""

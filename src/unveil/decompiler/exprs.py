@@ -301,6 +301,14 @@ def negate(node: ast.expr) -> ast.expr:
     return new
 
 
+def operator_flips(node: ast.expr) -> bool:
+    """Would ``negate`` change an ``is``/``in`` operator the bytecode holds? The compiler
+    folds ``not (a in b)`` into ``a not in b``, so such a test jumping on true comes from
+    ``if a in b: pass`` with an ``else``, not from a negation in the source."""
+    return isinstance(node, ast.Compare) and len(node.ops) == 1 \
+        and type(node.ops[0]) in _INVERSE_CMP and not getattr(node, "flipped", False)
+
+
 def _cheaper_inside(node: ast.BoolOp) -> bool:
     """Does negating each operand take no more ``not`` than one around them all (and
     does some operand fold: ``not x``, an ``is``/``in`` test a negation flipped)? An

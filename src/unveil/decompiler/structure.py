@@ -23,7 +23,7 @@ from __future__ import annotations
 import ast
 from dataclasses import replace
 
-from .exprs import Iterator, Shared, Slot, Special, negate
+from .exprs import Iterator, Shared, Slot, Special, negate, operator_flips
 from .facts import attach
 from .ir import ExcMarker
 from .regions import EXIT, dominates, dominators, natural_loops, postdominators, reverse_postorder
@@ -672,11 +672,16 @@ class Structurer(LoopExits, IfEnds, Clauses, ClauseExits):
         sub = replace(ctx, follow=merge_follow)
         then_body = self.branch(b, then_t, sub)
         else_body = self.branch(b, else_t, sub)
-        passed = as_tested and written_pass(self.g.cfg, self.blocks.get(then_t), block)
+        passed = as_tested and (written_pass(self.g.cfg, self.blocks.get(then_t), block)
+                                or written_jump(self.g.cfg, self.blocks.get(then_t), block, 4))
         if not then_body and else_body and not passed:
             test = negate(test)
             then_body, else_body = else_body, []
             as_tested = False
+        elif not as_tested and then_body and not else_body and operator_flips(block.term.test):
+            test = block.term.test  # (``if a in b: pass`` / ``else:``, as written)
+            then_body, else_body = [], then_body
+            as_tested = passed = True
         if not then_body:
             then_body = [ast.Pass()]
         node = ast.If(test=test, body=then_body, orelse=else_body)

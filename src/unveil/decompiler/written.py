@@ -69,8 +69,9 @@ def written_pass(cfg: CFG, block: IRBlock | None, test: IRBlock) -> bool:
         return False
     nop = cfg.bc.instrs[first.start]
     tested = cfg.blocks[test.blocks[-1]].last(cfg.bc)
-    return (nop.op == "NOP" or nop.op in _CLEAN_UP) and nop.line is not None \
-        and tested.line is not None and nop.line > tested.line
+    line = nop.line if nop.op == "NOP" or nop.op in _CLEAN_UP \
+        else cfg.bc.nop_line_before(nop.offset)  # (the reader drops a ``NOP``)
+    return line is not None and tested.line is not None and line > tested.line
 
 
 def implicit_return(cfg: CFG, block: IRBlock) -> bool:

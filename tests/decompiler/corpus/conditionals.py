@@ -441,3 +441,42 @@ def not_around_an_and_of_is_tests(default, factory):
     elif default == factory:
         return "same"
     return "none"
+
+
+@cases(([1, 2, 3], [2], [], False), ([1, 2, 3], [], [2], True), ([4, 5], [], [], False),
+       (["a", "b"], ["b"], ["a"], True))
+def pass_in_an_elif_of_an_in_test(names, missing, known, star):
+    # ``elif x in y: pass``: the test jumps on true, its operator as written (no ``not in``)
+    maybe = []
+    for name in names:
+        if name in missing:
+            maybe.append(-1)
+        elif name in known:
+            pass
+        elif star:
+            maybe.append(name)
+        else:
+            missing.append(name)
+    return maybe, missing
+
+
+@cases(("k", {"k": 1}, True), ("k", {}, True), ("k", {}, False), (None, {None: 2}, False))
+def pass_for_an_in_test_then_elif(key, cache, full):
+    if key in cache:
+        # the value was added meanwhile: nothing to do
+        pass
+    elif full:
+        cache[key] = "full"
+    else:
+        cache[key] = "new"
+    LOG.append(sorted(map(str, cache)))
+
+
+@cases((1, {}), (0, {}), (None, {"y": 0}))
+def pass_then_else_before_a_short_tail(key, cache):
+    # (3.12 copies the short tail into both arms: the ``pass`` is a ``NOP`` on its own line)
+    if key:
+        pass
+    else:
+        cache["x"] = 1
+    cache["y"] = 2
