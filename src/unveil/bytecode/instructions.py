@@ -133,7 +133,8 @@ class Bytecode:
 
     def nop_line_before(self, offset: int) -> int | None:
         """The line of a ``NOP`` (dropped by :func:`read`) right before the instruction
-        at byte ``offset``: a ``pass`` statement's, or one the compiler kept for a line."""
+        at byte ``offset``: a ``pass`` statement's, or one the compiler kept for a line
+        (a ``break``'s); 3.10's ``POP_BLOCK`` takes the line of a ``break`` the same way."""
         if self._nops is None:
             self._nops = {}
             lines = _line_table(self.code)
@@ -143,7 +144,7 @@ class Bytecode:
                     continue
                 if nop is not None:
                     self._nops[ins.offset] = lines.get(nop)
-                nop = ins.offset if ins.opname == "NOP" else None
+                nop = ins.offset if ins.opname in ("NOP", "POP_BLOCK") else None
         return self._nops.get(offset)
 
     def describe(self, index: int) -> str:

@@ -814,6 +814,8 @@ class Structurer(LoopExits, IfEnds, Clauses, ClauseExits):
             else:
                 breaks = self._break_code_inside(h, body, breaks, natural_exit, ctx)
             breaks = self._break_through_jumps(body, breaks, natural_exit)
+        elif len(breaks) == 1 and natural_exit is None:
+            breaks = self._break_code_laid_inside(body, breaks, ctx)
         if len(breaks) > 1:
             breaks = self._merge_break_targets(breaks, ctx)
         if len(breaks) > 1:

@@ -194,6 +194,24 @@ class LoopExits:
         body |= trial
         return reached
 
+    def _break_code_laid_inside(self, body: set[int], breaks: set[int], ctx: Ctx) -> set[int]:
+        """An endless loop's one ``if c: f(); break`` whose code the compiler laid out
+        inside the loop (before its last block), jumping on past it: that code is the
+        loop's, and the loop ends where it jumps. Adds it to ``body``; returns the exit."""
+        (n,) = breaks
+        end = max(self.position(b) for b in body)
+        stops = _stops(ctx)
+        own: set[int] = set()
+        while n not in stops and n not in own and n in self.blocks \
+                and self.blocks[n].term.kind == "goto" and self.position(n) < end \
+                and all(p in body or p in own for p in self.preds(n)):
+            own.add(n)
+            n = self.blocks[n].term.targets[0]
+        if not own or n in body or n not in self.blocks or self.position(n) < end:
+            return breaks
+        body |= own
+        return {n}
+
     def _leaves_function(self, bid: int) -> bool:
         """Does block ``bid`` end in a ``return`` or ``raise`` (a loop's ``else`` that
         leaves the function)?"""

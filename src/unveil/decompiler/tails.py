@@ -119,11 +119,12 @@ def _entered(bc: Bytecode) -> set[int]:
 
 
 def _jump_instead(new: list[Instr], instrs: list[Instr], copy: Sequence[int],
-                  target: int) -> None:
+                  target: int, line: int | None = None) -> None:
     """In ``new``, the compiler's copy at indices ``copy`` becomes a jump to ``target``,
-    the code it copied (its other instructions, ``NOP``s)."""
+    the code it copied (its other instructions, ``NOP``s); ``line``: the jump's own."""
     first = instrs[copy[0]]
-    new[copy[0]] = Instr("JUMP", None, None, target, first.offset, first.line)
+    new[copy[0]] = Instr("JUMP", None, None, target, first.offset,
+                         first.line if line is None else line)
     for k in copy[1:]:
         new[k] = replace(instrs[k], op="NOP", arg=None, argval=None, target=-1)
 
@@ -441,7 +442,7 @@ def _exit_key(bc: Bytecode, start: int, end: int) -> tuple[object, ...] | None:
 
 
 def share_loop_exits(bc: Bytecode) -> Bytecode:
-    """Give a ``break`` its jump out of the ``for`` loop again.
+    """Give a ``break`` its jump out of the loop again.
 
     The compiler replaces a jump to a small block that ends the function with a copy of
     it: ``for x in xs: ... break`` followed by ``return r`` becomes ``POP_TOP`` (the
@@ -451,12 +452,20 @@ def share_loop_exits(bc: Bytecode) -> Bytecode:
     loads a value and returns or raises (a statement's start: after the ``else`` clause
     too; not a constant's return, which a ``return`` statement in the loop compiles to
     as well),
-    the copy becomes the jump a ``break`` compiles to.
+    the copy becomes the jump a ``break`` compiles to. In a ``while`` loop the ``break``
+    leaves only a ``NOP`` on its line (the reader drops it) before the copy, which keeps
+    the lines of the code it copies.
     """
     instrs = bc.instrs
-    if not any(i.op == "FOR_ITER" for i in instrs):
-        return bc
     entered = _entered(bc)
+    # loops as (first, exit): a ``for`` loop's ``FOR_ITER`` and where it goes when done;
+    # a ``while`` loop's head and the instruction after its jump back
+    loops = sorted([(f, i.target) for f, i in enumerate(instrs) if i.op == "FOR_ITER"]
+                   + [(i.target, j + 1) for j, i in enumerate(instrs)
+                      if (i.op == "JUMP" or i.op in CONDITIONAL_JUMPS) and 0 <= i.target < j
+                      and instrs[i.target].op != "FOR_ITER"])
+    if not loops:
+        return bc
     # straight code that ends in a return or a raise, by its instructions
     endings: dict[tuple[object, ...], list[int]] = {}
     for t, ins in enumerate(instrs):
@@ -472,31 +481,42 @@ def share_loop_exits(bc: Bytecode) -> Bytecode:
                 endings.setdefault(key, []).append(b)
     if not endings:
         return bc
-    loops = sorted((f, i.target) for f, i in enumerate(instrs) if i.op == "FOR_ITER")
     new: list[Instr] | None = None
     for k, ins in enumerate(instrs):
         inner = [(f, e) for f, e in loops if f < k < e]
-        # (the ``break`` statement's own line: not an expression statement's value)
-        if ins.op != "POP_TOP" or not inner or bc.handlers[k] != bc.handlers[inner[-1][0]] \
-                or ins.line is None or ins.line == instrs[k - 1].line:
+        if not inner or k + 1 >= len(instrs) or k + 1 in entered:
             continue
-        f, exit_ = inner[-1]  # (the innermost loop's: an inner loop's break pops its own)
-        end = k + 1
+        f, exit_ = max(inner)  # (the innermost loop's: an inner loop's break pops its own)
+        line = None
+        if instrs[f].op == "FOR_ITER":
+            # (the ``break`` statement's own line: not an expression statement's value)
+            if ins.op != "POP_TOP" or bc.handlers[k] != bc.handlers[f] \
+                    or ins.line is None or ins.line == instrs[k - 1].line:
+                continue
+            start = k + 1
+        else:
+            line = bc.nop_line_before(instrs[k + 1].offset)
+            if line is None or line in (ins.line, instrs[k + 1].line) or ins.op in _FLOW:
+                continue
+            start = k + 1
+        end = start
         while end < len(instrs) and instrs[end].op not in _FLOW and end + 1 not in entered:
             end += 1
-        if end >= len(instrs) or end - k > _MAX_LOOP_EXIT or k + 1 in entered \
-                or not instrs[k + 1].op.startswith(("LOAD_", "PUSH_NULL")) \
+        if end >= len(instrs) or end - start >= _MAX_LOOP_EXIT \
+                or not instrs[start].op.startswith(("LOAD_", "PUSH_NULL")) \
                 or instrs[end].op not in ("RETURN_VALUE", "RAISE_VARARGS") \
-                or [i.op for i in instrs[k + 1:end + 1]] == ["LOAD_CONST", "RETURN_VALUE"] \
-                or any(bc.handlers[j] != bc.handlers[k] for j in range(k + 1, end + 1)):
+                or [i.op for i in instrs[start:end + 1]] == ["LOAD_CONST", "RETURN_VALUE"] \
+                or any(bc.handlers[j] != bc.handlers[start] for j in range(start, end + 1)):
             continue
-        key = _signature(instrs, k + 1, end + 1)
+        if line is None and bc.handlers[start] != bc.handlers[k]:
+            continue
+        key = _signature(instrs, start, end + 1)
         after = [b for b in endings.get(key, ()) if b >= exit_
-                 and all(bc.handlers[j] == bc.handlers[k] for j in range(b, b + end - k))]
+                 and all(bc.handlers[j] == bc.handlers[start] for j in range(b, b + end - k))]
         if not after:
             continue
         new = new or list(instrs)
-        _jump_instead(new, instrs, range(k + 1, end + 1), min(after))
+        _jump_instead(new, instrs, range(start, end + 1), min(after), line)
     return Bytecode(bc.code, new, list(bc.handlers)) if new else bc
 
 

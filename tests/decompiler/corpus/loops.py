@@ -1429,3 +1429,66 @@ def if_whose_else_raises_then_more_code_in_a_loop(items, buflen, buf):
             out.append(tmsg)
         out.append(msg)
     return out
+
+
+_LINKS = {"a": "b", "b": "c", "c": "c/", "d": 0, "e": "x"}
+
+
+def _readlink(path):
+    if path == "x":
+        raise ValueError(path)
+    target = _LINKS[path]
+    if target == 0:
+        raise OSError(path)
+    return target
+
+
+@cases(("a", set()), ("d", set()), ("d", {"seen"}), ("e", set()), ("q", set()),
+       ("c", {"c/"}))
+def break_in_a_try_in_a_while_before_a_copied_return(path, seen):
+    # 3.12+ copies the short 'return path' into the try body: the break is only a NOP
+    while path not in seen:
+        seen.add(path)
+        try:
+            old_path = path
+            path = _readlink(path)
+            if path not in _LINKS:
+                path = old_path
+                break
+            path = path + ""
+        except OSError:
+            if seen:
+                path = old_path
+                break
+            raise
+        except ValueError:
+            break
+    return path
+
+
+@cases((["a", "login", "u", "end", "x"],), (["end"],), (["#", "password", "p", "stop"],),
+       (["bad"],))
+def break_code_of_an_endless_loop_then_more_code(tokens):
+    # the break's own code stays in the loop: the compiler lays it out there and jumps
+    # on past the loop to the code after it
+    it = iter(tokens)
+    hosts = {}
+    login = password = ""
+    while True:
+        tt = next(it, "end")
+        if tt.startswith("#"):
+            continue
+        if tt in {"end", "stop"}:
+            hosts["h"] = (login, password)
+            LOG.append(tt)
+            break
+        elif tt == "login":
+            login = next(it)
+        elif tt == "password":
+            password = next(it)
+        elif tt == "a":
+            pass
+        else:
+            raise ValueError(tt)
+    LOG.append(len(hosts))
+    return hosts
