@@ -30,7 +30,7 @@ def undo_copies(bc: Bytecode, *, body_ends: bool = False) -> Bytecode:
     must not return (copies of its end shared, copied exits told by lines where there
     are no columns), for when the first one does."""
     bc = merge_tails(share_implicit_returns(split_empty_tests(bc)))
-    bc = share_copied_exits(share_reraises(bc), lines=body_ends)
+    bc = share_nested_clause_ends(share_copied_exits(share_reraises(bc), lines=body_ends))
     if body_ends:
         bc = share_body_ends(bc)
     return split_clean_ups(share_clean_up_exits(share_loop_exits(bc)))
@@ -439,6 +439,45 @@ def _exit_key(bc: Bytecode, start: int, end: int) -> tuple[object, ...] | None:
         return None
     where = tuple(bc.position(i) or i.line for i in bc.instrs[start:end])
     return sig, where, bc.handlers[start]
+
+
+def share_nested_clause_ends(bc: Bytecode) -> Bytecode:
+    """Give a ``try`` in an except clause its way on to the clause's end again.
+
+    Where the clause, and the function, end with that ``try`` (3.11+), the compiler
+    copies the clause's end and the implicit ``return None`` (``POP_EXCEPT``, ``return``)
+    after the ``try`` body, and its own clause runs on into the same code after its
+    ``POP_EXCEPT``. Copies of the implicit return carry the position of the code before
+    them (a written ``return`` has its own); the body's copy becomes a jump to the
+    clause's, the join after the inner ``try``.
+    """
+    instrs = bc.instrs
+    n = len(instrs)
+    shape = ["POP_EXCEPT", "LOAD_CONST", "RETURN_VALUE"]
+
+    def implicit_copy(k: int) -> bool:
+        where = bc.position(instrs[k])
+        return [i.op for i in instrs[k:k + 3]] == shape and instrs[k + 1].argval is None \
+            and where is not None and where[0] is not None \
+            and all(bc.position(i) == where for i in instrs[k - 1:k + 3]) \
+            and len({bc.handlers[j] for j in range(k, k + 3)}) == 1
+    if sum(i.op == "POP_EXCEPT" for i in instrs) < 3:
+        return bc
+    entered = _entered(bc)
+    new: list[Instr] | None = None
+    for k in range(1, n - 2):
+        inner = bc.handlers[k - 1]
+        if inner is None or bc.handlers[k] == inner or instrs[k - 1].op in _FLOW \
+                or any(j in entered for j in range(k, k + 3)) or not implicit_copy(k):
+            continue
+        target = next((t for t in range(inner.target + 1, n - 2)
+                       if instrs[t - 1].op == "POP_EXCEPT" and t not in entered
+                       and bc.handlers[t] == bc.handlers[k] and implicit_copy(t)), None)
+        if target is None:
+            continue
+        new = new or list(instrs)
+        _jump_instead(new, instrs, range(k, k + 3), target)
+    return Bytecode(bc.code, new, list(bc.handlers)) if new else bc
 
 
 def share_loop_exits(bc: Bytecode) -> Bytecode:

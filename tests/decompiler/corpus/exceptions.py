@@ -1827,3 +1827,27 @@ def clauses_that_fall_off_the_end_of_the_function(handler, context):
                 raise
             except BaseException:
                 _logger.error("Exception in default exception handler", exc_info=True)
+
+
+class _Missing(Exception):
+    pass
+
+
+def warn():
+    LOG.append("warn")
+    if len(LOG) % 2:
+        raise _Missing(len(LOG))
+
+
+@cases(("abc",), (1,), (2,), (None,))
+def try_ending_a_clause_that_ends_the_function(r):
+    # the inner try's body and its clause each run on into the compiler's copies of
+    # the outer clause's end and the implicit return (at the position of 'warn()', as
+    # wide as a 'return' statement)
+    try:
+        a = r.upper
+    except AttributeError:
+        try:
+            warn()
+        except _Missing:
+            LOG.append(r)
