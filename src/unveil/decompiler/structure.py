@@ -783,6 +783,8 @@ class Structurer(LoopExits, IfEnds, Clauses, ClauseExits):
         if natural_exit is not None and len(breaks) == 1 \
                 and self.through(natural_exit) in breaks:
             natural_exit = self.through(natural_exit)
+        if breaks and natural_exit is None:
+            breaks = self._break_code_laid_inside(body, breaks, ctx)
         if len(breaks) > 1:
             breaks = self._join_of_exits(body, breaks, ctx)
         elif breaks and natural_exit is not None and natural_exit not in breaks:
@@ -814,8 +816,6 @@ class Structurer(LoopExits, IfEnds, Clauses, ClauseExits):
             else:
                 breaks = self._break_code_inside(h, body, breaks, natural_exit, ctx)
             breaks = self._break_through_jumps(body, breaks, natural_exit)
-        elif len(breaks) == 1 and natural_exit is None:
-            breaks = self._break_code_laid_inside(body, breaks, ctx)
         if len(breaks) > 1:
             breaks = self._merge_break_targets(breaks, ctx)
         if len(breaks) > 1:

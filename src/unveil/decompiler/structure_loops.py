@@ -195,22 +195,35 @@ class LoopExits:
         return reached
 
     def _break_code_laid_inside(self, body: set[int], breaks: set[int], ctx: Ctx) -> set[int]:
-        """An endless loop's one ``if c: f(); break`` whose code the compiler laid out
-        inside the loop (before its last block), jumping on past it: that code is the
-        loop's, and the loop ends where it jumps. Adds it to ``body``; returns the exit."""
-        (n,) = breaks
+        """An endless loop's ``if c: f(); break`` (one or more) whose code the compiler
+        laid out inside the loop (before its last block), going on to one block past
+        it: that code is the loop's, and the loop ends there. Adds it to ``body``;
+        returns the exit."""
         end = max(self.position(b) for b in body)
         stops = _stops(ctx)
         own: set[int] = set()
-        while n not in stops and n not in own and n in self.blocks \
-                and self.blocks[n].term.kind == "goto" and self.position(n) < end \
-                and all(p in body or p in own for p in self.preds(n)):
+        beyond: set[int] = set()
+        todo = list(breaks)
+        while todo:
+            n = todo.pop()
+            if n in own or n in beyond:
+                continue
+            if n in stops or n in body or n not in self.blocks:
+                return breaks
+            if self.position(n) > end:
+                beyond.add(n)
+                continue
+            if self.blocks[n].term.kind in ("return", "raise", "reraise") \
+                    or not all(p in body or p in own or p in todo or p in breaks
+                               for p in self.preds(n)):
+                return breaks
             own.add(n)
-            n = self.blocks[n].term.targets[0]
-        if not own or n in body or n not in self.blocks or self.position(n) < end:
+            todo.extend(self._succs(n))
+        if len(beyond) != 1 or not own \
+                or not all(p in body or p in own for n in own for p in self.preds(n)):
             return breaks
         body |= own
-        return {n}
+        return beyond
 
     def _leaves_function(self, bid: int) -> bool:
         """Does block ``bid`` end in a ``return`` or ``raise`` (a loop's ``else`` that

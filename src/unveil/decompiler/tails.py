@@ -518,18 +518,18 @@ def share_loop_exits(bc: Bytecode) -> Bytecode:
             key = _signature(instrs, b, t + 1)
             if key is not None:
                 endings.setdefault(key, []).append(b)
-    if not endings:
-        return bc
     new: list[Instr] | None = None
+    handlers = list(bc.handlers)
+    made: dict[tuple[object, ...], int] = {}
     for k, ins in enumerate(instrs):
         inner = [(f, e) for f, e in loops if f < k < e]
-        if not inner or k + 1 >= len(instrs) or k + 1 in entered:
+        if not inner or k + 1 >= len(instrs):
             continue
         f, exit_ = max(inner)  # (the innermost loop's: an inner loop's break pops its own)
         line = None
         if instrs[f].op == "FOR_ITER":
             # (the ``break`` statement's own line: not an expression statement's value)
-            if ins.op != "POP_TOP" or bc.handlers[k] != bc.handlers[f] \
+            if k + 1 in entered or ins.op != "POP_TOP" or bc.handlers[k] != bc.handlers[f] \
                     or ins.line is None or ins.line == instrs[k - 1].line:
                 continue
             start = k + 1
@@ -552,11 +552,21 @@ def share_loop_exits(bc: Bytecode) -> Bytecode:
         key = _signature(instrs, start, end + 1)
         after = [b for b in endings.get(key, ()) if b >= exit_
                  and all(bc.handlers[j] == bc.handlers[start] for j in range(b, b + end - k))]
-        if not after:
-            continue
         new = new or list(instrs)
-        _jump_instead(new, instrs, range(start, end + 1), min(after), line)
-    return Bytecode(bc.code, new, list(bc.handlers)) if new else bc
+        if after:
+            target = min(after)
+        elif line is not None:
+            # (every way out of an endless loop is a copy: the code after the loop comes
+            # back once, after the last instruction)
+            if key not in made:
+                made[key] = len(new)
+                new.extend(replace(i) for i in instrs[start:end + 1])
+                handlers.extend(bc.handlers[start] for _ in range(start, end + 1))
+            target = made[key]
+        else:
+            continue
+        _jump_instead(new, instrs, range(start, end + 1), target, line)
+    return Bytecode(bc.code, new, handlers) if new else bc
 
 
 _MAX_LOOP_EXIT = 6  # instructions the compiler copies at most (with the iterator's pop)

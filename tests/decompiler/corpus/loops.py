@@ -1492,3 +1492,38 @@ def break_code_of_an_endless_loop_then_more_code(tokens):
             raise ValueError(tt)
     LOG.append(len(hosts))
     return hosts
+
+
+@cases((["ab\ncd", "x"], True, None), (["ab", "c\r", "\nd"], False, None),
+       (["", "q"], True, None), (["abc"], True, 4), (["a\r\nb"], False, None))
+def endless_loop_whose_every_exit_is_a_copied_return(chunks, keepends, size):
+    # 3.12+ copies the short 'return line' after the loop into every break: no way out
+    # of the loop jumps to the original, which the compiler then drops
+    it = iter(chunks)
+    line = ""
+    while True:
+        data = next(it, "")
+        if data:
+            if data.endswith("\r") or data.startswith("\n"):
+                data += "|"
+        line += data
+        lines = line.splitlines(keepends=True)
+        if lines:
+            if len(lines) > 1:
+                line = lines[0]
+                if not keepends:
+                    line = line.splitlines()[0]
+                break
+            first = lines[0]
+            bare = lines[0].splitlines()[0] if lines[0].strip() else ""
+            if first != bare:
+                if keepends:
+                    line = first
+                else:
+                    line = bare
+                break
+        if not data or size is not None:
+            if line and not keepends:
+                line = line.upper()
+            break
+    return line
