@@ -813,6 +813,11 @@ class Structurer(LoopExits, IfEnds, Clauses, ClauseExits):
                 # given back by tails), or where the enclosing construct goes on
                 body |= own
                 breaks = join
+            elif (laid := self._break_code_laid_inside(trial := set(body), breaks, ctx,
+                                                       natural_exit)) != breaks:
+                # (branching break code laid out in the loop: ``if c: if d: f(); break``)
+                body |= trial
+                breaks = laid
             else:
                 breaks = self._break_code_inside(h, body, breaks, natural_exit, ctx)
             breaks = self._break_through_jumps(body, breaks, natural_exit)

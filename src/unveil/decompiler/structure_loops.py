@@ -194,12 +194,14 @@ class LoopExits:
         body |= trial
         return reached
 
-    def _break_code_laid_inside(self, body: set[int], breaks: set[int], ctx: Ctx) -> set[int]:
-        """An endless loop's ``if c: f(); break`` (one or more) whose code the compiler
-        laid out inside the loop (before its last block), going on to one block past
-        it: that code is the loop's, and the loop ends there. Adds it to ``body``;
-        returns the exit."""
-        end = max(self.position(b) for b in body)
+    def _break_code_laid_inside(self, body: set[int], breaks: set[int], ctx: Ctx,
+                                natural_exit: int | None = None) -> set[int]:
+        """``if c: f(); break`` (one or more) whose code the compiler laid out inside the
+        loop (before its natural exit, or an endless loop's last block), going on to one
+        block past it: that code is the loop's, and the loop ends there. Adds it to
+        ``body``; returns the exit."""
+        end = max(self.position(b) for b in body) if natural_exit is None \
+            else self.position(natural_exit)
         stops = _stops(ctx)
         own: set[int] = set()
         beyond: set[int] = set()
@@ -208,7 +210,7 @@ class LoopExits:
             n = todo.pop()
             if n in own or n in beyond:
                 continue
-            if n in stops or n in body or n not in self.blocks:
+            if n in stops or n in body or n == natural_exit or n not in self.blocks:
                 return breaks
             if self.position(n) > end:
                 beyond.add(n)

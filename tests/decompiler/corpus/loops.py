@@ -1527,3 +1527,19 @@ def endless_loop_whose_every_exit_is_a_copied_return(chunks, keepends, size):
                 line = line.upper()
             break
     return line
+
+
+@cases((["LANG", "LANGUAGE"], {"LANGUAGE": "de:fr"}), (["LANGUAGE"], {"LANGUAGE": "de:fr"}),
+       (["X"], {}), ([], {}), (["LANG"], {"LANG": "en"}))
+def break_code_with_an_if_then_a_for_else(envvars, env):
+    # the break's own code holds an 'if': laid out in the loop, it jumps past the
+    # 'else' to the code after the loop
+    for variable in envvars:
+        localename = env.get(variable)
+        if localename:
+            if variable == "LANGUAGE":
+                localename = localename.split(":")[0]
+            break
+    else:
+        localename = "C"
+    return localename.upper()
