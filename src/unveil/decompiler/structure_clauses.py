@@ -783,7 +783,7 @@ class Clauses:
         last = self.blocks[cur]
         if last.term.kind != "branch" or not _mentions_special(last.term.test, "reraise_star"):
             raise Unstructurable("except* statement without its end")
-        n = last.term.targets[1]
+        n = last.term.targets[0]  # (``rest is None``: nothing left to raise)
         for _ in range(4):
             block = self.visit(n)
             idx = _find_marker(block.stmts, "pop_except")

@@ -335,10 +335,12 @@ class Translator:
                 return Term("branch", [fall, jump], test=value, line=line, fall=fall)
             if op == "POP_JUMP_IF_TRUE":
                 return Term("branch", [jump, fall], test=value, line=line, fall=fall)
-            cmp = ast.IsNot() if op == "POP_JUMP_IF_NOT_NONE" else ast.Is()
-            test = stamp(ast.Compare(left=value, ops=[cmp], comparators=[const(None)]))
+            # (one test for both jumps, ``x is None``, so that a loop's test and its copy
+            # at the loop's end read the same when one jumps on each sense: 3.11)
+            test = stamp(ast.Compare(left=value, ops=[ast.Is()], comparators=[const(None)]))
             attach(test, flipped=True)  # (the jump holds the sense: no operator to keep)
-            return Term("branch", [jump, fall], test=test, line=line, fall=fall)
+            targets = [jump, fall] if op == "POP_JUMP_IF_NONE" else [fall, jump]
+            return Term("branch", targets, test=test, line=line, fall=fall)
         if op == "JUMP_IF_NOT_EXC_MATCH":
             types = ex.pop()
             exc = ex.pop()

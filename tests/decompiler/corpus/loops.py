@@ -1543,3 +1543,24 @@ def break_code_with_an_if_then_a_for_else(envvars, env):
     else:
         localename = "C"
     return localename.upper()
+
+
+class _Frame:
+    def __init__(self, name, back=None):
+        self.name, self.f_back = name, back
+
+
+_FRAMES = _Frame("c", _Frame("b", _Frame("a")))
+
+
+@cases((_FRAMES, None), (_FRAMES, "b"), (None, "a"), (_FRAMES.f_back, "c"))
+def while_not_none_with_a_break(f, stop):
+    # 3.11 tests 'f is not None' at the top by a jump on None and again at the end by
+    # a jump back on not None: one test, read both ways
+    stack = []
+    while f is not None:
+        stack.append(f.name)
+        if f.name == stop:
+            break
+        f = f.f_back
+    return stack, f is None
