@@ -204,6 +204,7 @@ AS_WRITTEN = [
     ("loops", "endless_loop_whose_every_exit_is_a_copied_return"),
     ("loops", "break_code_with_an_if_then_a_for_else"),
     ("loops", "while_not_none_with_a_break"),
+    ("conditionals", "assert_is_in_an_if_chain_in_a_loop"),
     ("exceptions", "try_ending_a_clause_that_ends_the_function"),
     ("conditionals", "pass_for_an_in_test_then_elif"),
     ("conditionals", "pass_then_else_before_a_short_tail"),

@@ -678,7 +678,8 @@ class Structurer(LoopExits, IfEnds, Clauses, ClauseExits):
             test = negate(test)
             then_body, else_body = else_body, []
             as_tested = False
-        elif not as_tested and then_body and not else_body and operator_flips(block.term.test):
+        elif not as_tested and then_body and not else_body and operator_flips(block.term.test) \
+                and not isinstance(then_body[-1], ast.Raise):  # (nor ``assert a in b``)
             test = block.term.test  # (``if a in b: pass`` / ``else:``, as written)
             then_body, else_body = [], then_body
             as_tested = passed = True
@@ -814,7 +815,8 @@ class Structurer(LoopExits, IfEnds, Clauses, ClauseExits):
                 body |= own
                 breaks = join
             elif (laid := self._break_code_laid_inside(trial := set(body), breaks, ctx,
-                                                       natural_exit)) != breaks:
+                                                       natural_exit)) != breaks \
+                    and any(self.blocks[n].term.kind == "branch" for n in trial - body):
                 # (branching break code laid out in the loop: ``if c: if d: f(); break``)
                 body |= trial
                 breaks = laid

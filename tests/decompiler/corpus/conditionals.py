@@ -480,3 +480,19 @@ def pass_then_else_before_a_short_tail(key, cache):
     else:
         cache["x"] = 1
     cache["y"] = 2
+
+
+@cases(([1, 2, 3], None), ([2], None), ([1], "x"), ([], None), ([2, 2], None))
+def assert_is_in_an_if_chain_in_a_loop(kinds, doctype):
+    # 'assert a is b' jumps on true past its raise, as 'if a is b: pass' would: the
+    # assert stays an assert
+    out = []
+    for k in kinds:
+        out.append(k)
+        if k == 1:
+            assert doctype is None
+        elif k == 2:
+            assert doctype is None
+            doctype = k
+        out.append(-k)
+    return out, doctype
