@@ -201,10 +201,16 @@ AS_WRITTEN = [
     ("conditionals", "pass_in_an_elif_of_an_in_test"),
     ("loops", "break_in_a_try_in_a_while_before_a_copied_return"),
     ("loops", "break_code_of_an_endless_loop_then_more_code"),
-    ("loops", "endless_loop_whose_every_exit_is_a_copied_return"),
+    _gap("loops", "endless_loop_whose_every_exit_is_a_copied_return",
+         sys.version_info >= (3, 14), "3.14 lays the last 'if c: ...; break' out after "
+         "the loop's jump back and keeps one copy of the return there: two exits, the "
+         "state machine"),
     ("loops", "break_code_with_an_if_then_a_for_else"),
     ("loops", "while_not_none_with_a_break"),
     ("conditionals", "assert_is_in_an_if_chain_in_a_loop"),
+    _gap("loops", "while_else_whose_break_code_ends_the_outer_loop",
+         sys.version_info[:2] == (3, 11), "3.11: the outer 'while True:', whose every "
+         "way ends in a break, comes back without its loop"),
     ("exceptions", "try_ending_a_clause_that_ends_the_function"),
     ("conditionals", "pass_for_an_in_test_then_elif"),
     ("conditionals", "pass_then_else_before_a_short_tail"),

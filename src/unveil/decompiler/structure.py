@@ -816,8 +816,11 @@ class Structurer(LoopExits, IfEnds, Clauses, ClauseExits):
                 breaks = join
             elif (laid := self._break_code_laid_inside(trial := set(body), breaks, ctx,
                                                        natural_exit)) != breaks \
-                    and any(self.blocks[n].term.kind == "branch" for n in trial - body):
-                # (branching break code laid out in the loop: ``if c: if d: f(); break``)
+                    and (self.blocks[h].term.kind != "for" or any(
+                        self.blocks[n].term.kind == "branch" for n in trial - body)):
+                # (branching break code laid out in the loop: ``if c: if d: f(); break``;
+                # a ``for`` loop's straight break code, which pops the iterator, is left
+                # to the rules above and below)
                 body |= trial
                 breaks = laid
             else:

@@ -1564,3 +1564,28 @@ def while_not_none_with_a_break(f, stop):
             break
         f = f.f_back
     return stack, f is None
+
+
+@cases((["ab", "cd", " "], 5, [], "~"), (["ab", "cd"], 1, ["x"], "..."), ([], 3, [], "~"),
+       (["abcdef"], 2, [], "~~~"), (["a", " "], 9, ["pre"], "+"))
+def while_else_whose_break_code_ends_the_outer_loop(cur_line, width, lines, placeholder):
+    # the inner loop's break code (and its else) end the outer loop, whose code after it
+    # is a short return: 3.14 copies that return into both
+    while True:
+        cur_len = sum(map(len, cur_line))
+        while cur_line:
+            if cur_line[-1].strip() and cur_len + len(placeholder) <= width:
+                cur_line.append(placeholder)
+                lines.append("".join(cur_line))
+                break
+            cur_len -= len(cur_line[-1])
+            del cur_line[-1]
+        else:
+            if lines:
+                prev_line = lines[-1].rstrip()
+                if len(prev_line) + len(placeholder) <= width:
+                    lines[-1] = prev_line + placeholder
+                    break
+            lines.append(placeholder.lstrip())
+        break
+    return lines
