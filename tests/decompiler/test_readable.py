@@ -359,6 +359,10 @@ AS_WRITTEN = [
     _gap("with_stmt", "while_loop_in_with", sys.version_info < (3, 11),
          "3.10 copies the return after the with into the rotated loop's exit"),
     ("exceptions", "return_after_loop_in_try_finally"),
+    ("exceptions", "try_finally_around_a_try_at_the_end_of_a_loop"),
+    ("exceptions", "continue_written_at_the_end_of_a_try_finally_body"),
+    ("exceptions", "try_else_in_a_loop_whose_clauses_continue"),
+    ("exceptions", "continue_written_at_the_end_of_a_clause_before_code_after"),
 ]
 
 

@@ -645,15 +645,19 @@ def _trim_trailing_continue(stmts: list[ast.stmt], keep_written: bool = False
             c.body = _trim_trailing_continue(c.body) or c.body
     elif stmts and isinstance(stmts[-1], ast.Try):
         last = stmts[-1]
-        if not last.finalbody:
-            last.orelse = _trim_trailing_continue(last.orelse)
-            for h in last.handlers:
-                # (a clause's own jump back: ``except E: continue`` as written; the end
-                # of the clause jumps to the end of the try statement instead)
-                if not (h.body and getattr(h.body[-1], "explicit", False)):
-                    h.body = _trim_trailing_continue(h.body) or [ast.Pass()]
-            if not last.orelse:
-                last.body = _trim_trailing_continue(last.body) or [ast.Pass()]
+        # (in a ``try`` with a ``finally``, only the compiler's: a written ``continue``
+        # runs its own copy of the ``finally`` and jumps back from there)
+        keep = keep_written or bool(last.finalbody)
+        if last.finalbody and last.body and getattr(last.body[-1], "explicit", False):
+            return stmts
+        last.orelse = _trim_trailing_continue(last.orelse, keep)
+        for h in last.handlers:
+            # (a clause's own jump back: ``except E: continue`` as written; the end
+            # of the clause jumps to the end of the try statement instead)
+            if not (h.body and getattr(h.body[-1], "explicit", False)):
+                h.body = _trim_trailing_continue(h.body, keep) or [ast.Pass()]
+        if not last.orelse:
+            last.body = _trim_trailing_continue(last.body, keep) or [ast.Pass()]
     return stmts
 
 

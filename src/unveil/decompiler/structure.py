@@ -555,7 +555,8 @@ class Structurer(LoopExits, IfEnds, Clauses, ClauseExits):
                 term = self.blocks[src].term
                 stmt = ast.Continue()
                 if term.kind == "goto" and term.back and term.targets[0] == dst \
-                        and self.blocks[loop.header].term.kind != "branch":
+                        and self.blocks[loop.header].term.kind != "branch" \
+                        and not self._shared_jump(src):
                     attach(stmt, explicit=True)  # (kept at the end of an except clause)
                 if term.kind == "goto" and written_continue(self.g.cfg, self.blocks[src]):
                     attach(stmt, written=True)
@@ -569,6 +570,15 @@ class Structurer(LoopExits, IfEnds, Clauses, ClauseExits):
         if dst not in ctx.region:
             raise Unstructurable(f"jump from {src} to {dst} leaves its region")
         return dst
+
+    def _shared_jump(self, src: int) -> bool:
+        """Is ``src`` a jump alone that several ways reach (the end of a loop's body,
+        not a construct's own jump back)?"""
+        block = self.blocks[src]
+        if block.stmts or len(block.blocks) != 1:
+            return False
+        first = self.g.cfg.blocks.get(block.blocks[0])
+        return first is not None and len(first.preds) > 1
 
     def slot_assignments(self, src: int, dst: int) -> list[ast.stmt]:
         target = self.blocks.get(dst)

@@ -22,7 +22,7 @@ from .structure_base import (
     _term_key,
 )
 from .translate import IRBlock, IRGraph
-from .written import exit_position, implicit_return
+from .written import exit_position, implicit_return, written_continue
 
 
 class ClauseExits:
@@ -94,10 +94,12 @@ class ClauseExits:
                 stmt: ast.stmt = ast.Continue() if term.targets[0] == ctx.loop.cont \
                     else ast.Break()
                 if isinstance(stmt, ast.Continue) and term.back \
-                        and self.blocks[ctx.loop.header].term.kind != "branch":
-                    # (kept at the end of the clause; a ``while c:`` loop's test is
-                    # where the try statement's end goes too)
-                    attach(stmt, explicit=True)
+                        and written_continue(self.g.cfg, block):
+                    attach(stmt, written=True)
+                    if self.blocks[ctx.loop.header].term.kind != "branch":
+                        # (kept at the end of the clause; a ``while c:`` loop's test is
+                        # where the try statement's end goes too)
+                        attach(stmt, explicit=True)
                 self.exit_stmt(out, stmt, outer)
                 return
         if not rest and term.kind == "goto" and term.targets[0] != info.after:

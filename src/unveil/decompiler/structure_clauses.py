@@ -689,6 +689,10 @@ class Clauses:
             if merge is None:
                 after = body_exit
                 layout_else = self.else_by_layout(body_exit, h, ctx)
+                if layout_else is None and _clauses_continue(handlers, ctx):
+                    # (each clause ends where the loop goes on, by the compiler's jump
+                    # to the end of the statement: the body's way on is its else clause)
+                    layout_else = (ctx.follow,)
                 if layout_else is not None:
                     orelse = self.seq(body_exit, replace(ctx, follow=layout_else[0]))
                     after = layout_else[0]
@@ -911,3 +915,32 @@ class Clauses:
         if body_exit is None:
             return None
         return self.continue_after(body_exit, final, ctx, out)
+
+
+def _clauses_continue(handlers: list[ast.ExceptHandler], ctx: Ctx) -> bool:
+    """Does every except clause end in the loop's next turn or a raise, at least one by
+    a jump back the source did not write, where the loop goes on after the statement?"""
+    loop = ctx.loop
+    if loop is None or ctx.follow != loop.cont:
+        return False
+    kinds: set[str] = set()
+    for h in handlers:
+        ends = _ends(h.body)
+        if ends is None:
+            return False
+        kinds |= ends
+    return "continue" in kinds
+
+
+def _ends(stmts: list[ast.stmt]) -> set[str] | None:
+    """How every path through ``stmts`` ends: ``continue`` (``written`` where the source
+    wrote it), ``raise``; None where one goes on."""
+    last = stmts[-1] if stmts else None
+    if isinstance(last, ast.Continue):
+        return {"written" if getattr(last, "written", False) else "continue"}
+    if isinstance(last, ast.Raise):
+        return {"raise"}
+    if isinstance(last, ast.If) and last.orelse:
+        body, orelse = _ends(last.body), _ends(last.orelse)
+        return body | orelse if body is not None and orelse is not None else None
+    return None

@@ -117,8 +117,11 @@ def written_continue(cfg: CFG, block: IRBlock) -> bool:
     if last is None or last.end <= last.start or bc.instrs[last.end - 1].op != "JUMP":
         return False
     jump = bc.instrs[last.end - 1]
-    if last.end - 1 > last.start:
-        before = [bc.instrs[last.end - 2]]
+    k = last.end - 2
+    while k >= last.start and bc.instrs[k].op in _CLEAN_UP:
+        k -= 1  # (a clause's clean-up before the jump has the jump's position)
+    if k >= last.start:
+        before = [bc.instrs[k]]
     else:
         before = [cfg.blocks[p].last(bc) for p in last.preds]
     where = bc.position(jump)

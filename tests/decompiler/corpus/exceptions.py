@@ -1851,3 +1851,79 @@ def try_ending_a_clause_that_ends_the_function(r):
             warn()
         except _Missing:
             LOG.append(r)
+
+
+def _acquire(x):
+    LOG.append(("acquire", x))
+    if x == 3:
+        raise ValueError(x)
+    if x == 4:
+        raise KeyError(x)
+    return x
+
+
+@cases(([1, 0, 3, 4, 2],), ([],), ([0, 0],))
+def try_finally_around_a_try_at_the_end_of_a_loop(items):
+    # (the end of the if, of both try statements and of the loop's body share one jump
+    # back: no 'continue' in the try body or in the clause)
+    for x in items:
+        try:
+            h = x + 1
+            if x:
+                try:
+                    _acquire(x)
+                    LOG.append(h)
+                except (OSError, ValueError):
+                    pass
+                finally:
+                    LOG.append(("release", x))
+        except KeyError:
+            LOG.append("key")
+    return len(LOG)
+
+
+@cases(([1, 0, 3, 2],), ([4],), ([],))
+def continue_written_at_the_end_of_a_try_finally_body(items):
+    for x in items:
+        try:
+            _acquire(x)
+            continue
+        finally:
+            LOG.append(("release", x))
+    return len(LOG)
+
+
+@cases(([1, 0, 3, 4, 2], None), ([3, 3], print), ([4, 2], LOG.append), ([], None))
+def try_else_in_a_loop_whose_clauses_continue(items, onerror):
+    # (each clause's end jumps straight back to the loop's head: the end of the try
+    # statement is the end of the loop's body, so the code after the body is an else)
+    found = []
+    for x in items:
+        if x:
+            try:
+                _acquire(x)
+            except ValueError:
+                if onerror is not None:
+                    onerror(x)
+            except KeyError:
+                if onerror is not None:
+                    onerror(x)
+                else:
+                    raise
+            else:
+                seen = [y for y in found if y != x]
+                found.append((x, len(seen)))
+    return found
+
+
+@cases(([1, 0, 3, 2],), ([],))
+def continue_written_at_the_end_of_a_clause_before_code_after(items):
+    out = []
+    for x in items:
+        try:
+            _acquire(x)
+        except ValueError:
+            out.append("v")
+            continue
+        out.append([y for y in out if y != x])
+    return out
