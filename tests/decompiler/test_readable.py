@@ -363,6 +363,8 @@ AS_WRITTEN = [
     ("exceptions", "continue_written_at_the_end_of_a_try_finally_body"),
     ("exceptions", "try_else_in_a_loop_whose_clauses_continue"),
     ("exceptions", "continue_written_at_the_end_of_a_clause_before_code_after"),
+    ("assignments", "chained_assignment_to_a_target_list_first"),
+    ("assignments", "chained_assignment_to_nested_items"),
 ]
 
 

@@ -161,7 +161,7 @@ class Machine:
                 self.skip -= 1
                 continue
             self.ins = ins
-            self.following = instrs[i + 1:i + 12]
+            self.following = instrs[i + 1:i + 64]
             handler = table.get(ins.op)
             if handler is None:
                 self.fail("no translation for instruction")
@@ -570,6 +570,10 @@ class Machine:
         unpack.targets[item.index] = target
         while all(t is not None for t in unpack.targets):
             if unpack.parent is None:
+                if isinstance(unpack.value, Shared) and unpack.value.name is None:
+                    # (one of the targets of ``a, b = c = v``)
+                    self.store(unpack.target(), unpack.value, writes)
+                    return
                 self.emit(ast.Assign(targets=[unpack.target()], value=unpack.value), writes)
                 return
             parent, index = unpack.parent
@@ -633,6 +637,10 @@ def chained_stores(following: list[Instr], count: int, copies: bool = True) -> b
             depth -= ins.arg - 1
         elif op == "COPY" and ins.arg == 1 and not depth and copies:
             count += 1
+        elif op == "UNPACK_SEQUENCE" and not depth:
+            count += (ins.arg or 0) - 1  # (a target list: each of its items stored)
+        elif op == "UNPACK_EX" and not depth:
+            count += sum(ins.argval)
         elif op in _NAME_STORES and not depth or op == "STORE_ATTR" and depth == 1 \
                 or op == "STORE_SUBSCR" and depth == 2 or op == "STORE_SLICE" and depth == 3:
             depth = 0

@@ -305,3 +305,42 @@ def pair_whose_second_read_raises(op):
     except AttributeError:
         return e, c
     return c
+
+
+class _Recorder:
+    """Item and attribute stores logged, to show the order chained targets run in."""
+
+    def __init__(self):
+        self.__dict__["data"] = {}
+
+    def __setitem__(self, key, value):
+        LOG.append(("set", key, value))
+        self.data[key] = value
+
+    def __getitem__(self, key):
+        LOG.append(("get", key))
+        return self.data.setdefault(key, _Recorder())
+
+    def __setattr__(self, name, value):
+        LOG.append(("attr", name, value))
+        self.data[name] = value
+
+
+@cases(([1, 2, 3], 1), ([(4, 5, 6)], 0), ([1], 5), ((7, 8, 9), 2))
+def chained_assignment_to_a_target_list_first(h, i):
+    try:
+        value, order, nxt = s = h[i]
+    except (TypeError, ValueError, IndexError) as e:
+        return type(e).__name__
+    return value, order, nxt, s
+
+
+@cases((1, "t"), (0, (1, 2)))
+def chained_assignment_to_nested_items(i, temp):
+    lst = _Recorder()
+    lst[i - 1][-1] = lst[i][0] = temp
+    rec = _Recorder()
+    rec.size, rec.name = rec.state = temp if isinstance(temp, tuple) else (temp, i)
+    a = [b, c] = d = rec.state
+    first, *rest = whole = [i, temp, a]
+    return LOG[-12:], a, b, c, d, first, rest, whole, rec.data, lst.data[i - 1].data

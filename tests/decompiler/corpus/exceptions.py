@@ -1893,7 +1893,7 @@ def continue_written_at_the_end_of_a_try_finally_body(items):
     return len(LOG)
 
 
-@cases(([1, 0, 3, 4, 2], None), ([3, 3], print), ([4, 2], LOG.append), ([], None))
+@cases(([1, 0, 3, 4, 2], None), ([3, 3], str), ([4, 2], repr), ([], None))
 def try_else_in_a_loop_whose_clauses_continue(items, onerror):
     # (each clause's end jumps straight back to the loop's head: the end of the try
     # statement is the end of the loop's body, so the code after the body is an else)
