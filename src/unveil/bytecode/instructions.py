@@ -108,7 +108,8 @@ class Bytecode:
     _positions: list[tuple[int | None, ...]] | None = field(default=None, repr=False,
                                                             compare=False)
     _indices: dict[int, int] | None = field(default=None, repr=False, compare=False)
-    _nops: dict[int, int | None] | None = field(default=None, repr=False, compare=False)
+    _nops: dict[int, tuple[int, int | None]] | None = field(default=None, repr=False,
+                                                             compare=False)
 
     def position(self, ins: Instr) -> tuple[int | None, ...] | None:
         """Where ``ins`` came from in the source: (line, end line, column, end column),
@@ -135,6 +136,15 @@ class Bytecode:
         """The line of a ``NOP`` (dropped by :func:`read`) right before the instruction
         at byte ``offset``: a ``pass`` statement's, or one the compiler kept for a line
         (a ``break``'s); 3.10's ``POP_BLOCK`` takes the line of a ``break`` the same way."""
+        found = self._nop_before(offset)
+        return found[1] if found is not None else None
+
+    def nop_position_before(self, offset: int) -> tuple[int | None, ...] | None:
+        """:meth:`position` of that ``NOP`` (3.11+; None before, or where none)."""
+        found = self._nop_before(offset)
+        return self.position_at(found[0]) if found is not None else None
+
+    def _nop_before(self, offset: int) -> tuple[int, int | None] | None:
         if self._nops is None:
             self._nops = {}
             lines = _line_table(self.code)
@@ -143,7 +153,7 @@ class Bytecode:
                 if ins.opname in ("CACHE", "EXTENDED_ARG", "NOT_TAKEN"):
                     continue
                 if nop is not None:
-                    self._nops[ins.offset] = lines.get(nop)
+                    self._nops[ins.offset] = (nop, lines.get(nop))
                 nop = ins.offset if ins.opname in ("NOP", "POP_BLOCK") else None
         return self._nops.get(offset)
 

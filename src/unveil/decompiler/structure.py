@@ -51,6 +51,7 @@ from .structure_ifs import IfEnds
 from .structure_loops import LoopExits, _stops
 from .translate import IRBlock, IRGraph, Term
 from .written import (
+    continue_before_cleanup,
     exit_position,
     implicit_return,
     written_continue,
@@ -556,7 +557,7 @@ class Structurer(LoopExits, IfEnds, Clauses, ClauseExits):
                 stmt = ast.Continue()
                 if term.kind == "goto" and term.back and term.targets[0] == dst \
                         and self.blocks[loop.header].term.kind != "branch" \
-                        and not self._shared_jump(src):
+                        and not self._shared_jump(src) and self._own_continue(src):
                     attach(stmt, explicit=True)  # (kept at the end of an except clause)
                 if term.kind == "goto" and written_continue(self.g.cfg, self.blocks[src]):
                     attach(stmt, written=True)
@@ -570,6 +571,16 @@ class Structurer(LoopExits, IfEnds, Clauses, ClauseExits):
         if dst not in ctx.region:
             raise Unstructurable(f"jump from {src} to {dst} leaves its region")
         return dst
+
+    def _own_continue(self, src: int) -> bool:
+        """Is the jump back that ends ``src`` a ``continue`` statement's, where positions
+        tell (3.11+): its own, or one before the copy of a ``finally`` clause?"""
+        cfg = self.g.cfg
+        block = self.blocks[src]
+        jump = cfg.blocks[block.blocks[-1]].last(cfg.bc) if block.blocks else None
+        where = cfg.bc.position(jump) if jump is not None else None
+        return where is None or where[0] is None or written_continue(cfg, block) \
+            or continue_before_cleanup(cfg, block)
 
     def _shared_jump(self, src: int) -> bool:
         """Is ``src`` a jump alone that several ways reach (the end of a loop's body,

@@ -689,7 +689,8 @@ class Clauses:
             if merge is None:
                 after = body_exit
                 layout_else = self.else_by_layout(body_exit, h, ctx)
-                if layout_else is None and _clauses_continue(handlers, ctx):
+                if layout_else is None and self._ends_loop_body(ctx) \
+                        and _clauses_continue(handlers):
                     # (each clause ends where the loop goes on, by the compiler's jump
                     # to the end of the statement: the body's way on is its else clause)
                     layout_else = (ctx.follow,)
@@ -879,6 +880,12 @@ class Clauses:
             return (None,)
         return None
 
+    def _ends_loop_body(self, ctx: Ctx) -> bool:
+        """Does the loop go on to its next turn where this statement ends?"""
+        loop = ctx.loop
+        return loop is not None and ctx.follow is not None \
+            and (ctx.follow == loop.cont or self.through(ctx.follow) == loop.cont)
+
     def _only_jumps_to(self, bid: int, dst: int) -> bool:
         block = self.blocks.get(bid)
         return block is not None and not block.stmts and block.term.kind == "goto" \
@@ -917,12 +924,9 @@ class Clauses:
         return self.continue_after(body_exit, final, ctx, out)
 
 
-def _clauses_continue(handlers: list[ast.ExceptHandler], ctx: Ctx) -> bool:
+def _clauses_continue(handlers: list[ast.ExceptHandler]) -> bool:
     """Does every except clause end in the loop's next turn or a raise, at least one by
-    a jump back the source did not write, where the loop goes on after the statement?"""
-    loop = ctx.loop
-    if loop is None or ctx.follow != loop.cont:
-        return False
+    a jump back the source did not write?"""
     kinds: set[str] = set()
     for h in handlers:
         ends = _ends(h.body)

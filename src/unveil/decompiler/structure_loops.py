@@ -65,8 +65,8 @@ class LoopExits:
                         continue
                     # (3.12+ lays handlers out after all other code: there, the code
                     # only the handler reaches)
-                    if (not dominates(self.idom, hb, x) if COLD_HANDLERS
-                            else self.position(x) > span):
+                    if (not dominates(self.idom, hb, x) or self._appended(x)
+                            if COLD_HANDLERS else self.position(x) > span):
                         continue
                     extra.add(x)
                     todo.extend(self._succs(x))
@@ -306,12 +306,22 @@ class LoopExits:
                 todo.extend(succs(n))
         return seen
 
+    def _appended(self, bid: int) -> bool:
+        """Is block ``bid`` code that ``tails`` laid out after the function's last
+        instruction (the code after a loop whose every way out the compiler copied)?"""
+        block = self.blocks.get(bid)
+        cfg = self.g.cfg
+        first = cfg.blocks.get(block.blocks[0]) if block is not None and block.blocks else None
+        instrs = cfg.bc.instrs
+        return first is not None and 0 < first.start < len(instrs) \
+            and instrs[first.start].offset < instrs[first.start - 1].offset
+
     def _after_the_loop(self, tail: int, src: int, body: set[int]) -> bool:
         """Is ``tail``, entered from a handler's code ``src`` in a ``while True`` loop,
-        laid out after all of the loop's code (before 3.12, where handlers are laid out
-        in place): what a ``break`` goes to, not a ``return`` in the clause."""
-        return not COLD_HANDLERS \
-            and _find_marker(self.blocks[src].stmts, "pop_except") is not None \
+        laid out after all of the loop's code, its handlers' included: what a ``break``
+        goes to, not a ``return`` in the clause (3.12+, where handlers are laid out
+        last: the code after the loop that ``tails.share_loop_exits`` gave back)."""
+        return _find_marker(self.blocks[src].stmts, "pop_except") is not None \
             and self.position(tail) > max(self.position(b) for b in body)
 
     def _jumped_back_to(self, h: int, body: set[int]) -> bool:
@@ -413,8 +423,12 @@ class LoopExits:
             nxt = block.term.targets[0]
             nb = self.blocks.get(nxt)
             if nxt in seen or nb is None or block.handler_block is not None \
-                    and not self._within(nb.handler_block, block.handler_block):
-                return bid  # (a jump may enter a try, not leave one)
+                    and nb.handler_block is not None \
+                    and not self._within(nb.handler_block, block.handler_block) \
+                    and not self._within(block.handler_block, nb.handler_block):
+                # (a jump may enter a try or leave one, the end of a loop in it: not
+                # go from one try to another)
+                return bid
             seen.add(nxt)
             bid = nxt
 

@@ -14,7 +14,7 @@ import sys
 from collections.abc import Sequence
 from dataclasses import replace
 
-from ..bytecode import CONDITIONAL_JUMPS, Bytecode, Instr, retarget
+from ..bytecode import COLD_HANDLERS, CONDITIONAL_JUMPS, Bytecode, Instr, retarget
 from ..codeobj import code_kind
 
 _TERMINAL = {"RETURN_VALUE", "RAISE_VARARGS", "RERAISE"}
@@ -493,7 +493,7 @@ def share_loop_exits(bc: Bytecode) -> Bytecode:
     as well),
     the copy becomes the jump a ``break`` compiles to. In a ``while`` loop the ``break``
     leaves only a ``NOP`` on its line (the reader drops it) before the copy, which keeps
-    the lines of the code it copies.
+    the lines of the code it copies; in an except clause, its ``POP_EXCEPT``.
     """
     instrs = bc.instrs
     entered = _entered(bc)
@@ -523,6 +523,8 @@ def share_loop_exits(bc: Bytecode) -> Bytecode:
     made: dict[tuple[object, ...], int] = {}
     for k, ins in enumerate(instrs):
         inner = [(f, e) for f, e in loops if f < k < e]
+        if not inner and COLD_HANDLERS and ins.op == "POP_EXCEPT":
+            inner = _clause_loops(bc, k, loops)
         if not inner or k + 1 >= len(instrs):
             continue
         f, exit_ = max(inner)  # (the innermost loop's: an inner loop's break pops its own)
@@ -532,6 +534,10 @@ def share_loop_exits(bc: Bytecode) -> Bytecode:
             if k + 1 in entered or ins.op != "POP_TOP" or bc.handlers[k] != bc.handlers[f] \
                     or ins.line is None or ins.line == instrs[k - 1].line:
                 continue
+            start = k + 1
+        elif ins.op == "POP_EXCEPT" and k + 1 not in entered and ins.line is not None \
+                and ins.line not in (instrs[k - 1].line, instrs[k + 1].line):
+            line = ins.line  # (a break in an except clause: its POP_EXCEPT on its line)
             start = k + 1
         else:
             line = bc.nop_line_before(instrs[k + 1].offset)
@@ -550,7 +556,7 @@ def share_loop_exits(bc: Bytecode) -> Bytecode:
         if line is None and bc.handlers[start] != bc.handlers[k]:
             continue
         key = _signature(instrs, start, end + 1)
-        after = [b for b in endings.get(key, ()) if b >= exit_
+        after = [b for b in endings.get(key, ()) if b >= exit_ and b != start
                  and all(bc.handlers[j] == bc.handlers[start] for j in range(b, b + end - k))]
         new = new or list(instrs)
         if after:
@@ -570,6 +576,21 @@ def share_loop_exits(bc: Bytecode) -> Bytecode:
 
 
 _MAX_LOOP_EXIT = 6  # instructions the compiler copies at most (with the iterator's pop)
+
+
+def _clause_loops(bc: Bytecode, k: int, loops: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The loops around the ``try`` whose except clause ends at the ``POP_EXCEPT`` ``k``,
+    laid out after them (3.12+): those of the code the clause's handler protects."""
+    before = bc.handlers[k - 1]
+    if before is None:
+        return []
+    cleanup = before.target  # (the clause's clean-up, protecting its handler's start)
+    first = next((j for j, h in enumerate(bc.handlers)
+                  if h is not None and h.target == cleanup), None)
+    if first is None or bc.instrs[first].op != "PUSH_EXC_INFO":
+        return []
+    body = [j for j, h in enumerate(bc.handlers) if h is not None and h.target == first]
+    return [(f, e) for f, e in loops if any(f < j < e for j in body)]
 
 
 def _statement_start(instrs: list[Instr], b: int, entered: set[int]) -> bool:

@@ -131,6 +131,29 @@ def written_continue(cfg: CFG, block: IRBlock) -> bool:
     return _width(where) == 8 and all(bc.position(i) != where for i in before)
 
 
+def continue_before_cleanup(cfg: CFG, block: IRBlock) -> bool:
+    """Does a ``NOP`` the reader dropped, with the position of the 8 characters
+    ``continue`` on a line of its own, stand in the straight code that leads to
+    ``block``'s jump back? A ``continue`` runs the copy of a ``finally`` clause first,
+    and its jump has that copy's position (3.11+)."""
+    bc = cfg.bc
+    cur = cfg.blocks.get(block.blocks[-1]) if block.blocks else None
+    for _ in range(_CLEAN_UP_BLOCKS):
+        if cur is None:
+            return False
+        for k in range(cur.start, cur.end):
+            where = bc.nop_position_before(bc.instrs[k].offset)
+            if where is not None and where[0] is not None and _width(where) == 8:
+                return True
+        if len(cur.preds) != 1:
+            return False
+        cur = cfg.blocks.get(next(iter(cur.preds)))
+    return False
+
+
+_CLEAN_UP_BLOCKS = 3  # blocks looked through: the jump, the clean-up's copy, its start
+
+
 def _width(where: tuple[int | None, ...]) -> int | None:
     """How many characters a position on one line spans (``None``: several lines, or
     no columns)."""

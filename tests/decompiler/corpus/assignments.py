@@ -341,6 +341,6 @@ def chained_assignment_to_nested_items(i, temp):
     lst[i - 1][-1] = lst[i][0] = temp
     rec = _Recorder()
     rec.size, rec.name = rec.state = temp if isinstance(temp, tuple) else (temp, i)
-    a = [b, c] = d = rec.state
+    a = (b, c) = d = rec.state
     first, *rest = whole = [i, temp, a]
     return LOG[-12:], a, b, c, d, first, rest, whole, rec.data, lst.data[i - 1].data

@@ -1589,3 +1589,56 @@ def while_else_whose_break_code_ends_the_outer_loop(cur_line, width, lines, plac
             lines.append(placeholder.lstrip())
         break
     return lines
+
+
+@cases(([1, 1, 2, 5], [1, 3, 3, 5, 6]), ([], [1]), ([2, 2], [2, 2]), ([1, 3], [2]))
+def while_loops_in_a_try_that_starts_an_endless_loop(expected, actual):
+    # (3.12: the jump back goes into the try's first test; each inner loop's copied
+    # test leaves the try by a jump of its own, the test before it straight)
+    i = j = 0
+    missing = []
+    unexpected = []
+    while True:
+        try:
+            e = expected[i]
+            a = actual[j]
+            if e < a:
+                missing.append(e)
+                i += 1
+                while expected[i] == e:
+                    i += 1
+            elif e > a:
+                unexpected.append(a)
+                j += 1
+                while actual[j] == a:
+                    j += 1
+            else:
+                i += 1
+                try:
+                    while expected[i] == e:
+                        i += 1
+                finally:
+                    j += 1
+                    while actual[j] == a:
+                        j += 1
+        except IndexError:
+            missing.extend(expected[i:])
+            unexpected.extend(actual[j:])
+            break
+    return missing, unexpected
+
+
+@cases(([1, 2, 3], 0), ([], 0), ([5], 0))
+def break_from_an_except_clause_of_an_endless_loop(xs, n):
+    # (3.10, 3.12+: the compiler copies the return after the loop into the clause,
+    # leaving the break its POP_EXCEPT; it reads back as the break, not as a return in
+    # the clause and a continue at the end of the try body)
+    out = []
+    while True:
+        try:
+            out.append(xs[n])
+            n += 1
+        except IndexError:
+            out.append(n)
+            break
+    return out, n
