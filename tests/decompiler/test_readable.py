@@ -367,6 +367,13 @@ AS_WRITTEN = [
     ("assignments", "chained_assignment_to_nested_items"),
     ("loops", "while_loops_in_a_try_that_starts_an_endless_loop"),
     ("loops", "break_from_an_except_clause_of_an_endless_loop"),
+    _gap("loops", "break_on_the_line_of_its_test_before_a_return", sys.version_info < (3, 11),
+         "3.10 has lines only: a break on its test's line before a copied return comes "
+         "back as that return"),
+    ("loops", "returns_of_several_statements_from_an_endless_loop_in_a_try"),
+    ("loops", "return_in_a_clause_written_like_the_return_after_the_loop"),
+    ("loops", "breaks_from_a_clause_and_the_body_before_a_copied_return"),
+    ("exceptions", "continue_written_after_a_named_clause_before_code_after"),
 ]
 
 
@@ -421,6 +428,12 @@ SAME_SOURCE = [
     ("exceptions", "continue_written_at_the_end_of_a_try_finally_body"),
     ("exceptions", "continue_written_at_the_end_of_a_clause_before_code_after"),
     ("assignments", "chained_assignment_to_nested_items"),
+    ("loops", "breaks_from_a_clause_and_the_body_before_a_copied_return"),
+    ("exceptions", "continue_written_after_a_named_clause_before_code_after"),
+    ("loops", "return_in_a_clause_written_like_the_return_after_the_loop"),
+    _gap("loops", "break_on_the_line_of_its_test_before_a_return", sys.version_info < (3, 11),
+         "3.10 has lines only: a break on its test's line before a copied return comes "
+         "back as that return"),
 ]
 
 

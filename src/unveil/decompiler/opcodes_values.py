@@ -192,9 +192,12 @@ class Stores(Machine):
         if all(kind == "fast" for _, kind in names):
             # 3.10 rotates the values into place before the stores: write them in the
             # order they were made (the order of stores to locals shows nowhere)
-            pairs = sorted(zip(targets, values, strict=True),
-                           key=lambda p: getattr(p[1], "_seq", 0))
-            targets, values = [t for t, _ in pairs], [v for _, v in pairs]
+            # (a value not stamped, a constant, keeps its place after the one before it)
+            keys: list[tuple[int, int]] = []
+            for n, v in enumerate(values):
+                keys.append((getattr(v, "_seq", keys[-1][0] if keys else -1), n))
+            order = sorted(range(len(values)), key=keys.__getitem__)
+            targets, values = [targets[n] for n in order], [values[n] for n in order]
         self.skip = k - 1
         writes = tuple(n for n, kind in names if kind == "fast")
         self.emit(ast.Assign(targets=[ast.Tuple(elts=targets, ctx=ast.Store())],

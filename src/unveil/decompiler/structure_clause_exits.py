@@ -49,9 +49,11 @@ class ClauseExits:
         if not rest and term.kind in ("return", "raise") and loop is not None \
                 and loop.follow is not None and loop.follow in self.blocks \
                 and not self.blocks[loop.follow].stmts \
-                and _term_key(self.blocks[loop.follow]) == _term_key(block):
+                and _term_key(self.blocks[loop.follow]) == _term_key(block) \
+                and exit_position(self.g.cfg, self.blocks[loop.follow]) \
+                == exit_position(self.g.cfg, block):
             # the compiler copied the code after the loop (a return or raise) into the
-            # clause: the clause breaks out of the loop
+            # clause, where it comes from: the clause breaks out of the loop
             self.exit_stmt(out, ast.Break(), outer)
             return
         in_place = self.returns_in_place and isinstance(term.value, ast.Constant)

@@ -234,17 +234,18 @@ class LoopExits:
         return block is not None and block.term.kind in ("return", "raise")
 
     def _returns_named(self, bid: int) -> list[int] | None:
-        """The blocks from ``bid`` on when it names a value and goes on only to the end
+        """The blocks from ``bid`` on when it names a value last and goes on only to the end
         of the ``try`` body or except clause it is in (past empty blocks; a clause's
         ``POP_EXCEPT`` and the clean-up of its name) to return that name there: a
         ``return`` from a loop in the ``try``, its value computed inside the ``try``
         and returned outside its range."""
         block = self.blocks[bid]
-        if block.term.kind != "goto" or len(block.stmts) != 1 \
-                or not isinstance(block.stmts[0], ast.Assign) \
-                or len(block.stmts[0].targets) != 1:
+        # (after up to two statements of its own, as a tail has: ``n = f(); return n``)
+        if block.term.kind != "goto" or not 1 <= len(block.stmts) <= 3 \
+                or not isinstance(block.stmts[-1], ast.Assign) \
+                or len(block.stmts[-1].targets) != 1:
             return None
-        named = block.stmts[0].targets[0]
+        named = block.stmts[-1].targets[0]
         passed = [bid]
         nxt = block.term.targets[0]
         while True:  # (the blocks passed: each entered only from the one before)

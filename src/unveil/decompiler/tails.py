@@ -532,7 +532,8 @@ def share_loop_exits(bc: Bytecode) -> Bytecode:
         if instrs[f].op == "FOR_ITER":
             # (the ``break`` statement's own line: not an expression statement's value)
             if k + 1 in entered or ins.op != "POP_TOP" or bc.handlers[k] != bc.handlers[f] \
-                    or ins.line is None or ins.line == instrs[k - 1].line:
+                    or ins.line is None or ins.line == instrs[k - 1].line \
+                    and not _break_position(bc, ins, instrs[k - 1]):
                 continue
             start = k + 1
         elif ins.op == "POP_EXCEPT" and k + 1 not in entered and ins.line is not None \
@@ -541,7 +542,9 @@ def share_loop_exits(bc: Bytecode) -> Bytecode:
             start = k + 1
         else:
             line = bc.nop_line_before(instrs[k + 1].offset)
-            if line is None or line in (ins.line, instrs[k + 1].line) or ins.op in _FLOW:
+            if line is None or line in (ins.line, instrs[k + 1].line) \
+                    or ins.op in _FLOW and ins.op not in CONDITIONAL_JUMPS \
+                    or ins.offset == instrs[k + 1].offset:  # (one instruction read as two)
                 continue
             start = k + 1
         end = start
@@ -556,7 +559,9 @@ def share_loop_exits(bc: Bytecode) -> Bytecode:
         if line is None and bc.handlers[start] != bc.handlers[k]:
             continue
         key = _signature(instrs, start, end + 1)
+        # (not another break's copy: 3.12+ lays a clause out after the loop)
         after = [b for b in endings.get(key, ()) if b >= exit_ and b != start
+                 and instrs[b - 1].op != "POP_EXCEPT"
                  and all(bc.handlers[j] == bc.handlers[start] for j in range(b, b + end - k))]
         new = new or list(instrs)
         if after:
@@ -576,6 +581,14 @@ def share_loop_exits(bc: Bytecode) -> Bytecode:
 
 
 _MAX_LOOP_EXIT = 6  # instructions the compiler copies at most (with the iterator's pop)
+
+
+def _break_position(bc: Bytecode, ins: Instr, before: Instr) -> bool:
+    """Has ``ins`` the position of a ``break`` (5 characters) other than ``before``'s
+    (3.11+: ``if c: break`` on one line)?"""
+    where = bc.position(ins)
+    return where is not None and None not in where and where[0] == where[1] \
+        and where[3] - where[2] == 5 and where != bc.position(before)  # type: ignore[operator]
 
 
 def _clause_loops(bc: Bytecode, k: int, loops: list[tuple[int, int]]) -> list[tuple[int, int]]:

@@ -119,7 +119,10 @@ def written_continue(cfg: CFG, block: IRBlock) -> bool:
     jump = bc.instrs[last.end - 1]
     k = last.end - 2
     while k >= last.start and bc.instrs[k].op in _CLEAN_UP:
-        k -= 1  # (a clause's clean-up before the jump has the jump's position)
+        # (a clause's clean-up before the jump has the jump's position: its
+        # ``POP_EXCEPT``, and ``name = None; del name`` for ``except E as name``)
+        k -= 3 if bc.instrs[k].op.startswith("DELETE_") and k - 2 >= last.start \
+            and bc.instrs[k - 1].op.startswith("STORE_") else 1
     if k >= last.start:
         before = [bc.instrs[k]]
     else:

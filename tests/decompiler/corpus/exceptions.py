@@ -1927,3 +1927,20 @@ def continue_written_at_the_end_of_a_clause_before_code_after(items):
             continue
         out.append([y for y in out if y != x])
     return out
+
+
+@cases(([1, 3, 0, 4, 2], None), ([3, 2], str), ([], None))
+def continue_written_after_a_named_clause_before_code_after(items, on_error):
+    # (the clause's 'error = None; del error' before its jump back has the continue's
+    # position too)
+    out = []
+    for x in items:
+        try:
+            _acquire(x)
+        except ValueError as error:
+            if on_error is not None:
+                out.append(on_error(error))
+            continue
+        with open(__file__) as f:
+            out.append(bool(f.readline()) and x)
+    return out

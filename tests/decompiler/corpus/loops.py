@@ -1642,3 +1642,103 @@ def break_from_an_except_clause_of_an_endless_loop(xs, n):
             out.append(n)
             break
     return out, n
+
+
+@cases(([(1, "a"), (2, "b"), (4, "c"), (1, "d")], {"b"}), ([], set()), ([(1, "x")], {"x"}))
+def break_on_the_line_of_its_test_before_a_return(tokens, kw):
+    # (the break's POP_TOP of the iterator is on the test's line: its position tells
+    # it from the test's, 3.11+; the compiler copies 'return vars' into the break)
+    vars, last = [], None
+    for ttype, token in tokens:
+        if ttype == 4: break  # noqa: E701
+        if token not in kw:
+            vars.append((token, last))
+        last = token
+    return vars
+
+
+class _Chunks:
+    def __init__(self, sizes):
+        self.sizes = list(sizes)
+        self.left = None
+
+    def next_size(self):
+        if not self.sizes:
+            raise EOFError("done")
+        return self.sizes.pop(0)
+
+
+@cases((_Chunks, [3, 2, 9], 7), (_Chunks, [1, None], 5), (_Chunks, [], 4), (_Chunks, [2], 1))
+def returns_of_several_statements_from_an_endless_loop_in_a_try(make, sizes, want):
+    # (each return's value is named inside the try and returned outside its range)
+    src = make(sizes)
+    total = 0
+    try:
+        while True:
+            left = src.next_size()
+            if left is None:
+                return total
+            if want <= left:
+                n = min(want, left)
+                src.left = left - n
+                return total + n
+            want -= left
+            total += left
+            src.left = 0
+    except EOFError as e:
+        raise ValueError(total) from e
+
+
+def _parameter(value):
+    if value[0] == "!":
+        raise KeyError(value)
+    return value[0], value[1:]
+
+
+@cases(("ab;c",), ("a!b",), ("!",), ("",), ("!;x",))
+def return_in_a_clause_written_like_the_return_after_the_loop(value):
+    # (the same 'return out' twice: the one in the clause is the source's, on a line of
+    # its own, not the compiler's copy of the one after the loop)
+    out = []
+    while value:
+        try:
+            token, value = _parameter(value)
+            out.append(token)
+        except KeyError:
+            leader = None
+            value = value[1:]
+            if not value:
+                out.append(leader)
+                return out
+            out.append("skip")
+        if value and value[0] != ";":
+            out.append("junk")
+    return out
+
+
+def _reader(chunks):
+    def read(n):
+        chunk = chunks.pop(0) if chunks else b""
+        if chunk is None:
+            raise BlockingIOError(n)
+        return chunk[:n]
+    return read
+
+
+@cases(((b"ab", b"cd"), 4), ((None,), 2), ((b"x", None), 2), ((), 1))
+def breaks_from_a_clause_and_the_body_before_a_copied_return(chunks, n):
+    # (3.12+: both breaks get a copy of the return, one after the clause's POP_EXCEPT,
+    # laid out after the loop as the clause is)
+    read = _reader(list(chunks))
+    result = bytearray()
+    while True:
+        try:
+            chunk = read(n)
+        except BlockingIOError:
+            if result:
+                break
+            return
+        if not chunk:
+            break
+        result += chunk
+    return bytes(result)
