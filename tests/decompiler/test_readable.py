@@ -374,6 +374,9 @@ AS_WRITTEN = [
     ("loops", "return_in_a_clause_written_like_the_return_after_the_loop"),
     ("loops", "breaks_from_a_clause_and_the_body_before_a_copied_return"),
     ("exceptions", "continue_written_after_a_named_clause_before_code_after"),
+    ("loops", "for_else_whose_break_code_is_straight"),
+    ("loops", "inner_for_else_whose_break_code_is_the_outer_loops_last"),
+    ("exceptions", "try_ending_the_function_whose_clause_passes"),
 ]
 
 
@@ -428,9 +431,16 @@ SAME_SOURCE = [
     ("exceptions", "continue_written_at_the_end_of_a_try_finally_body"),
     ("exceptions", "continue_written_at_the_end_of_a_clause_before_code_after"),
     ("assignments", "chained_assignment_to_nested_items"),
-    ("loops", "breaks_from_a_clause_and_the_body_before_a_copied_return"),
     ("exceptions", "continue_written_after_a_named_clause_before_code_after"),
     ("loops", "return_in_a_clause_written_like_the_return_after_the_loop"),
+    _gap("exceptions", "try_ending_the_function_whose_clause_passes", True,
+         "the implicit return copied into a clause that passes has the position of the "
+         "'pass', 4 wide, as 'None' of a written 'return None' in a clause has (3.10: its "
+         "line): it reads 'return'"),
+    ("loops", "inner_for_else_whose_break_code_is_the_outer_loops_last"),
+    _gap("loops", "for_else_whose_break_code_is_straight", sys.version_info < (3, 11),
+         "3.10 copies the return after an if/else into its first arm, which compiles "
+         "the same as 'if c: ...; return' and the rest after it"),
     _gap("loops", "break_on_the_line_of_its_test_before_a_return", sys.version_info < (3, 11),
          "3.10 has lines only: a break on its test's line before a copied return comes "
          "back as that return"),

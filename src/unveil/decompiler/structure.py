@@ -836,12 +836,9 @@ class Structurer(LoopExits, IfEnds, Clauses, ClauseExits):
                 body |= own
                 breaks = join
             elif (laid := self._break_code_laid_inside(trial := set(body), breaks, ctx,
-                                                       natural_exit)) != breaks \
-                    and (self.blocks[h].term.kind != "for" or any(
-                        self.blocks[n].term.kind == "branch" for n in trial - body)):
-                # (branching break code laid out in the loop: ``if c: if d: f(); break``;
-                # a ``for`` loop's straight break code, which pops the iterator, is left
-                # to the rules above and below)
+                                                       natural_exit)) != breaks:
+                # (break code laid out in the loop, before its else: ``if c: if d: f();
+                # break``, ``if c: x = a[i]; break``)
                 body |= trial
                 breaks = laid
             else:

@@ -210,10 +210,11 @@ class LoopExits:
             n = todo.pop()
             if n in own or n in beyond:
                 continue
-            if n in stops or n in body or n == natural_exit or n not in self.blocks:
+            if n in body or n == natural_exit or n not in self.blocks \
+                    or n in stops and n in breaks:
                 return breaks
-            if self.position(n) > end:
-                beyond.add(n)
+            if self._code_end(n) > end or n in stops:
+                beyond.add(n)  # (past the loop, or on where an enclosing construct goes)
                 continue
             if self.blocks[n].term.kind in ("return", "raise", "reraise") \
                     or not all(p in body or p in own or p in todo or p in breaks
@@ -226,6 +227,16 @@ class LoopExits:
             return breaks
         body |= own
         return beyond
+
+    def _code_end(self, bid: int) -> int:
+        """Where the last code of block ``bid`` is laid out: a jump alone does not
+        count (3.10/3.11 read a break's pop of the iterator and the code it jumps to
+        past the loop's else as one block)."""
+        block = self.blocks[bid]
+        cfg = self.g.cfg
+        code = [b for b in block.blocks if b in cfg.blocks and any(
+            i.op != "JUMP" for i in cfg.bc.instrs[cfg.blocks[b].start:cfg.blocks[b].end])]
+        return max(code) if code else self.position(bid)
 
     def _leaves_function(self, bid: int) -> bool:
         """Does block ``bid`` end in a ``return`` or ``raise`` (a loop's ``else`` that

@@ -542,8 +542,7 @@ def share_loop_exits(bc: Bytecode) -> Bytecode:
             start = k + 1
         else:
             line = bc.nop_line_before(instrs[k + 1].offset)
-            if line is None or line in (ins.line, instrs[k + 1].line) \
-                    or ins.op in _FLOW and ins.op not in CONDITIONAL_JUMPS \
+            if line is None or line in (ins.line, instrs[k + 1].line) or ins.op in _FLOW \
                     or ins.offset == instrs[k + 1].offset:  # (one instruction read as two)
                 continue
             start = k + 1

@@ -92,7 +92,7 @@ def implicit_return(cfg: CFG, block: IRBlock) -> bool:
         if not last.preds:
             return False
         before = [cfg.blocks[p].last(bc) for p in last.preds]
-        if any(i.target != last.start for i in before):
+        if any(i.target >= 0 and i.target != last.start for i in before):
             return False  # (fallen into: a return written after a test)
     where = bc.position(load)
     if where is None or where[0] is None:  # (3.10: lines only)

@@ -1742,3 +1742,54 @@ def breaks_from_a_clause_and_the_body_before_a_copied_return(chunks, n):
             break
         result += chunk
     return bytes(result)
+
+
+class _Zone:
+    pass
+
+
+@cases(([1, 1, 0, 1], [5, 6, 7, 8], None), ([1, 1], [5, 6], b"x"), ([], [], b""),
+       ([1], [], b""))
+def for_else_whose_break_code_is_straight(isdst, infos, tz):
+    # (the break's own statement is laid out in the loop, before the else: it stays
+    # there; the code after the loop is not copied into the else)
+    self = _Zone()
+    for i in range(len(isdst)):
+        if not isdst[i]:
+            self.before = infos[i]
+            break
+    else:
+        if infos:
+            self.before = infos[0]
+        else:
+            self.before = None
+    if tz is not None and tz != b"":
+        self.after = tz
+    else:
+        self.after = infos[-1] if infos else None
+    return vars(self)
+
+
+@cases(([[1, 2], [2, 3]],), ([[1], [1]],), ([[1, 2], [2, 1]],), ([],))
+def inner_for_else_whose_break_code_is_the_outer_loops_last(sequences):
+    # (functools._c3_merge) the inner break's own statement, laid out before the
+    # inner loop's else, goes on straight to the outer loop's next turn
+    result = []
+    while True:
+        sequences = [s for s in sequences if s]
+        if not sequences:
+            return result
+        for s1 in sequences:
+            candidate = s1[0]
+            for s2 in sequences:
+                if candidate in s2[1:]:
+                    candidate = None
+                    break
+            else:
+                break
+        if candidate is None:
+            raise RuntimeError("inconsistent")
+        result.append(candidate)
+        for seq in sequences:
+            if seq[0] == candidate:
+                del seq[0]
