@@ -377,6 +377,7 @@ AS_WRITTEN = [
     ("loops", "for_else_whose_break_code_is_straight"),
     ("loops", "inner_for_else_whose_break_code_is_the_outer_loops_last"),
     ("exceptions", "try_ending_the_function_whose_clause_passes"),
+    ("loops", "while_loop_whose_break_code_goes_on_to_its_end"),
 ]
 
 

@@ -210,11 +210,13 @@ class LoopExits:
             n = todo.pop()
             if n in own or n in beyond:
                 continue
-            if n in body or n == natural_exit or n not in self.blocks \
-                    or n in stops and n in breaks:
+            if n in body or n not in self.blocks or n in stops and n in breaks \
+                    or n == natural_exit and n in breaks:
                 return breaks
-            if self._code_end(n) > end or n in stops:
-                beyond.add(n)  # (past the loop, or on where an enclosing construct goes)
+            if self._code_end(n) > end or n in stops or n == natural_exit:
+                # (past the loop, or on where an enclosing construct goes, or to the
+                # loop's own end: no else)
+                beyond.add(n)
                 continue
             if self.blocks[n].term.kind in ("return", "raise", "reraise") \
                     or not all(p in body or p in own or p in todo or p in breaks

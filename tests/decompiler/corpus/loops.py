@@ -1793,3 +1793,50 @@ def inner_for_else_whose_break_code_is_the_outer_loops_last(sequences):
         for seq in sequences:
             if seq[0] == candidate:
                 del seq[0]
+
+
+class _Fields:
+    atomends = "()<>@,;:\\\".[]"
+
+    def __init__(self, field):
+        self.field = field
+        self.pos = 0
+
+    def gotonext(self):
+        start = self.pos
+        while self.pos < len(self.field) and self.field[self.pos] == " ":
+            self.pos += 1
+        return self.field[start:self.pos]
+
+    def getatom(self):
+        start = self.pos
+        while self.pos < len(self.field) and self.field[self.pos] not in self.atomends + " ":
+            self.pos += 1
+        return self.field[start:self.pos]
+
+
+@cases(("ab.cd@x",), ("a b ,z",), ("",), ("a. b",), ("x ;",))
+def while_loop_whose_break_code_goes_on_to_its_end(field):
+    # (email._parseaddr getaddrspec) the break's code, an if of its own, is laid out
+    # in the loop and goes on to where the loop ends anyway: no else
+    self = _Fields(field)
+    aslist = []
+    self.gotonext()
+    while self.pos < len(self.field):
+        preserve_ws = True
+        if self.field[self.pos] == ".":
+            aslist.append(".")
+            self.pos += 1
+            preserve_ws = False
+        elif self.field[self.pos] in self.atomends:
+            if aslist and not aslist[-1].strip():
+                aslist.pop()
+            break
+        else:
+            aslist.append(self.getatom())
+        ws = self.gotonext()
+        if preserve_ws and ws:
+            aslist.append(ws)
+    if self.pos >= len(self.field) or self.field[self.pos] != "@":
+        return "".join(aslist)
+    return "".join(aslist) + "@"
