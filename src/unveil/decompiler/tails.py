@@ -65,6 +65,10 @@ def _merge_tails_once(bc: Bytecode) -> Bytecode:
     for k, h in enumerate(bc.handlers):
         if h is not None and k in live:
             entries[h.target] = entries.get(h.target, 0) + 2  # never merged
+    tests_on: dict[int, list[int]] = {}  # the live conditional jumps, by line
+    for k in sorted(k for targets in sources.values() for k in targets):
+        if instrs[k].op in CONDITIONAL_JUMPS and instrs[k].line is not None:
+            tests_on.setdefault(instrs[k].line, []).append(k)  # type: ignore[arg-type]
     new = list(instrs)
     changed = False
     for j, ins in enumerate(instrs):
@@ -75,9 +79,10 @@ def _merge_tails_once(bc: Bytecode) -> Bytecode:
         same_line = all(instrs[k].line == ins.line for k in sources.get(ins.target, ()))
         # the second arm may run on into the end of an enclosing expression on the same
         # line (``x and (a if c else b)``: the ``and`` jumps to where ``b`` ends)
-        outer = {t: n for t, n in ((t, sum(1 for k in ks if k < j and instrs[k].op in CONDITIONAL_JUMPS
-                                               and instrs[k].line == ins.line))
-                                   for t, ks in sources.items() if t > ins.target) if n}
+        outer: dict[int, int] = {}
+        for k in tests_on.get(ins.line, ()):
+            if k < j and instrs[k].target > ins.target:
+                outer[instrs[k].target] = outer.get(instrs[k].target, 0) + 1
         # (the first arm may be where earlier tests of the same condition go too: the
         # ``c`` of ``x if c or d else y``)
         earlier = [k for k in sources.get(j + 1, ()) if k < j and instrs[k].op in CONDITIONAL_JUMPS
@@ -521,10 +526,21 @@ def share_loop_exits(bc: Bytecode) -> Bytecode:
     new: list[Instr] | None = None
     handlers = list(bc.handlers)
     made: dict[tuple[object, ...], int] = {}
+    protected: dict[int, list[int]] | None = None
+    # (the innermost loop around each instruction: of those around it, the last begun)
+    innermost: list[tuple[int, int] | None] = [None] * len(instrs)
+    for f, e in loops:
+        for k in range(f + 1, min(e, len(instrs))):
+            innermost[k] = (f, e)
     for k, ins in enumerate(instrs):
-        inner = [(f, e) for f, e in loops if f < k < e]
+        if k + 1 >= len(instrs) or ins.op not in ("POP_TOP", "POP_EXCEPT") \
+                and bc.nop_line_before(instrs[k + 1].offset) is None:
+            continue  # (what a break leaves: a pop, a clause's end, a NOP on its line)
+        inner = [innermost[k]] if innermost[k] is not None else []
         if not inner and COLD_HANDLERS and ins.op == "POP_EXCEPT":
-            inner = _clause_loops(bc, k, loops)
+            if protected is None:
+                protected = _protected_by(bc)
+            inner = _clause_loops(bc, k, loops, protected)
         if not inner or k + 1 >= len(instrs):
             continue
         f, exit_ = max(inner)  # (the innermost loop's: an inner loop's break pops its own)
@@ -590,19 +606,32 @@ def _break_position(bc: Bytecode, ins: Instr, before: Instr) -> bool:
         and where[3] - where[2] == 5 and where != bc.position(before)  # type: ignore[operator]
 
 
-def _clause_loops(bc: Bytecode, k: int, loops: list[tuple[int, int]]) -> list[tuple[int, int]]:
+def _protected_by(bc: Bytecode) -> dict[int, list[int]]:
+    """The instructions each handler protects, by the handler's first instruction."""
+    out: dict[int, list[int]] = {}
+    for j, h in enumerate(bc.handlers):
+        if h is not None:
+            out.setdefault(h.target, []).append(j)
+    return out
+
+
+def _clause_loops(bc: Bytecode, k: int, loops: list[tuple[int, int]],
+                  protected: dict[int, list[int]]) -> list[tuple[int, int]]:
     """The loops around the ``try`` whose except clause ends at the ``POP_EXCEPT`` ``k``,
     laid out after them (3.12+): those of the code the clause's handler protects."""
     before = bc.handlers[k - 1]
     if before is None:
         return []
-    cleanup = before.target  # (the clause's clean-up, protecting its handler's start)
-    first = next((j for j, h in enumerate(bc.handlers)
-                  if h is not None and h.target == cleanup), None)
+    cleanup = protected.get(before.target)  # (the clause's clean-up protects its start)
+    first = cleanup[0] if cleanup else None
     if first is None or bc.instrs[first].op != "PUSH_EXC_INFO":
         return []
-    body = [j for j, h in enumerate(bc.handlers) if h is not None and h.target == first]
-    return [(f, e) for f, e in loops if any(f < j < e for j in body)]
+    body = protected.get(first, [])
+    if not body:
+        return []
+    low, high = body[0], body[-1]
+    return [(f, e) for f, e in loops if f < high and low < e
+            and any(f < j < e for j in body)]
 
 
 def _statement_start(instrs: list[Instr], b: int, entered: set[int]) -> bool:
