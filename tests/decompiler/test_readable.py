@@ -378,6 +378,7 @@ AS_WRITTEN = [
     ("loops", "inner_for_else_whose_break_code_is_the_outer_loops_last"),
     ("exceptions", "try_ending_the_function_whose_clause_passes"),
     ("loops", "while_loop_whose_break_code_goes_on_to_its_end"),
+    ("loops", "return_from_a_with_in_an_endless_loop_in_a_try_finally"),
 ]
 
 

@@ -210,12 +210,13 @@ class LoopExits:
             n = todo.pop()
             if n in own or n in beyond:
                 continue
-            if n in body or n not in self.blocks or n in stops and n in breaks \
+            outer = ctx.loop is not None and n in (ctx.loop.cont, ctx.loop.follow)
+            if n in body or n not in self.blocks or n in stops and (n in breaks or not outer) \
                     or n == natural_exit and n in breaks:
                 return breaks
-            if self._code_end(n) > end or n in stops or n == natural_exit:
-                # (past the loop, or on where an enclosing construct goes, or to the
-                # loop's own end: no else)
+            if self._code_end(n) > end or outer or n == natural_exit:
+                # (past the loop, or on where an enclosing loop goes, or to the loop's
+                # own end: no else)
                 beyond.add(n)
                 continue
             if self.blocks[n].term.kind in ("return", "raise", "reraise") \

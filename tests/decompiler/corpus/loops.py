@@ -1840,3 +1840,45 @@ def while_loop_whose_break_code_goes_on_to_its_end(field):
     if self.pos >= len(self.field) or self.field[self.pos] != "@":
         return "".join(aslist)
     return "".join(aslist) + "@"
+
+
+class _Lock:
+    def __init__(self, count, owner):
+        self.count, self.owner, self.waits = count, owner, 0
+
+    def __enter__(self):
+        LOG.append("enter")
+        return self
+
+    def __exit__(self, *exc):
+        LOG.append("exit")
+        return False
+
+    def wait(self):
+        self.waits += 1
+        self.count = max(0, self.count - 1)
+        if self.waits > 3:
+            raise TimeoutError(self.waits)
+
+
+@cases((0, 1, 1), (2, 5, 1), (9, 5, 1))
+def return_from_a_with_in_an_endless_loop_in_a_try_finally(count, owner, tid):
+    # (importlib._bootstrap._ModuleLock.acquire) the return runs the with's exit and
+    # the finally's copy: it stays a return, not a break to code after the loop
+    lock = _Lock(count, owner)
+    blocking = {tid: lock}
+    try:
+        while True:
+            with lock:
+                if lock.count == 0 or lock.owner == tid:
+                    lock.owner = tid
+                    lock.count += 1
+                    return True
+                if lock.waits > 5:
+                    raise RuntimeError("deadlock detected by %r" % tid)
+                if lock.count > 3:
+                    lock.waits += 1
+            lock.wait()
+            LOG.append(lock.count)
+    finally:
+        del blocking[tid]
