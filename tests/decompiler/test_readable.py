@@ -146,11 +146,7 @@ STRUCTURED = [
     ("exceptions", "return_on_one_path_of_a_finally"),
     ("exceptions", "break_in_a_finally_in_a_loop"),
     ("exceptions", "continue_in_a_finally_in_a_loop"),
-    pytest.param("exceptions", "while_loop_with_a_test_in_a_finally",
-                 id="while_loop_with_a_test_in_a_finally",
-                 marks=pytest.mark.xfail(sys.version_info >= (3, 14), strict=True, reason=(
-                     "3.14: the handler's copy names the if's test in a temporary, the "
-                     "normal copy does not"))),
+    ("exceptions", "while_loop_with_a_test_in_a_finally"),
 ]
 
 
@@ -178,6 +174,15 @@ def _gap(module_name: str, name: str, condition: bool, reason: str) -> object:
 #: Corpus functions whose round trip must give the same bytecode (the shape as written),
 #: with the known gaps as strict xfails.
 AS_WRITTEN = [
+    ("with_stmt", "explicit_return_none_after_a_finally_that_holds_a_try"),
+    ("with_stmt", "return_in_a_clause_then_a_with_in_a_try_finally"),
+    ("expressions", "calls_of_different_functions_in_a_conditional"),
+    ("assignments", "unpacking_to_the_same_name_twice_in_a_row"),
+    ("with_stmt", "endless_loop_of_returns_in_two_withs"),
+    ("conditionals", "negated_membership_and_identity_tests"),
+    ("expressions", "percent_format_kept_by_an_f_string"),
+    ("exceptions", "return_after_nested_finally_in_a_try_in_loops"),
+    ("exceptions", "return_after_a_finally_in_a_try"),
     ("loops", "return_from_a_with_in_an_endless_loop_in_a_with"),
     _gap("exceptions", "conditional_return_in_a_try_in_a_clause_in_a_loop",
          sys.version_info < (3, 11), "3.10: a conditional expression returned from a try "
@@ -223,9 +228,7 @@ AS_WRITTEN = [
     ("exceptions", "own_name_like_a_temporary_in_a_finally_loop"),
     ("exceptions", "loop_with_an_if_in_a_finally"),
     ("exceptions", "return_through_a_finally_that_holds_a_try_finally"),
-    _gap("exceptions", "loop_with_break_in_a_finally_then_return",
-         sys.version_info >= (3, 14), "3.14: a while loop in a finally whose break "
-         "leaves it is still the state machine (its test is not copied to the loop's end)"),
+    ("exceptions", "loop_with_break_in_a_finally_then_return"),
     ("exceptions", "return_in_try_except_finally_whose_finally_tests"),
     ("exceptions", "try_directly_in_a_try_after_an_if"),
     ("exceptions", "clause_returning_through_a_finally_with_a_try"),
@@ -458,3 +461,50 @@ def test_same_source(module_name: str, name: str) -> None:
     tree = ast.parse(textwrap.dedent(inspect.getsource(func)))
     tree.body[0].decorator_list = []  # type: ignore[attr-defined]
     assert ast.unparse(ast.parse(unveil.decompile(func))) == ast.unparse(tree)
+
+
+#: Annotations of every scope (3.14 compiles each into an ``__annotate__`` function,
+#: a module's and a conditional class entry's behind ``__conditional_annotations__``).
+ANNOTATED_MODULE = '''
+"""Doc."""
+import sys
+x: int = 1
+y: "str"
+if sys:
+    z: list[int] = []
+
+
+class Params:
+    """Parameters."""
+
+    headers: dict[str, str]
+    data: str | bytes
+
+
+class Mixed:
+    a: int = 1
+    if a:
+        b: str = "b"
+    c: list = []
+    pick = lambda self: self.a
+
+
+def f(a: int, *b: str, c: "C" = 1) -> list[int]:
+    return [a]
+'''
+
+
+@pytest.mark.parametrize("future", [False, True])
+def test_every_annotation_scope_round_trips(future: bool) -> None:
+    from unveil.codeobj import iter_code_objects
+    from unveil.verify.batch import check_code
+
+    source = ("from __future__ import annotations\n" if future else "") + ANNOTATED_MODULE
+    source += "\n\ndef g():\n    __annotations__['x'] = 1\n"  # (a store, not an annotation)
+    top = compile(source, "<annotated>", "exec", dont_inherit=True)
+    results = [(e.qualname, check_code(e.code, qualname=e.qualname))
+               for e in iter_code_objects(top)]
+    assert len(results) >= 5
+    assert [(q, r.message) for q, r in results if r.status != "identical"] == []
+    text = unveil.decompile(top)
+    assert "    z: list[int] = []" in text and "        b: str = 'b'" in text, text

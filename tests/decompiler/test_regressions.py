@@ -72,10 +72,6 @@ KNOWN: dict[str, tuple[tuple[tuple[int, int], ...], str]] = {
     "4c7887e66bbd": (((3, 14),),
                      "3.14 folds a type alias's comprehension test 'f'' if P' to False but "
                      "keeps the ParamSpec a free variable of the value's function"),
-    "cb62cf3a9335": (((3, 14),),
-                     "a class body whose only annotation is in dead code ('if 0: x: 0'): "
-                     "3.14 keeps an __annotate__ that reads __classdict__; the decompiled "
-                     "class has no annotation to make one"),
     "ca3d74c73c20": (((3, 12), (3, 13), (3, 14)),
                      "a type alias '0 if (u if v else w) else x or y': the compiler copies "
                      "the 'return 0' into both arms of the inner test, and the value's "

@@ -11,6 +11,7 @@ from .instructions import (
     CONDITIONAL_JUMPS,
     COPIED_LOOP_TESTS,
     ELSE_AFTER_BODY,
+    FOLDED_NOT_TESTS,
     Bytecode,
     Handler,
     Instr,
@@ -22,5 +23,5 @@ from .instructions import (
 from .listing import LITERAL_TYPES, Raw, branches, qualname_constants
 
 __all__ = ["COLD_HANDLERS", "CONDITIONAL_JUMPS", "COPIED_LOOP_TESTS", "ELSE_AFTER_BODY",
-           "LITERAL_TYPES", "Bytecode", "Handler", "Instr", "Raw", "branches", "for_iter_exit",
+           "FOLDED_NOT_TESTS", "LITERAL_TYPES", "Bytecode", "Handler", "Instr", "Raw", "branches", "for_iter_exit",
            "instructions", "qualname_constants", "read", "retarget"]

@@ -65,6 +65,11 @@ CONDITIONAL_JUMPS = frozenset({"POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE", "POP_JUM
 #: ``while True:``. 3.14 tests at the top only, as both forms compile.
 COPIED_LOOP_TESTS = VERSION < (3, 14)
 
+#: Folding: 3.10-3.13 compile ``not a in b`` (and ``not a is b``) as ``a not in b``
+#: everywhere. 3.14 folds it only where a value is computed: a test jumps on the
+#: opposite instead, so there ``if not a in b:`` and ``if a not in b:`` differ.
+FOLDED_NOT_TESTS = VERSION < (3, 14)
+
 
 @dataclass(slots=True)
 class Instr:
@@ -708,7 +713,27 @@ def _handlers(ranges: list[RawHandler], out: list[Instr], first_index: dict[int,
         hi = bisect.bisect_left(out_offsets, r.end)
         for i in range(lo, hi):
             result[i] = handler
+    _close_jump_gaps(out, result)
     return result
+
+
+def _close_jump_gaps(out: list[Instr], handlers: list[Handler | None]) -> None:
+    """3.14: a loop's test and jump back that the exception table leaves out of the
+    protected range they loop in get its handler (where the compiler turned the test
+    around: ``if not c: return`` right before the jump back, in a ``with``). Only that
+    pair: elsewhere which jumps the table leaves out tells how the source was written,
+    and 3.12-3.13 leave a loop's jump back out too, which the structurer expects."""
+    if VERSION < (3, 14):
+        return
+    for i in range(1, len(out) - 1):
+        test, back = out[i], out[i + 1]
+        if test.op not in CONDITIONAL_JUMPS or back.op != "JUMP" \
+                or handlers[i] is not None or handlers[i + 1] is not None \
+                or not 0 <= back.target < i:
+            continue
+        handler = handlers[i - 1]
+        if handler is not None and handlers[back.target] == handler:
+            handlers[i] = handlers[i + 1] = handler
 
 
 def _is_generator_wrapper(out: list[Instr], target: int) -> bool:

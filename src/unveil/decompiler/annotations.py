@@ -99,7 +99,7 @@ def _flatten(stmts: list[ast.stmt]) -> list[ast.stmt]:
     out: list[ast.stmt] = []
     for s in stmts:
         if isinstance(s, ast.If):
-            index = _conditional_index(s.test)
+            index = conditional_index(s.test)
             if index is not None:
                 for inner in s.body:
                     attach(inner, condition=index)
@@ -111,7 +111,8 @@ def _flatten(stmts: list[ast.stmt]) -> list[ast.stmt]:
     return out
 
 
-def _conditional_index(test: ast.expr) -> int | None:
+def conditional_index(test: ast.expr) -> int | None:
+    """``i`` of ``i in __conditional_annotations__``."""
     if isinstance(test, ast.Compare) and len(test.ops) == 1 \
             and isinstance(test.ops[0], ast.In) and isinstance(test.left, ast.Constant) \
             and isinstance(test.left.value, int) \
@@ -136,23 +137,12 @@ def apply_to_scope(stmts: list[ast.stmt], parent: Scope) -> list[ast.stmt]:
     # 3.14 still keeps ``__conditional_annotations__``: the compiler adds it back)
     by_index = {i: (name, ann) for name, ann, i in items if i is not None}
     unconditional = [(name, ann) for name, ann, i in items if i is None]
-    out: list[ast.stmt] = []
-    for s in stmts:
-        if isinstance(s, ExcMarker) and s.kind == "annotate":
-            continue
-        if _is_conditional_set(s):
-            continue
-        index = _recorded_index(s)
-        if index is not None:
-            if out and _reads_conditional_set(out[-1]):
-                out.pop()
-            name_ann = by_index.get(index)
-            if name_ann is not None:
-                _annotate(out, *name_ann)
-            continue
-        out.append(s)
+    out = _placed(stmts, by_index)
     # class bodies have no markers: annotate the next assignment of each name, in order
+    # (an annotation alone goes after the header the compiler writes)
     last = -1
+    while last + 1 < len(out) and _is_header(out[last + 1]):
+        last += 1
     for name, ann in unconditional:
         for k in range(last + 1, len(out)):
             s = out[k]
@@ -167,6 +157,46 @@ def apply_to_scope(stmts: list[ast.stmt], parent: Scope) -> list[ast.stmt]:
             out.insert(last, ast.AnnAssign(target=ast.Name(id=name, ctx=ast.Store()),
                                            annotation=ann, value=None, simple=1))
     return out
+
+
+def _placed(stmts: list[ast.stmt], by_index: dict[int, tuple[str, ast.expr]]
+            ) -> list[ast.stmt]:
+    """``stmts`` with each ``__conditional_annotations__.add(i)`` (in nested blocks too)
+    made the annotation of the assignment before it."""
+    out: list[ast.stmt] = []
+    for s in stmts:
+        if isinstance(s, ExcMarker) and s.kind == "annotate":
+            continue
+        if _is_conditional_set(s):
+            continue
+        index = _recorded_index(s)
+        if index is not None:
+            if out and _reads_conditional_set(out[-1]):
+                out.pop()
+            name_ann = by_index.get(index)
+            if name_ann is not None:
+                _annotate(out, *name_ann)
+            continue
+        for field in ("body", "orelse", "finalbody"):
+            inner = getattr(s, field, None)
+            if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt):
+                setattr(s, field, _placed(inner, by_index)
+                        or ([ast.Pass()] if field == "body" else []))
+        for h in [*(getattr(s, "handlers", None) or []), *(getattr(s, "cases", None) or [])]:
+            h.body = _placed(h.body, by_index) or [ast.Pass()]
+        out.append(s)
+    return out
+
+
+_HEADER = frozenset({"__module__", "__qualname__", "__firstlineno__", "__doc__"})
+
+
+def _is_header(s: ast.stmt) -> bool:
+    """A statement the compiler writes at the top of a class body (or its docstring)."""
+    if isinstance(s, ast.Expr):
+        return isinstance(s.value, ast.Constant) and isinstance(s.value.value, str)
+    return isinstance(s, ast.Assign) and len(s.targets) == 1 \
+        and isinstance(s.targets[0], ast.Name) and s.targets[0].id in _HEADER
 
 
 def _annotate(out: list[ast.stmt], name: str, ann: ast.expr) -> None:

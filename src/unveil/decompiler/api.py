@@ -18,7 +18,7 @@ from .._io import write_atomic
 from ..codeobj import CodeFlag, code_kind, iter_code_objects
 from ..errors import BadInputError, DecompilationError
 from . import generics
-from .annotations import is_format_check
+from .annotations import conditional_index, is_format_check
 from .comprehensions import comprehension_from_code
 from .deep import with_room
 from .emit import unparse
@@ -710,8 +710,9 @@ def _simplified(code: CodeType, stmts: list[ast.stmt], changed: list[bool],
 
 
 def _annotated_owner(code: CodeType, dec: CodeDecompiler) -> ast.stmt | None:
-    """3.14: a function whose annotations the ``__annotate__`` code object returns (the
-    compiler writes that code object; source cannot, but an annotated ``def`` makes it)."""
+    """3.14: a definition whose annotations the ``__annotate__`` code object returns (the
+    compiler writes that code object; source cannot, but an annotated ``def``, class or
+    module body makes it)."""
     if code.co_argcount != 1 or code.co_varnames[:1] != ("format",):
         return None
     try:
@@ -725,55 +726,77 @@ def _annotated_owner(code: CodeType, dec: CodeDecompiler) -> ast.stmt | None:
     if found is None:
         return None
     items, item_by_item = found
-    names = [k.value if isinstance(k, ast.Constant) else None for k, _ in items]
+    names = [k.value if isinstance(k, ast.Constant) else None for k, _, _ in items]
     if not items or not all(isinstance(n, str) and n.isidentifier() for n in names) \
             or len(set(names)) != len(names):
         return None
     stringified = bool(code.co_flags & CodeFlag.FUTURE_ANNOTATIONS)
 
-    def annotation(value: ast.expr) -> ast.expr:
-        return annotation_expr(value, True) if stringified else value
+    def annotated(name: str, value: ast.expr, index: int | None) -> ast.stmt:
+        node: ast.stmt = ast.AnnAssign(
+            target=ast.Name(id=name, ctx=ast.Store()),
+            annotation=annotation_expr(value, True) if stringified else value,
+            value=None, simple=1)
+        if index is not None:  # an annotation a module or class body runs conditionally
+            node = ast.If(test=ast.Name(id="__unveil_condition__", ctx=ast.Load()),
+                          body=[node], orelse=[])
+        return node
 
+    entries = [annotated(n, v, i) for n, (_, v, i) in zip(names, items, strict=True)]
+    conditional = [i for _, _, i in items if i is not None]
     if item_by_item and "__classdict__" in code.co_freevars:
         # a class body's annotations (``x: int``), evaluated in the class namespace
-        return ast.ClassDef(name="__unveil_annotated__", bases=[], keywords=[], body=[
-            ast.AnnAssign(target=ast.Name(id=n, ctx=ast.Store()), annotation=annotation(v),
-                          value=None, simple=1)
-            for n, (_, v) in zip(names, items, strict=True)], decorator_list=[],
-            type_params=[])
-    args = [ast.arg(arg=n, annotation=annotation(v)) for n, (_, v) in zip(names, items,
-                                                                          strict=True)
+        return ast.ClassDef(name="__unveil_annotated__", bases=[], keywords=[],
+                            body=entries, decorator_list=[], type_params=[])
+    if conditional:
+        # a module body's: the compiler numbers each annotation in order
+        if conditional != list(range(len(items))):
+            return None
+        return ast.If(test=ast.Name(id="__unveil_condition__", ctx=ast.Load()),
+                      body=[e.body[0] for e in entries if isinstance(e, ast.If)], orelse=[])
+    annotations = [e.annotation for e in entries if isinstance(e, ast.AnnAssign)]
+    args = [ast.arg(arg=n, annotation=a) for n, a in zip(names, annotations, strict=True)
             if n != "return"]
-    returns = next((annotation(v) for n, (_, v) in zip(names, items, strict=True)
-                    if n == "return"), None)
+    returns = next((a for n, a in zip(names, annotations, strict=True) if n == "return"),
+                   None)
     return ast.FunctionDef(name="__unveil_annotated__", args=ast.arguments(
         posonlyargs=[], args=args, vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None,
         defaults=[]), body=[ast.Pass()], decorator_list=[], returns=returns, type_params=[])
 
 
-def _annotation_items(body: list[ast.stmt]
-                      ) -> tuple[list[tuple[ast.expr | None, ast.expr]], bool] | None:
-    """``return {k: v, ...}`` (a function's annotations), or a class's: ``d = {}``, then
-    ``d[k] = v`` for each, then ``return d`` (the flag says which)."""
+Entry = tuple[ast.expr | None, ast.expr, int | None]  # key, annotation, conditional index
+
+
+def _annotation_items(body: list[ast.stmt]) -> tuple[list[Entry], bool] | None:
+    """``return {k: v, ...}`` (a function's annotations), or a class's or module's:
+    ``d = {}``, then ``d[k] = v`` for each (each maybe under ``if i in
+    __conditional_annotations__:``), then ``return d`` (the flag says which)."""
     last = body[-1]
     if not isinstance(last, ast.Return):
         return None
     if len(body) == 1 and isinstance(last.value, ast.Dict):
-        return list(zip(last.value.keys, last.value.values, strict=True)), False
+        return [(k, v, None) for k, v in zip(last.value.keys, last.value.values,
+                                             strict=True)], False
     first = body[0]
     if not (isinstance(last.value, ast.Name) and isinstance(first, ast.Assign)
             and len(first.targets) == 1 and isinstance(first.targets[0], ast.Name)
             and first.targets[0].id == last.value.id and isinstance(first.value, ast.Dict)
             and not first.value.keys):
         return None
-    items: list[tuple[ast.expr | None, ast.expr]] = []
+    items: list[Entry] = []
     for s in body[1:-1]:
+        index = None
+        if isinstance(s, ast.If) and not s.orelse and len(s.body) == 1:
+            index = conditional_index(s.test)
+            if index is None:
+                return None
+            s = s.body[0]
         if not (isinstance(s, ast.Assign) and len(s.targets) == 1
                 and isinstance(s.targets[0], ast.Subscript)
                 and isinstance(s.targets[0].value, ast.Name)
                 and s.targets[0].value.id == last.value.id):
             return None
-        items.append((s.targets[0].slice, s.value))
+        items.append((s.targets[0].slice, s.value, index))
     return items, True
 
 
@@ -791,8 +814,10 @@ def _closure_wrapper(node: ast.stmt, code: CodeType, outer: Sequence[str] = ()) 
         free.remove("__classdict__")
         node = ast.ClassDef(name="__unveil_class__", bases=[], keywords=[], body=[node],
                             decorator_list=[], type_params=[])
-    elif code.co_flags & CodeFlag.METHOD and isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-        # 3.14 marks functions defined in a class body
+    elif code.co_flags & CodeFlag.METHOD and (
+            isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+            or isinstance(node, ast.Assign) and isinstance(node.value, ast.Lambda)):
+        # 3.14 marks functions (and lambdas) defined in a class body
         node = ast.ClassDef(name="__unveil_class__", bases=[], keywords=[], body=[node],
                             decorator_list=[], type_params=[])
     if not free:

@@ -18,6 +18,7 @@ import itertools
 import math
 from typing import Any
 
+from ..bytecode import FOLDED_NOT_TESTS
 from .facts import attach
 
 # ---------------------------------------------------------------- extra nodes
@@ -282,11 +283,13 @@ _INVERSE_CMP = {ast.Is: ast.IsNot, ast.IsNot: ast.Is, ast.In: ast.NotIn, ast.Not
 
 def negate(node: ast.expr) -> ast.expr:
     """``not node``, written as the compiler would fold it back: ``not not x`` is ``x``,
-    an ``is``/``in`` test flips, and ``not (not a or b)`` is ``a and not b``."""
+    an ``is``/``in`` test flips (before 3.14), and ``not (not a or b)`` is
+    ``a and not b``."""
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
         return node.operand
     if isinstance(node, ast.Compare) and len(node.ops) == 1 \
-            and type(node.ops[0]) in _INVERSE_CMP:
+            and type(node.ops[0]) in _INVERSE_CMP \
+            and (FOLDED_NOT_TESTS or getattr(node, "flipped", False)):
         new: ast.expr = ast.Compare(left=node.left, ops=[_INVERSE_CMP[type(node.ops[0])]()],
                                     comparators=node.comparators)
         attach(new, flipped=not getattr(node, "flipped", False))
@@ -304,8 +307,9 @@ def negate(node: ast.expr) -> ast.expr:
 def operator_flips(node: ast.expr) -> bool:
     """Would ``negate`` change an ``is``/``in`` operator the bytecode holds? The compiler
     folds ``not (a in b)`` into ``a not in b``, so such a test jumping on true comes from
-    ``if a in b: pass`` with an ``else``, not from a negation in the source."""
-    return isinstance(node, ast.Compare) and len(node.ops) == 1 \
+    ``if a in b: pass`` with an ``else``, not from a negation in the source. 3.14
+    keeps ``not a in b`` in a test as written."""
+    return FOLDED_NOT_TESTS and isinstance(node, ast.Compare) and len(node.ops) == 1 \
         and type(node.ops[0]) in _INVERSE_CMP and not getattr(node, "flipped", False)
 
 

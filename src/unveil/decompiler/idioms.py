@@ -670,12 +670,28 @@ def _unused(x: Any) -> None:
 
 def tidy_scope(stmts: list[ast.stmt], future_annotations: bool = False) -> list[ast.stmt]:
     """Module and class bodies: the docstring and annotated assignments."""
+    first = stmts[0] if stmts else None
+    if isinstance(first, ast.Assign) and _is_name(first.targets, "__doc__") \
+            and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
+        stmts = [ast.Expr(value=first.value), *stmts[1:]]
+    return _annotated(stmts, future_annotations)
+
+
+_SCOPES = (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)  # (bodies of their own)
+
+
+def _annotated(stmts: list[ast.stmt], future_annotations: bool) -> list[ast.stmt]:
+    """``x = v`` then ``__annotations__['x'] = T`` as ``x: T = v`` (in nested blocks
+    of the body too)."""
     out: list[ast.stmt] = []
-    for i, s in enumerate(stmts):
-        if i == 0 and isinstance(s, ast.Assign) and _is_name(s.targets, "__doc__") \
-                and isinstance(s.value, ast.Constant) and isinstance(s.value.value, str):
-            out.append(ast.Expr(value=s.value))
-            continue
+    for s in stmts:
+        for field in ("body", "orelse", "finalbody"):
+            inner = getattr(s, field, None)
+            if not isinstance(s, _SCOPES) and isinstance(inner, list) and inner \
+                    and isinstance(inner[0], ast.stmt):
+                setattr(s, field, _annotated(inner, future_annotations))
+        for h in [*(getattr(s, "handlers", None) or []), *(getattr(s, "cases", None) or [])]:
+            h.body = _annotated(h.body, future_annotations)
         ann = _annotation_store(s)
         if ann is not None:
             name, annotation = ann

@@ -4,6 +4,8 @@ operators and displays (see :mod:`.executor`)."""
 from __future__ import annotations
 
 import ast
+import dis
+import functools
 from typing import Any
 
 from ..bytecode import Instr
@@ -273,7 +275,7 @@ class StackOps(Machine):
         if isinstance(value, ImportItem) and _plain_import_chain(value):
             return  # the intermediate module of ``import a.b.c as d``
         if isinstance(value, UnpackItem):
-            self.store(ast.Name(id="_", ctx=ast.Store()), value)
+            self.store(ast.Name(id=self._stored_again() or "_", ctx=ast.Store()), value)
             return
         # (a function made and dropped, ``lambda: x`` as a statement, stays: its closure
         # makes cells of the names it reads)
@@ -284,6 +286,19 @@ class StackOps(Machine):
                     and not self.local_statement(value):
                 return
         self.emit(ast.Expr(value=value))
+
+    def _stored_again(self) -> str | None:
+        """The local an unpacked item dropped here is stored to again next: 3.13+
+        writes ``x, x = t`` as ``POP_TOP; STORE_FAST x`` (a store another one
+        overwrites at once is dropped)."""
+        k = 0
+        while k < len(self.following) and self.following[k].op == "POP_TOP":
+            k += 1
+        stack = self.state.stack
+        if k < len(self.following) and self.following[k].op == "STORE_FAST" \
+                and len(stack) > k and isinstance(stack[-1 - k], UnpackItem):
+            return str(self.following[k].argval)
+        return None
 
     def local_statement(self, value: ast.expr) -> bool:
         """``x`` alone as a statement (``LOAD_FAST x; POP_TOP``): it stays, as it raises
@@ -388,6 +403,25 @@ _UNARY = {"UNARY_NOT": ast.Not, "UNARY_NEGATIVE": ast.USub, "UNARY_INVERT": ast.
           "UNARY_POSITIVE": ast.UAdd}
 
 
+def _folded_format(left: ast.expr, right: ast.expr) -> bool:
+    """Would ``left % right`` compile to an f-string (3.11+ folds ``'%s' % (a, b)``)?"""
+    return isinstance(left, ast.Constant) and type(left.value) is str \
+        and isinstance(right, ast.Tuple) and bool(right.elts) \
+        and not any(isinstance(e, ast.Starred) for e in right.elts) \
+        and _folds_format(left.value, len(right.elts))
+
+
+@functools.lru_cache(maxsize=256)
+def _folds_format(fmt: str, n: int) -> bool:
+    """Ask the running compiler: is ``fmt % (x0, ..., xn)`` still a ``%``?"""
+    args = ", ".join(f"_{k}" for k in range(n))
+    try:
+        code = compile(f"{fmt!r} % ({args},)", "<format>", "eval", dont_inherit=True)
+    except (SyntaxError, ValueError, MemoryError):
+        return False
+    return not any(i.opname in ("BINARY_OP", "BINARY_MODULO") for i in dis.get_instructions(code))
+
+
 @_family({
     "UNARY_NOT": "unary", "UNARY_NEGATIVE": "unary", "UNARY_INVERT": "unary",
     "UNARY_POSITIVE": "unary", "TO_BOOL": "to_bool", "BINARY_OP": "binary_op",
@@ -412,6 +446,10 @@ class Operators(Machine):
         left = self.pop()
         sym = str(ins.argval)
         inplace = sym.endswith("=")
+        if sym == "%" and _folded_format(left, right):
+            # ``'%s' % (a,)`` would compile to an f-string: the source kept its ``%``
+            # by writing the format as an f-string
+            left = ast.JoinedStr(values=[left])
         node = stamp(ast.BinOp(left=left, op=_BINOPS[sym.rstrip("=")](), right=right))
         attach(node, inplace=inplace)
         self.push(node)

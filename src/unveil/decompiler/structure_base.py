@@ -147,12 +147,19 @@ def _hoist_common_tail(stmts: list[ast.stmt]) -> list[ast.stmt]:
     orelse = _hoist_common_tail(node.orelse)
     n = 0
     while n < min(len(body), len(orelse)) and \
-            same(body[-1 - n], orelse[-1 - n]):
+            same(body[-1 - n], orelse[-1 - n]) and _copy_of(body[-1 - n], orelse[-1 - n]):
         n += 1
     if n == 0:
         return stmts
     return [*stmts[:-1], ast.If(test=node.test, body=body[:len(body) - n] or [ast.Pass()],
                                 orelse=orelse[:len(orelse) - n]), *body[len(body) - n:]]
+
+
+def _copy_of(a: ast.stmt, b: ast.stmt) -> bool:
+    """Can ``a`` and ``b`` (alike) be the compiler's copies of one ``return``? Not the
+    implicit ``return None`` and a written one (by its position)."""
+    return not isinstance(a, ast.Return) \
+        or getattr(a, "implicit", False) == getattr(b, "implicit", False)
 
 
 def _breaks_for(body: list[ast.stmt], is_copy: Callable[[ast.stmt], bool]) -> list[ast.stmt]:

@@ -409,6 +409,12 @@ class Clauses:
                 nxt = self.blocks.get(nxt.term.targets[0])
             if nxt is not None and nxt.term.kind == "return" \
                     and not self._strip_enclosing([*passed, *nxt.stmts], ctx):
+                k = _entry_index(nxt, nxt.term.value)
+                if not passed and k is not None and len(nxt.entry) == len(block.exit) \
+                        and not any(block.exit[k] is e for e in block.entry):
+                    # the value returned is computed after the copy (a body's own
+                    # ``return`` computes it before): code after the construct
+                    return False
                 block, term = nxt, nxt.term
         if term.kind == "goto" and not stmts:
             nxt = self.blocks.get(term.targets[0])

@@ -214,6 +214,8 @@ def _value_split(instrs: list[Instr], first: list[int], second: list[int], n: in
     value is consumed. ``kept``: the jump keeps its test as the second arm's value."""
     for k in range(min(n, len(first) - 1, len(second) - (0 if kept else 1)), 0, -1):
         value = instrs[first[len(first) - k - 1]]
+        if value.offset == instrs[first[len(first) - k]].offset:
+            continue  # (one instruction of the compiler's: a load and the NULL it pushes)
         if value.op == "LOAD_CONST" and hasattr(value.argval, "co_code"):
             continue  # (a function's code is not a value to choose: ``lambda: 0``)
         if value.op == "MAKE_FUNCTION" and _makes_a_called_scope(instrs, first[:len(first) - k]):
@@ -507,7 +509,8 @@ def share_loop_exits(bc: Bytecode) -> Bytecode:
     loops = sorted([(f, i.target) for f, i in enumerate(instrs) if i.op == "FOR_ITER"]
                    + [(i.target, j + 1) for j, i in enumerate(instrs)
                       if (i.op == "JUMP" or i.op in CONDITIONAL_JUMPS) and 0 <= i.target < j
-                      and instrs[i.target].op != "FOR_ITER"])
+                      and instrs[i.target].op != "FOR_ITER"
+                      and not _suppressed_exit(instrs, j)])
     if not loops:
         return bc
     # straight code that ends in a return or a raise, by its instructions
@@ -596,6 +599,16 @@ def share_loop_exits(bc: Bytecode) -> Bytecode:
 
 
 _MAX_LOOP_EXIT = 6  # instructions the compiler copies at most (with the iterator's pop)
+
+
+def _suppressed_exit(instrs: list[Instr], j: int) -> bool:
+    """Is the jump at ``j`` where a ``with`` goes on after its ``__exit__`` suppressed an
+    exception (3.12+ lays that out after the code it goes back to: no loop)?"""
+    k = j - 1
+    while k > 0 and instrs[k].op == "POP_TOP":
+        k -= 1  # (the exit's values: 2, on 3.14 3)
+    return instrs[j].op == "JUMP" and 2 <= j - 1 - k <= 3 and instrs[k].op == "POP_EXCEPT" \
+        and any(i.op == "WITH_EXCEPT_START" for i in instrs[max(k - 5, 0):k])
 
 
 def _break_position(bc: Bytecode, ins: Instr, before: Instr) -> bool:

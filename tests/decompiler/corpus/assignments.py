@@ -344,3 +344,10 @@ def chained_assignment_to_nested_items(i, temp):
     a = (b, c) = d = rec.state
     first, *rest = whole = [i, temp, a]
     return LOG[-12:], a, b, c, d, first, rest, whole, rec.data, lst.data[i - 1].data
+
+
+@cases(((1, 2, 3, 4, 5),), ((None, "n", [], {}, 0),))
+def unpacking_to_the_same_name_twice_in_a_row(t):
+    # (3.13 drops a store the next one overwrites: 'POP_TOP; STORE_FAST nil')
+    nil, netloc, nil, nil, nil = t
+    return netloc, nil

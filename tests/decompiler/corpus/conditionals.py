@@ -496,3 +496,20 @@ def assert_is_in_an_if_chain_in_a_loop(kinds, doctype):
             doctype = k
         out.append(-k)
     return out, doctype
+
+
+@cases((1, [1, 2], []), (3, [1, 2], [1]), (None, [None], ()), (2, [], [2]))
+def negated_membership_and_identity_tests(x, items, seen):
+    # (3.14 keeps 'not x in items' in a test as written; before, it is 'x not in items')
+    out = []
+    if not x in items:
+        out.append("not in")
+    if x not in seen:
+        out.append("not in seen")
+    if not x is None:
+        out.append("not None")
+    while not x in items and len(items) < 3:
+        items = [*items, x]
+    if not (x in items and seen):
+        out.append("not both")
+    return out, [y for y in items if not y in seen], not x in seen

@@ -1975,3 +1975,62 @@ def try_ending_the_function_whose_clause_passes(os, sys):
             raise
     except (OSError, ValueError):
         pass
+
+
+class _Files:
+    def __init__(self, fail):
+        self.fail = fail
+
+    def open(self, name):
+        if self.fail == "exists":
+            raise FileExistsError(name)
+        LOG.append(("open", name))
+        return len(name)
+
+    def write(self, fd):
+        if self.fail == "write":
+            raise OSError(fd)
+        LOG.append(("write", fd))
+
+    def close(self, fd):
+        LOG.append(("close", fd))
+
+    def unlink(self, name):
+        LOG.append(("unlink", name))
+
+
+@cases((["a", "bb"], _Files(None)), (["a"], _Files("exists")), (["a"], _Files("write")),
+       ([], _Files(None)))
+def return_after_nested_finally_in_a_try_in_loops(dirlist, os):
+    # (the value returned after the finally's copy is loaded after it: 'return dir'
+    # follows the try statements, it is not the body's own return)
+    for dir in dirlist:
+        for seq in range(3):
+            name = dir + str(seq)
+            try:
+                fd = os.open(name)
+                try:
+                    try:
+                        os.write(fd)
+                    finally:
+                        os.close(fd)
+                finally:
+                    os.unlink(name)
+                return dir
+            except FileExistsError:
+                pass
+    raise FileNotFoundError(dirlist)
+
+
+@cases(("x", _Files(None)), ("y", _Files("exists")), ("z", _Files("write")))
+def return_after_a_finally_in_a_try(name, os):
+    try:
+        fd = os.open(name)
+        try:
+            os.write(fd)
+        finally:
+            os.close(fd)
+        return name
+    except FileExistsError:
+        LOG.append("exists")
+    return "none"

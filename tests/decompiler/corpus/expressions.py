@@ -314,3 +314,26 @@ def conditional_with_or_after_starred_args(a, c, d):
 
 def _collect(*args):
     return args
+
+
+@cases(("a", "b"), (1, [2]), ("%s", ""))
+def percent_format_kept_by_an_f_string(a, b):
+    # ('%s.%s' % (a, b) compiles to an f-string since 3.11: an f-string format keeps
+    # the '%' operator)
+    return f"%s.%s" % (a, b), "%s-%r" % (a, b), "%d" % (len(str(a)),)
+
+
+def _dir_of(path):
+    return ("dir", path)
+
+
+def _file_of(path):
+    return ("file", path)
+
+
+@cases(("a/",), ("b",), ("",))
+def calls_of_different_functions_in_a_conditional(path):
+    # (the same arguments: the NULL a global call target pushes stays with its load)
+    first = _dir_of(path) if path.endswith("/") else _file_of(path)
+    second = (_dir_of if path else _file_of)(path)
+    return first, second, _dir_of(path) if not path else _file_of(path)

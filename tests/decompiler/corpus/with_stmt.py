@@ -377,3 +377,108 @@ def break_after_a_with_in_a_try_in_a_loop(names):
         except OSError:
             data.append("os")
     return data
+
+
+class _Chunks:
+    def __init__(self, chunks):
+        self.chunks = chunks
+
+    def __enter__(self):
+        LOG.append("open")
+        return iter(self.chunks)
+
+    def __exit__(self, *exc):
+        LOG.append(("close", exc[0]))
+        return False
+
+
+@cases((["ab", "ab", ""], ["ab", "ab", ""]), (["ab", "x"], ["ab", "y"]), (["a"], []),
+       ([], []))
+def endless_loop_of_returns_in_two_withs(first, second):
+    # (3.14 leaves a test's jump and the jump back out of the protected range where it
+    # turned 'if not c: return' around)
+    with _Chunks(first) as a, _Chunks(second) as b:
+        while True:
+            x = next(a, None)
+            y = next(b, None)
+            if x != y:
+                return False
+            if not x:
+                return True
+
+
+class _Proc:
+    def __init__(self, out, suppress):
+        self.out = out
+        self.suppress = suppress
+
+    def __enter__(self):
+        LOG.append("enter")
+        return self
+
+    def __exit__(self, *exc):
+        LOG.append(("exit", exc[0]))
+        return self.suppress
+
+    def read(self):
+        if self.out is None:
+            raise ValueError("no output")
+        return self.out
+
+
+class _Temp:
+    def close(self):
+        LOG.append("close")
+
+
+@cases((_Temp(), "out", False), (_Temp(), None, True), (_Temp(), None, False),
+       (_Temp(), OSError, False))
+def return_in_a_clause_then_a_with_in_a_try_finally(temp, out, suppress):
+    # (3.12+ lays the with's way on after a suppressed exception out after the finally's
+    # copy it jumps back to: no loop, and the clause's return is no break)
+    try:
+        try:
+            if out is OSError:
+                raise OSError(out)
+            proc = _Proc(out, suppress)
+        except OSError:
+            return None
+        trace = "none"
+        with proc:
+            trace = proc.read()
+    finally:
+        temp.close()
+    return trace
+
+
+class _Gone:
+    def close(self):
+        LOG.append("close")
+        raise FileNotFoundError("gone")
+
+
+@cases(("a1b2", _Temp(), "out"), ("ab", _Gone(), "out"), ("x", _Temp(), None),
+       ("x", _Temp(), OSError))
+def explicit_return_none_after_a_finally_that_holds_a_try(text, temp, out):
+    # (the finally's copy has blocks of its own: the code after the statement is read
+    # with it; 'return None' there and the implicit return are two returns)
+    try:
+        try:
+            if out is OSError:
+                raise OSError(out)
+            proc = _Proc(out, True)
+        except OSError:
+            return None
+        trace = text
+        with proc:
+            trace = trace + proc.read()
+    finally:
+        try:
+            temp.close()
+        except FileNotFoundError:
+            pass
+    digits = [c for c in trace if c.isdigit()]
+    if not digits:
+        return None
+    for d in digits:
+        return int(d)
