@@ -270,6 +270,12 @@ class Structurer(LoopExits, IfEnds, Clauses, ClauseExits):
             h = self.blocks[h].handler_block
         return out
 
+    def _next_try(self, bid: int, ctx: Ctx) -> int | None:
+        """The handler of the outermost ``try`` around ``bid`` not open in ``ctx``."""
+        chain = self.chain(bid)
+        k = chain.index(ctx.handler) if ctx.handler in chain else len(chain)
+        return chain[k - 1] if k else None
+
     def chain(self, bid: int) -> list[int]:
         out: list[int] = []
         h = self.effective_handler(bid)
@@ -442,8 +448,10 @@ class Structurer(LoopExits, IfEnds, Clauses, ClauseExits):
             if b not in ctx.region:
                 raise Unstructurable(f"block {b} outside its region")
             eh = self.effective_handler(b)
-            loop_first = b in self.loops and eh is not None \
-                and (eh in self.loops[b] or not self.loops[b] <= self.protected(eh)) \
+            # (the try to open first: the outermost not open yet)
+            opens = self._next_try(b, ctx) if b in self.loops else eh
+            loop_first = b in self.loops and eh is not None and opens is not None \
+                and (opens in self.loops[b] or not self.loops[b] <= self.protected(opens)) \
                 and self.handler_kind(eh) != "async_for" \
                 and not (first and at_header) and (loop is None or loop.header != b)
             if eh != ctx.handler and b not in ctx.tails and not loop_first:
@@ -569,6 +577,10 @@ class Structurer(LoopExits, IfEnds, Clauses, ClauseExits):
         if dst == ctx.follow:
             return None
         if dst not in ctx.region:
+            follow = self.blocks.get(ctx.follow) if ctx.follow is not None else None
+            if follow is not None and not follow.stmts and follow.term.kind == "goto" \
+                    and follow.term.targets[0] == dst and not self.slot_assignments(src, dst):
+                return None  # (where the follow, an empty jump, goes: 3.13 copies it)
             raise Unstructurable(f"jump from {src} to {dst} leaves its region")
         return dst
 

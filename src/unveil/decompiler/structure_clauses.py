@@ -203,7 +203,8 @@ class Clauses:
                     tails.add(s)
                     block = self.blocks[s]
                     if block.term.kind == "goto" \
-                            and _value_spills(block) == len(block.stmts):
+                            and _value_spills(block) == len(block.stmts) \
+                            and self.blocks[block.term.targets[0]].term.kind == "return":
                         tails.add(block.term.targets[0])  # (the return it jumps to)
                 else:
                     exits.add(s)

@@ -118,17 +118,35 @@ class LoopExits:
             while True:
                 preds = self.preds(n)
                 if n in stops or n in seen or n in body or n not in self.blocks \
-                        or len(preds) != 1 or not (preds[0] in body or preds[0] in seen) \
-                        or self.blocks[n].term.kind != "goto":
+                        or len(preds) != 1 or not (preds[0] in body or preds[0] in seen):
+                    break
+                term = self.blocks[n].term
+                if term.kind == "branch" and (raised := self._raise_arm(n)) is not None:
+                    # (an ``assert``, or ``if c: raise``, on the way: straight code too)
+                    seen.update((n, raised))
+                    n = next(x for x in term.targets if x != raised)
+                    continue
+                if term.kind != "goto":
                     break
                 seen.add(n)
-                n = self.blocks[n].term.targets[0]
+                n = term.targets[0]
             joins.add(n)
             own |= seen
         if len(joins) != 1 or not own or joins & body:
             return breaks
         body |= own
         return joins
+
+    def _raise_arm(self, n: int) -> int | None:
+        """The arm of the test ending block ``n`` that only raises (entered from ``n``
+        alone), when the other arm is another block."""
+        a, b = self.blocks[n].term.targets
+        for x, y in ((a, b), (b, a)):
+            block = self.blocks.get(x)
+            if x != y and block is not None and block.term.kind == "raise" \
+                    and self.preds(x) == [n]:
+                return x
+        return None
 
     def _break_through_jumps(self, body: set[int], breaks: set[int],
                              natural_exit: int) -> set[int]:

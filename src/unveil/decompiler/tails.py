@@ -214,7 +214,8 @@ def _value_split(instrs: list[Instr], first: list[int], second: list[int], n: in
     value is consumed. ``kept``: the jump keeps its test as the second arm's value."""
     for k in range(min(n, len(first) - 1, len(second) - (0 if kept else 1)), 0, -1):
         value = instrs[first[len(first) - k - 1]]
-        if value.offset == instrs[first[len(first) - k]].offset:
+        shared = instrs[first[len(first) - k]]
+        if value.offset == shared.offset and "PUSH_NULL" in (value.op, shared.op):
             continue  # (one instruction of the compiler's: a load and the NULL it pushes)
         if value.op == "LOAD_CONST" and hasattr(value.argval, "co_code"):
             continue  # (a function's code is not a value to choose: ``lambda: 0``)

@@ -2034,3 +2034,30 @@ def return_after_a_finally_in_a_try(name, os):
     except FileExistsError:
         LOG.append("exists")
     return "none"
+
+
+def _page(url):
+    if url == "bad":
+        raise ValueError(url)
+    if url == "worse":
+        raise KeyError(url)
+    return "page " + url
+
+
+@cases(("",), ("t",), ("bad",), ("worse",), ("x",), ("t=bad",))
+def try_in_an_elif_in_a_try_before_a_call(url):
+    # (3.13: the inner try's end and its clause's end are two jumps on, each protected
+    # by the outer try)
+    try:
+        if url == "":
+            title = "index"
+        elif url.startswith("t"):
+            try:
+                title = _page(url[2:] or url)
+            except ValueError:
+                title = _page("fallback")
+        else:
+            title = _page(url)
+    except Exception as exc:
+        title = repr(exc)
+    return len(title), title

@@ -337,3 +337,17 @@ def calls_of_different_functions_in_a_conditional(path):
     first = _dir_of(path) if path.endswith("/") else _file_of(path)
     second = (_dir_of if path else _file_of)(path)
     return first, second, _dir_of(path) if not path else _file_of(path)
+
+
+class _Holder:
+    level = 3
+
+    def __setattr__(self, name, value):
+        LOG.append((name, value))
+
+
+@cases((None,), (0,), (5,))
+def conditional_stored_to_an_attribute_at_the_end(level):
+    # (the store and the implicit return are copied into both arms)
+    holder = _Holder()
+    holder.level = level if level is not None else _Holder.level

@@ -1882,3 +1882,32 @@ def return_from_a_with_in_an_endless_loop_in_a_try_finally(count, owner, tid):
             LOG.append(lock.count)
     finally:
         del blocking[tid]
+
+
+class _Thread:
+    def __init__(self, state):
+        self.state = state
+
+
+@cases(([1, 2, None, 3], _Thread(0)), ([1, 2], _Thread(2)), ([5], _Thread(1)),
+       ([OSError, 1], _Thread(0)))
+def assert_before_a_break_in_an_endless_loop(tasks, thread):
+    # (the assert's test is the break's own code: the loop's one exit is after it)
+    log = []
+    items = iter(tasks)
+    while 1:
+        try:
+            task = next(items)
+            if task is OSError:
+                raise OSError(task)
+        except (OSError, StopIteration):
+            return log
+        if thread.state != 0:
+            assert thread.state == 2, "not terminated"
+            log.append("stopped")
+            break
+        if task is None:
+            break
+        log.append(task)
+    log.append("after")
+    return log
