@@ -468,6 +468,10 @@ def _recompile(code: CodeType, filename: str | None, line_map: dict[int, int] | 
             or _closure_wrapper(node, code, outer)
         wrapped.body[:0] = [ast.Import(names=[ast.alias(name=n)])
                             for n in sorted(constants.imported)]
+        if _plain_super_calls(code):
+            # (3.12+ compiles ``super().f`` to ``LOAD_SUPER_ATTR`` unless the module
+            # names ``super`` itself: the code came from such a module)
+            wrapped.body.insert(0, ast.Expr(value=ast.Name(id="super", ctx=ast.Load())))
         unmangle(wrapped)
         return wrapped
 
@@ -798,6 +802,15 @@ def _annotation_items(body: list[ast.stmt]) -> tuple[list[Entry], bool] | None:
             return None
         items.append((s.targets[0].slice, s.value, index))
     return items, True
+
+
+def _plain_super_calls(code: CodeType) -> bool:
+    """Does ``code`` (3.12+) call the global ``super`` without any ``LOAD_SUPER_ATTR``?"""
+    if sys.version_info < (3, 12):
+        return False
+    ops = [(i.opname, i.argval) for e in iter_code_objects(code)
+           for i in bytecode.instructions(e.code)]
+    return ("LOAD_GLOBAL", "super") in ops and not any(op == "LOAD_SUPER_ATTR" for op, _ in ops)
 
 
 def _closure_wrapper(node: ast.stmt, code: CodeType, outer: Sequence[str] = ()) -> ast.Module:

@@ -54,6 +54,7 @@ from .structure_copies import (
     _value_spills,
 )
 from .translate import IRBlock, IRGraph, Term
+from .written import implicit_return
 
 _LEAVES = (ast.Return, ast.Raise, ast.Break, ast.Continue)
 
@@ -175,11 +176,13 @@ class Clauses:
 
     def body_exit(self, region: frozenset[int], ctx: Ctx,
                   cleanup: list[ast.stmt] | None = None,
-                  continuation: tuple[str, ...] | None = None
+                  continuation: tuple[str, ...] | None = None,
+                  lines: tuple[int | None, int | None] = (None, None)
                   ) -> tuple[int | None, frozenset[int]]:
         """The block a construct's body continues to normally, and its exit tails: blocks
         outside the protected range that only finish a ``return``/``break``/``continue``
-        (after the construct's clean-up copy)."""
+        (after the construct's clean-up copy). ``lines``: a ``try``'s first line and its
+        first except clause's (a constant ``return`` on a line between is the body's)."""
         exits: set[int] = set()
         tails: set[int] = set()
         loop = ctx.loop
@@ -194,7 +197,8 @@ class Clauses:
                 if s in ctx.tails and not cleanup and self.blocks[s].term.kind == "return":
                     tails.add(s)  # (an enclosing construct's: a return through its clean-up)
                     continue
-                if self.exit_tail(s, cleanup or [], ctx, continuation) or cleanup and any(
+                if self.exit_tail(s, cleanup or [], ctx, continuation)  \
+                        or self._constant_return_in(s, lines) or cleanup and any(
                         isinstance(x, _COMPOUND) for x in cleanup) and self.collapse_copy(
                         s, cleanup, ctx, returned=True) and self.exit_tail(s, cleanup, ctx,
                                                                              continuation):
@@ -235,6 +239,18 @@ class Clauses:
                 return normal, frozenset(tails | others)
             raise Unstructurable("try body with several exits")
         return exits.pop(), frozenset(tails)
+
+    def _constant_return_in(self, bid: int, lines: tuple[int | None, int | None]) -> bool:
+        """Is block ``bid`` only a ``return`` of a constant on a line in ``lines`` (from
+        the first, before the second)? The compiler loads a constant after leaving the
+        ``try``: it is the body's own ``return`` when its line is in the body."""
+        block = self.blocks.get(bid)
+        first, end = lines
+        return first is not None and end is not None and block is not None \
+            and not block.stmts and block.term.kind == "return" \
+            and isinstance(block.term.value, ast.Constant) \
+            and block.term.line is not None and first <= block.term.line < end \
+            and not implicit_return(self.g.cfg, block)
 
     def collapse_copy(self, start: int, cleanup: list[ast.stmt], ctx: Ctx,
                       returned: bool = False) -> bool:
@@ -619,7 +635,8 @@ class Clauses:
     def except_stmt(self, b: int, h: int, ctx: Ctx, out: list[ast.stmt]) -> int | None:
         hregion = self.handler_region(h, ctx)
         region = self.protected(h) & ctx.region
-        body_exit, tails = self.body_exit(region, ctx)
+        body_exit, tails = self.body_exit(region, ctx, lines=(self.blocks[b].line,
+                                                              self.blocks[h].term.line))
         sub = replace(ctx, handler=h, region=region | tails | (ctx.tails & ctx.region), follow=body_exit,
                       tails=ctx.tails | tails)
         body = self.seq(b, sub, at_header=_starts_loop(b, ctx))

@@ -2061,3 +2061,21 @@ def try_in_an_elif_in_a_try_before_a_call(url):
     except Exception as exc:
         title = repr(exc)
     return len(title), title
+
+
+class _Elem:
+    def __init__(self, text):
+        self.text = text
+
+
+@cases(([_Elem("a")], "d"), ([_Elem(None)], "d"), ([], "d"), ([_Elem(0)], None))
+def constant_return_in_a_try_before_its_clause(elems, default):
+    # (the compiler loads the constant after leaving the try: its line tells it is the
+    # body's own return)
+    try:
+        elem = next(iter(elems))
+        if elem.text is None:
+            return ""
+        return elem.text
+    except StopIteration:
+        return default
