@@ -137,7 +137,9 @@ def apply_to_scope(stmts: list[ast.stmt], parent: Scope) -> list[ast.stmt]:
     # 3.14 still keeps ``__conditional_annotations__``: the compiler adds it back)
     by_index = {i: (name, ann) for name, ann, i in items if i is not None}
     unconditional = [(name, ann) for name, ann, i in items if i is None]
-    out = _placed(stmts, by_index)
+    recorded = {i for s in stmts for n in ast.walk(s) if isinstance(n, ast.stmt)
+                and (i := _recorded_index(n)) is not None}
+    out = _with_dead_annotations(_placed(stmts, by_index), by_index, recorded)
     # class bodies have no markers: annotate the next assignment of each name, in order
     # (an annotation alone goes after the header the compiler writes)
     last = -1
@@ -157,6 +159,27 @@ def apply_to_scope(stmts: list[ast.stmt], parent: Scope) -> list[ast.stmt]:
             out.insert(last, ast.AnnAssign(target=ast.Name(id=name, ctx=ast.Store()),
                                            annotation=ann, value=None, simple=1))
     return out
+
+
+def _with_dead_annotations(out: list[ast.stmt], by_index: dict[int, tuple[str, ast.expr]],
+                           recorded: set[int]) -> list[ast.stmt]:
+    """``out`` with ``if False: name: T`` for each annotation the code never records
+    (the compiler drops dead code but keeps its annotations), before the statement
+    that holds the next recorded one, else at the end."""
+    result = list(out)
+    for index in sorted(set(by_index) - recorded, reverse=True):
+        name, ann = by_index[index]
+        block = ast.If(test=ast.Constant(False), body=[ast.AnnAssign(
+            target=ast.Name(id=name, ctx=ast.Store()), annotation=ann, value=None,
+            simple=1)], orelse=[])
+        nxt = min((j for j in recorded if j > index), default=None)
+        pos = len(result)
+        if nxt is not None:
+            pos = next((k for k, stmt in enumerate(result) if any(
+                isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name)
+                and n.target.id == by_index[nxt][0] for n in ast.walk(stmt))), pos)
+        result.insert(pos, block)
+    return result
 
 
 def _placed(stmts: list[ast.stmt], by_index: dict[int, tuple[str, ast.expr]]

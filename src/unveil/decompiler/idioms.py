@@ -589,7 +589,7 @@ def _tidy_stmt(s: ast.stmt, in_loop: bool) -> list[ast.stmt]:
     if isinstance(s, ast.Match):
         for c in s.cases:
             c.body = _tidy_block(c.body, in_loop) or [ast.Pass()]
-        return [s]
+        return _flat_match(s)
     if isinstance(s, ast.With | ast.AsyncWith):
         s.body = _tidy_block(s.body, in_loop) or [ast.Pass()]
         if len(s.body) == 1 and type(s.body[0]) is type(s):
@@ -606,6 +606,23 @@ def _tidy_stmt(s: ast.stmt, in_loop: bool) -> list[ast.stmt]:
         _merge_nested_try(s)
         return [s]
     return [s]
+
+
+def _flat_match(s: ast.Match) -> list[ast.stmt]:
+    """``match x: ...; case _: match x: <cases>`` then more, where every case before
+    leaves (returns, raises...): one ``match`` with all the cases, then the rest (the
+    cases that fall through go on to it)."""
+    last = s.cases[-1] if s.cases else None
+    if last is None or last.guard is not None or not isinstance(last.pattern, ast.MatchAs) \
+            or last.pattern.pattern is not None or last.pattern.name is not None:
+        return [s]
+    inner = last.body[0]
+    if not isinstance(inner, ast.Match) or not same(inner.subject, s.subject) \
+            or not isinstance(s.subject, ast.Name) \
+            or not all(ends_in_jump(c.body) for c in s.cases[:-1]):
+        return [s]
+    s.cases = [*s.cases[:-1], *inner.cases]
+    return [s, *last.body[1:]]
 
 
 def _as_elif_chain(stmts: list[ast.stmt]) -> list[ast.stmt]:

@@ -117,37 +117,47 @@ def _starts_loop(b: int, ctx: Ctx) -> bool:
     return ctx.loop is not None and ctx.loop.header == b
 
 
-def _hoist_common_tail(stmts: list[ast.stmt]) -> list[ast.stmt]:
+def _hoist_common_tail(stmts: list[ast.stmt], written: bool = False) -> list[ast.stmt]:
     """``if c: A; T`` / ``else: T`` as ``if c: A`` then ``T`` (nested ifs too): the
     compiler copies a short ending (``return x``) into both arms of an ``if`` that ends
     a copied clean-up. So is ``try: A; T`` / ``except: B; T`` then ``T`` for a
-    ``return`` of a constant ``T``: each arm that ends in it falls through to it."""
+    ``return`` of a constant ``T``: each arm that ends in it falls through to it.
+    ``written``: a written ``return None`` and the implicit one are not one ending.
+    (New nodes: ``stmts`` is left as it was.)"""
     if len(stmts) >= 2 and isinstance(stmts[-2], ast.Try) and not stmts[-2].finalbody \
             and isinstance(stmts[-1], ast.Return) \
             and isinstance(stmts[-1].value, ast.Constant | None):
-        node, tail = stmts[-2], stmts[-1]
+        node, tail = copy.copy(stmts[-2]), stmts[-1]
+        node.body, node.orelse = list(node.body), list(node.orelse)
+        node.handlers = [copy.copy(h) for h in node.handlers]
+        for h in node.handlers:
+            h.body = list(h.body)
         for arm in (node.orelse or node.body, *(h.body for h in node.handlers)):
             if arm and same(arm[-1], tail):
                 arm[-1:] = [] if len(arm) > 1 else [ast.Pass()]
-        return stmts
+        return [*stmts[:-2], node, tail]
     if stmts and isinstance(stmts[-1], ast.Try) and not stmts[-1].finalbody:
-        node = stmts[-1]
+        node = copy.copy(stmts[-1])
+        node.body, node.orelse = list(node.body), list(node.orelse)
+        node.handlers = [copy.copy(h) for h in node.handlers]
+        for h in node.handlers:
+            h.body = list(h.body)
         arms = [node.orelse or node.body, *(h.body for h in node.handlers)]
         tail = arms[0][-1] if arms[0] else None
         if isinstance(tail, ast.Return) and isinstance(tail.value, ast.Constant | None) \
                 and all(arm and same(arm[-1], tail) for arm in arms):
             for arm in arms:  # (an emptied ``else`` goes)
                 arm[-1:] = [] if len(arm) > 1 or arm is node.orelse else [ast.Pass()]
-            return [*stmts, tail]
+            return [*stmts[:-1], node, tail]
         return stmts
     if not stmts or not isinstance(stmts[-1], ast.If) or not stmts[-1].orelse:
         return stmts
     node = stmts[-1]
-    body = _hoist_common_tail(node.body)
-    orelse = _hoist_common_tail(node.orelse)
+    body = _hoist_common_tail(node.body, written)
+    orelse = _hoist_common_tail(node.orelse, written)
     n = 0
-    while n < min(len(body), len(orelse)) and \
-            same(body[-1 - n], orelse[-1 - n]) and _copy_of(body[-1 - n], orelse[-1 - n]):
+    while n < min(len(body), len(orelse)) and same(body[-1 - n], orelse[-1 - n]) \
+            and (not written or _copy_of(body[-1 - n], orelse[-1 - n])):
         n += 1
     if n == 0:
         return stmts

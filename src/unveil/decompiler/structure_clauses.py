@@ -571,8 +571,14 @@ class Clauses:
             # the copy; one after the statement is written once, after it)
             copied = len(raw) > spills and isinstance(raw[-1], ast.If) and raw[-1].orelse \
                 and isinstance(raw[-1].body[-1], ast.Return)
-            rest_stmts = _flatten_leaving(_fold_nested_ifs(_hoist_common_tail(
-                _returning_clauses(raw, block))))
+            returning = _returning_clauses(raw, block)
+            # (an ending written twice stays apart, unless only the copy's own if ends
+            # in both: a return in the finally and the function's implicit one)
+            rest_stmts = _flatten_leaving(_fold_nested_ifs(_hoist_common_tail(returning,
+                                                                              True)))
+            if not _starts_with(rest_stmts[spills:], strip):
+                rest_stmts = _flatten_leaving(_fold_nested_ifs(_hoist_common_tail(
+                    returning)))
             head, rest_stmts = rest_stmts[:spills], rest_stmts[spills:]
             if not _starts_with(rest_stmts, strip):
                 # an arm of the copy that returns, sharing the return after it; a

@@ -2079,3 +2079,46 @@ def constant_return_in_a_try_before_its_clause(elems, default):
         return elem.text
     except StopIteration:
         return default
+
+
+class _Popen:
+    def __init__(self, stdin, secs):
+        self.stdin = stdin
+        self._secs = secs
+
+    @property
+    def secs(self):
+        return self._secs
+
+    @secs.setter
+    def secs(self, value):  # (logged, not kept: a case's object is shared)
+        LOG.append(("secs", value))
+
+    def close(self):
+        LOG.append("close")
+        if self.stdin == "bad":
+            raise OSError("close")
+
+    def wait(self, timeout=None):
+        LOG.append(("wait", timeout))
+        if timeout == 2:
+            raise TimeoutError
+
+
+@cases((_Popen("x", 1), None), (_Popen("x", 2), KeyboardInterrupt), (_Popen(None, 0), None),
+       (_Popen("bad", 1), KeyboardInterrupt), (_Popen("bad", 0), None))
+def return_in_an_if_of_a_finally_at_the_function_end(proc, exc_type):
+    # (the finally's return and the function's implicit one end the copy's two arms)
+    try:
+        if proc.stdin:
+            proc.close()
+    finally:
+        if exc_type == KeyboardInterrupt:
+            if proc.secs > 0:
+                try:
+                    proc.wait(proc.secs)
+                except TimeoutError:
+                    pass
+            proc.secs = 0
+            return
+        proc.wait()

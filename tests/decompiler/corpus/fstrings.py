@@ -106,3 +106,9 @@ def fstring_with_method_calls(name, age):
 def fstring_with_dict_and_set(n):
     d = {"a": n}
     return f"{d} {set([n])} {d['a']} {n:{'>'}{n + 3}}"
+
+
+@cases(("<abc>", "x"), ("[]", ""), ("(q)", [1]))
+def negative_indexes_and_slices_in_replacement_fields(res, extra):
+    # (3.14 folds a slice of constants into one constant only where '-1' is one already)
+    return f"<{res[1:-1]} [{extra}]>", f"{res[-1]}", f"{res[::-1]!r:>8}"

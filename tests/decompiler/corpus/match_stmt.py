@@ -451,3 +451,22 @@ match sorted({"b": 2, "a": 1}.items()):
 @cases(())
 def use_module_match():
     return MODULE_KIND, MODULE_A, MODULE_REST
+
+
+@cases(("a",), ("b",), ("c",), ("d",), ("e",), (1,))
+def cases_that_return_then_cases_that_fall_through(name):
+    # (the cases that fall through go on to the code after the match: one match)
+    out = []
+    match name:
+        case "a":
+            return "A"
+        case "b":
+            out.append("b")
+            return out
+        case "c":
+            if len(out) > 5:
+                return "never"
+        case "d":
+            out.append("d")
+    out.append("after")
+    return out
