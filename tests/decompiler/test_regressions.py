@@ -46,6 +46,10 @@ KNOWN: dict[str, tuple[tuple[tuple[int, int], ...], str]] = {
     "c4423a10be76": (((3, 12), (3, 13)),
                      "a type alias's generator cut short by a false test ('if ()') whose "
                      "dead loops rebind the alias's name: one free variable too many"),
+    "4f8cfb22c906": (((3, 12), (3, 13), (3, 14)),
+                     "a generic class whose bases hold a chained comparison in a conditional "
+                     "expression before '**k': the type parameters cross a block boundary "
+                     "as a stack slot and the generic scope is not recognised"),
     "bb15af934526": (((3, 10), (3, 11)),
                      "before 3.12 a class base after *args that is an 'and' over an 'or' "
                      "('(a or b) and 0'): the class creation is not found"),
