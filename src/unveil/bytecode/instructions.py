@@ -22,7 +22,9 @@ protects each instruction. The normalisation, per version:
 * ``FOR_ITER`` pops the iterator and continues after the loop's ``END_FOR`` on exhaustion;
 * 3.13+'s fast load of a cell (its ``LOAD_CLOSURE``) becomes ``LOAD_CLOSURE``;
 * the ``with`` prologue (``SETUP_WITH``, ``BEFORE_WITH``, 3.14's ``LOAD_SPECIAL`` sequence)
-  becomes ``BEFORE_WITH`` whose ``arg`` is the number of stack slots of the exit callable.
+  becomes ``BEFORE_WITH`` whose ``arg`` is the number of stack slots of the exit callable;
+* 3.14: a loop's test and jump back that the exception table leaves out of the range
+  they loop in get its handler (:func:`_close_jump_gaps`).
 
 Jump targets come from ``argval`` (byte offsets), never from ``argrepr``. The raw
 listing underneath, ``dis``'s as the rest of unveil reads it, is :mod:`.listing`.
