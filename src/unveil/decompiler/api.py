@@ -18,7 +18,7 @@ from .._io import write_atomic
 from ..codeobj import CodeFlag, code_kind, iter_code_objects
 from ..errors import BadInputError, DecompilationError
 from . import generics
-from .annotations import conditional_index, is_format_check
+from .annotations import annotated_owner
 from .comprehensions import comprehension_from_code
 from .deep import with_room
 from .emit import unparse
@@ -647,7 +647,7 @@ def _definition_for(code: CodeType, kind: str, constants: Constants,
     if kind == "generic":
         return generics.hidden_scope_statement(dec, code)
     if kind == "function" and code.co_name == "__annotate__":
-        owner = _annotated_owner(code, dec)
+        owner = annotated_owner(code, dec)
         if owner is not None:
             return owner
     if kind == "class":
@@ -711,97 +711,6 @@ def _simplified(code: CodeType, stmts: list[ast.stmt], changed: list[bool],
     simpler = simplify_body(stmts, set(code.co_varnames[:argument_count(code)]), fixed)
     changed.append(simpler is not None)
     return stmts if simpler is None else simpler
-
-
-def _annotated_owner(code: CodeType, dec: CodeDecompiler) -> ast.stmt | None:
-    """3.14: a definition whose annotations the ``__annotate__`` code object returns (the
-    compiler writes that code object; source cannot, but an annotated ``def``, class or
-    module body makes it)."""
-    if code.co_argcount != 1 or code.co_varnames[:1] != ("format",):
-        return None
-    try:
-        body = dec.statements()
-    except DecompilationError:
-        return None
-    # exactly what the compiler writes: the format check, then one dict of annotations
-    if len(body) < 2 or not isinstance(body[0], ast.If) or not is_format_check(body[0]):
-        return None
-    found = _annotation_items(body[1:])
-    if found is None:
-        return None
-    items, item_by_item = found
-    names = [k.value if isinstance(k, ast.Constant) else None for k, _, _ in items]
-    if not items or not all(isinstance(n, str) and n.isidentifier() for n in names) \
-            or len(set(names)) != len(names):
-        return None
-    stringified = bool(code.co_flags & CodeFlag.FUTURE_ANNOTATIONS)
-
-    def annotated(name: str, value: ast.expr, index: int | None) -> ast.stmt:
-        node: ast.stmt = ast.AnnAssign(
-            target=ast.Name(id=name, ctx=ast.Store()),
-            annotation=annotation_expr(value, True) if stringified else value,
-            value=None, simple=1)
-        if index is not None:  # an annotation a module or class body runs conditionally
-            node = ast.If(test=ast.Name(id="__unveil_condition__", ctx=ast.Load()),
-                          body=[node], orelse=[])
-        return node
-
-    entries = [annotated(n, v, i) for n, (_, v, i) in zip(names, items, strict=True)]
-    conditional = [i for _, _, i in items if i is not None]
-    if item_by_item and "__classdict__" in code.co_freevars:
-        # a class body's annotations (``x: int``), evaluated in the class namespace
-        return ast.ClassDef(name="__unveil_annotated__", bases=[], keywords=[],
-                            body=entries, decorator_list=[], type_params=[])
-    if conditional:
-        # a module body's: the compiler numbers each annotation in order
-        if conditional != list(range(len(items))):
-            return None
-        return ast.If(test=ast.Name(id="__unveil_condition__", ctx=ast.Load()),
-                      body=[e.body[0] for e in entries if isinstance(e, ast.If)], orelse=[])
-    annotations = [e.annotation for e in entries if isinstance(e, ast.AnnAssign)]
-    args = [ast.arg(arg=n, annotation=a) for n, a in zip(names, annotations, strict=True)
-            if n != "return"]
-    returns = next((a for n, a in zip(names, annotations, strict=True) if n == "return"),
-                   None)
-    return ast.FunctionDef(name="__unveil_annotated__", args=ast.arguments(
-        posonlyargs=[], args=args, vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None,
-        defaults=[]), body=[ast.Pass()], decorator_list=[], returns=returns, type_params=[])
-
-
-Entry = tuple[ast.expr | None, ast.expr, int | None]  # key, annotation, conditional index
-
-
-def _annotation_items(body: list[ast.stmt]) -> tuple[list[Entry], bool] | None:
-    """``return {k: v, ...}`` (a function's annotations), or a class's or module's:
-    ``d = {}``, then ``d[k] = v`` for each (each maybe under ``if i in
-    __conditional_annotations__:``), then ``return d`` (the flag says which)."""
-    last = body[-1]
-    if not isinstance(last, ast.Return):
-        return None
-    if len(body) == 1 and isinstance(last.value, ast.Dict):
-        return [(k, v, None) for k, v in zip(last.value.keys, last.value.values,
-                                             strict=True)], False
-    first = body[0]
-    if not (isinstance(last.value, ast.Name) and isinstance(first, ast.Assign)
-            and len(first.targets) == 1 and isinstance(first.targets[0], ast.Name)
-            and first.targets[0].id == last.value.id and isinstance(first.value, ast.Dict)
-            and not first.value.keys):
-        return None
-    items: list[Entry] = []
-    for s in body[1:-1]:
-        index = None
-        if isinstance(s, ast.If) and not s.orelse and len(s.body) == 1:
-            index = conditional_index(s.test)
-            if index is None:
-                return None
-            s = s.body[0]
-        if not (isinstance(s, ast.Assign) and len(s.targets) == 1
-                and isinstance(s.targets[0], ast.Subscript)
-                and isinstance(s.targets[0].value, ast.Name)
-                and s.targets[0].value.id == last.value.id):
-            return None
-        items.append((s.targets[0].slice, s.value, index))
-    return items, True
 
 
 def _plain_super_calls(code: CodeType) -> bool:
