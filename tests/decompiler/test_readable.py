@@ -533,3 +533,18 @@ def test_super_calls_round_trip_where_the_module_names_super() -> None:
         results = [(e.qualname, check_code(e.code, qualname=e.qualname).message)
                    for e in iter_code_objects(top)]
         assert [r for r in results if r[1] is not None] == [], source
+
+
+def test_set_adds_in_module_and_class_bodies_stay() -> None:
+    """``x.add(1)`` in a module or class body, nested blocks and methods is the program's
+    own, not the ``__conditional_annotations__.add(i)`` of 3.14 (it once was dropped)."""
+    source = ("s = set()\ns.add(3)\nif s:\n    s.add(4)\n"
+              "class C:\n    seen = set()\n    seen.add(5)\n"
+              "    def m(self, out):\n        out.add(6)\n        return out\n"
+              "y: int = 1\nr = sorted(s | C.seen | C().m(set()))\n")
+    original: dict[str, object] = {}
+    exec(compile(source, "<adds>", "exec", dont_inherit=True), original)
+    text = unveil.decompile(compile(source, "<adds>", "exec", dont_inherit=True))
+    again: dict[str, object] = {}
+    exec(compile(text, "<adds decompiled>", "exec", dont_inherit=True), again)
+    assert again["r"] == original["r"] == [3, 4, 5, 6], text

@@ -142,8 +142,7 @@ def apply_to_scope(stmts: list[ast.stmt], parent: Scope) -> list[ast.stmt]:
     # 3.14 still keeps ``__conditional_annotations__``: the compiler adds it back)
     by_index = {i: (name, ann) for name, ann, i in items if i is not None}
     unconditional = [(name, ann) for name, ann, i in items if i is None]
-    recorded = {i for s in stmts for n in ast.walk(s) if isinstance(n, ast.stmt)
-                and (i := _recorded_index(n)) is not None}
+    recorded = _recorded_indexes(stmts)
     out = _with_dead_annotations(_placed(stmts, by_index), by_index, recorded)
     # class bodies have no markers: annotate the next assignment of each name, in order
     # (an annotation alone goes after the header the compiler writes)
@@ -197,7 +196,7 @@ def _placed(stmts: list[ast.stmt], by_index: dict[int, tuple[str, ast.expr]]
             continue
         if _is_conditional_set(s):
             continue
-        index = _recorded_index(s)
+        index = _recorded_index(s, out[-1] if out else None)
         if index is not None:
             if out and _reads_conditional_set(out[-1]):
                 out.pop()
@@ -205,13 +204,15 @@ def _placed(stmts: list[ast.stmt], by_index: dict[int, tuple[str, ast.expr]]
             if name_ann is not None:
                 _annotate(out, *name_ann)
             continue
-        for field in ("body", "orelse", "finalbody"):
-            inner = getattr(s, field, None)
-            if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt):
-                setattr(s, field, _placed(inner, by_index)
-                        or ([ast.Pass()] if field == "body" else []))
-        for h in [*(getattr(s, "handlers", None) or []), *(getattr(s, "cases", None) or [])]:
-            h.body = _placed(h.body, by_index) or [ast.Pass()]
+        if not isinstance(s, _SCOPES):
+            for field in ("body", "orelse", "finalbody"):
+                inner = getattr(s, field, None)
+                if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt):
+                    setattr(s, field, _placed(inner, by_index)
+                            or ([ast.Pass()] if field == "body" else []))
+            for h in [*(getattr(s, "handlers", None) or []),
+                      *(getattr(s, "cases", None) or [])]:
+                h.body = _placed(h.body, by_index) or [ast.Pass()]
         out.append(s)
     return out
 
@@ -249,10 +250,50 @@ def _reads_conditional_set(s: ast.stmt) -> bool:
         and s.value.id == "__conditional_annotations__"
 
 
-def _recorded_index(s: ast.stmt) -> int | None:
-    """``__conditional_annotations__.add(i)`` (possibly through a temporary)."""
+def _recorded_index(s: ast.stmt, prev: ast.stmt | None) -> int | None:
+    """``__conditional_annotations__.add(i)`` (possibly through a temporary assigned
+    the set right before: ``prev``); any other ``x.add(...)`` is the program's own."""
     if not isinstance(s, ast.Expr) or not isinstance(s.value, ast.Call):
         return None
+    call = s.value
+    if not (isinstance(call.func, ast.Attribute) and call.func.attr == "add"
+            and len(call.args) == 1 and not call.keywords
+            and isinstance(call.args[0], ast.Constant)
+            and type(call.args[0].value) is int):
+        return None
+    receiver = call.func.value
+    if isinstance(receiver, ast.Name) and (
+            receiver.id == "__conditional_annotations__"
+            or prev is not None and _reads_conditional_set(prev)
+            and isinstance(prev, ast.Assign) and isinstance(prev.targets[0], ast.Name)
+            and prev.targets[0].id == receiver.id):
+        return call.args[0].value  # type: ignore[no-any-return]
+    return None
+
+
+def _recorded_indexes(stmts: list[ast.stmt]) -> set[int]:
+    """Every index ``stmts`` records (in nested blocks too, not in nested scopes)."""
+    found: set[int] = set()
+    prev: ast.stmt | None = None
+    for s in stmts:
+        index = _recorded_index(s, prev)
+        if index is not None:
+            found.add(index)
+        if not isinstance(s, _SCOPES):
+            for block in _blocks(s):
+                found |= _recorded_indexes(block)
+        prev = s
+    return found
+
+
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)  # (bodies of their own)
+
+
+def _blocks(s: ast.stmt) -> list[list[ast.stmt]]:
+    out = [b for f in ("body", "orelse", "finalbody")
+           if isinstance(b := getattr(s, f, None), list) and b and isinstance(b[0], ast.stmt)]
+    return out + [h.body for h in [*(getattr(s, "handlers", None) or []),
+                                   *(getattr(s, "cases", None) or [])]]
     call = s.value
     if not (isinstance(call.func, ast.Attribute) and call.func.attr == "add"
             and len(call.args) == 1 and isinstance(call.args[0], ast.Constant)):
