@@ -18,7 +18,7 @@ from ..errors import DecompilationError
 from .facts import attach
 from .idioms import annotation_expr
 from .ir import ExcMarker
-from .nodes import same
+from .nodes import SCOPES, same, stmt_blocks
 
 if TYPE_CHECKING:
     from types import CodeType
@@ -142,8 +142,8 @@ def apply_to_scope(stmts: list[ast.stmt], parent: Scope) -> list[ast.stmt]:
     # 3.14 still keeps ``__conditional_annotations__``: the compiler adds it back)
     by_index = {i: (name, ann) for name, ann, i in items if i is not None}
     unconditional = [(name, ann) for name, ann, i in items if i is None]
-    recorded = _recorded_indexes(stmts)
-    out = _with_dead_annotations(_placed(stmts, by_index), by_index, recorded)
+    recorded: set[int] = set()
+    out = _with_dead_annotations(_placed(stmts, by_index, recorded), by_index, recorded)
     # class bodies have no markers: annotate the next assignment of each name, in order
     # (an annotation alone goes after the header the compiler writes)
     last = -1
@@ -186,10 +186,11 @@ def _with_dead_annotations(out: list[ast.stmt], by_index: dict[int, tuple[str, a
     return result
 
 
-def _placed(stmts: list[ast.stmt], by_index: dict[int, tuple[str, ast.expr]]
-            ) -> list[ast.stmt]:
-    """``stmts`` with each ``__conditional_annotations__.add(i)`` (in nested blocks too)
-    made the annotation of the assignment before it."""
+def _placed(stmts: list[ast.stmt], by_index: dict[int, tuple[str, ast.expr]],
+            recorded: set[int]) -> list[ast.stmt]:
+    """``stmts`` with each ``__conditional_annotations__.add(i)`` (in nested blocks too,
+    not in nested scopes) made the annotation of the assignment before it; each such
+    ``i`` goes into ``recorded``."""
     out: list[ast.stmt] = []
     for s in stmts:
         if isinstance(s, ExcMarker) and s.kind == "annotate":
@@ -198,21 +199,18 @@ def _placed(stmts: list[ast.stmt], by_index: dict[int, tuple[str, ast.expr]]
             continue
         index = _recorded_index(s, out[-1] if out else None)
         if index is not None:
+            recorded.add(index)
             if out and _reads_conditional_set(out[-1]):
                 out.pop()
             name_ann = by_index.get(index)
             if name_ann is not None:
                 _annotate(out, *name_ann)
             continue
-        if not isinstance(s, _SCOPES):
-            for field in ("body", "orelse", "finalbody"):
-                inner = getattr(s, field, None)
-                if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt):
-                    setattr(s, field, _placed(inner, by_index)
-                            or ([ast.Pass()] if field == "body" else []))
-            for h in [*(getattr(s, "handlers", None) or []),
-                      *(getattr(s, "cases", None) or [])]:
-                h.body = _placed(h.body, by_index) or [ast.Pass()]
+        if not isinstance(s, SCOPES):
+            for block in stmt_blocks(s):
+                # (an emptied ``else`` goes; any other block keeps a ``pass``)
+                block[:] = _placed(block, by_index, recorded) or (
+                    [] if block is getattr(s, "orelse", None) else [ast.Pass()])
         out.append(s)
     return out
 
@@ -267,38 +265,6 @@ def _recorded_index(s: ast.stmt, prev: ast.stmt | None) -> int | None:
             or prev is not None and _reads_conditional_set(prev)
             and isinstance(prev, ast.Assign) and isinstance(prev.targets[0], ast.Name)
             and prev.targets[0].id == receiver.id):
-        return call.args[0].value  # type: ignore[no-any-return]
-    return None
-
-
-def _recorded_indexes(stmts: list[ast.stmt]) -> set[int]:
-    """Every index ``stmts`` records (in nested blocks too, not in nested scopes)."""
-    found: set[int] = set()
-    prev: ast.stmt | None = None
-    for s in stmts:
-        index = _recorded_index(s, prev)
-        if index is not None:
-            found.add(index)
-        if not isinstance(s, _SCOPES):
-            for block in _blocks(s):
-                found |= _recorded_indexes(block)
-        prev = s
-    return found
-
-
-_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)  # (bodies of their own)
-
-
-def _blocks(s: ast.stmt) -> list[list[ast.stmt]]:
-    out = [b for f in ("body", "orelse", "finalbody")
-           if isinstance(b := getattr(s, f, None), list) and b and isinstance(b[0], ast.stmt)]
-    return out + [h.body for h in [*(getattr(s, "handlers", None) or []),
-                                   *(getattr(s, "cases", None) or [])]]
-    call = s.value
-    if not (isinstance(call.func, ast.Attribute) and call.func.attr == "add"
-            and len(call.args) == 1 and isinstance(call.args[0], ast.Constant)):
-        return None
-    if isinstance(call.func.value, ast.Name):
         return call.args[0].value  # type: ignore[no-any-return]
     return None
 

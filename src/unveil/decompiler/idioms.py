@@ -16,7 +16,16 @@ from types import CodeType
 from typing import Any
 
 from .exprs import Shared, negate
-from .nodes import ends_in_implicit_return, ends_in_jump, names_in, same, walk
+from .nodes import (
+    SCOPES,
+    catches_all,
+    ends_in_implicit_return,
+    ends_in_jump,
+    names_in,
+    same,
+    stmt_blocks,
+    walk,
+)
 
 # ---------------------------------------------------------------- before rendering
 from .render import preview
@@ -613,8 +622,7 @@ def _flat_match(s: ast.Match) -> list[ast.stmt]:
     leaves (returns, raises...): one ``match`` with all the cases, then the rest (the
     cases that fall through go on to it)."""
     last = s.cases[-1] if s.cases else None
-    if last is None or last.guard is not None or not isinstance(last.pattern, ast.MatchAs) \
-            or last.pattern.pattern is not None or last.pattern.name is not None:
+    if last is None or not catches_all(last) or last.pattern.name is not None:  # type: ignore[attr-defined]
         return [s]
     inner = last.body[0]
     if not isinstance(inner, ast.Match) or not same(inner.subject, s.subject) \
@@ -694,21 +702,14 @@ def tidy_scope(stmts: list[ast.stmt], future_annotations: bool = False) -> list[
     return _annotated(stmts, future_annotations)
 
 
-_SCOPES = (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)  # (bodies of their own)
-
-
 def _annotated(stmts: list[ast.stmt], future_annotations: bool) -> list[ast.stmt]:
     """``x = v`` then ``__annotations__['x'] = T`` as ``x: T = v`` (in nested blocks
     of the body too)."""
     out: list[ast.stmt] = []
     for s in stmts:
-        for field in ("body", "orelse", "finalbody"):
-            inner = getattr(s, field, None)
-            if not isinstance(s, _SCOPES) and isinstance(inner, list) and inner \
-                    and isinstance(inner[0], ast.stmt):
-                setattr(s, field, _annotated(inner, future_annotations))
-        for h in [*(getattr(s, "handlers", None) or []), *(getattr(s, "cases", None) or [])]:
-            h.body = _annotated(h.body, future_annotations)
+        if not isinstance(s, SCOPES):  # (nested scopes have bodies of their own)
+            for block in stmt_blocks(s):
+                block[:] = _annotated(block, future_annotations)
         ann = _annotation_store(s)
         if ann is not None:
             name, annotation = ann

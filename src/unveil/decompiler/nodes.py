@@ -43,6 +43,16 @@ def walk(node: ast.AST) -> Iterator[ast.AST]:
 SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 
 
+def stmt_blocks(s: ast.stmt) -> list[list[ast.stmt]]:
+    """The statement lists ``s`` holds (its body, ``else``, ``finally``, handlers' and
+    cases' bodies), the node's own lists."""
+    out = [getattr(s, f) for f in ("body", "orelse", "finalbody")
+           if isinstance(getattr(s, f, None), list)]
+    out += [h.body for h in getattr(s, "handlers", None) or ()]
+    out += [c.body for c in getattr(s, "cases", None) or ()]
+    return [b for b in out if b and isinstance(b[0], ast.stmt)]
+
+
 def no_arguments() -> ast.arguments:
     """The parameters of ``def f():`` or ``lambda:``: none."""
     return ast.arguments(posonlyargs=[], args=[], vararg=None, kwonlyargs=[],

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..bytecode import CONDITIONAL_JUMPS, Bytecode, Instr, retarget
-from .nodes import catches_all, ends_in_jump
+from .nodes import catches_all, ends_in_jump, stmt_blocks
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -833,7 +833,7 @@ def _inline_subjects(stmts: list[ast.stmt], temps: Iterable[str],
     i = 0
     while i < len(stmts):
         s = stmts[i]
-        for block in _blocks(s):
+        for block in stmt_blocks(s):
             _inline_subjects(block, temps, loads)
         prev = stmts[i - 1] if i else None
         if isinstance(s, ast.Match) and isinstance(s.subject, ast.Name) \
@@ -847,18 +847,10 @@ def _inline_subjects(stmts: list[ast.stmt], temps: Iterable[str],
         i += 1
 
 
-def _blocks(s: ast.stmt) -> list[list[ast.stmt]]:
-    out = [getattr(s, f) for f in ("body", "orelse", "finalbody")
-           if isinstance(getattr(s, f, None), list)]
-    out += [h.body for h in getattr(s, "handlers", None) or ()]
-    out += [c.body for c in getattr(s, "cases", None) or ()]
-    return [b for b in out if b and isinstance(b[0], ast.stmt)]
-
-
 def _merge(stmts: list[ast.stmt]) -> list[ast.stmt]:
     out: list[ast.stmt] = []
     for s in stmts:
-        for block in _blocks(s):
+        for block in stmt_blocks(s):
             block[:] = _merge(block)
         if isinstance(s, ast.Match):
             _merge_default(s)

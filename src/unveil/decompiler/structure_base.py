@@ -127,21 +127,13 @@ def _hoist_common_tail(stmts: list[ast.stmt], written: bool = False) -> list[ast
     if len(stmts) >= 2 and isinstance(stmts[-2], ast.Try) and not stmts[-2].finalbody \
             and isinstance(stmts[-1], ast.Return) \
             and isinstance(stmts[-1].value, ast.Constant | None):
-        node, tail = copy.copy(stmts[-2]), stmts[-1]
-        node.body, node.orelse = list(node.body), list(node.orelse)
-        node.handlers = [copy.copy(h) for h in node.handlers]
-        for h in node.handlers:
-            h.body = list(h.body)
+        node, tail = _copied_try(stmts[-2]), stmts[-1]
         for arm in (node.orelse or node.body, *(h.body for h in node.handlers)):
             if arm and same(arm[-1], tail):
                 arm[-1:] = [] if len(arm) > 1 else [ast.Pass()]
         return [*stmts[:-2], node, tail]
     if stmts and isinstance(stmts[-1], ast.Try) and not stmts[-1].finalbody:
-        node = copy.copy(stmts[-1])
-        node.body, node.orelse = list(node.body), list(node.orelse)
-        node.handlers = [copy.copy(h) for h in node.handlers]
-        for h in node.handlers:
-            h.body = list(h.body)
+        node = _copied_try(stmts[-1])
         arms = [node.orelse or node.body, *(h.body for h in node.handlers)]
         tail = arms[0][-1] if arms[0] else None
         if isinstance(tail, ast.Return) and isinstance(tail.value, ast.Constant | None) \
@@ -163,6 +155,16 @@ def _hoist_common_tail(stmts: list[ast.stmt], written: bool = False) -> list[ast
         return stmts
     return [*stmts[:-1], ast.If(test=node.test, body=body[:len(body) - n] or [ast.Pass()],
                                 orelse=orelse[:len(orelse) - n]), *body[len(body) - n:]]
+
+
+def _copied_try(node: ast.Try) -> ast.Try:
+    """``node`` with lists of its own (body, ``else``, each handler's body) to cut."""
+    new = copy.copy(node)
+    new.body, new.orelse = list(node.body), list(node.orelse)
+    new.handlers = [copy.copy(h) for h in node.handlers]
+    for h in new.handlers:
+        h.body = list(h.body)
+    return new
 
 
 def _copy_of(a: ast.stmt, b: ast.stmt) -> bool:
