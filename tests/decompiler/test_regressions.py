@@ -20,9 +20,6 @@ KNOWN: dict[str, tuple[tuple[tuple[int, int], ...], str]] = {
                      "a cell only dead code binds, in an inlined comprehension, comes "
                      "first in co_cellvars; the dead code that keeps it a cell sorts it "
                      "by name"),
-    "ed824ac0c3df": (((3, 10), (3, 11)),
-                     "before 3.12 a class's ** mapping that is an 'and' over an 'or' does not "
-                     "fold into the class statement: its spilled *args reads '_t1 = *0'"),
     "8658e2d9b0d9": (((3, 10), (3, 11), (3, 12), (3, 13), (3, 14)),
                      "a class body that reads its own name before a with binds it: the "
                      "recompiled function keeps the name as a cell of its own"),
@@ -50,15 +47,9 @@ KNOWN: dict[str, tuple[tuple[tuple[int, int], ...], str]] = {
                      "a generic class whose bases hold a chained comparison in a conditional "
                      "expression before '**k': the type parameters cross a block boundary "
                      "as a stack slot and the generic scope is not recognised"),
-    "b6f7d69d92d0": (((3, 10), (3, 11)),
-                     "as bb15af934526, the 'and' over an 'or' as a class keyword after *args: "
-                     "the class creation is not found (the module does not recompile)"),
     "e9a7fb682fae": (((3, 11), (3, 12), (3, 13), (3, 14)),
                      "a class body that raises before a dead 'except* ... as' rebinding the "
                      "enclosing function's parameter: the parameter becomes a cell again"),
-    "bb15af934526": (((3, 10), (3, 11)),
-                     "before 3.12 a class base after *args that is an 'and' over an 'or' "
-                     "('(a or b) and 0'): the class creation is not found"),
     "122344c7dd61": (((3, 10), (3, 11), (3, 12)),
                      "a class base the compiler folded ('0 if (0 if u else 0) else (genexpr)'): "
                      "the test read only for its effect comes back as a conditional around the "

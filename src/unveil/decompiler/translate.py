@@ -22,6 +22,7 @@ from .executor import Executor
 from .exprs import Cell, ExcMatch, MethodSelf, Null, Shared, Slot, Special, const, is_stable, negate
 from .facts import attach
 from .machine import Context, Speculation, State, stamp
+from .merging import boolop, conditional, merge_values, same_stack
 from .nodes import nodes_under
 from .regions import reverse_postorder
 
@@ -499,7 +500,7 @@ class Translator:
         if then_o.kind == "goto" and else_o.kind == "goto" \
                 and then_o.targets[0] == else_o.targets[0]:
             join = then_o.targets[0]
-            merged = _merge_values(test, then_o.state.stack, else_o.state.stack,
+            merged = merge_values(test, then_o.state.stack, else_o.state.stack,
                                    term.fall == else_t)
             if merged is not None and self._join_closed(join, joined | pending, then_o, else_o,
                                                         pending, region):
@@ -514,7 +515,7 @@ class Translator:
         # ``return a or b`` / ``return x if c else y``
         if then_o.kind == "exit" and else_o.kind == "exit" and then_o.test is not None \
                 and else_o.test is not None and self._one_expression(term, then_o, else_o):
-            merged = _merge_values(test, [then_o.test], [else_o.test], term.fall == else_t)
+            merged = merge_values(test, [then_o.test], [else_o.test], term.fall == else_t)
             if merged is not None:
                 # values left under the returned one are dropped with the frame; those
                 # the merged value computes need no name of their own
@@ -552,29 +553,29 @@ class Translator:
         if then_o.kind == "branch" and else_o.kind == "goto" and not then_o.absorbed == []:
             t2, e2 = then_o.targets
             other, hops = self._only_jumps(else_o, term, then_o)
-            if other is not None and _same_stack(then_o.state.stack, state.stack, test,
+            if other is not None and same_stack(then_o.state.stack, state.stack, test,
                                                  then_o.test):
                 if self._leads_to(other, e2, hops):
-                    new = _boolop(ast.And, test, then_o.test)
+                    new = boolop(ast.And, test, then_o.test)
                     return self._compound(new, t2, e2, state, then_o, kept, term, hops)
                 if self._leads_to(other, t2, hops) and not kept:
-                    new = _boolop(ast.Or, negate(test), then_o.test)
+                    new = boolop(ast.Or, negate(test), then_o.test)
                     return self._compound(new, t2, e2, state, then_o, kept, term, hops)
         if else_o.kind == "branch" and then_o.kind == "goto" and else_o.absorbed:
             t2, e2 = else_o.targets
             other, hops = self._only_jumps(then_o, term, else_o)
-            if other is not None and _same_stack(else_o.state.stack, state.stack, test,
+            if other is not None and same_stack(else_o.state.stack, state.stack, test,
                                                  else_o.test):
                 if self._leads_to(other, t2, hops):
-                    new = _boolop(ast.Or, test, else_o.test)
+                    new = boolop(ast.Or, test, else_o.test)
                     return self._compound(new, t2, e2, state, else_o, kept, term, hops)
                 if self._leads_to(other, e2, hops) and not kept:
-                    new = _boolop(ast.And, negate(test), else_o.test)
+                    new = boolop(ast.And, negate(test), else_o.test)
                     return self._compound(new, t2, e2, state, else_o, kept, term, hops)
         if then_o.kind == "branch" and else_o.kind == "branch" and not kept \
                 and then_o.absorbed and else_o.absorbed \
-                and _same_stack(then_o.state.stack, state.stack, None, None) \
-                and _same_stack(else_o.state.stack, state.stack, None, None):
+                and same_stack(then_o.state.stack, state.stack, None, None) \
+                and same_stack(else_o.state.stack, state.stack, None, None):
             assert then_o.test is not None and else_o.test is not None
             # (a target may be a block that only jumps on: ``q if (r if s else t) else u``)
             owned = set(then_o.absorbed) | set(else_o.absorbed)
@@ -592,7 +593,7 @@ class Translator:
                 else_v = negate(else_v)
             elif then_t2 != else_t2:
                 return None
-            new = _conditional(test, then_v, else_v, term.fall == term.targets[1])
+            new = conditional(test, then_v, else_v, term.fall == term.targets[1])
             return (Term("branch", then_t2, test=new, line=term.line, fall=then_o.fall),
                     then_o.absorbed + else_o.absorbed + hops)
         return None
@@ -600,8 +601,8 @@ class Translator:
     def _threaded_kept(self, term: Term, test: ast.expr, state: State, then_o: _Outcome,
                        else_o: _Outcome, handler: Handler | None,
                        region: set[int]) -> tuple[Term, list[int]] | None:
-        """``a and b or c``: a test whose short-circuit target is also where the next
-        (kept) test goes after popping its value."""
+        """``a and b or c`` (3.10, 3.11: ``(a or b) and c``): a test whose short-circuit
+        target is also where the next (kept) test goes after popping its value."""
         for side, other, negated in ((then_o, else_o, False), (else_o, then_o, True)):
             if side.kind != "branch" or not side.absorbed or other.kind != "goto" \
                     or other.absorbed:
@@ -610,17 +611,25 @@ class Translator:
             stack2 = side.state.stack
             if t2 is None or not stack2 or stack2[-1] is not t2 \
                     or len(stack2) != len(state.stack) + 1 \
-                    or not _same_stack(stack2[:-1], state.stack, None, None):
+                    or not same_stack(stack2[:-1], state.stack, None, None):
+                continue
+            x = other.targets[0]
+            # the kept value is popped on its way to ``x`` when false (``and``), or
+            # when true (``or``: the compiler threads the first test's jump past it)
+            for popped in (1, 0):
+                pop_target = side.targets[popped]
+                probe = self._explore(pop_target, State(list(stack2)), handler,
+                                      region | set(side.absorbed), set())
+                if probe is not None and probe.kind == "goto" and probe.targets == [x] \
+                        and not probe.state.stmts and probe.absorbed == [pop_target] \
+                        and same_stack(probe.state.stack, state.stack, None, None):
+                    break
+            else:
                 continue
             t_target, e_target = side.targets
-            x = other.targets[0]
-            probe = self._explore(e_target, State(list(stack2)), handler,
-                                  region | set(side.absorbed), set())
-            if probe is None or probe.kind != "goto" or probe.targets != [x] \
-                    or probe.state.stmts or probe.absorbed != [e_target] \
-                    or not _same_stack(probe.state.stack, state.stack, None, None):
-                continue
-            combined = _boolop(ast.And, negate(test) if negated else test, t2)
+            op = ast.And if popped else ast.Or
+            first = negate(test) if negated == (op is ast.And) else test
+            combined = boolop(op, first, t2)
             shared = Shared(combined)
             attach(shared, _seq=getattr(combined, "_seq", None))
             state.stack.append(shared)
@@ -712,8 +721,8 @@ class Translator:
         if not (isinstance(middle, Shared) or is_stable(middle)) \
                 or not _mentions(test, middle) \
                 or not _mentions(then_o.test, middle) \
-                or not _same_stack(then_o.state.stack, below, None, None) \
-                or not _same_stack(else_stack, below, None, None):
+                or not same_stack(then_o.state.stack, below, None, None) \
+                or not same_stack(else_stack, below, None, None):
             return None
         t2, e2 = then_o.targets
         other, hops = self._through_jumps(else_to, set(else_o.absorbed))
@@ -730,7 +739,7 @@ class Translator:
                 t2, e2 = (t2, other) if kind is ast.And else (other, e2)
                 if then_o.fall in (to, end):
                     then_o = replace(then_o, fall=other)
-            new = _boolop(kind, test if kind is ast.And else negate(test), then_o.test)
+            new = boolop(kind, test if kind is ast.And else negate(test), then_o.test)
             break
         else:
             return None
@@ -923,78 +932,3 @@ def _is_terminator(op: str) -> bool:
     return op in ("JUMP", "POP_JUMP_IF_TRUE", "POP_JUMP_IF_FALSE", "POP_JUMP_IF_NONE",
                   "POP_JUMP_IF_NOT_NONE", "JUMP_IF_NOT_EXC_MATCH", "FOR_ITER", "RETURN_VALUE",
                   "RAISE_VARARGS", "RERAISE", "SEND", "END_ASYNC_FOR")
-
-
-def _same_value(a: ast.expr, b: ast.expr) -> bool:
-    if a is b:
-        return True
-    if type(a) is not type(b):
-        return False
-    if isinstance(a, ast.Constant):
-        return type(a.value) is type(b.value) and a.value == b.value  # type: ignore[attr-defined]
-    if isinstance(a, ast.Name):
-        return a.id == b.id and getattr(a, "kind", "") == getattr(b, "kind", "") \
-            and getattr(a, "kind", "") in ("fast", "temp")  # type: ignore[attr-defined]
-    if isinstance(a, Slot):
-        return a.index == b.index  # type: ignore[attr-defined]
-    if isinstance(a, Special):
-        return a.kind == b.kind and a.value is b.value  # type: ignore[attr-defined]
-    return False
-
-
-def _same_stack(side: list[ast.expr], base: list[ast.expr], test: ast.expr | None,
-                side_test: ast.expr | None) -> bool:
-    """Did a branch leave the stack as it found it (a kept test may be replaced)?"""
-    if len(side) != len(base):
-        return False
-    for i, (x, y) in enumerate(zip(side, base, strict=True)):
-        if i == len(base) - 1 and test is not None and y is test:
-            if x is side_test:
-                continue
-            return False
-        if not _same_value(x, y):
-            return False
-    return True
-
-
-def _merge_values(test: ast.expr, then_stack: list[ast.expr], else_stack: list[ast.expr],
-                  else_first: bool = False) -> list[ast.expr] | None:
-    """The stack where both sides of ``test`` meet, the top values merged; ``else_first``:
-    the false side is laid out first, so a conditional expression has it as its body
-    (``a if c and not d else b`` tests ``c``, then ``d`` with a jump to ``b``)."""
-    if len(then_stack) != len(else_stack) or not then_stack:
-        return None
-    for x, y in zip(then_stack[:-1], else_stack[:-1], strict=True):
-        if not _same_value(x, y):
-            return None
-    vt, vf = then_stack[-1], else_stack[-1]
-    if vt is test:
-        value = _boolop(ast.Or, test, vf)
-    elif vf is test:
-        value = _boolop(ast.And, test, vt)
-    else:
-        value = _conditional(test, vt, vf, else_first)
-    return [*then_stack[:-1], value]
-
-
-def _conditional(test: ast.expr, then_v: ast.expr, else_v: ast.expr,
-                 else_first: bool) -> ast.expr:
-    """``then_v if test else else_v``, with the arm laid out first as its body."""
-    if else_first:
-        return stamp(ast.IfExp(test=negate(test), body=else_v, orelse=then_v))
-    return stamp(ast.IfExp(test=test, body=then_v, orelse=else_v))
-
-
-def _boolop(op: type[ast.boolop], left: ast.expr, right: ast.expr) -> ast.expr:
-    values: list[ast.expr] = []
-    for side in (left, right):
-        # a kept test (COPY 1 + jump) is referenced only by the test and the kept copy,
-        # and the merge consumes both: its value can stand in place
-        inner = side.value if isinstance(side, Shared) and side.name is None \
-            and getattr(side, "refs", 2) == 2 and not getattr(side, "targets", None) else side
-        if isinstance(inner, ast.BoolOp) and isinstance(inner.op, op) \
-                and not getattr(inner, "parenthesized", False):
-            values.extend(inner.values)
-        else:
-            values.append(inner)
-    return stamp(ast.BoolOp(op=op(), values=values))

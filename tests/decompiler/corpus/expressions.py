@@ -351,3 +351,14 @@ def conditional_stored_to_an_attribute_at_the_end(level):
     # (the store and the implicit return are copied into both arms)
     holder = _Holder()
     holder.level = level if level is not None else _Holder.level
+
+
+@cases((0, 0, 1, ()), (1, 0, 2, (3,)), (0, 5, 0, (4, 5)), ("", [], "z", ()))
+def or_then_and_as_a_value_after_starred_args(b, c, d, rest):
+    # (3.10, 3.11 thread ``b``'s jump when true past ``c``'s test straight to ``d``)
+    x = (b or c) and d
+    y = (probe("b", b) or probe("c", c)) and probe("d", d)
+
+    class Made(*(rest and (object,)), (b or c) and object or object):
+        pass
+    return x, y, _collect(*rest, (b or c) and d), Made.__bases__, LOG[-3:]
