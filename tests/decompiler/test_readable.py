@@ -189,6 +189,7 @@ AS_WRITTEN = [
     ("conditionals", "negated_membership_and_identity_tests"),
     ("expressions", "percent_format_kept_by_an_f_string"),
     ("expressions", "or_then_and_as_a_value_after_starred_args"),
+    ("expressions", "or_of_chained_comparisons_returned_over_two_lines"),
     ("exceptions", "return_after_nested_finally_in_a_try_in_loops"),
     ("exceptions", "return_after_a_finally_in_a_try"),
     ("loops", "return_from_a_with_in_an_endless_loop_in_a_with"),

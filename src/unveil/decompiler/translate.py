@@ -496,6 +496,12 @@ class Translator:
         if else_o.kind == "exit" and else_o.targets and then_o.kind != "exit":
             else_o = _Outcome("goto", state.fork(), list(else_o.targets), None, [])
         kept = bool(state.stack) and state.stack[-1] is test
+        if kept:
+            # (a kept test is an ``and``/``or``: where one side returns, the other side's
+            # way to a block that only returns returns too; 3.10 copies the ``return``
+            # into the last link of ``return a or b < c < d`` over two lines)
+            then_o = self._returning(then_o, else_o, handler)
+            else_o = self._returning(else_o, then_o, handler)
         # a value: both sides meet at one block with one more value (or the kept test)
         if then_o.kind == "goto" and else_o.kind == "goto" \
                 and then_o.targets[0] == else_o.targets[0]:
@@ -514,7 +520,8 @@ class Translator:
         # both sides return a value: the compiler copied ``return`` into the arms of
         # ``return a or b`` / ``return x if c else y``
         if then_o.kind == "exit" and else_o.kind == "exit" and then_o.test is not None \
-                and else_o.test is not None and self._one_expression(term, then_o, else_o):
+                and else_o.test is not None \
+                and (kept or self._one_expression(term, then_o, else_o)):
             merged = merge_values(test, [then_o.test], [else_o.test], term.fall == else_t)
             if merged is not None:
                 # values left under the returned one are dropped with the frame; those
@@ -832,6 +839,18 @@ class Translator:
         value = stack.pop()
         # (targets: the shared block, which other paths still reach)
         return _Outcome("exit", st, [block.id], value, [])
+
+    def _returning(self, side: _Outcome, other: _Outcome,
+                   handler: Handler | None) -> _Outcome:
+        """``side`` as an exit where ``other`` returns and ``side`` goes to a block that
+        only drops values and returns one."""
+        if side.kind != "goto" or other.kind != "exit" or other.targets:
+            return side
+        block = self.cfg.blocks.get(side.targets[0])
+        returned = None if block is None else self._pure_exit(block, side.state, handler)
+        if returned is None:
+            return side
+        return replace(returned, absorbed=list(side.absorbed))
 
     def _one_expression(self, term: Term, *sides: _Outcome) -> bool:
         """Were both returns written as one expression (a lambda's body, or all on the

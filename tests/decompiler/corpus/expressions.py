@@ -362,3 +362,10 @@ def or_then_and_as_a_value_after_starred_args(b, c, d, rest):
     class Made(*(rest and (object,)), (b or c) and object or object):
         pass
     return x, y, _collect(*rest, (b or c) and d), Made.__bases__, LOG[-3:]
+
+
+@cases(("5",), ("a",), ("G",), ("",))
+def or_of_chained_comparisons_returned_over_two_lines(c):
+    # (3.10 copies the ``return`` into the last link's true side only)
+    return c.isdigit() or \
+        (65 <= ord(c[:1] or "0") <= 70) or (97 <= ord(c[:1] or "0") <= 102)
