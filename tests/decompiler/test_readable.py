@@ -135,12 +135,7 @@ STRUCTURED = [
     ("exceptions", "while_loop_in_a_finally"),
     ("loops", "loop_whose_second_clause_leaves_it_for_code"),
     ("exceptions", "constant_returns_in_the_clauses_of_a_try_in_a_clause"),
-    *(pytest.param("exceptions", name, id=name, marks=pytest.mark.xfail(
-        sys.version_info < (3, 11), strict=True,
-        reason="3.10: the return after the statement is copied into the body and the "
-               "except clause of the finally's normal copy, and a copy of a return that "
-               "computes its value is not taken out of a try"))
-      for name in ("bare_except_in_a_finally",)),
+    ("exceptions", "bare_except_in_a_finally"),
     ("exceptions", "typed_except_in_a_finally"),
     ("loops", "nested_loop_whose_if_chain_returns_in_places"),
     ("exceptions", "return_on_one_path_of_a_finally"),
@@ -190,6 +185,9 @@ AS_WRITTEN = [
     ("expressions", "percent_format_kept_by_an_f_string"),
     ("expressions", "or_then_and_as_a_value_after_starred_args"),
     ("expressions", "or_of_chained_comparisons_returned_over_two_lines"),
+    ("exceptions", "return_after_an_if_holding_a_try_whose_clause_passes"),
+    ("loops", "continue_ending_the_last_if_of_a_loop_body"),
+    ("exceptions", "try_finally_whose_finally_holds_a_bare_except"),
     ("exceptions", "return_after_nested_finally_in_a_try_in_loops"),
     ("exceptions", "return_after_a_finally_in_a_try"),
     ("loops", "return_from_a_with_in_an_endless_loop_in_a_with"),

@@ -662,9 +662,8 @@ def _trim_trailing_continue(stmts: list[ast.stmt], keep_written: bool = False
                 or getattr(last.body[-1], "written", False))):
             # (``if c: ...; continue`` then more code, as written: the test jumps over
             # the arm)
-            last.body = _trim_trailing_continue(
-                last.body, keep_written or bool(last.orelse)) or [ast.Pass()]
-        last.orelse = _trim_trailing_continue(last.orelse, keep_written)
+            last.body = _trim_trailing_continue(last.body, True) or [ast.Pass()]
+        last.orelse = _trim_trailing_continue(last.orelse, True)
     elif stmts and isinstance(stmts[-1], ast.Match):
         for c in stmts[-1].cases:  # (a case that only continues says so)
             c.body = _trim_trailing_continue(c.body) or c.body

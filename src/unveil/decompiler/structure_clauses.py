@@ -160,7 +160,8 @@ class Clauses:
             # the exception stays on the stack (under a with's values); not one of an
             # enclosing handler's (a bare ``except:`` inside a ``finally`` handler)
             return "finally"
-        if term.kind == "reraise" and _is_exc(term.value):
+        if term.kind == "reraise" and _is_exc(term.value) \
+                and (not own or any(term.value is y for y in own)):
             return "finally"
         return "except"
 

@@ -724,16 +724,17 @@ def share_copied_exits(bc: Bytecode, lines: bool = False) -> Bytecode:
     whose ``else`` clause is followed by ``d`` (and the end) runs on into a copy of
     ``d``. Straight code from the start of a line that loads a value and returns it,
     with exactly the instructions and source positions (before 3.11, which has no
-    columns: lines, and only with ``lines``) of such code later on, is such a copy: it
+    columns: lines; without ``lines`` only one copy, at an except clause's end, on a
+    line after all the code up to the later one) of such code later on, is such a copy: it
     becomes a jump to the later one. Not a ``return`` alone (the structurer writes
     those in place; the implicit return's copies have the positions of their jumps, see
     :func:`share_implicit_returns`), nor a ``finally`` body's copies (its handler has
-    one more), nor the copy only a handler reaches. After :func:`merge_tails`: the
+    one more), nor the copy only a handler reaches (but 3.10's). After :func:`merge_tails`: the
     copies of a one-line expression's end are shared at the value.
     """
     instrs = bc.instrs
-    if sum(i.op == "RETURN_VALUE" for i in instrs) < 2 \
-            or not lines and not hasattr(bc.code, "co_positions"):
+    clauses = not lines and not hasattr(bc.code, "co_positions")
+    if sum(i.op == "RETURN_VALUE" for i in instrs) < 2:
         return bc
     entered = _entered(bc)
     normal = _reachable(bc, exceptions=False)
@@ -754,8 +755,9 @@ def share_copied_exits(bc: Bytecode, lines: bool = False) -> Bytecode:
         if ins.op != "RETURN_VALUE":
             continue
         found = []
-        for s in range(r - 2, max(r - _MAX_COPY, -1), -1):
-            if instrs[s].op in _FLOW or s + 1 in entered or s not in normal:
+        # (3.10: a value and its return alone, at an except clause's end)
+        for s in range(r - (1 if clauses else 2), max(r - _MAX_COPY, -1), -1):
+            if instrs[s].op in _FLOW or s + 1 in entered or s not in normal and not clauses:
                 break  # (a handler's way on is its clean-up's copy, see split_clean_ups)
             prev = instrs[s - 1] if s else None
             if prev is not None and s not in entered and prev.op not in _TERMINAL \
@@ -775,11 +777,22 @@ def share_copied_exits(bc: Bytecode, lines: bool = False) -> Bytecode:
     new: list[Instr] | None = None
     for found in stretches:  # (the longest copy)
         for s, key in reversed(found):
-            if latest[key] > s and places[key[1][0]] == count[key]:
+            if latest[key] > s and places[key[1][0]] == count[key] and (
+                    not clauses or instrs[s - 1].op == "POP_EXCEPT" and count[key] == 2
+                    and _out_of_order(instrs, s, latest[key])):
                 new = new or list(instrs)
                 _jump_instead(new, instrs, range(s, s + len(key[1])), latest[key])
                 break
     return Bytecode(bc.code, new, list(bc.handlers)) if new else bc
+
+
+def _out_of_order(instrs: list[Instr], s: int, later: int) -> bool:
+    """Whether the copy at ``s`` of the exit at ``later`` (one line, no columns: 3.10)
+    has a line after all of the code between them: a statement there would be in
+    source order, a copy of the code after a compound statement is not."""
+    line = instrs[s].line
+    between = [i.line for i in instrs[s:later] if i.line is not None and i.line != line]
+    return line is not None and bool(between) and max(between) < line
 
 
 #: Statements' stores, for the effect of a copied exit.

@@ -2122,3 +2122,68 @@ def return_in_an_if_of_a_finally_at_the_function_end(proc, exc_type):
             proc.secs = 0
             return
         proc.wait()
+
+
+_VERSION: list = [None]
+
+
+@cases((None, "1.2.3"), (None, None), (None, ""), ("cached", "9.9"))
+def return_after_an_if_holding_a_try_whose_clause_passes(cached, found):
+    # (3.10 copies the function's last 'return' into the except clause's end: that
+    # clause only passes, the return after the 'if' is the one written)
+    _VERSION[0] = cached
+    if _VERSION[0] is None:
+        _VERSION[0] = ""
+        try:
+            f = iter(found.split("."))
+        except AttributeError:
+            pass
+        else:
+            try:
+                m = next(f, None)
+            finally:
+                LOG.append("closed")
+            if m is not None:
+                _VERSION[0] = m + "!"
+    return _VERSION[0]
+
+
+class _Shelf:
+    def __init__(self, closing, syncing=None, resetting=None):
+        self.closing, self.syncing, self.resetting = closing, syncing, resetting
+        self.dict = "open"
+
+    def sync(self):
+        LOG.append("sync")
+        if self.syncing is not None:
+            raise self.syncing("sync")
+
+    def close_dict(self):
+        LOG.append("close")
+        if self.closing is not None:
+            raise self.closing("close")
+
+    def reset(self):
+        if self.resetting is not None:
+            raise self.resetting("reset")
+        return "closed"
+
+
+@cases((_Shelf(None),), (_Shelf(AttributeError),), (_Shelf(KeyError),),
+       (_Shelf(None, ValueError),), (_Shelf(None, None, OSError),),
+       (_Shelf(KeyError, None, OSError),))
+def try_finally_whose_finally_holds_a_bare_except(shelf):
+    # (3.10: the bare clause in the finally's exceptional copy re-raises the outer
+    # exception after its POP_EXCEPT; it is no finally of its own)
+    try:
+        shelf.sync()
+        try:
+            shelf.close_dict()
+        except AttributeError:
+            pass
+    finally:
+        try:
+            shelf.dict = shelf.reset()
+        except:  # noqa: E722
+            shelf.dict = None
+    return shelf.dict

@@ -1911,3 +1911,20 @@ def assert_before_a_break_in_an_endless_loop(tasks, thread):
         log.append(task)
     log.append("after")
     return log
+
+
+@cases(([1, 5, 0, 7],), ([],), ([3, 3, 9],))
+def continue_ending_the_last_if_of_a_loop_body(xs):
+    # (3.10, 3.11 give the written 'continue' a jump of its own)
+    out = []
+    for i, x in enumerate(xs):
+        if x in (1, 3):
+            out.append(("store", x))
+            continue
+        if x > 2 and i >= 1:
+            if x == 5:
+                out.append(("five", i))
+            else:
+                out.append(("other", i))
+            continue
+    return out
