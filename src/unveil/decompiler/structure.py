@@ -509,12 +509,13 @@ class Structurer(LoopExits, IfEnds, Clauses, ClauseExits):
 
     # ------------------------------------------------------------ edges and exits
 
-    def through(self, dst: int) -> int:
-        """Follow blocks that only jump on (each ``break`` of a loop has its own jump)."""
+    def through(self, dst: int, stop: int | None = None) -> int:
+        """Follow blocks that only jump on (each ``break`` of a loop has its own jump),
+        not past ``stop``."""
         seen = {dst}
         while True:
             block = self.blocks.get(dst)
-            if block is None or block.stmts or block.term.kind != "goto":
+            if block is None or block.stmts or block.term.kind != "goto" or dst == stop:
                 return dst
             nxt = block.term.targets[0]
             if nxt in seen or nxt not in self.blocks or self.slot_assignments(dst, nxt):
@@ -550,7 +551,7 @@ class Structurer(LoopExits, IfEnds, Clauses, ClauseExits):
         out.extend(self.slot_assignments(src, dst))
         loop = ctx.loop
         if loop is not None and dst not in ctx.region:
-            beyond = self.through(dst)
+            beyond = self.through(dst, stop=loop.follow)
             if beyond in (loop.cont, loop.follow):
                 if not self.slot_assignments(src, dst):
                     dst = beyond
@@ -787,7 +788,9 @@ class Structurer(LoopExits, IfEnds, Clauses, ClauseExits):
                     continue
                 if n == h and s == natural_exit:
                     continue
-                target = self.through(s)
+                # (not past where the enclosing statement ends: the ``break`` after an
+                # ``if`` that holds this loop, 3.10 and 3.11, is that ``if``'s join)
+                target = self.through(s, stop=ctx.follow)
                 named: list[int] | None = None  # (a return from a try's range)
                 if target != natural_exit and self.chain(n) == self.chain(target) and (
                         self.blocks[target].term.kind in ("raise", "reraise")
@@ -814,7 +817,7 @@ class Structurer(LoopExits, IfEnds, Clauses, ClauseExits):
                         ends.add(self.blocks[target].term.targets[0])
                     continue
                 breaks.add(target)
-        if natural_exit is not None and len(breaks) == 1 \
+        if natural_exit is not None and len(breaks) == 1 and natural_exit != ctx.follow \
                 and self.through(natural_exit) in breaks:
             natural_exit = self.through(natural_exit)
         if breaks and natural_exit is None:

@@ -1928,3 +1928,25 @@ def continue_ending_the_last_if_of_a_loop_body(xs):
                 out.append(("other", i))
             continue
     return out
+
+
+@cases(([1, 0, 5, 2, 9], lambda p: p > 4), ([2, 4], lambda p: p == 4), ([], bool),
+       ([7, 0, 0, 3], lambda p: True))
+def break_after_an_if_holding_a_loop(it, stop):
+    # (the one 'break' after the 'if' is where both its arms and the inner loop's
+    # ways out go; pathlib's parse_parts)
+    it = iter(it)
+    out = []
+    for p in it:
+        if not p:
+            continue
+        out.append(p)
+        if stop(p):
+            if p > 3:
+                for q in it:
+                    out.append(-q)
+                    if q:
+                        break
+            break
+    out.reverse()
+    return out, list(it)
