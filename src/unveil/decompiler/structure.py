@@ -792,7 +792,8 @@ class Structurer(LoopExits, IfEnds, Clauses, ClauseExits):
                 # ``if`` that holds this loop, 3.10 and 3.11, is that ``if``'s join)
                 target = self.through(s, stop=ctx.follow)
                 named: list[int] | None = None  # (a return from a try's range)
-                if target != natural_exit and self.chain(n) == self.chain(target) and (
+                if target != natural_exit and (self.chain(n) == self.chain(target)
+                                               or self._returns_in_loop(target)) and (
                         self.blocks[target].term.kind in ("raise", "reraise")
                         or (self._is_tail(target)
                             or (named := self._returns_named(target)) is not None)
@@ -925,6 +926,23 @@ class Structurer(LoopExits, IfEnds, Clauses, ClauseExits):
                                                                       ctx.loop.follow):
             return follow
         return follow
+
+    def _returns_in_loop(self, bid: int) -> bool:
+        """Does block ``bid`` return a value it computes before it drops the loops'
+        iterators under it (3.10, 3.11: a ``return`` written in the loop; a ``break``'s
+        copy of the return after the loop drops them first)?"""
+        block = self.blocks[bid]
+        if block.term.kind != "return" or not block.blocks:
+            return False
+        cfg = self.g.cfg
+        last = cfg.blocks[block.blocks[-1]]
+        ops = [i.op for i in cfg.bc.instrs[last.start:last.end]]
+        k = len(ops) - 1
+        if k < 3 or ops[k] != "RETURN_VALUE":
+            return False
+        while k >= 2 and ops[k - 2:k] == ["SWAP", "POP_TOP"]:
+            k -= 2
+        return k < len(ops) - 1 and k > 0 and ops[k - 1] not in ("SWAP", "POP_TOP")
 
     def _is_tail(self, bid: int) -> bool:
         block = self.blocks[bid]

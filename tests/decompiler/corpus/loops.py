@@ -1950,3 +1950,29 @@ def break_after_an_if_holding_a_loop(it, stop):
             break
     out.reverse()
     return out, list(it)
+
+
+class _Opener:
+    def __init__(self, free):
+        self.free = free
+
+    def open(self, name):
+        LOG.append(name)
+        if name not in self.free:
+            raise OSError(name)
+        return len(name)
+
+
+@cases((_Opener({"pa1"}),), (_Opener(set()),), (_Opener({"qa0", "pb1"}),))
+def return_after_a_try_that_continues_in_nested_loops(opener):
+    # (3.10, 3.11: the value is computed before the iterators are dropped, a return
+    # written in the loops, not a break to code after them; pty._open_terminal)
+    for x in "pq":
+        for y in "ab":
+            for z in "01":
+                try:
+                    fd = opener.open(x + y + z)
+                except OSError:
+                    continue
+                return fd, x + y + z
+    raise OSError("out of devices")
