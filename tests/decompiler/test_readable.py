@@ -190,6 +190,7 @@ AS_WRITTEN = [
     ("exceptions", "try_finally_whose_finally_holds_a_bare_except"),
     ("loops", "break_after_an_if_holding_a_loop"),
     ("loops", "return_after_a_try_that_continues_in_nested_loops"),
+    ("loops", "break_to_a_return_after_a_for_else_that_raises"),
     ("exceptions", "return_after_nested_finally_in_a_try_in_loops"),
     ("exceptions", "return_after_a_finally_in_a_try"),
     ("loops", "return_from_a_with_in_an_endless_loop_in_a_with"),

@@ -585,9 +585,11 @@ def share_loop_exits(bc: Bytecode) -> Bytecode:
         new = new or list(instrs)
         if after:
             target = min(after)
-        elif line is not None:
-            # (every way out of an endless loop is a copy: the code after the loop comes
-            # back once, after the last instruction)
+        elif line is not None or not hasattr(bc.code, "co_positions") \
+                and _out_of_order(instrs, start, len(instrs)):
+            # (every way out of an endless loop is a copy, or, 3.10, of a ``for`` loop
+            # whose ``else`` leaves, a copy on a line after all the code that follows:
+            # the code after the loop comes back once, after the last instruction)
             if key not in made:
                 made[key] = len(new)
                 new.extend(replace(i) for i in instrs[start:end + 1])

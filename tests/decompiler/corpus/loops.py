@@ -1976,3 +1976,19 @@ def return_after_a_try_that_continues_in_nested_loops(opener):
                     continue
                 return fd, x + y + z
     raise OSError("out of devices")
+
+
+@cases(("a/b/c", 3, 3), ("abcdef/gh", 4, 9), ("x", 1, 1), ("aa/bb/cc/dd", 5, 5))
+def break_to_a_return_after_a_for_else_that_raises(name, most_prefix, most_name):
+    # (3.10 copies the return into the break and drops the one after the loop)
+    components = name.split("/")
+    for i in range(1, len(components)):
+        prefix = "/".join(components[:i])
+        name = "/".join(components[i:])
+        if len(prefix) <= most_prefix and \
+                len(name) <= most_name:
+            break
+    else:
+        raise ValueError("name is too long")
+
+    return prefix, name
