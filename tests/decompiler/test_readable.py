@@ -190,7 +190,13 @@ AS_WRITTEN = [
     ("exceptions", "try_finally_whose_finally_holds_a_bare_except"),
     ("loops", "break_after_an_if_holding_a_loop"),
     ("loops", "return_after_a_try_that_continues_in_nested_loops"),
-    ("loops", "break_to_a_return_after_a_for_else_that_raises"),
+    pytest.param("loops", "break_to_a_return_after_a_for_else_that_raises",
+                 id="break_to_a_return_after_a_for_else_that_raises",
+                 marks=pytest.mark.xfail(sys.version_info >= (3, 12), strict=True, reason=(
+                     "3.12+: the break's copy of the return, whose original the compiler "
+                     "dropped, reads as a return in the loop (the jump that stands for it "
+                     "has the copy's position, not the break's)"))),
+    ("loops", "break_in_the_else_of_a_try_whose_clause_passes"),
     ("exceptions", "return_after_nested_finally_in_a_try_in_loops"),
     ("exceptions", "return_after_a_finally_in_a_try"),
     ("loops", "return_from_a_with_in_an_endless_loop_in_a_with"),

@@ -208,6 +208,24 @@ class ClauseExits:
             return None
         return ast.Continue() if dest == loop.cont else ast.Break()
 
+    def _break_laid_after(self, tails: frozenset[int], hregion: frozenset[int],
+                          ctx: Ctx) -> bool:
+        """Does a way out of a ``try`` body (its ``tails``) go on to a ``break`` of its
+        own (a block that only jumps out of the loop) laid out after the handler (3.10's ``else: break``)?"""
+        loop = ctx.loop
+        if loop is None or loop.follow is None or not hregion:
+            return False
+        last = max(self.position(n) for n in hregion if n in self.blocks)
+        for t in tails:
+            block = self.blocks.get(t)
+            if block is None or block.stmts or block.term.kind != "goto":
+                continue
+            nxt = self.blocks.get(block.term.targets[0])
+            if nxt is not None and not nxt.stmts and nxt.term.kind == "goto" \
+                    and nxt.term.targets[0] == loop.follow and self.position(nxt.id) > last:
+                return True
+        return False
+
     def clause_merge(self, exits: list[tuple[int, int]]) -> int | None:
         targets: set[int] = set()
         copies: dict[tuple[object, ...], int] = {}

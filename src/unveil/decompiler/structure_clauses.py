@@ -693,6 +693,13 @@ class Clauses:
         if not handlers:
             raise Unstructurable("try without handlers")
         merge = self.clause_merge(exits)
+        if body_exit is None and body and isinstance(body[-1], ast.Break) \
+                and self._break_laid_after(tails, hregion, ctx):
+            # (3.10: a ``break`` laid out after the clauses, which the body jumps over
+            # them to, is the ``else`` clause's; one in the body comes before them)
+            after = self.finish_try(body[:-1], handlers, body_exit, merge, h, ctx, out)
+            out[-1].orelse = [body[-1]]  # type: ignore[attr-defined]
+            return after
         return self.finish_try(body, handlers, body_exit, merge, h, ctx, out)
 
     def finish_try(self, body: list[ast.stmt], handlers: list[ast.ExceptHandler],

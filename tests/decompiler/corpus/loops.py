@@ -1992,3 +1992,28 @@ def break_to_a_return_after_a_for_else_that_raises(name, most_prefix, most_name)
         raise ValueError("name is too long")
 
     return prefix, name
+
+
+class _Maker:
+    def __init__(self, taken):
+        self.taken = taken
+
+    def make(self, i):
+        LOG.append(i)
+        if i in self.taken:
+            raise FileExistsError(i)
+        return i * 10
+
+
+@cases((_Maker({0, 1}), 4), (_Maker(set()), 2), (_Maker({0, 1, 2}), 3), (_Maker({5}), 0))
+def break_in_the_else_of_a_try_whose_clause_passes(maker, n):
+    # (3.10: the 'else: break' is laid out after the clause; a break in the body is not)
+    for i in range(n):
+        try:
+            sl = maker.make(i)
+        except FileExistsError:
+            pass
+        else:
+            break
+    LOG.append(i if n else None)
+    return maker.taken
