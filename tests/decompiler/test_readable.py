@@ -185,6 +185,7 @@ AS_WRITTEN = [
     ("expressions", "percent_format_kept_by_an_f_string"),
     ("expressions", "or_then_and_as_a_value_after_starred_args"),
     ("expressions", "or_of_chained_comparisons_returned_over_two_lines"),
+    ("expressions", "conditional_of_a_call_stored_at_the_end"),
     ("exceptions", "return_after_an_if_holding_a_try_whose_clause_passes"),
     ("loops", "continue_ending_the_last_if_of_a_loop_body"),
     ("exceptions", "try_finally_whose_finally_holds_a_bare_except"),
@@ -197,6 +198,7 @@ AS_WRITTEN = [
                      "dropped, reads as a return in the loop (the jump that stands for it "
                      "has the copy's position, not the break's)"))),
     ("loops", "break_in_the_else_of_a_try_whose_clause_passes"),
+    ("loops", "break_in_a_try_body_of_a_while_else"),
     ("exceptions", "return_after_nested_finally_in_a_try_in_loops"),
     ("exceptions", "return_after_a_finally_in_a_try"),
     ("loops", "return_from_a_with_in_an_endless_loop_in_a_with"),

@@ -213,8 +213,9 @@ class ClauseExits:
         """Does a way out of a ``try`` body (its ``tails``) go on to a ``break`` of its
         own (a block that only jumps out of the loop) laid out after the handler (3.10's ``else: break``)?"""
         loop = ctx.loop
-        if loop is None or loop.follow is None or not hregion:
-            return False
+        if loop is None or loop.follow is None or not hregion \
+                or self.blocks[loop.header].term.kind != "for":
+            return False  # (a ``for`` loop's: its break drops the iterator first)
         last = max(self.position(n) for n in hregion if n in self.blocks)
         for t in tails:
             block = self.blocks.get(t)
@@ -222,6 +223,7 @@ class ClauseExits:
                 continue
             nxt = self.blocks.get(block.term.targets[0])
             if nxt is not None and not nxt.stmts and nxt.term.kind == "goto" \
+                    and self.preds(nxt.id) == [t] \
                     and nxt.term.targets[0] == loop.follow and self.position(nxt.id) > last:
                 return True
         return False

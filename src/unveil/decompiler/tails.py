@@ -10,7 +10,6 @@ the shared end is kept and the first arm jumps to it: the join the source had.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Sequence
 from dataclasses import replace
 
@@ -284,7 +283,11 @@ def _effect(ins: Instr) -> tuple[int, int] | None:
         return 2 * n, 1
     if ins.op == "MAKE_FUNCTION":  # (flags: one value per part; 0x100: 3.10's qualname)
         return 1 + bin(n & 0x10F).count("1"), 1
-    if ins.op == "CALL" and sys.version_info >= (3, 11):
+    if ins.op == "CALL":  # (3.10's comes from ``CALL_METHOD``: a method load's two)
+        return n + 2, 1
+    if ins.op == "CALL_FUNCTION":  # (3.10)
+        return n + 1, 1
+    if ins.op == "CALL_FUNCTION_KW":  # (3.10: the names' tuple on top)
         return n + 2, 1
     return None
 
@@ -727,7 +730,7 @@ def share_copied_exits(bc: Bytecode, lines: bool = False) -> Bytecode:
     ``d``. Straight code from the start of a line that loads a value and returns it,
     with exactly the instructions and source positions (before 3.11, which has no
     columns: lines; without ``lines`` only one copy, at an except clause's end, on a
-    line after all the code up to the later one) of such code later on, is such a copy: it
+    line after all the code up to the later one, which is in order) of such code later on, is such a copy: it
     becomes a jump to the later one. Not a ``return`` alone (the structurer writes
     those in place; the implicit return's copies have the positions of their jumps, see
     :func:`share_implicit_returns`), nor a ``finally`` body's copies (its handler has
@@ -781,7 +784,8 @@ def share_copied_exits(bc: Bytecode, lines: bool = False) -> Bytecode:
         for s, key in reversed(found):
             if latest[key] > s and places[key[1][0]] == count[key] and (
                     not clauses or instrs[s - 1].op == "POP_EXCEPT" and count[key] == 2
-                    and _out_of_order(instrs, s, latest[key])):
+                    and _out_of_order(instrs, s, latest[key])
+                    and not _out_of_order(instrs, latest[key], len(instrs))):
                 new = new or list(instrs)
                 _jump_instead(new, instrs, range(s, s + len(key[1])), latest[key])
                 break

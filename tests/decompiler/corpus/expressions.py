@@ -369,3 +369,12 @@ def or_of_chained_comparisons_returned_over_two_lines(c):
     # (3.10 copies the ``return`` into the last link's true side only)
     return c.isdigit() or \
         (65 <= ord(c[:1] or "0") <= 70) or (97 <= ord(c[:1] or "0") <= 102)
+
+
+@cases(({"a": 1},), ({},), (None,))
+def conditional_of_a_call_stored_at_the_end(mapping):
+    # (3.10 copies the store and the implicit return into both arms; the arm that
+    # calls has a stack effect of its own to find the value's end by)
+    holder = _Holder()
+    holder.level = dict(mapping) if mapping else None
+    holder.other = None if not mapping else sorted(mapping, key=str)

@@ -2017,3 +2017,25 @@ def break_in_the_else_of_a_try_whose_clause_passes(maker, n):
             break
     LOG.append(i if n else None)
     return maker.taken
+
+
+@cases(([[1, 2], [3]],), ([[], [4]],), ([],))
+def break_in_a_try_body_of_a_while_else(stacks):
+    # (the body's break is the body's; a while-else whose loop the break leaves,
+    # nested as in graphlib's _find_cycle)
+    got = []
+    for start in range(2):
+        its = [iter(s).__next__ for s in stacks]
+        while True:
+            got.append(start)
+            while its:
+                try:
+                    got.append(its[-1]())
+                    break
+                except StopIteration:
+                    its.pop()
+            else:
+                break
+            if len(got) > 6:
+                return got
+    return got
