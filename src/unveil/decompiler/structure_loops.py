@@ -379,14 +379,29 @@ class LoopExits:
         """
         # (by targets and handler first: the test's text is made only where those agree)
         tests: dict[tuple[tuple[int, ...], int | None], dict[str | None, int]] = {}
+        exits: dict[tuple[object, ...], int] = {}
+
+        def ways(targets: list[int]) -> tuple[int, ...]:
+            # (3.10 copies a ``with``'s exit and the return after it into both tests'
+            # ways out of the loop: copies alike are one way, where the other way is
+            # into the body, not a return too: a ``finally``'s copies of an ``if``)
+            out = [self._past_jumps(t) for t in targets]
+            returns = [k for k, t in enumerate(out) if t in self.blocks
+                       and self.blocks[t].term.kind == "return" and self.blocks[t].blocks]
+            if len(returns) == 1:
+                k = returns[0]
+                cfg = self.g.cfg
+                code = tuple((i.op, repr(i.argval), i.line) for n in self.blocks[out[k]].blocks
+                             for i in cfg.bc.instrs[cfg.blocks[n].start:cfg.blocks[n].end])
+                out[k] = exits.setdefault(code, out[k])
+            return tuple(out)
         for bid in sorted(self.blocks):
             block = self.blocks[bid]
             term = block.term
             if term.kind != "branch" or term.test is None or not (
                     _passes_under(block) or _handler_values(block)):
                 continue
-            seen = tests.setdefault((tuple(self._past_jumps(t) for t in term.targets),
-                                     block.handler_block), {})
+            seen = tests.setdefault((ways(term.targets), block.handler_block), {})
             if not seen:
                 seen[None] = bid  # (the first: its text when a second one comes)
                 continue

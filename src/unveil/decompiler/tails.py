@@ -289,6 +289,8 @@ def _effect(ins: Instr) -> tuple[int, int] | None:
         return n + 1, 1
     if ins.op == "CALL_FUNCTION_KW":  # (3.10: the names' tuple on top)
         return n + 2, 1
+    if ins.op == "CALL_KW":  # (3.11+: the names' tuple on top of a call's)
+        return n + 3, 1
     return None
 
 
