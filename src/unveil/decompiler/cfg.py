@@ -33,6 +33,10 @@ class Block:
     def last(self, bc: Bytecode) -> Instr:
         return bc.instrs[self.end - 1]
 
+    def instrs(self, bc: Bytecode) -> list[Instr]:
+        """The block's instructions."""
+        return bc.instrs[self.start:self.end]
+
 
 @dataclass(slots=True)
 class CFG:

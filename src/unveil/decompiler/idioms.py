@@ -650,8 +650,9 @@ def _is_pass_only(stmts: list[ast.stmt]) -> bool:
 def _trim_trailing_continue(stmts: list[ast.stmt], keep_written: bool = False
                             ) -> list[ast.stmt]:
     """``stmts`` without the ``continue`` statements that end them (the end of a loop's
-    body goes on anyway); ``keep_written``: not a ``continue`` the source wrote, in an
-    arm that more code follows (``if c: ...; continue`` then more code)."""
+    body goes on anyway); ``keep_written``: not a ``continue`` the source wrote (in an
+    arm that more code follows, ``if c: ...; continue`` then more code, and in the arms
+    of the last ``if``: 3.10 and 3.11 give a written one a jump of its own)."""
     while stmts and isinstance(stmts[-1], ast.Continue) \
             and not (keep_written and getattr(stmts[-1], "written", False)):
         stmts = stmts[:-1]

@@ -936,7 +936,7 @@ class Structurer(LoopExits, IfEnds, Clauses, ClauseExits):
             return False
         cfg = self.g.cfg
         last = cfg.blocks[block.blocks[-1]]
-        ops = [i.op for i in cfg.bc.instrs[last.start:last.end]]
+        ops = [i.op for i in last.instrs(cfg.bc)]
         k = len(ops) - 1
         if k < 3 or ops[k] != "RETURN_VALUE":
             return False

@@ -211,7 +211,8 @@ class ClauseExits:
     def _break_laid_after(self, tails: frozenset[int], hregion: frozenset[int],
                           ctx: Ctx) -> bool:
         """Does a way out of a ``try`` body (its ``tails``) go on to a ``break`` of its
-        own (a block that only jumps out of the loop) laid out after the handler (3.10's ``else: break``)?"""
+        own (a block that only jumps out of the loop) laid out after the handler (3.10's
+        ``else: break``)?"""
         loop = ctx.loop
         if loop is None or loop.follow is None or not hregion \
                 or self.blocks[loop.header].term.kind != "for":

@@ -256,7 +256,7 @@ class LoopExits:
         block = self.blocks[bid]
         cfg = self.g.cfg
         code = [b for b in block.blocks if b in cfg.blocks and any(
-            i.op != "JUMP" for i in cfg.bc.instrs[cfg.blocks[b].start:cfg.blocks[b].end])]
+            i.op != "JUMP" for i in cfg.blocks[b].instrs(cfg.bc))]
         return max(code) if code else self.position(bid)
 
     def _leaves_function(self, bid: int) -> bool:
@@ -392,7 +392,7 @@ class LoopExits:
                 k = returns[0]
                 cfg = self.g.cfg
                 code = tuple((i.op, repr(i.argval), i.line) for n in self.blocks[out[k]].blocks
-                             for i in cfg.bc.instrs[cfg.blocks[n].start:cfg.blocks[n].end])
+                             for i in cfg.blocks[n].instrs(cfg.bc))
                 out[k] = exits.setdefault(code, out[k])
             return tuple(out)
         for bid in sorted(self.blocks):

@@ -732,12 +732,13 @@ def share_copied_exits(bc: Bytecode, lines: bool = False) -> Bytecode:
     ``d``. Straight code from the start of a line that loads a value and returns it,
     with exactly the instructions and source positions (before 3.11, which has no
     columns: lines; without ``lines`` only one copy, at an except clause's end, on a
-    line after all the code up to the later one, which is in order) of such code later on, is such a copy: it
-    becomes a jump to the later one. Not a ``return`` alone (the structurer writes
+    line after all the code up to the later one, which is in order) of such code later
+    on, is such a copy: it becomes a jump to the later one. Not a ``return`` alone (the structurer writes
     those in place; the implicit return's copies have the positions of their jumps, see
     :func:`share_implicit_returns`), nor a ``finally`` body's copies (its handler has
-    one more), nor the copy only a handler reaches (but 3.10's). After :func:`merge_tails`: the
-    copies of a one-line expression's end are shared at the value.
+    one more), nor the copy only a handler reaches (but 3.10's). After
+    :func:`merge_tails`: the copies of a one-line expression's end are shared at the
+    value.
     """
     instrs = bc.instrs
     clauses = not lines and not hasattr(bc.code, "co_positions")

@@ -22,7 +22,7 @@ def written_return(cfg: CFG, block: IRBlock) -> bool:
     line = block.term.line
     first = cfg.blocks.get(block.blocks[0]) if len(block.blocks) == 1 else None
     if block.stmts or line is None or first is None or len(first.preds) < 2 \
-            or [i.op for i in cfg.bc.instrs[first.start:first.end]] \
+            or [i.op for i in first.instrs(cfg.bc)] \
             != ["LOAD_CONST", "RETURN_VALUE"]:
         return False
     return all(cfg.blocks[p].last(cfg.bc).line != line for p in first.preds)
