@@ -280,6 +280,8 @@ def comprehension_from_body(stmts: list[ast.stmt], kind: str, iterable: ast.expr
                 raise fail("no element")
             break
         inner = _continue_guards(inner)
+        while len(inner) > 1 and isinstance(inner[-1], ast.Continue):
+            inner = inner[:-1]  # (a written ``continue`` kept at an arm's end: a no-op)
         if len(inner) != 1:
             raise fail("loop body is not one statement")
         node = inner[0]
