@@ -182,6 +182,8 @@ AS_WRITTEN = [
     ("assignments", "unpacking_to_the_same_name_twice_in_a_row"),
     ("with_stmt", "endless_loop_of_returns_in_two_withs"),
     ("conditionals", "negated_membership_and_identity_tests"),
+    ("conditionals", "or_of_negated_tests_with_is_not"),
+    ("conditionals", "assert_under_a_membership_test"),
     ("expressions", "percent_format_kept_by_an_f_string"),
     ("expressions", "or_then_and_as_a_value_after_starred_args"),
     ("expressions", "or_of_chained_comparisons_returned_over_two_lines"),
@@ -198,6 +200,15 @@ AS_WRITTEN = [
                      "dropped, reads as a return in the loop (the jump that stands for it "
                      "has the copy's position, not the break's)"))),
     ("loops", "break_in_the_else_of_a_try_whose_clause_passes"),
+    ("loops", "continue_after_a_try_whose_clause_raises"),
+    ("loops", "continue_after_a_try_in_a_while_loop"),
+    ("loops", "while_ending_a_for_body_with_breaks_after_code"),
+    ("loops", "one_line_continue_on_an_is_test"),
+    ("loops", "else_that_raises_then_breaks_an_endless_loop"),
+    ("loops", "one_line_break_to_the_return_after_the_loop"),
+    ("loops", "else_break_of_a_try_in_an_endless_loop"),
+    ("exceptions", "break_in_a_for_else_in_an_except_clause"),
+    ("exceptions", "break_from_a_loop_in_an_except_clause_to_the_clause_code"),
     ("loops", "break_in_a_try_body_of_a_while_else"),
     ("exceptions", "return_after_nested_finally_in_a_try_in_loops"),
     ("exceptions", "return_after_a_finally_in_a_try"),
@@ -314,10 +325,7 @@ AS_WRITTEN = [
     ("conditionals", "else_return_of_a_value_after_an_arm_that_ends_the_function"),
     ("conditionals", "same_value_returned_by_two_written_returns"),
     ("conditionals", "else_return_then_more_code"),
-    _gap("with_stmt", "break_after_a_with_in_a_try_in_a_loop",
-         (3, 12) <= sys.version_info < (3, 13),
-         "3.12 copies the break's return into the suppression path, laid out after "
-         "the loop: the break comes back inside the with (same result)"),
+    ("with_stmt", "break_after_a_with_in_a_try_in_a_loop"),
     ("exceptions", "continue_at_the_end_of_the_last_clause"),
     ("exceptions", "return_from_a_loop_in_a_clause_then_reraise"),
     ("exceptions", "return_from_a_loop_in_a_named_clause"),
@@ -385,9 +393,7 @@ AS_WRITTEN = [
     ("assignments", "chained_assignment_to_nested_items"),
     ("loops", "while_loops_in_a_try_that_starts_an_endless_loop"),
     ("loops", "break_from_an_except_clause_of_an_endless_loop"),
-    _gap("loops", "break_on_the_line_of_its_test_before_a_return", sys.version_info < (3, 11),
-         "3.10 has lines only: a break on its test's line before a copied return comes "
-         "back as that return"),
+    ("loops", "break_on_the_line_of_its_test_before_a_return"),
     ("loops", "returns_of_several_statements_from_an_endless_loop_in_a_try"),
     ("loops", "return_in_a_clause_written_like_the_return_after_the_loop"),
     ("loops", "breaks_from_a_clause_and_the_body_before_a_copied_return"),
@@ -461,9 +467,7 @@ SAME_SOURCE = [
     _gap("loops", "for_else_whose_break_code_is_straight", sys.version_info < (3, 11),
          "3.10 copies the return after an if/else into its first arm, which compiles "
          "the same as 'if c: ...; return' and the rest after it"),
-    _gap("loops", "break_on_the_line_of_its_test_before_a_return", sys.version_info < (3, 11),
-         "3.10 has lines only: a break on its test's line before a copied return comes "
-         "back as that return"),
+    ("loops", "break_on_the_line_of_its_test_before_a_return"),
 ]
 
 

@@ -9,6 +9,7 @@ exception handlers as :class:`Handler` records, whatever the interpreter.
 from .instructions import (
     COLD_HANDLERS,
     CONDITIONAL_JUMPS,
+    COPIED_BREAK_RETURNS,
     COPIED_LOOP_TESTS,
     ELSE_AFTER_BODY,
     FOLDED_NOT_TESTS,
@@ -22,6 +23,6 @@ from .instructions import (
 )
 from .listing import LITERAL_TYPES, Raw, branches, qualname_constants
 
-__all__ = ["COLD_HANDLERS", "CONDITIONAL_JUMPS", "COPIED_LOOP_TESTS", "ELSE_AFTER_BODY",
+__all__ = ["COLD_HANDLERS", "CONDITIONAL_JUMPS", "COPIED_BREAK_RETURNS", "COPIED_LOOP_TESTS", "ELSE_AFTER_BODY",
            "FOLDED_NOT_TESTS", "LITERAL_TYPES", "Bytecode", "Handler", "Instr", "Raw", "branches", "for_iter_exit",
            "instructions", "qualname_constants", "read", "retarget"]

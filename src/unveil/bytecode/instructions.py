@@ -58,6 +58,11 @@ COLD_HANDLERS = VERSION >= (3, 12)
 #: handlers to an ``else`` clause as to the code after the statement.
 ELSE_AFTER_BODY = VERSION >= (3, 11)
 
+#: Layout: 3.10 gives a ``break`` (an unconditional jump) to a ``return`` of a few
+#: instructions a copy of that return, laid out where the break is, after the loop's
+#: iterator is dropped; 3.11+ jumps to it.
+COPIED_BREAK_RETURNS = VERSION < (3, 11)
+
 #: The conditional jumps of the normalised stream (each pops the value it tests).
 CONDITIONAL_JUMPS = frozenset({"POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE", "POP_JUMP_IF_NONE",
                                "POP_JUMP_IF_NOT_NONE"})

@@ -94,6 +94,16 @@ class Special(Marker):
         self.value = value
 
 
+HANDLER_VALUES = frozenset({"exc", "prev_exc", "lasti",  # (3.10: a handler's six values)
+                            "prev_tb", "prev_value", "prev_type", "exc_tb", "exc_type"})
+
+
+def handler_values_only(values: list[ast.expr]) -> bool:
+    """Are ``values`` (a stack) only what exception handlers pushed for themselves?"""
+    return bool(values) and all(isinstance(x, Special) and x.kind in HANDLER_VALUES
+                                for x in values)
+
+
 class Shared(Marker):
     """One evaluation of ``value`` referred to from several places."""
 
@@ -313,6 +323,15 @@ def operator_flips(node: ast.expr) -> bool:
         and type(node.ops[0]) in _INVERSE_CMP and not getattr(node, "flipped", False)
 
 
+def _restores_operator(node: ast.expr) -> bool:
+    """Would negating ``node`` give an ``is``/``in`` test a negation flipped its
+    operator back (one inside an ``and``/``or`` that negation goes into)?"""
+    if isinstance(node, ast.Compare):
+        return getattr(node, "flipped", False)
+    return isinstance(node, ast.BoolOp) and _cheaper_inside(node) \
+        and any(_restores_operator(v) for v in node.values)
+
+
 def _cheaper_inside(node: ast.BoolOp) -> bool:
     """Does negating each operand take no more ``not`` than one around them all (and
     does some operand fold: ``not x``, an ``is``/``in`` test a negation flipped)? An
@@ -320,6 +339,9 @@ def _cheaper_inside(node: ast.BoolOp) -> bool:
     its ``is``, ``a is not b or not c`` does not."""
     inside = 0
     folds = False
+    if any(_restores_operator(v) for v in node.values) and not any(
+            operator_flips(v) for v in node.values):
+        return True  # (an ``is``/``in`` test inside gets the bytecode's operator back)
     for v in node.values:
         if isinstance(v, ast.UnaryOp) and isinstance(v.op, ast.Not):
             inside -= 1

@@ -774,10 +774,12 @@ def class_body(dec: CodeDecompiler) -> list[ast.stmt]:
     body = apply_to_scope(body, dec)
     body = tidy_scope(body, bool(dec.code.co_flags & CodeFlag.FUTURE_ANNOTATIONS))
     out: list[ast.stmt] = []
-    for i, s in enumerate(body):
-        if i < 4 and isinstance(s, ast.Assign) and len(s.targets) == 1 \
-                and isinstance(s.targets[0], ast.Name) \
-                and s.targets[0].id in ("__module__", "__qualname__", "__firstlineno__"):
+    header = {"__module__", "__qualname__", "__firstlineno__"}
+    for s in body:
+        name = s.targets[0].id if isinstance(s, ast.Assign) and len(s.targets) == 1 \
+            and isinstance(s.targets[0], ast.Name) else None
+        if not out and name in header and _header_value(name, s.value):  # type: ignore[attr-defined]
+            header.discard(name)  # (the compiler's; a later ``__module__ = 're'`` is not)
             continue
         if isinstance(s, ast.Assign) and len(s.targets) == 1 \
                 and isinstance(s.targets[0], ast.Name) and s.targets[0].id == "__doc__" \
@@ -815,6 +817,14 @@ def class_body(dec: CodeDecompiler) -> list[ast.stmt]:
     if unbound:
         out.append(_dead_code(unbound, []))
     return out
+
+
+def _header_value(name: str | None, value: ast.expr) -> bool:
+    """Is ``value`` what the compiler stores to class-body header ``name``?"""
+    if name == "__module__":
+        return isinstance(value, ast.Name) and value.id == "__name__"
+    return isinstance(value, ast.Constant) \
+        and type(value.value) is (str if name == "__qualname__" else int)
 
 
 def _name_ops(code: CodeType) -> dict[str, set[str]]:

@@ -194,6 +194,16 @@ def _assert_of(s: ast.stmt) -> ast.stmt | None:
         guard = first[0] if len(first) == 1 else ast.BoolOp(op=ast.And(), values=first)
         return ast.If(test=guard, body=[ast.Assert(test=negate(s.test.values[-1]), msg=msg)],
                       orelse=[])
+    inner = s.test.operand if isinstance(s.test, ast.UnaryOp) \
+        and isinstance(s.test.op, ast.Not) else None
+    if isinstance(inner, ast.BoolOp) and isinstance(inner.op, ast.Or) \
+            and any(getattr(v, "flipped", False) for v in inner.values[:-1]):
+        # ``if not (a or b): raise AssertionError`` whose ``a`` is an ``is``/``in``
+        # test a negation flipped: ``if not a: assert b`` gives it its operator back
+        rest = inner.values[:-1]
+        guard = negate(rest[0] if len(rest) == 1 else ast.BoolOp(op=ast.Or(), values=rest))
+        return ast.If(test=guard, body=[ast.Assert(test=inner.values[-1], msg=msg)],
+                      orelse=[])
     return ast.Assert(test=test, msg=msg)
 
 

@@ -76,8 +76,7 @@ def boolop(op: type[ast.boolop], left: ast.expr, right: ast.expr) -> ast.expr:
         # and the merge consumes both: its value can stand in place
         inner = side.value if isinstance(side, Shared) and side.name is None \
             and getattr(side, "refs", 2) == 2 and not getattr(side, "targets", None) else side
-        if isinstance(inner, ast.BoolOp) and isinstance(inner.op, op) \
-                and not getattr(inner, "parenthesized", False):
+        if isinstance(inner, ast.BoolOp) and isinstance(inner.op, op):
             values.extend(inner.values)
         else:
             values.append(inner)

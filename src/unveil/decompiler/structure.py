@@ -138,6 +138,10 @@ class Structurer(LoopExits, IfEnds, Clauses, ClauseExits):
         (not the exit of a loop's own test)."""
         head = self.blocks[header]
         tests = head.term.kind == "for" or (head.term.kind == "branch" and not head.stmts)
+        if tests:
+            for way_out in head.term.targets:
+                if way_out not in body:
+                    self._break_copies_of_the_exit(body, way_out)
         depth = len(head.entry)
         span = max(self.blocks[b].blocks[-1] if self.blocks[b].blocks else b for b in body)
         outside = frozenset(body) | {header}
@@ -156,7 +160,8 @@ class Structurer(LoopExits, IfEnds, Clauses, ClauseExits):
                 continue
             # a tail after the loop, or entered with the iterator popped, is what a
             # ``break`` jumps to; one inside the loop's code is a ``return`` in the body
-            if len(block.entry) < depth or (block.blocks and block.blocks[-1] > span):
+            if len(block.entry) < depth or (block.blocks and block.blocks[-1] > span) \
+                    or len(block.entry) == depth and self._after_the_clause(bid):
                 continue
             if self._ends(bid, outside, ending):
                 body.add(bid)
@@ -550,7 +555,7 @@ class Structurer(LoopExits, IfEnds, Clauses, ClauseExits):
         """Assign the target's entry slots, then say where the sequence continues."""
         out.extend(self.slot_assignments(src, dst))
         loop = ctx.loop
-        if loop is not None and dst not in ctx.region:
+        if loop is not None and dst not in ctx.region and dst != ctx.follow:
             beyond = self.through(dst, stop=loop.follow)
             if beyond in (loop.cont, loop.follow):
                 if not self.slot_assignments(src, dst):
@@ -722,7 +727,9 @@ class Structurer(LoopExits, IfEnds, Clauses, ClauseExits):
         node = ast.If(test=test, body=then_body, orelse=else_body)
         attach(node, line=block.term.line)
         if as_tested and len(then_body) == 1 and isinstance(then_body[0], ast.Continue) \
-                and written_jump(self.g.cfg, self.blocks.get(then_t), block, 8) or passed:
+                and (written_jump(self.g.cfg, self.blocks.get(then_t), block, 8)
+                     or operator_flips(test)) or passed:
+            # (``if a is None: continue``: the compiler folds ``not (a is None)``)
             attach(node, as_tested=True)
         out.append(node)
         if next_block is not None and next_block == ctx.follow:
@@ -821,6 +828,11 @@ class Structurer(LoopExits, IfEnds, Clauses, ClauseExits):
         if natural_exit is not None and len(breaks) == 1 and natural_exit != ctx.follow \
                 and self.through(natural_exit) in breaks:
             natural_exit = self.through(natural_exit)
+        elif natural_exit is not None and len(breaks) > 1 and natural_exit != ctx.follow \
+                and (beyond := self.through(natural_exit)) in breaks and beyond != natural_exit:
+            # (breaks that jump on through the loop's end, and code before one that goes
+            # there: 3.10's ``while`` ending a ``for`` body)
+            breaks = breaks - {beyond} | {natural_exit}
         if breaks and natural_exit is None:
             breaks = self._break_code_laid_inside(body, breaks, ctx)
         if len(breaks) > 1:
@@ -885,7 +897,7 @@ class Structurer(LoopExits, IfEnds, Clauses, ClauseExits):
                     # is the natural one, and the code the break went to (only the loop
                     # reaches it, and it returns) is the loop's
                     follow, else_start = natural_exit, None
-        loop = Loop(h, body, follow, h)
+        loop = Loop(h, body, follow, h, endless=kind == "while_true")
         region = frozenset(body | ends | (ctx.tails & ctx.region))
         sub = replace(ctx, loop=loop, follow=h if kind != "while_true" else None,
                       region=region, loop_cleanups=len(ctx.cleanups), clause=ctx.clause)

@@ -9,7 +9,7 @@ import copy
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from .exprs import ExcMatch, Shared, Slot, Special
+from .exprs import ExcMatch, Shared, Slot, Special, handler_values_only
 from .facts import attach
 from .ir import ExcMarker
 from .ir import is_marker as _is_marker
@@ -28,6 +28,7 @@ class Loop:
     body: set[int]
     follow: int | None
     cont: int
+    endless: bool = False  # (``while True:``: every way out is a ``break``)
 
 
 @dataclass(slots=True)
@@ -603,12 +604,7 @@ def _strip_cleanups(out: list[ast.stmt], active: tuple[Cleanup, ...],
 def _handler_values(block: IRBlock) -> bool:
     """Does ``block`` leave only a handler's values on the stack (the exception and the
     one it replaced: a loop in a ``finally`` handler tests under them)?"""
-    return bool(block.exit) and all(isinstance(x, Special) and x.kind in _HANDLER_VALUES
-                                    for x in block.exit)
-
-
-_HANDLER_VALUES = {"exc", "prev_exc", "lasti",  # (3.10: the six values of a handler)
-                   "prev_tb", "prev_value", "prev_type", "exc_tb", "exc_type"}
+    return handler_values_only(block.exit)
 
 
 def _passes_under(block: IRBlock) -> bool:

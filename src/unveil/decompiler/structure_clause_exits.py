@@ -12,6 +12,7 @@ from .facts import attach
 from .render import preview
 from .structure_base import (
     Ctx,
+    Loop,
     Unstructurable,
     _computed_after,
     _entry_index,
@@ -208,16 +209,16 @@ class ClauseExits:
             return None
         return ast.Continue() if dest == loop.cont else ast.Break()
 
-    def _break_laid_after(self, tails: frozenset[int], hregion: frozenset[int],
-                          ctx: Ctx) -> bool:
+    def _break_laid_after(self, tails: frozenset[int], h: int, ctx: Ctx) -> bool:
         """Does a way out of a ``try`` body (its ``tails``) go on to a ``break`` of its
-        own (a block that only jumps out of the loop) laid out after the handler (3.10's
-        ``else: break``)?"""
+        own (a block that only jumps out of the loop) laid out after the clauses of
+        handler ``h`` (3.10's ``else: break``)?"""
         loop = ctx.loop
-        if loop is None or loop.follow is None or not hregion \
-                or self.blocks[loop.header].term.kind != "for":
-            return False  # (a ``for`` loop's: its break drops the iterator first)
-        last = max(self.position(n) for n in hregion if n in self.blocks)
+        if loop is None or loop.follow is None \
+                or self.blocks[loop.header].term.kind != "for" and not loop.endless:
+            return False  # (a ``for`` loop's: its break drops the iterator first; a
+            # ``while`` test's way out is not a break)
+        last = max(self.position(n) for n in self._clause_blocks(h, loop))
         for t in tails:
             block = self.blocks.get(t)
             if block is None or block.stmts or block.term.kind != "goto":
@@ -228,6 +229,50 @@ class ClauseExits:
                     and nxt.term.targets[0] == loop.follow and self.position(nxt.id) > last:
                 return True
         return False
+
+    def _clause_blocks(self, h: int, loop: Loop) -> set[int]:
+        """The blocks of handler ``h``'s clauses, up to where they leave ``loop``."""
+        stops = {loop.cont, loop.follow}
+        clauses: set[int] = set()
+        todo = [h]
+        while todo:
+            n = todo.pop()
+            block = self.blocks.get(n)
+            if n in clauses or n in stops or block is None or n != h and not block.stmts \
+                    and block.term.kind == "goto" and block.term.targets[0] in stops:
+                continue  # (also the jumps on to them: a clause's ``continue``)
+            clauses.add(n)
+            todo.extend(self._succs(n))
+        return clauses
+
+    def _continue_laid_after(self, tails: frozenset[int], h: int, ctx: Ctx) -> int | None:
+        """The way out of a ``try`` body (one of its ``tails``) that is a ``continue``
+        of its own laid out after the clauses of handler ``h``: the statement after the
+        ``try`` (3.10 and 3.11 jump there over the clauses; a ``continue`` in the body
+        jumps back in place). Returns that way out."""
+        loop = ctx.loop
+        if loop is None:
+            return None
+        clauses = self._clause_blocks(h, loop)
+        last = max(self.position(n) for n in clauses)
+        found = None
+        for t in tails:
+            block = self.blocks.get(t)
+            if block is None or block.stmts or block.term.kind != "goto":
+                continue
+            start = t
+            if self.position(t) < last:
+                start = block.term.targets[0]
+                nxt = self.blocks.get(start)
+                if nxt is None or nxt.stmts or nxt.term.kind != "goto" \
+                        or self.preds(start) != [t]:
+                    continue
+            if start not in clauses and self.position(start) > last \
+                    and self.through(start) == loop.cont:
+                if found is not None:
+                    return None
+                found = t
+        return found
 
     def clause_merge(self, exits: list[tuple[int, int]]) -> int | None:
         targets: set[int] = set()

@@ -644,6 +644,10 @@ class Clauses:
         region = self.protected(h) & ctx.region
         body_exit, tails = self.body_exit(region, ctx, lines=(self.blocks[b].line,
                                                               self.blocks[h].term.line))
+        if body_exit is None:
+            after_try = self._continue_laid_after(tails, h, ctx)
+            if after_try is not None:
+                body_exit, tails = after_try, tails - {after_try}
         sub = replace(ctx, handler=h, region=region | tails | (ctx.tails & ctx.region), follow=body_exit,
                       tails=ctx.tails | tails)
         body = self.seq(b, sub, at_header=_starts_loop(b, ctx))
@@ -694,7 +698,7 @@ class Clauses:
             raise Unstructurable("try without handlers")
         merge = self.clause_merge(exits)
         if body_exit is None and body and isinstance(body[-1], ast.Break) \
-                and self._break_laid_after(tails, hregion, ctx):
+                and self._break_laid_after(tails, h, ctx):
             # (3.10: a ``break`` laid out after the clauses, which the body jumps over
             # them to, is the ``else`` clause's; one in the body comes before them)
             after = self.finish_try(body[:-1], handlers, body_exit, merge, h, ctx, out)

@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import ast
 
-from ..bytecode import COLD_HANDLERS, COPIED_LOOP_TESTS
+from ..bytecode import COLD_HANDLERS, COPIED_BREAK_RETURNS, COPIED_LOOP_TESTS
 from .ir import ExcMarker
 from .regions import dominates
 from .render import preview
 from .structure_base import (
     Ctx,
+    _computed_after,
     _find_marker,
     _handler_values,
     _is_name_cleanup,
@@ -64,10 +65,14 @@ class LoopExits:
                             todo.extend(self._succs(x))
                         continue
                     # (3.12+ lays handlers out after all other code: there, the code
-                    # only the handler reaches)
+                    # only the handler reaches; in an except clause, all of it cold,
+                    # the code stays in the order it was compiled in)
                     if (not dominates(self.idom, hb, x) or self._appended(x)
-                            if COLD_HANDLERS else self.position(x) > span):
+                            if COLD_HANDLERS and ctx.clause is None
+                            else self.position(x) > span):
                         continue
+                    if self._ends_enclosing_clause(x, h):
+                        continue  # (code after the loop, in the clause the loop is in)
                     extra.add(x)
                     todo.extend(self._succs(x))
         return extra
@@ -237,17 +242,71 @@ class LoopExits:
                 # own end: no else)
                 beyond.add(n)
                 continue
-            if self.blocks[n].term.kind in ("return", "raise", "reraise") \
-                    or not all(p in body or p in own or p in todo or p in breaks
-                               for p in self.preds(n)):
+            if not all(p in body or p in own or p in todo or p in breaks
+                       or self._hop_from(p, body) for p in self.preds(n)):
                 return breaks
+            if self.blocks[n].term.kind in ("return", "raise", "reraise"):
+                if n in breaks:
+                    return breaks
+                if COPIED_BREAK_RETURNS and self._written_after(n, body):
+                    beyond.add(n)  # (3.10: the break's copy of a return after the loop)
+                else:
+                    own.add(n)  # (``if c: raise`` on the way to the break)
+                continue
             own.add(n)
             todo.extend(self._succs(n))
         if len(beyond) != 1 or not own \
-                or not all(p in body or p in own for n in own for p in self.preds(n)):
+                or not all(p in body or p in own or self._hop_from(p, body)
+                           for n in own for p in self.preds(n)):
             return breaks
         body |= own
         return beyond
+
+    def _break_copies_of_the_exit(self, body: set[int], natural_exit: int) -> None:
+        """Make the compiler's copies of the loop's way out (a ``return`` on a line after
+        the loop's, like the natural exit's, that drops the iterators before it computes
+        its value) jumps to it: breaks (3.10 copies the return into a ``break``; 3.12+
+        where the break leaves a ``with`` or ``try`` too)."""
+        exit_block = self.blocks.get(natural_exit)
+        if exit_block is None or exit_block.term.kind != "return":
+            return
+        key = self.content_key(exit_block)
+        for n in list(body):
+            for s in self._succs(n):
+                block = self.blocks.get(s)
+                if s in body or s == natural_exit or block is None \
+                        or block.term.kind != "return" or self.preds(s) != [n] \
+                        or self.content_key(block) != key or not self._written_after(s, body) \
+                        or self._returns_in_loop(s) \
+                        or not COPIED_BREAK_RETURNS and not self._drops_first(s):
+                    continue
+                block.term = Term("goto", [natural_exit], line=block.term.line)
+                self._index_preds()
+
+    def _drops_first(self, bid: int) -> bool:
+        """Does block ``bid`` open by dropping a value (a loop's iterator) before it
+        computes what it returns?"""
+        block = self.blocks[bid]
+        cfg = self.g.cfg
+        ops = [i.op for b in block.blocks if b in cfg.blocks
+               for i in cfg.blocks[b].instrs(cfg.bc) if i.op != "NOP"]
+        return bool(ops) and ops[0] == "POP_TOP"
+
+    def _hop_from(self, bid: int, body: set[int]) -> bool:
+        """Is block ``bid`` only a jump on, entered from ``body`` alone (a try body's
+        way out to its ``else``)?"""
+        block = self.blocks.get(bid)
+        return block is not None and not block.stmts and block.term.kind == "goto" \
+            and bool(self.preds(bid)) and all(p in body for p in self.preds(bid))
+
+    def _written_after(self, bid: int, body: set[int]) -> bool:
+        """Is block ``bid`` (a return) on a line after every line of the loop ``body``:
+        code after the loop in the source, wherever the compiler copied it?"""
+        line = self.blocks[bid].term.line
+        lines = [x for n in body if n in self.blocks
+                 for x in (self.blocks[n].line, self.blocks[n].term.line) if x is not None]
+        return self.blocks[bid].term.kind == "return" and line is not None and bool(lines) \
+            and line > max(lines)
 
     def _code_end(self, bid: int) -> int:
         """Where the last code of block ``bid`` is laid out: a jump alone does not
@@ -312,6 +371,24 @@ class LoopExits:
         return natural_exit is not None and self._leaves_function(natural_exit) \
             and bool(self.blocks[f].stmts) and ctx.clause is None and not ctx.cleanups \
             and self.position(f) > self.position(natural_exit)
+
+    def _ends_enclosing_clause(self, bid: int, h: int) -> bool:
+        """Does block ``bid`` end an except clause that holds loop ``h`` (its
+        ``POP_EXCEPT`` pops no more values than the loop's head is entered with)?"""
+        block = self.blocks[bid]
+        return _find_marker(block.stmts, "pop_except") is not None \
+            and len(block.entry) <= len(self.blocks[h].entry)
+
+    def _after_the_clause(self, bid: int) -> bool:
+        """Is block ``bid`` the end of an except clause, then a return of a value
+        computed after it: the compiler's copy of the code after the ``try`` (3.10)?
+        Entered from a loop in the clause (the loop's iterator the only value above the
+        clause's), it is where a ``break`` goes, not a return written in the loop."""
+        block = self.blocks[bid]
+        idx = _find_marker(block.stmts, "pop_except")
+        return idx is not None and idx == len(block.stmts) - 1 \
+            and block.term.kind == "return" \
+            and _computed_after(block.term.value, block.stmts[idx])
 
     def _ends_in_a_try_of_the_loop(self, target: int, body: set[int]) -> bool:
         """Is ``target`` code under a ``try`` that starts in the loop (it cannot come

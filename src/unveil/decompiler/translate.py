@@ -19,7 +19,19 @@ from ..bytecode import CONDITIONAL_JUMPS, Handler
 from ..errors import DecompilationError
 from .cfg import CFG, Block
 from .executor import Executor
-from .exprs import Cell, ExcMatch, MethodSelf, Null, Shared, Slot, Special, const, is_stable, negate
+from .exprs import (
+    Cell,
+    ExcMatch,
+    MethodSelf,
+    Null,
+    Shared,
+    Slot,
+    Special,
+    const,
+    handler_values_only,
+    is_stable,
+    negate,
+)
 from .facts import attach
 from .machine import Context, Speculation, State, stamp
 from .merging import boolop, conditional, merge_values, same_stack
@@ -267,11 +279,14 @@ class Translator:
             if term.kind == "goto":
                 nxt = self.cfg.blocks.get(term.targets[0])
                 # (values left on the stack keep the blocks together, unless they are
-                # those the block was entered with: a loop's iterator)
+                # those the block was entered with, a loop's iterator, or only those of
+                # the except clause that holds the code: 3.10's ``break`` from a loop in
+                # the clause to the clause's code after it)
                 if nxt is not None and self._mergeable(nxt, b.handler, absorbed) \
                         and (not self._jumps_away(b, nxt) or bool(state.stack) and (
                             len(state.stack) != len(entry)
-                            or any(x is not y for x, y in zip(state.stack, entry, strict=True)))):
+                            or any(x is not y for x, y in zip(state.stack, entry, strict=True)))
+                            and not handler_values_only(state.stack)):
                     absorbed.append(nxt.id)
                     b = nxt
                     continue

@@ -497,3 +497,20 @@ def decorator_read_before_a_walrus_in_its_bases(extra):
     class C((DECO := object), **(extra or {}) and {}):
         pass
     return C, DECO is object
+
+
+@cases(("a",), ("",))
+def class_that_sets_its_module(msg):
+    # (sre_constants.error: a '__module__' the body sets after its docstring is kept;
+    # only the compiler's own '__module__ = __name__' is the header)
+    class Error(Exception):
+        """An error reported as re's."""
+
+        __module__ = "re"
+        __qualname__ = "error"
+
+        def __init__(self, text):
+            super().__init__(text or "empty")
+
+    e = Error(msg)
+    return e.__module__, type(e).__qualname__, str(e), Error.__doc__

@@ -513,3 +513,25 @@ def negated_membership_and_identity_tests(x, items, seen):
     if not (x in items and seen):
         out.append("not both")
     return out, [y for y in items if not y in seen], not x in seen
+
+
+@cases((len, (), None, None), (len, [], None, None), (3, (), None, None),
+       (len, (), {}, 5), (len, (), 5, {}), (len, (1,), {"a": 1}, {}))
+def or_of_negated_tests_with_is_not(func, args, kwds, namespace):
+    # (functools.partial.__setstate__: an 'is not' test stays one inside the 'or')
+    if (not callable(func) or not isinstance(args, tuple) or
+            (kwds is not None and not isinstance(kwds, dict)) or
+            (namespace is not None and not isinstance(namespace, dict))):
+        raise TypeError("invalid state")
+    return args, kwds
+
+
+@cases(([1, 2], 2, 2), ([1, 2], 3, 2), ([1, 3], 1, 2), ([], 1, 1))
+def assert_under_a_membership_test(before, mark, last):
+    # (pickletools.dis: 'if m in b: assert b[-1] is s' keeps its 'in'; as one assert
+    # the negation would make it 'not in')
+    if mark in before:
+        assert before[-1] is last
+    if mark not in before:
+        assert mark is not last, "same"
+    return len(before)

@@ -2187,3 +2187,64 @@ def try_finally_whose_finally_holds_a_bare_except(shelf):
         except:  # noqa: E722
             shelf.dict = None
     return shelf.dict
+
+
+def _hook_for(n):
+    def hook(item):
+        if item % n:
+            raise ImportError(n)
+        return n * 100
+    return hook
+
+
+@cases(({1: 5}, [_hook_for(2), _hook_for(3)], 6), ({}, [_hook_for(2), _hook_for(3)], 6),
+       ({}, [_hook_for(4), _hook_for(5)], 7), ({}, [], 1), ({}, [_hook_for(2)], 3))
+def break_in_a_for_else_in_an_except_clause(cached, hooks, item):
+    # (pkgutil.get_importer: 3.10 copies the return after the try into the break, after
+    # the clause's end; the loop read it as a return of its own and lost the break)
+    cache = dict(cached)
+    try:
+        found = cache[item]
+    except KeyError:
+        for hook in hooks:
+            try:
+                found = hook(item)
+                cache.setdefault(item, found)
+                break
+            except ImportError:
+                pass
+        else:
+            found = None
+    return found, cache
+
+
+@cases(({"k": [9]}, "k", [1, 2, 3]), ({}, "k", [1, 2, 3]), ({}, "k", []), ({}, "q", [4]))
+def break_from_a_loop_in_an_except_clause_to_the_clause_code(cache, key, tokens):
+    # (xml.etree.ElementPath.iterfind: 3.10's break from the inner clause jumps to the
+    # outer clause's code after the loop, its own block)
+    cache = dict(cache)
+    nxt = iter(tokens).__next__
+    try:
+        selector = cache[key]
+    except KeyError:
+        try:
+            token = nxt()
+        except StopIteration:
+            return None
+        selector = []
+        while 1:
+            try:
+                selector.append(token * 2)
+            except StopIteration:
+                raise SyntaxError("invalid path") from None
+            try:
+                token = nxt()
+                if token == 2:
+                    token = nxt()
+            except StopIteration:
+                break
+        cache[key] = selector
+    result = [key]
+    for select in selector:
+        result.append(select)
+    return result, cache

@@ -2039,3 +2039,145 @@ def break_in_a_try_body_of_a_while_else(stacks):
             if len(got) > 6:
                 return got
     return got
+
+
+@cases((["a", "rc", "b"],), (["rc", "bad"],), ([],), (["x", "y"],))
+def continue_after_a_try_whose_clause_raises(items):
+    # (3.10: the continue after the try is laid out after the clause; one in the body
+    # jumps back in place)
+    for item in items:
+        if item == "a":
+            LOG.append("a")
+        elif item.startswith("r"):
+            try:
+                LOG.append(int(item, 36))
+            except ValueError as exc:
+                raise KeyError(item) from exc
+            continue
+        elif item == "bad":
+            raise ValueError(item)
+        LOG.append(item)
+    return len(LOG)
+
+
+@cases((3,), (0,), (7,))
+def continue_after_a_try_in_a_while_loop(n):
+    i = 0
+    while i < n:
+        i += 1
+        if i % 2:
+            try:
+                LOG.append(10 // (i - 5))
+            except ZeroDivisionError:
+                raise RuntimeError(i)
+            continue
+        LOG.append(i)
+    return i
+
+
+@cases(({"ab": 1, "abc": 2, "x": 3},), ({},), ({"": 0, "q": 1},))
+def while_ending_a_for_body_with_breaks_after_code(defaults):
+    # (pstats.Stats.get_sort_arg_defs: 3.10 sends the breaks and the test's way out
+    # to one jump back to the for)
+    table = {}
+    bad = {}
+    for word, tup in defaults.items():
+        fragment = word
+        while fragment:
+            if not fragment:
+                break
+            if fragment in table:
+                bad[fragment] = 0
+                break
+            table[fragment] = tup
+            fragment = fragment[:-1]
+    for word in bad:
+        del table[word]
+    return table
+
+
+@cases(([1, None, "a", None],), ([],), ([None],), ([2, 3],))
+def one_line_continue_on_an_is_test(args):
+    # (imaplib.IMAP4._command: 3.10 has no columns to tell 'if a is None: continue'
+    # from 'if a is not None:' around the rest; the operator the bytecode holds does)
+    data = []
+    for arg in args:
+        if arg is None: continue
+        if arg in data:
+            continue
+        if isinstance(arg, str):
+            arg = arg * 2
+        data.append(arg)
+    return data
+
+
+def _stat_of(modes):
+    def stat(path):
+        if path not in modes:
+            raise OSError(path)
+        return modes[path]
+    return stat
+
+
+@cases((_stat_of({"a": 0o100644}), "a/b/c"), (_stat_of({"a/b": 0o40755}), "a/b/c"),
+       (_stat_of({}), "a/b"), (_stat_of({"": 0o100000}), "x"))
+def else_that_raises_then_breaks_an_endless_loop(stat, path):
+    # (zipimport.zipimporter.__init__: the else's test is the loop's code on the way
+    # to its break, not code after the loop)
+    prefix = []
+    while True:
+        try:
+            st = stat(path)
+        except (OSError, ValueError):
+            dirname, _, basename = path.rpartition("/")
+            if dirname == path:
+                raise ValueError("not a Zip file", path)
+            path = dirname
+            prefix.append(basename)
+        else:
+            if (st & 0o170000) != 0o100000:
+                raise ValueError("not a file", path)
+            break
+    return prefix, path
+
+
+@cases(([(0, 1), (2, 5), (1, 0), (0, 2)],), ([],), ([(2, 3), (0, 4)],), ([(1, 1)],))
+def one_line_break_to_the_return_after_the_loop(items):
+    # (cgitb.scanvars: 3.10 copies 'return out' into the break; the copy pops the
+    # iterator first, a return in the loop computes its value first)
+    out = []
+    for ttype, token in items:
+        if ttype == 1: break
+        if ttype == 2:
+            out.append(token)
+        else:
+            out.append(-token)
+    return out
+
+
+class _Flaky:
+    def __init__(self, fails):
+        self.fails = fails
+
+    def __iter__(self):
+        if self.fails:
+            self.fails -= 1
+            raise RuntimeError("changed size during iteration")
+        return iter([3, 1, 2])
+
+
+@cases((_Flaky(0),), (_Flaky(2),), (_Flaky(5),))
+def else_break_of_a_try_in_an_endless_loop(source):
+    # (asyncio.all_tasks: 3.10 lays the else's break out after the clause, which goes
+    # back to the loop's head)
+    i = 0
+    while True:
+        try:
+            items = list(source)
+        except RuntimeError:
+            i += 1
+            if i >= 4:
+                raise
+        else:
+            break
+    return sorted(items), i
