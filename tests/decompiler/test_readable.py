@@ -207,6 +207,7 @@ AS_WRITTEN = [
     ("loops", "else_that_raises_then_breaks_an_endless_loop"),
     ("loops", "one_line_break_to_the_return_after_the_loop"),
     ("loops", "else_break_of_a_try_in_an_endless_loop"),
+    ("loops", "return_ending_a_for_body_after_a_try_whose_clause_raises"),
     ("exceptions", "break_in_a_for_else_in_an_except_clause"),
     ("exceptions", "break_from_a_loop_in_an_except_clause_to_the_clause_code"),
     ("loops", "break_in_a_try_body_of_a_while_else"),

@@ -138,10 +138,8 @@ class Structurer(LoopExits, IfEnds, Clauses, ClauseExits):
         (not the exit of a loop's own test)."""
         head = self.blocks[header]
         tests = head.term.kind == "for" or (head.term.kind == "branch" and not head.stmts)
-        if tests:
-            for way_out in head.term.targets:
-                if way_out not in body:
-                    self._break_copies_of_the_exit(body, way_out)
+        if head.term.kind == "for":
+            self._break_copies_of_the_exit(body, head.term.targets[1])
         depth = len(head.entry)
         span = max(self.blocks[b].blocks[-1] if self.blocks[b].blocks else b for b in body)
         outside = frozenset(body) | {header}

@@ -65,11 +65,11 @@ class LoopExits:
                             todo.extend(self._succs(x))
                         continue
                     # (3.12+ lays handlers out after all other code: there, the code
-                    # only the handler reaches; in an except clause, all of it cold,
-                    # the code stays in the order it was compiled in)
+                    # only the handler reaches; in an except clause, not past the end
+                    # of the inner clause: code after the loop, where a break goes)
                     if (not dominates(self.idom, hb, x) or self._appended(x)
-                            if COLD_HANDLERS and ctx.clause is None
-                            else self.position(x) > span):
+                            or ctx.clause is not None and self._after_clause_end(x)
+                            if COLD_HANDLERS else self.position(x) > span):
                         continue
                     if self._ends_enclosing_clause(x, h):
                         continue  # (code after the loop, in the clause the loop is in)
@@ -248,7 +248,8 @@ class LoopExits:
             if self.blocks[n].term.kind in ("return", "raise", "reraise"):
                 if n in breaks:
                     return breaks
-                if COPIED_BREAK_RETURNS and self._written_after(n, body):
+                if COPIED_BREAK_RETURNS and not self.blocks[n].stmts \
+                        and self._written_after(n, body) and not self._returns_in_loop(n):
                     beyond.add(n)  # (3.10: the break's copy of a return after the loop)
                 else:
                     own.add(n)  # (``if c: raise`` on the way to the break)
@@ -263,10 +264,10 @@ class LoopExits:
         return beyond
 
     def _break_copies_of_the_exit(self, body: set[int], natural_exit: int) -> None:
-        """Make the compiler's copies of the loop's way out (a ``return`` on a line after
-        the loop's, like the natural exit's, that drops the iterators before it computes
-        its value) jumps to it: breaks (3.10 copies the return into a ``break``; 3.12+
-        where the break leaves a ``with`` or ``try`` too)."""
+        """Make the compiler's copies of a ``for`` loop's way out (a ``return`` on a line
+        after the loop's, like the natural exit's, that drops the iterator before it
+        computes its value) jumps to it: breaks (3.10 copies the return into a ``break``;
+        3.12+ where the break leaves a ``with`` or ``try`` too)."""
         exit_block = self.blocks.get(natural_exit)
         if exit_block is None or exit_block.term.kind != "return":
             return
@@ -277,8 +278,7 @@ class LoopExits:
                 if s in body or s == natural_exit or block is None \
                         or block.term.kind != "return" or self.preds(s) != [n] \
                         or self.content_key(block) != key or not self._written_after(s, body) \
-                        or self._returns_in_loop(s) \
-                        or not COPIED_BREAK_RETURNS and not self._drops_first(s):
+                        or not self._drops_first(s):
                     continue
                 block.term = Term("goto", [natural_exit], line=block.term.line)
                 self._index_preds()
@@ -371,6 +371,13 @@ class LoopExits:
         return natural_exit is not None and self._leaves_function(natural_exit) \
             and bool(self.blocks[f].stmts) and ctx.clause is None and not ctx.cleanups \
             and self.position(f) > self.position(natural_exit)
+
+    def _after_clause_end(self, bid: int) -> bool:
+        """Is block ``bid`` entered only from the end of an except clause (its
+        ``POP_EXCEPT``)?"""
+        preds = self.preds(bid)
+        return bool(preds) and all(
+            _find_marker(self.blocks[p].stmts, "pop_except") is not None for p in preds)
 
     def _ends_enclosing_clause(self, bid: int, h: int) -> bool:
         """Does block ``bid`` end an except clause that holds loop ``h`` (its

@@ -2181,3 +2181,22 @@ def else_break_of_a_try_in_an_endless_loop(source):
         else:
             break
     return sorted(items), i
+
+
+@cases((["a", "b"], {"b": 2}), (["a"], {}), ([], {}), (["x", "y"], {"x": None}))
+def return_ending_a_for_body_after_a_try_whose_clause_raises(names, table):
+    # (distutils.dist.Distribution.get_command_class: the return is the loop's last
+    # statement, on its last line; not a break's copy of code after the loop)
+    found = {}
+    for name in names:
+        try:
+            value = table[name]
+        except KeyError:
+            continue
+        try:
+            klass = value.bit_length
+        except AttributeError:
+            raise LookupError(name)
+        found[name] = klass()
+        return found
+    raise LookupError("none of %r" % (names,))
