@@ -184,6 +184,7 @@ AS_WRITTEN = [
     ("conditionals", "negated_membership_and_identity_tests"),
     ("conditionals", "or_of_negated_tests_with_is_not"),
     ("conditionals", "assert_under_a_membership_test"),
+    ("conditionals", "one_line_return_before_an_if_at_the_end"),
     ("expressions", "percent_format_kept_by_an_f_string"),
     ("expressions", "or_then_and_as_a_value_after_starred_args"),
     ("expressions", "or_of_chained_comparisons_returned_over_two_lines"),

@@ -248,7 +248,7 @@ class LoopExits:
             if self.blocks[n].term.kind in ("return", "raise", "reraise"):
                 if n in breaks:
                     return breaks
-                if COPIED_BREAK_RETURNS and not self.blocks[n].stmts \
+                if COPIED_BREAK_RETURNS and not self.blocks[n].stmts and self._small(n) \
                         and self._written_after(n, body) and not self._returns_in_loop(n):
                     beyond.add(n)  # (3.10: the break's copy of a return after the loop)
                 else:
@@ -282,6 +282,15 @@ class LoopExits:
                     continue
                 block.term = Term("goto", [natural_exit], line=block.term.line)
                 self._index_preds()
+
+    def _small(self, bid: int) -> bool:
+        """Is block ``bid`` short enough for 3.10 to copy it into a jump (four
+        instructions, besides the iterators a break drops)?"""
+        block = self.blocks[bid]
+        cfg = self.g.cfg
+        ops = [i.op for b in block.blocks if b in cfg.blocks
+               for i in cfg.blocks[b].instrs(cfg.bc) if i.op not in ("NOP", "POP_TOP")]
+        return len(ops) <= 4
 
     def _drops_first(self, bid: int) -> bool:
         """Does block ``bid`` open by dropping a value (a loop's iterator) before it

@@ -912,6 +912,11 @@ class Translator:
         ``return`` statement on the line of its ``if`` has columns of its own)."""
         block = self.cfg.blocks[bid]
         where = self._position(block.end - 1)
+        if not hasattr(self.bc.code, "co_positions") and any(
+                self.bc.instrs[self.cfg.blocks[p].end - 1].op in CONDITIONAL_JUMPS
+                and self.bc.instrs[self.cfg.blocks[p].end - 1].target != block.start
+                for p in block.preds):
+            return False  # (3.10: fallen into from a test, ``if c: return`` on one line)
         return bool(block.preds) and all(
             self._position(self.cfg.blocks[p].end - 1) == where for p in block.preds)
 

@@ -535,3 +535,13 @@ def assert_under_a_membership_test(before, mark, last):
     if mark not in before:
         assert mark is not last, "same"
     return len(before)
+
+
+@cases(("",), ("a b",), ("x",), ("q r s",))
+def one_line_return_before_an_if_at_the_end(arg):
+    # (pdb.Pdb.do_unalias: 3.10 has lines only; the return the test falls into is the
+    # source's, not a copy of the implicit one at the end)
+    args = arg.split()
+    if len(args) == 0: return
+    if args[0] in ("a", "q"):
+        LOG.append(args.pop())
