@@ -47,6 +47,10 @@ KNOWN: dict[str, tuple[tuple[tuple[int, int], ...], str]] = {
                      "a generic class whose bases hold a chained comparison in a conditional "
                      "expression before '**k': the type parameters cross a block boundary "
                      "as a stack slot and the generic scope is not recognised"),
+    "4cecf460b904": (((3, 13), (3, 14)),
+                     "a generic class's base: a generator cut short by a false test "
+                     "(\"if f''\") whose dead part reads the TypeVarTuple: it is lost from "
+                     "the generator's free variables (the same at 2b77c9d)"),
     "e9a7fb682fae": (((3, 11), (3, 12), (3, 13), (3, 14)),
                      "a class body that raises before a dead 'except* ... as' rebinding the "
                      "enclosing function's parameter: the parameter becomes a cell again"),
