@@ -169,6 +169,8 @@ def _gap(module_name: str, name: str, condition: bool, reason: str) -> object:
 #: Corpus functions whose round trip must give the same bytecode (the shape as written),
 #: with the known gaps as strict xfails.
 AS_WRITTEN = [
+    ("expressions", "return_whose_test_is_a_conditional"),
+    ("expressions", "conditional_whose_arms_are_written_alike"),
     ("exceptions", "return_in_an_if_of_a_finally_at_the_function_end"),
     ("match_stmt", "cases_that_return_then_cases_that_fall_through"),
     ("fstrings", "negative_indexes_and_slices_in_replacement_fields"),
@@ -470,6 +472,9 @@ SAME_SOURCE = [
          "3.10 copies the return after an if/else into its first arm, which compiles "
          "the same as 'if c: ...; return' and the rest after it"),
     ("loops", "break_on_the_line_of_its_test_before_a_return"),
+    ("expressions", "return_whose_test_is_a_conditional"),
+    ("expressions", "lambda_whose_test_is_a_conditional"),  # (a lambda's own code)
+    ("expressions", "conditional_whose_arms_are_written_alike"),
 ]
 
 

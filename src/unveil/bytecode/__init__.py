@@ -13,6 +13,7 @@ from .instructions import (
     COPIED_LOOP_TESTS,
     ELSE_AFTER_BODY,
     FOLDED_NOT_TESTS,
+    INLINED_COMPREHENSIONS,
     Bytecode,
     Handler,
     Instr,
@@ -24,5 +25,5 @@ from .instructions import (
 from .listing import LITERAL_TYPES, Raw, branches, qualname_constants
 
 __all__ = ["COLD_HANDLERS", "CONDITIONAL_JUMPS", "COPIED_BREAK_RETURNS", "COPIED_LOOP_TESTS", "ELSE_AFTER_BODY",
-           "FOLDED_NOT_TESTS", "LITERAL_TYPES", "Bytecode", "Handler", "Instr", "Raw", "branches", "for_iter_exit",
+           "FOLDED_NOT_TESTS", "INLINED_COMPREHENSIONS", "LITERAL_TYPES", "Bytecode", "Handler", "Instr", "Raw", "branches", "for_iter_exit",
            "instructions", "qualname_constants", "read", "retarget"]

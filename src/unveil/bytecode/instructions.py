@@ -63,6 +63,11 @@ ELSE_AFTER_BODY = VERSION >= (3, 11)
 #: iterator is dropped; 3.11+ jumps to it.
 COPIED_BREAK_RETURNS = VERSION < (3, 11)
 
+#: Scopes: 3.12+ compiles list, set and dict comprehensions inline, into the code that
+#: uses them (PEP 709); their variables are locals of that code, and a cell among them
+#: is listed with the locals.
+INLINED_COMPREHENSIONS = VERSION >= (3, 12)
+
 #: The conditional jumps of the normalised stream (each pops the value it tests).
 CONDITIONAL_JUMPS = frozenset({"POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE", "POP_JUMP_IF_NONE",
                                "POP_JUMP_IF_NOT_NONE"})

@@ -33,7 +33,7 @@ from .functions import (
     function_def,
     module_body,
 )
-from .idioms import annotation_expr, lambda_body
+from .idioms import annotation_expr, scope_value
 from .nodes import children, no_arguments, walk
 from .privates import unmangle
 from .render import Renderer
@@ -97,7 +97,7 @@ def decompile_node(obj: object, constants: Constants | None = None) -> ast.AST:
     if name == "<lambda>":
         dec = CodeDecompiler(code, constants)
         stmts = dec.statements()
-        value = lambda_body(stmts)
+        value = scope_value(stmts, code.co_freevars)
         if value is None:  # (bytecode no compiler wrote for a lambda, e.g. Dynamo's)
             node = function_def(code, LAMBDA_NAME, dec=dec, statements=stmts)
             args = node.args  # type: ignore[attr-defined]
@@ -657,11 +657,12 @@ def _definition_for(code: CodeType, kind: str, constants: Constants,
             params = [ast.TypeVar(name=n, bound=None) for n in code.co_freevars  # type: ignore
                       if n.isidentifier()] or [ast.TypeVar(name="_T", bound=None)]  # type: ignore
         return ast.ClassDef(name=code.co_name, bases=[], keywords=[],
-                            body=class_body(dec) or [ast.Pass()], decorator_list=[],
+                            body=class_body(dec, _names_around(code)) or [ast.Pass()],
+                            decorator_list=[],
                             type_params=params)
     if kind == "lambda":
         stmts = dec.statements()
-        value = lambda_body(stmts)
+        value = scope_value(stmts, code.co_freevars)
         if value is None:  # statements no lambda can hold (Dynamo's code for a lambda)
             if simplify is not None:
                 stmts = _simplified(code, stmts, simplify, fixed)
@@ -671,7 +672,7 @@ def _definition_for(code: CodeType, kind: str, constants: Constants,
         return ast.Assign(targets=[ast.Name(id="_unveil_lambda", ctx=ast.Store())], value=lam)
     if kind in ("comprehension", "genexpr"):
         stmt = comprehension_statement(code, constants, compilable=True)
-        if sys.version_info >= (3, 12) and kind == "comprehension" \
+        if bytecode.INLINED_COMPREHENSIONS and kind == "comprehension" \
                 and isinstance(stmt, ast.Expr):
             # 3.12+ inlines a list, set or dict comprehension except in an annotation
             # scope that sees a class's names (where such a code object comes from)
@@ -704,6 +705,25 @@ def _definition_for(code: CodeType, kind: str, constants: Constants,
         node = function_def(code, name, dec)
     node.decorator_list = []  # type: ignore[attr-defined]
     return node
+
+
+def _names_around(code: CodeType) -> set[str]:
+    """The names of the function a class body ``code`` is recompiled in that it would
+    read from there (its own name, which the class statement binds, where its qualname
+    says it is defined in a function)."""
+    qualname = _qualname(code) or ""
+    return {code.co_name} if qualname.endswith(f"<locals>.{code.co_name}") else set()
+
+
+def _qualname(code: CodeType) -> str | None:
+    """``code``'s qualified name (3.10: a class body's own ``__qualname__ = '...'``)."""
+    qualname = getattr(code, "co_qualname", None)
+    if qualname is None:
+        raw = bytecode.instructions(code)[:8]
+        qualname = next((a.argval for a, b in zip(raw, raw[1:], strict=False)
+                         if a.opname == "LOAD_CONST" and b.opname == "STORE_NAME"
+                         and b.argval == "__qualname__"), None)
+    return qualname if isinstance(qualname, str) else None
 
 
 def _simplified(code: CodeType, stmts: list[ast.stmt], changed: list[bool],
@@ -770,13 +790,8 @@ def _in_enclosing_scopes(node: ast.stmt, code: CodeType) -> ast.Module | None:
     classes and functions of those names again, so that its body compiles to the same
     code; the innermost function holds the class's free variables. None where the
     qualname is not such a path (then :func:`_closure_wrapper` does)."""
-    qualname = getattr(code, "co_qualname", None)
-    if qualname is None:  # (3.10: the body's own ``__qualname__ = '...'`` says it)
-        raw = bytecode.instructions(code)[:8]
-        qualname = next((a.argval for a, b in zip(raw, raw[1:], strict=False)
-                         if a.opname == "LOAD_CONST" and b.opname == "STORE_NAME"
-                         and b.argval == "__qualname__"), None)
-    if not isinstance(qualname, str) or "." not in qualname:
+    qualname = _qualname(code)
+    if qualname is None or "." not in qualname:
         return None
     *outer, own = qualname.split(".")
     scopes: list[tuple[str, str]] = []  # (kind, name), outermost first

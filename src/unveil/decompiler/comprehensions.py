@@ -8,7 +8,6 @@ into ``[e for x in it if c]``.
 from __future__ import annotations
 
 import ast
-import sys
 from types import CodeType
 
 from .. import bytecode
@@ -32,11 +31,17 @@ def comprehension_from_code(code: CodeType, stmts: list[ast.stmt],
     if dropped:
         # (the first iterable is evaluated outside, in the enclosing scope)
         outer = {id(n) for n in walk(gens[0].iter)}
-        read = {n.id for n in _own_reads(node) if id(n) not in outer}
+        # (not reads in comprehensions inlined in it: where another one binds the same
+        # name, 3.12+ takes those for reads of that local)
+        read = {n.id for n in _own_reads(node, inlined=False) if id(n) not in outer}
+        # (a cell the kept part binds and a scope nested in it reads stays one)
+        kept = _own_targets(node) & _nested_names(node)
+        cells = [c for c in code.co_cellvars if c.isidentifier() and c not in kept]
         keep_dropped_names(
             node, reads=[f for f in code.co_freevars if f.isidentifier() and f not in read],
-            cells=[], bound=[v for v in code.co_varnames[code.co_argcount:]
-                             if v.isidentifier() and v not in code.co_cellvars],
+            cells=cells, bound=[*(v for v in code.co_varnames[code.co_argcount:]
+                                  if v.isidentifier() and v not in code.co_cellvars),
+                                *cells],
             apart=read_apart(bytecode.read(code).instrs, code) | set(code.co_freevars))
     if dropped and code.co_flags & (CodeFlag.ASYNC_GENERATOR | CodeFlag.COROUTINE) \
             and not _awaits(node):
@@ -108,7 +113,7 @@ def keep_dropped_names(node: ast.expr, *, reads: list[str], cells: list[str],
 
 
 def _nested_names(node: ast.expr) -> set[str]:
-    """The names used in the scopes nested in comprehension ``node``."""
+    """The names the scopes nested in comprehension ``node`` use from around them."""
     out: set[str] = set()
     todo: list[ast.AST] = [node]
     while todo:
@@ -119,7 +124,11 @@ def _nested_names(node: ast.expr) -> set[str]:
             outer = [n.generators[0].iter] if not isinstance(n, ast.Lambda) else [
                 d for d in (*n.args.defaults, *n.args.kw_defaults) if d is not None]
             skip = {id(x) for o in outer for x in walk(o)}
-            out.update(x.id for x in walk(n) if isinstance(x, ast.Name) and id(x) not in skip)
+            # (not the names it binds itself: its loop targets, its parameters)
+            own = _own_targets(n) if not isinstance(n, ast.Lambda) else {
+                a.arg for a in ast.walk(n.args) if isinstance(a, ast.arg)}
+            out.update(x.id for x in walk(n) if isinstance(x, ast.Name)
+                       and id(x) not in skip and x.id not in own)
             todo.extend(outer)
         else:
             todo.extend(ast.iter_child_nodes(n))
@@ -142,10 +151,11 @@ def _targets(names: list[str], ctx: ast.expr_context) -> ast.expr:
     return nodes[0] if len(nodes) == 1 else ast.Tuple(elts=nodes, ctx=ctx)
 
 
-def _own_reads(node: ast.expr) -> list[ast.Name]:
+def _own_reads(node: ast.expr, *, inlined: bool = True) -> list[ast.Name]:
     """The names comprehension ``node`` reads in its own scope, not where a
     comprehension inlined in it binds the same name (3.12+), nor in the scopes nested
-    in it (but what it evaluates for them: a first iterable, defaults)."""
+    in it (but what it evaluates for them: a first iterable, defaults); with
+    ``inlined`` false, nothing of what an inlined comprehension evaluates in its loops."""
     out: list[ast.Name] = []
     todo: list[tuple[ast.AST, frozenset[str]]] = [(node, frozenset())]
     while todo:
@@ -163,8 +173,9 @@ def _own_reads(node: ast.expr) -> list[ast.Name]:
                 and INLINED:
             first = n.generators[0].iter  # (read where the comprehension stands)
             todo.append((first, hidden))
-            inner = hidden | _own_targets(n)
-            todo.extend((c, inner) for c in _children_but(n, first))
+            if inlined:
+                inner = hidden | _own_targets(n)
+                todo.extend((c, inner) for c in _children_but(n, first))
             continue
         todo.extend((c, hidden) for c in ast.iter_child_nodes(n))
     return out
@@ -172,7 +183,7 @@ def _own_reads(node: ast.expr) -> list[ast.Name]:
 
 # 3.12+ inlines list, set and dict comprehensions: their loop targets are locals of the
 # code around them (PEP 709)
-INLINED = sys.version_info >= (3, 12)
+INLINED = bytecode.INLINED_COMPREHENSIONS
 # comprehensions inside a comprehension that are scopes of their own
 _OWN_SCOPES: tuple[type[ast.AST], ...] = (ast.GeneratorExp, ast.Lambda) + (
     () if INLINED else (ast.ListComp, ast.SetComp, ast.DictComp))

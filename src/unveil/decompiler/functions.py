@@ -11,6 +11,7 @@ import ast
 import copy
 import dis
 import sys
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from types import CodeType
 from typing import Any
@@ -28,7 +29,7 @@ from .exprs import Func, Iterator, Names
 from .facts import attach
 from .fallback import lower
 from .generics import alias_statement, generic_value, type_param_nodes
-from .idioms import annotation_expr, lambda_body, tidy, tidy_raw, tidy_scope
+from .idioms import annotation_expr, scope_value, tidy, tidy_raw, tidy_scope
 from .inline_comprehensions import fold
 from .ir import ClassBuild
 from .machine import Context
@@ -249,7 +250,7 @@ class CodeDecompiler:
 
     def make_lambda(self, func: Func) -> ast.expr:
         child = self.child(func.code)
-        value = lambda_body(child.statements())
+        value = scope_value(child.statements(), func.code.co_freevars)
         if value is None:
             raise DecompilationError("lambda body is not one expression",
                                      code_name=child.qualname)
@@ -261,7 +262,12 @@ class CodeDecompiler:
     def make_class(self, cb: ClassBuild, name: str, decorators: list[ast.expr]) -> ast.stmt:
         r = self.renderer()
         child = self.child(cb.func.code)
-        body = class_body(child)
+        code = self.code
+        # (what the class body would read from around it: a function's variables, what
+        # a class passes through)
+        around = {*code.co_varnames, *code.co_cellvars, *code.co_freevars} \
+            if code.co_flags & CodeFlag.NEWLOCALS else set(code.co_freevars)
+        body = class_body(child, around)
         params = cb.type_params
         return ast.ClassDef(name=name, bases=[r.expr(b) for b in cb.bases],
                             keywords=[ast.keyword(arg=k.arg, value=r.expr(k.value))
@@ -479,6 +485,12 @@ def scope_names(body: list[ast.stmt]) -> ScopeNames:
                 if not isinstance(n, SCOPES):
                     inner.extend(children(n))
             continue
+        if isinstance(node, _TYPE_ALIAS):
+            # (3.12+: its value and type parameters are scopes of their own)
+            ids.add(node.name.id)  # type: ignore[attr-defined]
+            bound.add(node.name.id)  # type: ignore[attr-defined]
+            nested |= names_in([*node.type_params, node.value])  # type: ignore[attr-defined]
+            continue
         if not isinstance(node, ast.expr):
             if isinstance(node, ast.Nonlocal):
                 declared.update(node.names)
@@ -495,6 +507,9 @@ def scope_names(body: list[ast.stmt]) -> ScopeNames:
         todo.extend(children(node))
     # (every Name is in the scope's own nodes or inside one of its nested scopes)
     return ScopeNames(ids | nested, ids | declared, bound, nested)
+
+
+_TYPE_ALIAS: tuple[type[ast.AST], ...] = (ast.TypeAlias,) if hasattr(ast, "TypeAlias") else ()
 
 
 def unused_free_variables(code: CodeType, body: list[ast.stmt],
@@ -548,7 +563,7 @@ def unbound_locals(code: CodeType, names: ScopeNames) -> list[str]:
     cells = set(code.co_cellvars)
     found = [n for n in dict.fromkeys(candidates) if n in names.anywhere
              and n not in names.bound and (n in names.own or n in cells)]
-    if found and sys.version_info >= (3, 12):
+    if found and bytecode.INLINED_COMPREHENSIONS:
         ops = _name_ops(code)
         found = [n for n in found if "LOAD_GLOBAL" not in ops.get(n, ())]
     if found:  # (nor one a nested scope reads as a global: not a local it could see)
@@ -570,8 +585,10 @@ def _nested_global_reads(code: CodeType) -> set[str]:
 
 def _global_cells(code: CodeType, body: list[ast.stmt]) -> list[str]:
     """Cells of the original that ``body`` does not bind, though it reads them (bound
-    only in code that cannot run, or by a comprehension's variable of the same name)."""
-    skip = set(code.co_varnames[:argument_count(code)])
+    only in code that cannot run, or by a comprehension's variable of the same name).
+    Not one that is a free variable too: the cell is an inlined comprehension's (3.12+),
+    the scope's own reads are the free variable's."""
+    skip = set(code.co_varnames[:argument_count(code)]) | set(code.co_freevars)
     cells = [n for n in code.co_cellvars if n.isidentifier() and n not in skip
              and not n.startswith("__class")]
     scope = _body_table(code, body, [], bind=False) if cells else None
@@ -588,10 +605,16 @@ def _global_cells(code: CodeType, body: list[ast.stmt]) -> list[str]:
     return found
 
 
-def _dead_code(locals_: list[str], cells: list[str]) -> ast.stmt:
+def _dead_code(locals_: list[str], cells: list[str], listed: Sequence[str] = ()) -> ast.stmt:
     """``if False: x = None; lambda: y``: compiles to nothing but makes ``x`` local and
-    ``y`` a cell."""
+    ``y`` a cell; ``[None for z in ()]`` first lists the cells ``listed`` among the
+    locals too (3.12+: an inlined comprehension's), which orders them first."""
     body: list[ast.stmt] = []
+    if listed:
+        body.append(ast.Expr(value=ast.ListComp(elt=ast.Constant(None), generators=[
+            ast.comprehension(target=ast.Name(id=n, ctx=ast.Store()),
+                              iter=ast.Tuple(elts=[], ctx=ast.Load()), ifs=[], is_async=0)
+            for n in listed])))
     if locals_:
         body.append(ast.Assign(targets=[ast.Name(id=n, ctx=ast.Store()) for n in locals_],
                                value=ast.Constant(None)))
@@ -611,7 +634,7 @@ def argument_count(code: CodeType) -> int:
 # scopes whose reads of a name make it a cell of the enclosing function (3.12 inlines
 # list, set and dict comprehensions; generator expressions stay functions)
 _NESTED_SCOPES: tuple[type[ast.AST], ...] = (*SCOPES, ast.GeneratorExp) + (
-    (ast.ListComp, ast.SetComp, ast.DictComp) if sys.version_info < (3, 12) else ())
+    (ast.ListComp, ast.SetComp, ast.DictComp) if not bytecode.INLINED_COMPREHENSIONS else ())
 
 
 def _scope_parts(node: ast.AST) -> list[ast.AST]:
@@ -648,7 +671,7 @@ def _free_below(table: Any, name: str) -> bool:
     if name in table.get_identifiers():
         if _symbol(table, name, "is_free"):
             return True
-        if sys.version_info < (3, 12) or table.get_name() not in _INLINED:
+        if not bytecode.INLINED_COMPREHENSIONS or table.get_name() not in _INLINED:
             return False
     return any(_free_below(c, name) for c in table.get_children())
 
@@ -726,7 +749,12 @@ def function_def(code: CodeType, name: str, parent: CodeDecompiler | None = None
         unbound += [c for c in cells if c not in bound and c not in unbound]
     unbound += [n for n in _global_cells(code, body) if n not in unbound]
     if unbound or cells:
-        head.append(_dead_code(unbound, cells))
+        # (a cell among the locals: an inlined comprehension's variable, which only
+        # the dead code bound)
+        locals_ = code.co_varnames[argument_count(code):]
+        head.append(_dead_code(unbound, cells, [
+            c for c in code.co_cellvars if c in locals_ and (c in unbound or c in cells)]
+            if bytecode.INLINED_COMPREHENSIONS else ()))
     if code.co_flags & (CodeFlag.GENERATOR | CodeFlag.ASYNC_GENERATOR) and not _yields(body):
         # its only ``yield`` could not run (after a ``return``): ``if False: yield`` keeps
         # it a generator
@@ -765,7 +793,9 @@ def _is_plain_generator(code: CodeType) -> bool:
     return False
 
 
-def class_body(dec: CodeDecompiler) -> list[ast.stmt]:
+def class_body(dec: CodeDecompiler, around: Collection[str] = ()) -> list[ast.stmt]:
+    """The statements of a class body; ``around``: the names of the functions around the
+    class (a read of one of them as the class's own name needs a binding in the body)."""
     body = dec.statements()
     # (first: the body's copied ends are returns then, and the docstring is the first
     # statement after the stores)
@@ -806,14 +836,25 @@ def class_body(dec: CodeDecompiler) -> list[ast.stmt]:
             and isinstance(out[0].value.value, str) else 0
         out[at:at] = declared
     names = scope_names(out)
-    unused = unused_free_variables(dec.code, out, names)
-    if unused:  # (read only by code that cannot run, after a raise)
-        out.append(_dead_reference(unused, names.bound))
     # names the body reads and the original binds only in code that cannot run (the
     # handlers of an empty ``try``): bound nowhere, a function around the class would
     # hand them in as free variables
-    unbound = sorted(n for n, used in ops.items() if used & {"STORE_NAME", "DELETE_NAME"}
+    # (or a name of a function around the class that the body reads as its own: the
+    # body binds it only in code that cannot run, after a ``raise``)
+    unbound = sorted(n for n, used in ops.items()
+                     if (used & {"STORE_NAME", "DELETE_NAME"} or n in around and "LOAD_NAME" in used)
                      and n.isidentifier() and n in names.own and n not in names.bound)
+    bound = names.bound | set(unbound)
+    unused = unused_free_variables(dec.code, out, names)
+    # (a free variable the body binds too: its own reads are of the binding, only a
+    # nested scope's keep it free, and that scope may have been code that cannot run)
+    rebound = [f for f in dec.code.co_freevars if f in bound and f not in unused
+               and f.isidentifier() and not f.startswith("__class")]
+    if rebound:
+        through = _cells_through_nested(dec.code, out, rebound)
+        unused += [f for f in rebound if f not in through]
+    if unused:  # (read only by code that cannot run, after a raise)
+        out.append(_dead_reference(unused, bound))
     if unbound:
         out.append(_dead_code(unbound, []))
     return out

@@ -37,7 +37,7 @@ from .ir import (
 if TYPE_CHECKING:
     from .scope import Scope
 from .annotations import is_format_check
-from .idioms import lambda_body
+from .idioms import scope_value
 from .nodes import same, walk
 
 
@@ -192,7 +192,7 @@ def _lazy(dec: Scope, func: Func, starred: bool = False) -> ast.expr:
     if code.co_argcount == 1 and stmts and isinstance(stmts[0], ast.If) \
             and is_format_check(stmts[0]):
         stmts = stmts[1:]  # 3.14: the lazy function takes an annotation format
-    value = lambda_body(stmts)
+    value = scope_value(stmts, code.co_freevars)
     if value is None:
         raise DecompilationError("lazily evaluated type expression is not one expression",
                                  code_name=child.qualname)

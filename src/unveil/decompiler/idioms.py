@@ -765,6 +765,23 @@ def annotation_expr(node: ast.expr, future: bool) -> ast.expr:
     return node
 
 
+def scope_value(stmts: list[ast.stmt], free: tuple[str, ...]) -> ast.expr | None:
+    """The expression of the body of a lambda or of a lazily evaluated scope (see
+    :func:`lambda_body`), naming the free variables ``free`` of its code that it no longer
+    reads: the compiler folded away the code that did (``1 or P``) but kept them free;
+    ``1 if True else P`` compiles to the same."""
+    value = lambda_body(stmts)
+    if value is None:
+        return None
+    named = names_in([ast.Expr(value=value)])
+    lost = [ast.Name(id=f, ctx=ast.Load()) for f in free
+            if f.isidentifier() and not f.startswith("__class") and f not in named]
+    if not lost:
+        return value
+    return ast.IfExp(test=ast.Constant(True), body=value,
+                     orelse=lost[0] if len(lost) == 1 else ast.Tuple(elts=lost, ctx=ast.Load()))
+
+
 def lambda_body(stmts: list[ast.stmt]) -> ast.expr | None:
     """The expression of a lambda body: ``return e``, or returns in if/else branches (the
     compiler turns ``c and x or y``-like conditional expressions into branches)."""

@@ -1,25 +1,31 @@
-"""Undo the compiler's copies of a short tail into both arms of a one-line expression.
+"""Undo the compiler's copies of statements: exits, loop exits, clean-ups, re-raises.
 
-CPython 3.12+ copies small blocks that end a function (``x = <value>; return x``) into
-every branch that jumps to them. For ``result = a < b < c`` or ``return f(x if c else
-y)`` the two arms of the conditional then end in identical instructions, and no join
-is left where the value could be merged back. Where both arms of a conditional jump
-differ only in code on the jump's own line (one expression), the second arm's copy of
-the shared end is kept and the first arm jumps to it: the join the source had.
+The compiler copies small blocks that leave a function, a loop or a clause into every
+place that jumps to them; each pass here finds such copies by their code and source
+positions and gives them back their jump (one expression's copies:
+:mod:`.tails_expressions`). :func:`undo_copies` runs them all, in the order they need.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import replace
 
-from ..bytecode import COLD_HANDLERS, CONDITIONAL_JUMPS, Bytecode, Instr, retarget
+from ..bytecode import COLD_HANDLERS, CONDITIONAL_JUMPS, Bytecode, Instr
 from ..codeobj import code_kind
-
-_TERMINAL = {"RETURN_VALUE", "RAISE_VARARGS", "RERAISE"}
-_TAKES_ONE = {"STORE_FAST", "STORE_NAME", "STORE_GLOBAL", "STORE_DEREF", "RETURN_VALUE"}
-_FLOW = CONDITIONAL_JUMPS | _TERMINAL | {"JUMP", "FOR_ITER", "SEND", "END_ASYNC_FOR",
-                                    "JUMP_IF_NOT_EXC_MATCH"}
+from .tails_expressions import (
+    FLOW,
+    MAX_COPY,
+    TERMINAL,
+    code_signature,
+    common_suffix,
+    jump_instead,
+    jumped_to,
+    merge_tails,
+    prefix_effect,
+    reachable,
+    share_test_bodies,
+    split_empty_tests,
+)
 
 
 def undo_copies(bc: Bytecode, *, body_ends: bool = False) -> Bytecode:
@@ -28,297 +34,11 @@ def undo_copies(bc: Bytecode, *, body_ends: bool = False) -> Bytecode:
     loop exits and clean-ups. ``body_ends``: a module's or class body's reading that
     must not return (copies of its end shared, copied exits told by lines where there
     are no columns), for when the first one does."""
-    bc = merge_tails(share_implicit_returns(split_empty_tests(bc)))
+    bc = merge_tails(share_implicit_returns(share_test_bodies(split_empty_tests(bc))))
     bc = share_nested_clause_ends(share_copied_exits(share_reraises(bc), lines=body_ends))
     if body_ends:
         bc = share_body_ends(bc)
     return split_clean_ups(share_clean_up_exits(share_loop_exits(bc)))
-
-
-def merge_tails(bc: Bytecode) -> Bytecode:
-    """``bc`` with copied tails of one-line conditional expressions shared again (an
-    outer test's arm is straight code to its copy only once an inner one's are shared:
-    ``return g(a < b == (c if t else d))``; a few rounds)."""
-    for _ in range(_MERGE_ROUNDS):
-        merged = _merge_tails_once(bc)
-        if merged is bc:
-            break
-        bc = merged
-    return bc
-
-
-_MERGE_ROUNDS = 3
-
-
-def _merge_tails_once(bc: Bytecode) -> Bytecode:
-    instrs = bc.instrs
-    if not any(i.op in CONDITIONAL_JUMPS for i in instrs):
-        return bc
-    entries: dict[int, int] = {}
-    sources: dict[int, list[int]] = {}
-    live = _reachable(bc)  # (a folded comprehension leaves dead clean-up code behind)
-    for k, i in enumerate(instrs):
-        if i.target >= 0 and k in live:
-            entries[i.target] = entries.get(i.target, 0) + 1
-            sources.setdefault(i.target, []).append(k)
-    for k, h in enumerate(bc.handlers):
-        if h is not None and k in live:
-            entries[h.target] = entries.get(h.target, 0) + 2  # never merged
-    tests_on: dict[int, list[int]] = {}  # the live conditional jumps, by line
-    for k in sorted(k for targets in sources.values() for k in targets):
-        if instrs[k].op in CONDITIONAL_JUMPS and instrs[k].line is not None:
-            tests_on.setdefault(instrs[k].line, []).append(k)  # type: ignore[arg-type]
-    new = list(instrs)
-    changed = False
-    for j, ins in enumerate(instrs):
-        if ins.op not in CONDITIONAL_JUMPS or ins.line is None:
-            continue
-        # the jump's target may also be where earlier tests of the same expression go
-        # (``a < b < c < d`` leaves each comparison for one clean-up block)
-        same_line = all(instrs[k].line == ins.line for k in sources.get(ins.target, ()))
-        # the second arm may run on into the end of an enclosing expression on the same
-        # line (``x and (a if c else b)``: the ``and`` jumps to where ``b`` ends)
-        outer: dict[int, int] = {}
-        for k in tests_on.get(ins.line, ()):
-            if k < j and instrs[k].target > ins.target:
-                outer[instrs[k].target] = outer.get(instrs[k].target, 0) + 1
-        # (the first arm may be where earlier tests of the same condition go too: the
-        # ``c`` of ``x if c or d else y``)
-        earlier = [k for k in sources.get(j + 1, ()) if k < j and instrs[k].op in CONDITIONAL_JUMPS
-                   and instrs[k].line == ins.line]
-        first = _arm(bc, j + 1, entries, allow_entry=bool(earlier),
-                     max_entries=len(earlier)) \
-            if len(earlier) == entries.get(j + 1, 0) else None
-        second = _arm(bc, ins.target, entries, allow_entry=True,
-                      max_entries=len(sources.get(ins.target, ())) if same_line else 1,
-                      outer=outer)
-        if first is None or second is None:
-            continue
-        # (a kept test, ``x or y``: the jump's arm is the kept value, all of it shared)
-        kept = j > 0 and instrs[j - 1].op == "COPY" and instrs[j - 1].arg == 1
-        n = _value_split(instrs, first, second, _common_suffix(instrs, first, second), kept)
-        if n == 0 or (n == len(first) and n == len(second)) \
-                or bc.handlers[first[0]] != bc.handlers[second[0]]:
-            continue
-        lines = _expression_lines(bc, instrs[first[len(first) - n]],
-                                  instrs[second[len(second) - n]], ins)
-        if any(instrs[k].line not in lines for k in first[:len(first) - n]) \
-                or any(instrs[k].line not in lines for k in second[:len(second) - n]):
-            continue  # not one expression: an if statement whose arms end alike
-        keep = second[len(second) - n]
-        cut = first[len(first) - n]
-        if any(instrs[k].target > cut for k in first[:len(first) - n]
-               if instrs[k].op in CONDITIONAL_JUMPS):
-            continue  # a test inside the first arm jumps into the shared end
-        _jump_instead(new, instrs, first[first.index(cut):], keep)
-        changed = True
-    return Bytecode(bc.code, new, list(bc.handlers)) if changed else bc
-
-
-def _entered(bc: Bytecode) -> set[int]:
-    """The instructions a jump or a handler goes to."""
-    entered = {i.target for i in bc.instrs if i.target >= 0}
-    entered.update(h.target for h in bc.handlers if h is not None)
-    return entered
-
-
-def _jump_instead(new: list[Instr], instrs: list[Instr], copy: Sequence[int],
-                  target: int, line: int | None = None) -> None:
-    """In ``new``, the compiler's copy at indices ``copy`` becomes a jump to ``target``,
-    the code it copied (its other instructions, ``NOP``s); ``line``: the jump's own."""
-    first = instrs[copy[0]]
-    new[copy[0]] = Instr("JUMP", None, None, target, first.offset,
-                         first.line if line is None else line)
-    for k in copy[1:]:
-        new[k] = replace(instrs[k], op="NOP", arg=None, argval=None, target=-1)
-
-
-def _expression_lines(bc: Bytecode, a: Instr, b: Instr, jump: Instr) -> set[int | None]:
-    """The lines an expression's arms may span: the jump's own, or all of those of the
-    instruction the compiler copied into both arms (``a`` and ``b``, at one position
-    that holds the jump's line: ``raise E(x if c\\n else y)``; 3.10: from its line to
-    the jump's)."""
-    lines: set[int | None] = {jump.line, None}
-    pa, pb = bc.position(a), bc.position(b)
-    if pa is not None and pa == pb and pa[0] is not None and pa[1] is not None \
-            and jump.line is not None and pa[0] <= jump.line <= pa[1]:
-        lines.update(range(pa[0], pa[1] + 1))
-    elif pa is None and a.line == b.line and a.line is not None and jump.line is not None \
-            and a.line < jump.line and a.op not in _TERMINAL:
-        # (3.10, lines alone: a statement after the test starts on a later line; the
-        # copied code that starts before it ends the expression the test is part of,
-        # from the value both arms leave: not a return alone)
-        lines.update(range(a.line, jump.line + 1))
-    return lines
-
-
-def _reachable(bc: Bytecode, exceptions: bool = True) -> set[int]:
-    """The instructions that flow or (``exceptions``) an exception can reach from the
-    first."""
-    instrs, seen, todo = bc.instrs, set(), [0]
-    while todo:
-        k = todo.pop()
-        if k in seen or k >= len(instrs):
-            continue
-        seen.add(k)
-        ins = instrs[k]
-        if ins.target >= 0:
-            todo.append(ins.target)
-        if exceptions and bc.handlers[k] is not None:
-            todo.append(bc.handlers[k].target)
-        if ins.op not in _TERMINAL and ins.op != "JUMP":
-            todo.append(k + 1)
-    return seen
-
-
-def _arm(bc: Bytecode, start: int, entries: dict[int, int],
-         allow_entry: bool, max_entries: int = 1,
-         outer: dict[int, int] | None = None) -> list[int] | None:
-    """Indices from ``start`` to a terminal instruction, straight-line and entered only
-    at ``start`` (at most ``max_entries`` times) and by the ``outer`` jumps of an
-    enclosing expression, all under one exception handler; None otherwise."""
-    instrs = bc.instrs
-    if start >= len(instrs):
-        return None
-    if entries.get(start, 0) > (max(1, max_entries) if allow_entry else 0):
-        return None
-    out: list[int] = []
-    inner: dict[int, int] = {}  # targets of the arm's own forward tests (``x or y``)
-    k = entered = start
-    while k < len(instrs):
-        if k != entered and entries.get(k, 0) != inner.get(k, 0) + (outer or {}).get(k, 0):
-            return None
-        if bc.handlers[k] != bc.handlers[start]:
-            return None
-        op = instrs[k].op
-        out.append(k)
-        if op in _TERMINAL:
-            return out if all(t <= k for t in inner) else None
-        if op == "JUMP" and instrs[k].target > k and entries.get(instrs[k].target) == 1:
-            k = entered = instrs[k].target  # a jump to code entered only from here
-            continue
-        if op in CONDITIONAL_JUMPS and instrs[k].target > k:
-            inner[instrs[k].target] = inner.get(instrs[k].target, 0) + 1
-        elif op in _FLOW:
-            return None
-        k += 1
-    return None
-
-
-def _value_split(instrs: list[Instr], first: list[int], second: list[int], n: int,
-                 kept: bool = False) -> int:
-    """How much of the common suffix ``n`` to share: from where each arm has left one
-    value, the expression's, on the stack as it was at the jump (less what the
-    expression itself consumed, as a chained comparison does); else from where one
-    value is consumed. ``kept``: the jump keeps its test as the second arm's value."""
-    for k in range(min(n, len(first) - 1, len(second) - (0 if kept else 1)), 0, -1):
-        value = instrs[first[len(first) - k - 1]]
-        shared = instrs[first[len(first) - k]]
-        if value.offset == shared.offset and "PUSH_NULL" in (value.op, shared.op):
-            continue  # (one instruction of the compiler's: a load and the NULL it pushes)
-        if value.op == "LOAD_CONST" and hasattr(value.argval, "co_code"):
-            continue  # (a function's code is not a value to choose: ``lambda: 0``)
-        if value.op == "MAKE_FUNCTION" and _makes_a_called_scope(instrs, first[:len(first) - k]):
-            continue  # (nor is a comprehension's function: ``{.. for ..} if c else {..}``)
-        a = _prefix_effect(instrs, first[:len(first) - k])
-        b = _prefix_effect(instrs, second[:len(second) - k])
-        if a is not None and b is not None and a[0] == b[0] and a[0] <= 1 \
-                and min(a[1], b[1]) >= a[0] - 1:
-            return k
-    while n and instrs[first[len(first) - n]].op not in _TAKES_ONE:
-        n -= 1
-    return n
-
-
-def _makes_a_called_scope(instrs: list[Instr], arm: list[int]) -> bool:
-    """Whether the code the last ``MAKE_FUNCTION`` of ``arm`` makes is a scope the
-    source never names, only calls where it is made (a comprehension, a generator
-    expression, a type-parameter scope)."""
-    for k in reversed(arm):
-        code = instrs[k].argval
-        if instrs[k].op == "LOAD_CONST" and hasattr(code, "co_code"):
-            return code_kind(code) in ("comprehension", "genexpr", "generic")
-    return False
-
-
-#: (values popped, values pushed) of the instructions an expression's arm is made of.
-_EFFECTS: dict[str, tuple[int, int]] = {
-    **dict.fromkeys(("LOAD_CONST", "LOAD_FAST", "LOAD_NAME", "LOAD_GLOBAL", "LOAD_DEREF",
-                     "LOAD_CLOSURE", "PUSH_NULL"), (0, 1)),
-    **dict.fromkeys(("UNARY_NOT", "UNARY_NEGATIVE", "UNARY_INVERT", "UNARY_POSITIVE",
-                     "LOAD_ATTR", "GET_ITER", "GET_AITER", "FORMAT_SIMPLE", "CONVERT_VALUE",
-                     "CALL_INTRINSIC_1", "LOAD_FROM_DICT_OR_GLOBALS",
-                     "LOAD_FROM_DICT_OR_DEREF"), (1, 1)),
-    **dict.fromkeys(("FORMAT_WITH_SPEC", "CALL_INTRINSIC_2"), (2, 1)),
-    "BINARY_SLICE": (3, 1),
-    **dict.fromkeys(("BINARY_OP", "COMPARE_OP", "CONTAINS_OP", "IS_OP", "BINARY_SUBSCR"),
-                    (2, 1)),
-    "POP_TOP": (1, 0),
-    "STORE_FAST": (1, 0),  # (a walrus; an inlined comprehension's variable put back)
-    **dict.fromkeys(CONDITIONAL_JUMPS, (1, 0)),  # (the arm's own ``and``/``or`` tests)
-    "LOAD_METHOD": (1, 2),
-    "JUMP": (0, 0),
-    "NOP": (0, 0),
-}
-
-
-def _effect(ins: Instr) -> tuple[int, int] | None:
-    n = ins.arg or 0
-    if ins.op in _EFFECTS:
-        return _EFFECTS[ins.op]
-    if ins.op == "SWAP":
-        return n, n
-    if ins.op == "COPY":
-        return n, n + 1
-    if ins.op in ("BUILD_TUPLE", "BUILD_LIST", "BUILD_SET", "BUILD_STRING", "BUILD_SLICE"):
-        return n, 1
-    if ins.op in ("LIST_APPEND", "SET_ADD", "LIST_EXTEND", "SET_UPDATE", "DICT_UPDATE",
-                  "DICT_MERGE"):  # (pop one value into the container ``n`` below it)
-        return n + 1, n
-    if ins.op == "MAP_ADD":
-        return n + 2, n
-    if ins.op == "COMPREHENSION":  # (3.12+ inlined: the variables it saved, then its value)
-        return 1, n + 1
-    if ins.op == "BUILD_MAP":
-        return 2 * n, 1
-    if ins.op == "MAKE_FUNCTION":  # (flags: one value per part; 0x100: 3.10's qualname)
-        return 1 + bin(n & 0x10F).count("1"), 1
-    if ins.op == "CALL":  # (3.10's comes from ``CALL_METHOD``: a method load's two)
-        return n + 2, 1
-    if ins.op == "CALL_FUNCTION":  # (3.10)
-        return n + 1, 1
-    if ins.op == "CALL_FUNCTION_KW":  # (3.10: the names' tuple on top)
-        return n + 2, 1
-    if ins.op == "CALL_KW":  # (3.11+: the names' tuple on top of a call's)
-        return n + 3, 1
-    return None
-
-
-def _prefix_effect(instrs: list[Instr], arm: list[int],
-                   more: dict[str, tuple[int, int]] | None = None) -> tuple[int, int] | None:
-    """The net stack change of an arm's instructions and the lowest depth they reach
-    (relative to the jump), or None when an instruction is not a plain expression's
-    (nor in ``more``)."""
-    depth = low = 0
-    for k in arm:
-        e = _effect(instrs[k]) or (more or {}).get(instrs[k].op)
-        if e is None:
-            return None
-        low = min(low, depth - e[0])
-        depth += e[1] - e[0]
-    return depth, low
-
-
-def _common_suffix(instrs: list[Instr], a: list[int], b: list[int]) -> int:
-    n = 0
-    while n < len(a) and n < len(b):
-        x, y = instrs[a[-1 - n]], instrs[b[-1 - n]]
-        # (``arg`` of a superinstruction's half is the packed pair: compare ``argval``)
-        if x.op != y.op or x.argval != y.argval or type(x.argval) is not type(y.argval) \
-                or (x.argval is None and x.arg != y.arg) or x.target != y.target:
-            break
-        n += 1
-    return n
 
 
 _CLEAN_UP = {"SWAP", "COPY", "POP_TOP", "NOP"}
@@ -340,7 +60,7 @@ def split_clean_ups(bc: Bytecode) -> Bytecode:
         if i.target >= 0:
             sources.setdefault(i.target, []).append(k)
     if not instrs or not any(len(s) > 1 for s in sources.values()) \
-            or instrs[-1].op not in _TERMINAL | {"JUMP"}:
+            or instrs[-1].op not in TERMINAL | {"JUMP"}:
         return bc
     new = list(instrs)
     handlers = list(bc.handlers)
@@ -397,23 +117,23 @@ def share_clean_up_exits(bc: Bytecode) -> Bytecode:
     becomes a jump to that block: the layout every other chained test has.
     """
     instrs = bc.instrs
-    entered = _entered(bc)
+    entered = jumped_to(bc)
     exits: dict[tuple[object, ...], int] | None = None
     new: list[Instr] | None = None
     for t, ins in enumerate(instrs):
         if ins.op != "POP_TOP" or t not in entered or not t:
             continue
         end = t + 1
-        while end < len(instrs) and instrs[end].op not in _FLOW and end not in entered:
+        while end < len(instrs) and instrs[end].op not in FLOW and end not in entered:
             end += 1
-        if end >= len(instrs) or end in entered or instrs[end].op not in _TERMINAL:
+        if end >= len(instrs) or end in entered or instrs[end].op not in TERMINAL:
             continue
         n = end - t  # the copy: instrs[t + 1:end + 1], the block: instrs[t - n:t]
         first = t - n
         if first < 1 or instrs[first - 1].op not in CONDITIONAL_JUMPS \
                 or any(k in entered for k in range(first + 1, t)) \
                 or any(bc.handlers[k] != bc.handlers[t] for k in range(first, end + 1)) \
-                or _common_suffix(instrs, list(range(first, t)), list(range(t + 1, end + 1))) != n:
+                or common_suffix(instrs, list(range(first, t)), list(range(t + 1, end + 1))) != n:
             if instrs[end].op != "RAISE_VARARGS":
                 continue  # (copied returns: see share_copied_exits)
             if exits is None:
@@ -422,7 +142,7 @@ def share_clean_up_exits(bc: Bytecode) -> Bytecode:
             if first < 0:
                 continue
         new = new or list(instrs)
-        _jump_instead(new, instrs, range(t + 1, end + 1), first)
+        jump_instead(new, instrs, range(t + 1, end + 1), first)
     return Bytecode(bc.code, new, list(bc.handlers)) if new else bc
 
 
@@ -433,10 +153,10 @@ def _entered_exits(bc: Bytecode, entered: set[int]) -> dict[tuple[object, ...], 
     found: dict[tuple[object, ...], int] = {}
     for s in sorted(entered):
         end = s
-        while end < len(instrs) and instrs[end].op not in _FLOW \
+        while end < len(instrs) and instrs[end].op not in FLOW \
                 and (end == s or end not in entered):
             end += 1
-        if end < len(instrs) and end - s < _MAX_COPY and instrs[end].op in _TERMINAL \
+        if end < len(instrs) and end - s < MAX_COPY and instrs[end].op in TERMINAL \
                 and (end == s or end not in entered):
             key = _exit_key(bc, s, end + 1)
             if key is not None:
@@ -447,7 +167,7 @@ def _entered_exits(bc: Bytecode, entered: set[int]) -> dict[tuple[object, ...], 
 def _exit_key(bc: Bytecode, start: int, end: int) -> tuple[object, ...] | None:
     """What makes ``instrs[start:end]`` a copy of another stretch: code, source
     positions (lines before 3.11) and handler."""
-    sig = _signature(bc.instrs, start, end)
+    sig = code_signature(bc.instrs, start, end)
     if sig is None or len({bc.handlers[k] for k in range(start, end)}) != 1:
         return None
     where = tuple(bc.position(i) or i.line for i in bc.instrs[start:end])
@@ -476,11 +196,11 @@ def share_nested_clause_ends(bc: Bytecode) -> Bytecode:
             and len({bc.handlers[j] for j in range(k, k + 3)}) == 1
     if sum(i.op == "POP_EXCEPT" for i in instrs) < 3:
         return bc
-    entered = _entered(bc)
+    entered = jumped_to(bc)
     new: list[Instr] | None = None
     for k in range(1, n - 2):
         inner = bc.handlers[k - 1]
-        if inner is None or bc.handlers[k] == inner or instrs[k - 1].op in _FLOW \
+        if inner is None or bc.handlers[k] == inner or instrs[k - 1].op in FLOW \
                 or any(j in entered for j in range(k, k + 3)) or not implicit_copy(k):
             continue
         target = next((t for t in range(inner.target + 1, n - 2)
@@ -489,7 +209,7 @@ def share_nested_clause_ends(bc: Bytecode) -> Bytecode:
         if target is None:
             continue
         new = new or list(instrs)
-        _jump_instead(new, instrs, range(k, k + 3), target)
+        jump_instead(new, instrs, range(k, k + 3), target)
     return Bytecode(bc.code, new, list(bc.handlers)) if new else bc
 
 
@@ -509,7 +229,7 @@ def share_loop_exits(bc: Bytecode) -> Bytecode:
     the lines of the code it copies; in an except clause, its ``POP_EXCEPT``.
     """
     instrs = bc.instrs
-    entered = _entered(bc)
+    entered = jumped_to(bc)
     # loops as (first, exit): a ``for`` loop's ``FOR_ITER`` and where it goes when done;
     # a ``while`` loop's head and the instruction after its jump back
     loops = sorted([(f, i.target) for f, i in enumerate(instrs) if i.op == "FOR_ITER"]
@@ -525,11 +245,11 @@ def share_loop_exits(bc: Bytecode) -> Bytecode:
         if ins.op not in ("RETURN_VALUE", "RAISE_VARARGS"):
             continue
         for b in range(t, max(t - _MAX_LOOP_EXIT, 0) - 1, -1):
-            if b < t and (instrs[b].op in _FLOW or b + 1 in entered):
+            if b < t and (instrs[b].op in FLOW or b + 1 in entered):
                 break
             if not _statement_start(instrs, b, entered):
                 continue
-            key = _signature(instrs, b, t + 1)
+            key = code_signature(instrs, b, t + 1)
             if key is not None:
                 endings.setdefault(key, []).append(b)
     new: list[Instr] | None = None
@@ -567,12 +287,12 @@ def share_loop_exits(bc: Bytecode) -> Bytecode:
             start = k + 1
         else:
             line = bc.nop_line_before(instrs[k + 1].offset)
-            if line is None or line in (ins.line, instrs[k + 1].line) or ins.op in _FLOW \
+            if line is None or line in (ins.line, instrs[k + 1].line) or ins.op in FLOW \
                     or ins.offset == instrs[k + 1].offset:  # (one instruction read as two)
                 continue
             start = k + 1
         end = start
-        while end < len(instrs) and instrs[end].op not in _FLOW and end + 1 not in entered:
+        while end < len(instrs) and instrs[end].op not in FLOW and end + 1 not in entered:
             end += 1
         if end >= len(instrs) or end - start >= _MAX_LOOP_EXIT \
                 or not instrs[start].op.startswith(("LOAD_", "PUSH_NULL")) \
@@ -582,7 +302,7 @@ def share_loop_exits(bc: Bytecode) -> Bytecode:
             continue
         if line is None and bc.handlers[start] != bc.handlers[k]:
             continue
-        key = _signature(instrs, start, end + 1)
+        key = code_signature(instrs, start, end + 1)
         # (not another break's copy: 3.12+ lays a clause out after the loop)
         after = [b for b in endings.get(key, ()) if b >= exit_ and b != start
                  and instrs[b - 1].op != "POP_EXCEPT"
@@ -602,7 +322,7 @@ def share_loop_exits(bc: Bytecode) -> Bytecode:
             target = made[key]
         else:
             continue
-        _jump_instead(new, instrs, range(start, end + 1), target, line)
+        jump_instead(new, instrs, range(start, end + 1), target, line)
     return Bytecode(bc.code, new, handlers) if new else bc
 
 
@@ -662,65 +382,9 @@ def _statement_start(instrs: list[Instr], b: int, entered: set[int]) -> bool:
     if not b or b in entered:
         return True
     prev, ins = instrs[b - 1], instrs[b]
-    if prev.op in _TERMINAL or prev.op in ("JUMP", "END_FOR"):
+    if prev.op in TERMINAL or prev.op in ("JUMP", "END_FOR"):
         return True
-    return ins.line != prev.line and prev.op not in _FLOW and ins.op not in _CLEAN_UP
-
-
-def _signature(instrs: list[Instr], start: int, end: int) -> tuple[object, ...] | None:
-    """What makes ``instrs[start:end]`` the same code as another stretch (None when a
-    value cannot be compared that way)."""
-    key = tuple((i.op, type(i.argval), i.argval, i.arg if i.argval is None else None,
-                 i.target) for i in instrs[start:end])
-    try:
-        hash(key)
-    except TypeError:
-        return None
-    return key
-
-
-def split_empty_tests(bc: Bytecode) -> Bytecode:
-    """Give a test whose two ways meet at once a value to choose between.
-
-    The compiler folds ``0 if (0 if u else 0) else 0`` into a test of ``u`` whose two
-    ways go to the same place, where the value is loaded. Read as it stands, a value
-    already on the stack would be the one chosen (``(g if u else g)(0)``, ``u`` tested
-    before ``g`` is loaded). Where the next value is loaded by one instruction, the way
-    that runs on loads a copy of it and jumps past it: ``g(0 if u else 0)``.
-    """
-    instrs = bc.instrs
-    splits: dict[int, int] = {}  # the empty way's first instruction -> the value's load
-    for j, ins in enumerate(instrs):
-        if ins.op not in CONDITIONAL_JUMPS:
-            continue
-        k = j + 1
-        while k < len(instrs) and k != ins.target and (
-                instrs[k].op == "NOP" or instrs[k].op == "JUMP" and instrs[k].target > k):
-            k = instrs[k].target if instrs[k].op == "JUMP" else k + 1
-        t = ins.target
-        # (on the test's line: one expression, not the next statement's first value;
-        # a function's code is no value to choose)
-        if k == t and t + 1 < len(instrs) and instrs[t].op in _PURE_LOADS \
-                and instrs[t].line == ins.line and not hasattr(instrs[t].argval, "co_code") \
-                and bc.handlers[t] == bc.handlers[j]:
-            splits[j + 1] = t
-    if not splits:
-        return bc
-    out: list[Instr] = []
-    handlers = []
-    index_map: dict[int, int] = {}
-    for k, ins in enumerate(instrs):
-        if k in splits:
-            load = instrs[splits[k]]
-            out += [replace(load), Instr("JUMP", None, None, splits[k] + 1, load.offset, load.line)]
-            handlers += [bc.handlers[k]] * 2
-        index_map[k] = len(out)
-        out.append(replace(ins))
-        handlers.append(bc.handlers[k])
-    return retarget(bc, out, handlers, index_map)
-
-
-_PURE_LOADS = {"LOAD_CONST", "LOAD_NAME", "LOAD_GLOBAL", "LOAD_FAST", "LOAD_DEREF"}
+    return ins.line != prev.line and prev.op not in FLOW and ins.op not in _CLEAN_UP
 
 
 def share_copied_exits(bc: Bytecode, lines: bool = False) -> Bytecode:
@@ -744,12 +408,12 @@ def share_copied_exits(bc: Bytecode, lines: bool = False) -> Bytecode:
     clauses = not lines and not hasattr(bc.code, "co_positions")
     if sum(i.op == "RETURN_VALUE" for i in instrs) < 2:
         return bc
-    entered = _entered(bc)
-    normal = _reachable(bc, exceptions=False)
+    entered = jumped_to(bc)
+    normal = reachable(bc, exceptions=False)
 
     def where(k: int) -> object:
         ins = instrs[k]
-        return ins.op, ins.argval if _signature(instrs, k, k + 1) else None, \
+        return ins.op, ins.argval if code_signature(instrs, k, k + 1) else None, \
             bc.position(ins) or ins.line
 
     places: dict[object, int] = {}  # an instruction's code and position: how many
@@ -764,16 +428,16 @@ def share_copied_exits(bc: Bytecode, lines: bool = False) -> Bytecode:
             continue
         found = []
         # (3.10: a value and its return alone, at an except clause's end)
-        for s in range(r - (1 if clauses else 2), max(r - _MAX_COPY, -1), -1):
-            if instrs[s].op in _FLOW or s + 1 in entered or s not in normal and not clauses:
+        for s in range(r - (1 if clauses else 2), max(r - MAX_COPY, -1), -1):
+            if instrs[s].op in FLOW or s + 1 in entered or s not in normal and not clauses:
                 break  # (a handler's way on is its clean-up's copy, see split_clean_ups)
             prev = instrs[s - 1] if s else None
-            if prev is not None and s not in entered and prev.op not in _TERMINAL \
+            if prev is not None and s not in entered and prev.op not in TERMINAL \
                     and prev.op not in ("JUMP", "END_FOR") \
                     and (instrs[s].line is None or instrs[s].line == prev.line):
                 continue  # (not the start of a line: part of a statement)
-            key = _signature(instrs, s, r + 1)
-            if key is None or _prefix_effect(instrs, list(range(s, r)), _STORES) != (1, 0) \
+            key = code_signature(instrs, s, r + 1)
+            if key is None or prefix_effect(instrs, list(range(s, r)), _STORES) != (1, 0) \
                     or instrs[s].line is None \
                     or len({bc.handlers[k] for k in range(s, r + 1)}) != 1:
                 continue
@@ -790,7 +454,7 @@ def share_copied_exits(bc: Bytecode, lines: bool = False) -> Bytecode:
                     and _out_of_order(instrs, s, latest[key])
                     and not _out_of_order(instrs, latest[key], len(instrs))):
                 new = new or list(instrs)
-                _jump_instead(new, instrs, range(s, s + len(key[1])), latest[key])
+                jump_instead(new, instrs, range(s, s + len(key[1])), latest[key])
                 break
     return Bytecode(bc.code, new, list(bc.handlers)) if new else bc
 
@@ -807,8 +471,6 @@ def _out_of_order(instrs: list[Instr], s: int, later: int) -> bool:
 #: Statements' stores, for the effect of a copied exit.
 _STORES = {**dict.fromkeys(("STORE_NAME", "STORE_GLOBAL", "STORE_DEREF", "STORE_FAST"), (1, 0)),
            "STORE_ATTR": (2, 0), "STORE_SUBSCR": (3, 0)}
-_MAX_COPY = 5  # instructions of an exit block the compiler copies at most (4, and a
-#               ``RETURN_CONST`` read as two)
 
 
 def share_reraises(bc: Bytecode) -> Bytecode:
@@ -827,12 +489,12 @@ def share_reraises(bc: Bytecode) -> Bytecode:
                if i.op == "JUMP" and 0 <= i.target < k} - {None}
     if not looping:
         return bc
-    entered = _entered(bc)
+    entered = jumped_to(bc)
     last: dict[tuple[object, ...], int] = {}
     copies: list[tuple[int, tuple[object, ...]]] = []
     for k, ins in enumerate(instrs):
         if ins.op != "RERAISE" or not k or bc.handlers[k] not in looping \
-                or k not in entered and instrs[k - 1].op not in (*_TERMINAL, *CONDITIONAL_JUMPS,
+                or k not in entered and instrs[k - 1].op not in (*TERMINAL, *CONDITIONAL_JUMPS,
                                                                  "JUMP"):
             continue
         where = bc.position(ins)
@@ -848,8 +510,8 @@ def share_reraises(bc: Bytecode) -> Bytecode:
     # would stand in the way of a test folded into one condition)
     new = [replace(i, target=moved[i.target]) if i.target in moved else i for i in instrs]
     for k, keep in moved.items():
-        if instrs[k - 1].op not in _TERMINAL and instrs[k - 1].op != "JUMP":
-            _jump_instead(new, instrs, [k], keep)  # (the copy code runs on into)
+        if instrs[k - 1].op not in TERMINAL and instrs[k - 1].op != "JUMP":
+            jump_instead(new, instrs, [k], keep)  # (the copy code runs on into)
     return Bytecode(bc.code, new, list(bc.handlers))
 
 
@@ -867,7 +529,7 @@ def share_body_ends(bc: Bytecode) -> Bytecode:
         return bc
     instrs = bc.instrs
     # (the last the body's own flow reaches: a handler's way on comes back to it)
-    normal = _reachable(bc, exceptions=False)
+    normal = reachable(bc, exceptions=False)
     ends = [r for r, i in enumerate(instrs) if i.op == "RETURN_VALUE"]
     kept = [r for r in ends if r in normal]
     if len(ends) < 2 or not kept:
@@ -876,18 +538,18 @@ def share_body_ends(bc: Bytecode) -> Bytecode:
     first = _body_end(instrs, keep)
     if first is None:
         return bc
-    key = _signature(instrs, first, keep + 1)
-    entered = _entered(bc)
+    key = code_signature(instrs, first, keep + 1)
+    entered = jumped_to(bc)
     new: list[Instr] | None = None
     for r in ends:
         start = _body_end(instrs, r) if r != keep else None
-        if start is None or key is None or _signature(instrs, start, r + 1) != key \
+        if start is None or key is None or code_signature(instrs, start, r + 1) != key \
                 or any(k in entered for k in range(start + 1, r + 1)):
             continue
         if r not in normal and (not start or instrs[start - 1].op != "POP_EXCEPT"):
             continue  # (a clause's copy of the code after the ``try`` too: its own)
         new = new or list(instrs)
-        _jump_instead(new, instrs, range(start, r + 1), first)
+        jump_instead(new, instrs, range(start, r + 1), first)
     return Bytecode(bc.code, new, list(bc.handlers)) if new else bc
 
 
@@ -946,9 +608,9 @@ def share_implicit_returns(bc: Bytecode) -> Bytecode:
                 or bc.handlers[r] is not None or r + 1 in sources:
             continue
         preds = list(sources.get(r, ()))
-        if r and instrs[r - 1].op not in _TERMINAL and instrs[r - 1].op != "JUMP":
+        if r and instrs[r - 1].op not in TERMINAL and instrs[r - 1].op != "JUMP":
             preds.append(r - 1)
-        if not r or instrs[r - 1].op in _TERMINAL | CONDITIONAL_JUMPS | {"JUMP"}:
+        if not r or instrs[r - 1].op in TERMINAL | CONDITIONAL_JUMPS | {"JUMP"}:
             jumped.add(r)  # (or runs on from a test: 3.11's loop test jumps back)
         where = position(ret)
         if preds and where is not None and all(position(instrs[p]) == where for p in preds):
@@ -966,5 +628,5 @@ def share_implicit_returns(bc: Bytecode) -> Bytecode:
     for r in copies[:-1]:
         if r not in jumped:
             continue
-        _jump_instead(new, instrs, range(r, r + 2), keep)
+        jump_instead(new, instrs, range(r, r + 2), keep)
     return Bytecode(bc.code, new, list(bc.handlers))

@@ -514,3 +514,23 @@ def class_that_sets_its_module(msg):
 
     e = Error(msg)
     return e.__module__, type(e).__qualname__, str(e), Error.__doc__
+
+
+@cases((1,), (None,))
+def class_body_reads_a_name_it_binds_after_a_raise(shade):
+    # the body binds 'shade' only after the raise (code the compiler drops), so its read
+    # is the class's own lookup, which ends in the globals: a NameError, not the
+    # parameter
+    try:
+        class C:
+            shade  # noqa: B018
+            raise ValueError(shade)
+            try:
+                pass
+            except TypeError as shade:  # noqa: F841
+                pass
+    except NameError as e:
+        return "name", str(e)
+    except ValueError as e:
+        return "value", e.args
+    return C

@@ -378,3 +378,29 @@ def conditional_of_a_call_stored_at_the_end(mapping):
     holder = _Holder()
     holder.level = dict(mapping) if mapping else None
     holder.other = None if not mapping else sorted(mapping, key=str)
+
+
+@cases((1, 1, 0, 0, 5), (1, 0, 0, 0, 5), (0, 0, 1, 0, 5), (0, 0, 0, 0, 5), (0, 0, 0, 3, 5))
+def return_whose_test_is_a_conditional(a, b, c, d, e):
+    # (3.12+ copies the 'return 0' into the way 'b' runs on: both tests jump to the
+    # one 'else')
+    return 0 if (b if a else c) else d or e
+
+
+@cases((1, 1, 0, 0), (1, 0, 0, 4), (0, 0, 1, 0), (0, 1, 0, 4))
+def lambda_whose_test_is_a_conditional(a, b, c, d):
+    f = lambda x: x if (b if a else c) else d  # noqa: E731
+    return f(7), f(None)
+
+
+@cases((1, 1, 0, 0), (1, 0, 0, 4), (0, 0, 1, 0), (0, 1, 0, 4))
+def conditional_whose_arms_are_written_alike(a, b, c, d):
+    # each inner test has an 'else' of its own: not one test of a conditional
+    return (0 if b else d) if a else 0 if c else d
+
+
+@cases((5,), (None,))
+def lambda_whose_folded_test_read_a_closure_variable(p):
+    # the compiler folds '1 or p' to 1 but keeps 'p' a free variable of the lambda
+    f = lambda: 1 or p  # noqa: E731
+    return f(), f.__code__.co_freevars, [c.cell_contents for c in f.__closure__]

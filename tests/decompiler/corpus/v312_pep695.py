@@ -157,3 +157,20 @@ def annotated_generic_closure(kind):
         return kind(a)
 
     return inner(), inner("7"), inner.__annotations__, inner.__type_params__[0].__name__
+
+
+@cases((True,), (False,), (None,))
+def alias_in_a_class_whose_arms_are_alike(flag):
+    # both arms load the same name from the class namespace: the test still runs
+    seen = []
+
+    class Probe:
+        def __bool__(self):
+            seen.append(flag)
+            return bool(flag)
+
+    class C:
+        probe = Probe()
+        type X = int if probe else int
+
+    return C.X.__value__.__name__, seen
