@@ -169,6 +169,7 @@ def _gap(module_name: str, name: str, condition: bool, reason: str) -> object:
 #: Corpus functions whose round trip must give the same bytecode (the shape as written),
 #: with the known gaps as strict xfails.
 AS_WRITTEN = [
+    ("exceptions", "return_of_a_conditional_over_lines_in_a_try"),
     ("expressions", "return_whose_test_is_a_conditional"),
     ("expressions", "conditional_whose_arms_are_written_alike"),
     ("exceptions", "return_in_an_if_of_a_finally_at_the_function_end"),

@@ -272,6 +272,7 @@ class LoopExits:
         if exit_block is None or exit_block.term.kind != "return":
             return
         key = self.content_key(exit_block)
+        changed = False
         for n in list(body):
             for s in self._succs(n):
                 block = self.blocks.get(s)
@@ -280,26 +281,28 @@ class LoopExits:
                         or self.content_key(block) != key or not self._written_after(s, body) \
                         or not self._drops_first(s):
                     continue
+                # (only the natural exit gains a predecessor: the others' stay as read)
                 block.term = Term("goto", [natural_exit], line=block.term.line)
-                self._index_preds()
+                changed = True
+        if changed:
+            self._index_preds()
 
     def _small(self, bid: int) -> bool:
         """Is block ``bid`` short enough for 3.10 to copy it into a jump (four
         instructions, besides the iterators a break drops)?"""
-        block = self.blocks[bid]
-        cfg = self.g.cfg
-        ops = [i.op for b in block.blocks if b in cfg.blocks
-               for i in cfg.blocks[b].instrs(cfg.bc) if i.op not in ("NOP", "POP_TOP")]
-        return len(ops) <= 4
+        return len([op for op in self._ops(bid) if op != "POP_TOP"]) <= 4
 
     def _drops_first(self, bid: int) -> bool:
         """Does block ``bid`` open by dropping a value (a loop's iterator) before it
         computes what it returns?"""
-        block = self.blocks[bid]
-        cfg = self.g.cfg
-        ops = [i.op for b in block.blocks if b in cfg.blocks
-               for i in cfg.blocks[b].instrs(cfg.bc) if i.op != "NOP"]
+        ops = self._ops(bid)
         return bool(ops) and ops[0] == "POP_TOP"
+
+    def _ops(self, bid: int) -> list[str]:
+        """The opcodes of block ``bid``'s instructions, but ``NOP``s."""
+        cfg = self.g.cfg
+        return [i.op for b in self.blocks[bid].blocks if b in cfg.blocks
+                for i in cfg.blocks[b].instrs(cfg.bc) if i.op != "NOP"]
 
     def _hop_from(self, bid: int, body: set[int]) -> bool:
         """Is block ``bid`` only a jump on, entered from ``body`` alone (a try body's

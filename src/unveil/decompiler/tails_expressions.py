@@ -98,6 +98,8 @@ def _merge_tails_once(bc: Bytecode) -> Bytecode:
             continue  # not one expression: an if statement whose arms end alike
         keep = second[len(second) - n]
         cut = first[len(first) - n]
+        if bc.handlers[keep] != bc.handlers[second[0]]:
+            continue  # (a return alone, after a try body's block: the join stays in it)
         if any(instrs[k].target > cut for k in first[:len(first) - n]
                if instrs[k].op in CONDITIONAL_JUMPS):
             continue  # a test inside the first arm jumps into the shared end
@@ -179,9 +181,10 @@ def _arm(bc: Bytecode, start: int, entries: dict[int, int],
     while k < len(instrs):
         if k != entered and entries.get(k, 0) != inner.get(k, 0) + (outer or {}).get(k, 0):
             return None
-        if bc.handlers[k] != bc.handlers[start]:
-            return None
         op = instrs[k].op
+        if bc.handlers[k] != bc.handlers[start] \
+                and not (op == "RETURN_VALUE" and bc.handlers[k] is None):
+            return None  # (3.10 leaves a ``try`` body's block before it returns)
         out.append(k)
         if op in TERMINAL:
             return out if all(t <= k for t in inner) else None

@@ -2248,3 +2248,25 @@ def break_from_a_loop_in_an_except_clause_to_the_clause_code(cache, key, tokens)
     for select in selector:
         result.append(select)
     return result, cache
+
+
+@cases((1, "12"), (0, "7"), (1, None), (0, "x"), (1, "x"))
+def return_of_a_conditional_over_lines_in_a_try(flag, value):
+    # (3.10 copies the tuple's build and the return, outside the try's block, into
+    # both arms of the conditional: email._encoded_words.decode_b)
+    extra = value[:1] if flag else ""
+    try:
+        return (
+            int(value + extra, base=10),
+            [abs(flag)] if flag else [],
+        )
+    except ValueError:
+        try:
+            return (
+                int(value, base=16),
+                [flag],
+            )
+        except ValueError:
+            return value, []
+    except TypeError:
+        return None
