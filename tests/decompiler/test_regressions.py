@@ -32,6 +32,23 @@ KNOWN: dict[str, tuple[tuple[tuple[int, int], ...], str]] = {
                      "a class base after *args whose test the compiler folded ('0 if (0 if u "
                      "else v) else 0', as 46e7912a0596, on 3.10): the class creation is not "
                      "found"),
+    "d5cc454922a5": (((3, 12), (3, 13)),
+                     "a type alias's set comprehension (inlined) cut short by 'if ()' whose dead "
+                     "loop rebinds the type parameter a lambda in the kept part reads: the "
+                     "value's function keeps no cell of it"),
+    "516e9d621da7": (((3, 12), (3, 13)),
+                     "as d5cc454922a5: the kept part reads the type parameter both directly "
+                     "and in a lambda; the cell and the free variable share the name"),
+    "fdd7cb6a4415": (((3, 12), (3, 13), (3, 14)),
+                     "the shape of 4f8cfb22c906 (a chained comparison in a conditional "
+                     "expression among a generic class's bases before '**k')"),
+    "560b5ec14ddb": (((3, 13), (3, 14)),
+                     "a generic class's base generator cut short by \"if f''\": a dict "
+                     "comprehension inlined in the kept part binds the ParamSpec, the "
+                     "dropped part reads it; the generator loses it as a free variable"),
+    "e2a21e8818cc": (((3, 13), (3, 14)),
+                     "as 560b5ec14ddb with a set comprehension and a TypeVar named like "
+                     "the class"),
 }
 
 
