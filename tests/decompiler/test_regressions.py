@@ -16,22 +16,6 @@ FILES = sorted((Path(__file__).parent / "regressions").glob("*.py"))
 
 #: Regressions that still fail, on the Pythons where they do, and why (strict xfails).
 KNOWN: dict[str, tuple[tuple[tuple[int, int], ...], str]] = {
-    "46e7912a0596": (((3, 10),),
-                     "a class's base after *args whose test the compiler folded ('0 if (0 if "
-                     "u else v) else 0'): 3.10 has no columns to tell the jump over the known "
-                     "value from a statement's, the class creation is not found"),
-    "4f8cfb22c906": (((3, 12), (3, 13), (3, 14)),
-                     "a generic class whose bases hold a chained comparison in a conditional "
-                     "expression before '**k': the type parameters cross a block boundary "
-                     "as a stack slot and the generic scope is not recognised"),
-    "122344c7dd61": (((3, 10), (3, 11), (3, 12)),
-                     "a class base the compiler folded ('0 if (0 if u else 0) else (genexpr)'): "
-                     "the test read only for its effect comes back as a conditional around the "
-                     "class name, and the class creation is not found"),
-    "4967fde4b20d": (((3, 10),),
-                     "a class base after *args whose test the compiler folded ('0 if (0 if u "
-                     "else v) else 0', as 46e7912a0596, on 3.10): the class creation is not "
-                     "found"),
     "d5cc454922a5": (((3, 12), (3, 13)),
                      "a type alias's set comprehension (inlined) cut short by 'if ()' whose dead "
                      "loop rebinds the type parameter a lambda in the kept part reads: the "
@@ -39,9 +23,6 @@ KNOWN: dict[str, tuple[tuple[tuple[int, int], ...], str]] = {
     "516e9d621da7": (((3, 12), (3, 13)),
                      "as d5cc454922a5: the kept part reads the type parameter both directly "
                      "and in a lambda; the cell and the free variable share the name"),
-    "fdd7cb6a4415": (((3, 12), (3, 13), (3, 14)),
-                     "the shape of 4f8cfb22c906 (a chained comparison in a conditional "
-                     "expression among a generic class's bases before '**k')"),
     "560b5ec14ddb": (((3, 13), (3, 14)),
                      "a generic class's base generator cut short by \"if f''\": a dict "
                      "comprehension inlined in the kept part binds the ParamSpec, the "

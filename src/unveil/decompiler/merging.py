@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ast
 
-from .exprs import Shared, Slot, Special, negate
+from .exprs import Marker, Shared, Slot, Special, negate
 from .machine import stamp
 
 
@@ -52,6 +52,12 @@ def merge_values(test: ast.expr, then_stack: list[ast.expr], else_stack: list[as
         if not same_value(x, y):
             return None
     vt, vf = then_stack[-1], else_stack[-1]
+    if vt is vf and (isinstance(vt, Marker) and not isinstance(vt, Shared)
+                     or isinstance(vt, ast.Constant) and isinstance(vt.value, (str, tuple))):
+        # a test read only for its effect (``(0 if u else 0)``), nothing pushed since:
+        # ``v if u else v`` would hide a value its consumer reads as it is (a class's
+        # name, a function, keyword names); the test stays a branch of its own
+        return None
     if vt is test:
         value = boolop(ast.Or, test, vf)
     elif vf is test:

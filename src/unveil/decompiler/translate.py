@@ -15,7 +15,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field, replace
 
-from ..bytecode import CONDITIONAL_JUMPS, Handler
+from ..bytecode import Handler
 from ..errors import DecompilationError
 from .cfg import CFG, Block
 from .executor import Executor
@@ -33,6 +33,7 @@ from .exprs import (
     negate,
 )
 from .facts import attach
+from .layout import Layout
 from .machine import Context, Speculation, State, stamp
 from .merging import boolop, conditional, merge_values, same_stack
 from .nodes import nodes_under
@@ -123,6 +124,7 @@ class Translator:
         # (each state is its own ``try``; the value must be computed inside it)
         self.lowering = lowering
         self.bc = cfg.bc
+        self.layout = Layout(cfg)
         self.ctx = ctx
         self.ex = Executor(ctx)
         self.entry_stack = entry_stack or []
@@ -470,7 +472,7 @@ class Translator:
         # (a side that starts from an empty stack on another line may be the next
         # statement: each ``if`` would explore the next one's test, twice once its own
         # test folded, and exploring the rest of the function that way is exponential)
-        apart = not state.stack and self._line_of(then_t) not in (None, term.line)
+        apart = not state.stack and self.layout.line_of(then_t) not in (None, term.line)
         if apart and self.apart >= _MAX_APART:
             return None
         self.apart += apart
@@ -478,11 +480,6 @@ class Translator:
             return self._fold(term, state, handler, inside, region, pending)
         finally:
             self.apart -= apart
-
-    def _line_of(self, bid: int) -> int | None:
-        block = self.cfg.blocks.get(bid)
-        return None if block is None or block.start >= block.end \
-            else self.bc.instrs[block.start].line
 
     def _fold(self, term: Term, state: State, handler: Handler | None,
               inside: set[int], region: set[int],
@@ -577,21 +574,29 @@ class Translator:
             other, hops = self._only_jumps(else_o, term, then_o)
             if other is not None and same_stack(then_o.state.stack, state.stack, test,
                                                  then_o.test):
-                if self._leads_to(other, e2, hops):
-                    new = boolop(ast.And, test, then_o.test)
+                # ``(b if a else 0)``: the constant the compiler knows is a jump of its own
+                known = not kept and (len(else_o.absorbed) == 1
+                                      and self.layout.constant_jump(
+                                          else_o.absorbed[0], term.src, bool(state.stack))
+                                      or not else_o.absorbed
+                                      and self.layout.constant_dropped(t2, other, term.src))
+                if self.layout.leads_to(other, e2, hops):
+                    new = conditional(test, then_o.test, stamp(ast.Constant(False)), False) \
+                        if known else boolop(ast.And, test, then_o.test)
                     return self._compound(new, t2, e2, state, then_o, kept, term, hops)
-                if self._leads_to(other, t2, hops) and not kept:
-                    new = boolop(ast.Or, negate(test), then_o.test)
+                if self.layout.leads_to(other, t2, hops) and not kept:
+                    new = conditional(test, then_o.test, stamp(ast.Constant(True)), False) \
+                        if known else boolop(ast.Or, negate(test), then_o.test)
                     return self._compound(new, t2, e2, state, then_o, kept, term, hops)
         if else_o.kind == "branch" and then_o.kind == "goto" and else_o.absorbed:
             t2, e2 = else_o.targets
             other, hops = self._only_jumps(then_o, term, else_o)
             if other is not None and same_stack(else_o.state.stack, state.stack, test,
                                                  else_o.test):
-                if self._leads_to(other, t2, hops):
+                if self.layout.leads_to(other, t2, hops):
                     new = boolop(ast.Or, test, else_o.test)
                     return self._compound(new, t2, e2, state, else_o, kept, term, hops)
-                if self._leads_to(other, e2, hops) and not kept:
+                if self.layout.leads_to(other, e2, hops) and not kept:
                     new = boolop(ast.And, negate(test), else_o.test)
                     return self._compound(new, t2, e2, state, else_o, kept, term, hops)
         if then_o.kind == "branch" and else_o.kind == "branch" and not kept \
@@ -606,7 +611,7 @@ class Translator:
             for side in (then_o, else_o):
                 ends.append([])
                 for t in side.targets:
-                    end, more = self._through_jumps(t, owned)
+                    end, more = self.layout.through_jumps(t, owned, self.owner)
                     ends[-1].append(end if more else t)
                     hops += more
             then_t2, else_t2 = ends
@@ -681,46 +686,19 @@ class Translator:
         an exit shared again); None when it runs code."""
         instrs = self.bc.instrs
         one_line = term.line is not None and bool(tested.absorbed) \
-            and self._line_of(tested.absorbed[0]) == term.line
+            and self.layout.line_of(tested.absorbed[0]) == term.line
         for bid in side.absorbed:
             block = self.cfg.blocks[bid]
             if block.handles or block.end - block.start != 1 or block.start == 0 \
                     or instrs[block.start].op != "JUMP":
                 return None, []
-            if one_line and self._is_return(instrs[block.start].target):
+            if one_line and self.layout.is_return(instrs[block.start].target):
                 continue  # (the compiler's copy of a ``return``, shared again by tails)
-            if not self._compiler_jump(bid):
+            valued = bool(side.state.stack)
+            if not self.layout.compiler_jump(bid, valued) \
+                    and not self.layout.constant_jump(bid, term.src, valued):
                 return None, []
         return side.targets[0], list(side.absorbed)
-
-    def _compiler_jump(self, bid: int) -> bool:
-        """Whether block ``bid`` is only a jump the compiler made for the test that falls
-        into it, at the test's source position (or before it on its line: the value of
-        ``X if c else Y``, a constant the compiler knows, ``(0 if u else v)`` as a test)."""
-        instrs = self.bc.instrs
-        block = self.cfg.blocks.get(bid)
-        if block is None or block.handles or block.end - block.start != 1 \
-                or block.start == 0 or instrs[block.start].op != "JUMP":
-            return False
-        test, jump = instrs[block.start - 1], instrs[block.start]
-        where = self.bc.position(jump)
-        tested_at = self.bc.position(test)
-        return test.op in CONDITIONAL_JUMPS and where is not None and where[2] is not None \
-            and tested_at is not None and (where == tested_at or (
-                where[0] == where[1] == tested_at[0] and tested_at[2] is not None
-                and where[3] <= tested_at[2]))  # type: ignore[operator]
-
-    def _is_return(self, bid: int) -> bool:
-        block = self.cfg.blocks.get(bid)
-        return block is not None and block.end > block.start \
-            and self.bc.instrs[block.end - 1].op == "RETURN_VALUE"
-
-    def _leads_to(self, target: int, to: int, hops: list[int]) -> bool:
-        """Does ``to`` lead to ``target``: it is ``target``, or (where the other side
-        passed jumps to get there, or ``to`` is a jump the compiler made for the test: the
-        one after a chained comparison) a block that only jumps there."""
-        return to == target or (bool(hops) or self._compiler_jump(to)) \
-            and self._through_jumps(to, set())[0] == target
 
     def _chained(self, test: ast.expr, state: State, then_o: _Outcome, else_o: _Outcome,
                  kept: bool, term: Term) -> tuple[Term, list[int]] | None:
@@ -734,7 +712,7 @@ class Translator:
         if not else_o.absorbed and else_stack and else_stack[-1] is middle:
             # the clean-up that drops the middle value is shared with an inner link of
             # a longer chain (``a < b == c is d``): the outermost link folds it in
-            after = self._drop_one(else_to, then_o.targets[1])
+            after = self.layout.drop_one(else_to, then_o.targets[1])
             if after is not None:
                 block = self.cfg.blocks[else_to]
                 if all(p == term.src or p in then_o.absorbed for p in block.preds):
@@ -747,11 +725,11 @@ class Translator:
                 or not same_stack(else_stack, below, None, None):
             return None
         t2, e2 = then_o.targets
-        other, hops = self._through_jumps(else_to, set(else_o.absorbed))
+        other, hops = self.layout.through_jumps(else_to, set(else_o.absorbed), self.owner)
         owned = {term.src, *then_o.absorbed}
         for kind, to in ((ast.And, e2), (ast.Or, t2)):
-            end, passed = self._through_jumps(to, owned)
-            if end != other and not (self._exit_copy(end, other) and all(
+            end, passed = self.layout.through_jumps(to, owned, self.owner)
+            if end != other and not (self.layout.exit_copy(end, other) and all(
                     p in owned or p in passed for p in self.cfg.blocks[end].preds)):
                 continue
             if end != other:
@@ -768,62 +746,6 @@ class Translator:
         del state.stack[-1]
         folded, absorbed = self._compound(new, t2, e2, state, then_o, False, term)
         return folded, absorbed + else_o.absorbed + dropped + hops
-
-    def _exit_copy(self, bid: int, of: int, clean_up: bool = False) -> bool:
-        """Whether block ``bid`` is the compiler's copy of block ``of``, a few
-        instructions that raise or return: the same code at the same source positions
-        (a jump to a small exit is replaced by its code). ``clean_up``: after values
-        dropped from the stack (a chained comparison's clean-up)."""
-        a, b = self.cfg.blocks.get(bid), self.cfg.blocks.get(of)
-        if a is None or b is None or a is b or a.succs or b.succs or a.handles \
-                or b.handles or a.handler != b.handler:
-            return False
-        instrs = self.bc.instrs
-        mine = list(range(a.start, a.end))
-        if clean_up:
-            # (a ``NOP`` is a statement's line: ``break`` into a copy is no clean-up)
-            while mine and instrs[mine[0]].op in ("POP_TOP", "SWAP"):
-                del mine[0]
-            if len(mine) == a.end - a.start:
-                return False
-        theirs = list(range(b.start, b.end))
-        return bool(mine) and len(mine) == len(theirs) \
-            and instrs[mine[-1]].op in ("RAISE_VARARGS", "RETURN_VALUE") \
-            and all(instrs[m].op == instrs[t].op and instrs[m].argval == instrs[t].argval
-                    and self._position(m) == self._position(t)
-                    for m, t in zip(mine, theirs, strict=True))
-
-    def _drop_one(self, bid: int, twin: int) -> int | None:
-        """Where block ``bid`` goes when all it does is drop the top stack value: its
-        successor, or ``twin`` when the rest of it is a copy of that exit block (3.12+
-        copies small exits)."""
-        block = self.cfg.blocks.get(bid)
-        if block is None or block.handles:
-            return None
-        instrs = [i for i in self.bc.instrs[block.start:block.end] if i.op != "NOP"]
-        if not instrs or instrs[0].op != "POP_TOP":
-            return None
-        if [i.op for i in instrs[1:]] in ([], ["JUMP"]) and len(block.succs) == 1:
-            return block.succs[0]
-        return twin if self._exit_copy(bid, twin, clean_up=True) else None
-
-    def _through_jumps(self, bid: int, owned: set[int]) -> tuple[int, list[int]]:
-        """Where ``bid`` leads past blocks that only jump, and those of them that only
-        ``owned`` blocks (or each other) enter: folding the edge leaves them unused."""
-        hops: list[int] = []
-        seen = {bid}
-        while True:
-            block = self.cfg.blocks.get(bid)
-            if block is None or block.handles or len(block.succs) != 1:
-                return bid, hops
-            ops = [i.op for i in self.bc.instrs[block.start:block.end] if i.op != "NOP"]
-            nxt = block.succs[0]
-            if ops not in ([], ["JUMP"]) or nxt in seen:
-                return bid, hops
-            if bid not in self.owner and all(p in owned or p in hops for p in block.preds):
-                hops.append(bid)
-            seen.add(nxt)
-            bid = nxt
 
     def _pure_exit(self, block: Block, state: State, handler: Handler | None) -> _Outcome | None:
         """A block several paths share that only drops stack values and returns one (the
@@ -887,7 +809,7 @@ class Translator:
         statements that the source wrote)."""
         if exit_.absorbed:
             for t in targets:
-                if self._exit_copy(exit_.absorbed[-1], t, clean_up=True):
+                if self.layout.exit_copy(exit_.absorbed[-1], t, clean_up=True):
                     return t
         value = exit_.test
         if not isinstance(value, ast.Constant):
@@ -901,30 +823,10 @@ class Translator:
                     and type(ops[0].argval) is type(value.value) \
                     and ops[0].argval == value.value \
                     and (exit_.line in (None, ops[1].line) or ops[1].line is None
-                         or bool(exit_.absorbed) and self._copied_exit(exit_.absorbed[0])
-                         and self._copied_exit(t)):
+                         or bool(exit_.absorbed) and self.layout.copied_exit(exit_.absorbed[0])
+                         and self.layout.copied_exit(t)):
                 return t
         return None
-
-    def _copied_exit(self, bid: int) -> bool:
-        """Whether block ``bid`` (that returns) has the source position of every jump
-        into it, as the compiler's copies of an exit without a line of its own have (a
-        ``return`` statement on the line of its ``if`` has columns of its own)."""
-        block = self.cfg.blocks[bid]
-        where = self._position(block.end - 1)
-        if not hasattr(self.bc.code, "co_positions") and any(
-                self.bc.instrs[self.cfg.blocks[p].end - 1].op in CONDITIONAL_JUMPS
-                and self.bc.instrs[self.cfg.blocks[p].end - 1].target != block.start
-                for p in block.preds):
-            return False  # (3.10: fallen into from a test, ``if c: return`` on one line)
-        return bool(block.preds) and all(
-            self._position(self.cfg.blocks[p].end - 1) == where for p in block.preds)
-
-    def _position(self, k: int) -> object:
-        """Instruction ``k``'s place in the source: its line, with columns on 3.11+."""
-        ins = self.bc.instrs[k]
-        where = self.bc.position(ins)
-        return ins.line if where is None else where
 
     def _join_closed(self, join: int, folded: set[int], then_o: _Outcome, else_o: _Outcome,
                      pending: frozenset[int], region: set[int]) -> bool:
@@ -939,20 +841,7 @@ class Translator:
         extra = [p for p in jb.preds if p not in inside]
         if not extra:
             return True
-        return bool(pending) and set(extra) <= region | self._ahead(pending, join)
-
-    def _ahead(self, starts: frozenset[int], stop: int, limit: int = 64) -> set[int]:
-        """Blocks reached from ``starts`` before ``stop`` (at most ``limit`` of them)."""
-        seen: set[int] = set()
-        todo = [s for p in starts if p in self.cfg.blocks for s in self.cfg.blocks[p].succs]
-        while todo and len(seen) < limit:
-            b = todo.pop()
-            if b == stop or b in seen or b not in self.cfg.blocks:
-                continue
-            seen.add(b)
-            todo.extend(self.cfg.blocks[b].succs)
-        return seen
-
+        return bool(pending) and set(extra) <= region | self.layout.ahead(pending, join)
 
 def _current_seq() -> int:
     probe = stamp(ast.Constant(None))

@@ -534,3 +534,26 @@ def class_body_reads_a_name_it_binds_after_a_raise(shade):
     except ValueError as e:
         return "value", e.args
     return C
+
+
+@cases((True, 1), (False, 1), (False, 0), ([], None))
+def class_bases_tested_by_conditionals_with_constant_arms(flag, other):
+    # '(0 if probe else 0)' is false either way: only the truth test of 'probe' runs,
+    # between the class's name and its base; '(0 if probe else other)' after '*bases'
+    seen = []
+
+    class Probe:
+        def __bool__(self):
+            seen.append("bool")
+            return bool(flag)
+
+    probe = Probe()
+    bases = (KeyError,)
+
+    class C(0 if (0 if probe else 0) else Exception):
+        pass
+
+    class D(*bases, ValueError if (0 if probe else other) else LookupError):
+        pass
+
+    return [k.__name__ for k in C.__mro__], [k.__name__ for k in D.__mro__], seen

@@ -404,3 +404,27 @@ def lambda_whose_folded_test_read_a_closure_variable(p):
     # the compiler folds '1 or p' to 1 but keeps 'p' a free variable of the lambda
     f = lambda: 1 or p  # noqa: E731
     return f(), f.__code__.co_freevars, [c.cell_contents for c in f.__closure__]
+
+
+@cases((1, 1), (1, 0), (0, 1), (0, 0), ([], [2]))
+def arguments_tested_by_conditionals_with_a_constant_arm(u0, u1):
+    # '(u1 if u0 else 0)' as a test: the compiler keeps the constant it knows in the
+    # else arm as a jump of its own (or, for a true one, as a NOP the body arm jumps over)
+    seen = []
+
+    def both(*args, **kw):
+        seen.append((args, kw))
+        return args
+
+    return (both("a" if (u1 if u0 else 0) else "b", **{"k": 1}),
+            both(0 < u0 >= 0 if (u1 if u0 else False) else "c", **{}),
+            both("d" if (u1 if u0 else 1) else "e", **{}), seen)
+
+
+@cases((1, 1), (1, 0), (0, 1), (0, 0), ("", "x"))
+def if_tested_by_a_conditional_with_a_true_constant_arm(u0, u1):
+    seen = []
+    if (u1 if u0 else True):
+        seen.append("body")
+    seen.append("after")
+    return seen
