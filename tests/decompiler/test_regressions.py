@@ -15,22 +15,7 @@ from unveil.verify.batch import check_code
 FILES = sorted((Path(__file__).parent / "regressions").glob("*.py"))
 
 #: Regressions that still fail, on the Pythons where they do, and why (strict xfails).
-KNOWN: dict[str, tuple[tuple[tuple[int, int], ...], str]] = {
-    "d5cc454922a5": (((3, 12), (3, 13)),
-                     "a type alias's set comprehension (inlined) cut short by 'if ()' whose dead "
-                     "loop rebinds the type parameter a lambda in the kept part reads: the "
-                     "value's function keeps no cell of it"),
-    "516e9d621da7": (((3, 12), (3, 13)),
-                     "as d5cc454922a5: the kept part reads the type parameter both directly "
-                     "and in a lambda; the cell and the free variable share the name"),
-    "560b5ec14ddb": (((3, 13), (3, 14)),
-                     "a generic class's base generator cut short by \"if f''\": a dict "
-                     "comprehension inlined in the kept part binds the ParamSpec, the "
-                     "dropped part reads it; the generator loses it as a free variable"),
-    "e2a21e8818cc": (((3, 13), (3, 14)),
-                     "as 560b5ec14ddb with a set comprehension and a TypeVar named like "
-                     "the class"),
-}
+KNOWN: dict[str, tuple[tuple[tuple[int, int], ...], str]] = {}
 
 
 def _param(path: Path) -> object:

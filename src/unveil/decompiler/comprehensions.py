@@ -73,8 +73,8 @@ def keep_dropped_names(node: ast.expr, *, reads: list[str], cells: list[str],
                        bound: list[str], apart: set[str]) -> None:
     """Make the dropped part of comprehension ``node`` (see :func:`is_dropped`) use the
     names the dropped code used, so that they keep their scopes: ``reads`` (free
-    variables only it read) are the element; ``cells`` (read by a scope nested in it)
-    are read by a lambda as the element; ``bound`` (locals only its loops bound, other
+    variables only it read) and a lambda reading ``cells`` (read by a scope nested in
+    it) are the element; ``bound`` (locals only its loops bound, other
     than the ones ``node`` binds) are the targets of a loop after the false condition.
     A loop would make every read of the name in ``node`` local: a name the code reads
     ``apart`` from that local (as a global or free variable; so does a scope nested in
@@ -82,14 +82,16 @@ def keep_dropped_names(node: ast.expr, *, reads: list[str], cells: list[str],
     is bound by a comprehension inlined in the dropped part instead (3.12+)."""
     gens = node.generators  # type: ignore[attr-defined]
     field = "key" if isinstance(node, ast.DictComp) else "elt"
-    shown = [*reads, *(c for c in cells if c not in reads)]
-    if shown:
-        names = [ast.Name(id=f, ctx=ast.Load()) for f in shown]
-        value: ast.expr = names[0] if len(names) == 1 else ast.Tuple(elts=names,
-                                                                       ctx=ast.Load())
-        if cells:
-            value = ast.Lambda(args=no_arguments(), body=value)
-        setattr(node, field, value)
+    # (the free variables are read right there: in a lambda, 3.13+ would take one that
+    # a comprehension inlined in ``node`` binds for that comprehension's cell)
+    parts: list[ast.expr] = [ast.Name(id=f, ctx=ast.Load()) for f in reads if f not in cells]
+    if cells:
+        names = [ast.Name(id=c, ctx=ast.Load()) for c in cells]
+        parts.append(ast.Lambda(args=no_arguments(), body=names[0] if len(names) == 1
+                                else ast.Tuple(elts=names, ctx=ast.Load())))
+    if parts:
+        setattr(node, field, parts[0] if len(parts) == 1
+                else ast.Tuple(elts=parts, ctx=ast.Load()))
     # (a comprehension inlined in ``node`` binds a name of its own: the name is taken
     # only where ``node`` itself neither reads it nor keeps it a cell)
     level = {t.id for g in gens for t in walk(g.target)
@@ -100,16 +102,24 @@ def keep_dropped_names(node: ast.expr, *, reads: list[str], cells: list[str],
               if isinstance(n, ast.NamedExpr)}
     apart = apart | walrus | (_nested_names(node) - set(cells))
     loose = [v for v in bound if v not in taken]
-    inlined = [v for v in loose if v in apart] if INLINED else []
-    looped = [v for v in loose if v not in inlined and v not in walrus]
-    if looped:
-        gens.append(ast.comprehension(target=_targets(looped, ast.Store()),
-                                      iter=ast.Tuple(elts=[], ctx=ast.Load()), ifs=[],
-                                      is_async=0))
-    if inlined:
-        gens[-1].ifs.append(ast.ListComp(elt=ast.Constant(None), generators=[
-            ast.comprehension(target=_targets(inlined, ast.Store()),
-                              iter=ast.Tuple(elts=[], ctx=ast.Load()), ifs=[], is_async=0)]))
+    # (in the order of ``bound``, which is the order the locals are listed in: runs of
+    # loop targets and of names an inlined comprehension binds)
+    runs: list[tuple[bool, list[str]]] = []
+    for v in loose:
+        if v in walrus and not (INLINED and v in apart):
+            continue
+        inlined = INLINED and v in apart
+        if runs and runs[-1][0] == inlined:
+            runs[-1][1].append(v)
+        else:
+            runs.append((inlined, [v]))
+    for inlined, names in runs:
+        loop = ast.comprehension(target=_targets(names, ast.Store()),
+                                 iter=ast.Tuple(elts=[], ctx=ast.Load()), ifs=[], is_async=0)
+        if inlined:
+            gens[-1].ifs.append(ast.ListComp(elt=ast.Constant(None), generators=[loop]))
+        else:
+            gens.append(loop)
 
 
 def _nested_names(node: ast.expr) -> set[str]:
@@ -293,6 +303,17 @@ def comprehension_from_body(stmts: list[ast.stmt], kind: str, iterable: ast.expr
         inner = _continue_guards(inner)
         while len(inner) > 1 and isinstance(inner[-1], ast.Continue):
             inner = inner[:-1]  # (a written ``continue`` kept at an arm's end: a no-op)
+        while inner and _assigned_once(inner[0], kind, acc):
+            # ``for y in [x]``: the compiler assigns the one item (3.9+)
+            bind = inner.pop(0)
+            assert isinstance(bind, ast.Assign)
+            generators.append(ast.comprehension(
+                target=bind.targets[0], iter=ast.List(elts=[bind.value], ctx=ast.Load()),
+                ifs=[], is_async=0))
+            inner = _continue_guards(inner)
+        if not inner:
+            # (what followed it, the compiler dropped behind a constant false condition)
+            inner = [ast.Pass()]
         if len(inner) != 1:
             raise fail("loop body is not one statement")
         node = inner[0]
@@ -303,6 +324,12 @@ def comprehension_from_body(stmts: list[ast.stmt], kind: str, iterable: ast.expr
     if kind == "dict":
         return ast.DictComp(key=element[0], value=element[1], generators=generators)
     return ast.GeneratorExp(elt=element[0], generators=generators)
+
+
+def _assigned_once(node: ast.stmt, kind: str, acc: str | None) -> bool:
+    """Is ``node`` the assignment a loop over one item compiles to, not the element?"""
+    return isinstance(node, ast.Assign) and len(node.targets) == 1 \
+        and (kind != "dict" or _element(node, kind, acc) is None)
 
 
 def _element(node: ast.stmt, kind: str, acc: str | None) -> tuple[ast.expr, ...] | None:

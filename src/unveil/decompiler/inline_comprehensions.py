@@ -57,10 +57,13 @@ def fold(bc: Bytecode, dec: Scope) -> Bytecode:
             # names only the dropped code bound keep their scopes: the comprehension's
             # own variables (cells where a nested scope read them)
             own = [instrs[k].argval for k in range(start, start + saved)]
-            cells = set(dec.code.co_cellvars)
-            keep_dropped_names(expr, reads=[], cells=[v for v in own if v in cells],
-                               bound=own, apart=read_apart([instrs[k] for k in members],
-                                                           dec.code))
+            cells = [v for v in own if v in dec.code.co_cellvars]
+            # (a cell of its own that shares its name with a free variable is read with
+            # the free variable's index, 3.12+: such reads are its own)
+            apart = read_apart([instrs[k] for k in members
+                                if instrs[k].op == "LOAD_GLOBAL"
+                                or instrs[k].argval not in cells], dec.code)
+            keep_dropped_names(expr, reads=[], cells=cells, bound=own, apart=apart)
         inside = {*range(start, build), *members}
         for k in inside:
             index_map[k] = len(out)

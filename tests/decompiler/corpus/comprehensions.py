@@ -273,3 +273,21 @@ def dropped_code_reads_a_free_variable_bound_inside(xs):
 def walrus_target_rebound_in_a_nested_comprehension(xs):
     gen = (0 for x in xs if (w := x) for () in "" if {0: 0 for w in xs} for y in x if ())
     return list(gen)
+
+
+@cases(([1, 2, 3],), ([],), ([0, -4],))
+def loops_over_one_item_bind_a_name(xs):
+    # 'for y in [expr]' binds 'y' once: the compiler (3.9+) assigns instead of looping
+    squares = [y for x in xs for y in [x * x]]
+    pairs = {k: v for x in xs for k, v in [(x, -x)] if k}
+    chained = [z for x in xs for y in (x + 1,) for z in [y * 2] if z > 2]
+    lazy = list(y for x in xs for y in [str(x)] if y != "0")
+    return squares, pairs, chained, lazy, {y % 2 for x in xs for y in [x]}
+
+
+@cases(([1, 2],), ([],))
+def loop_over_one_item_before_a_false_condition(xs):
+    # the compiler drops what follows 'if ()': the assignment of the one item stays
+    made = []
+    return [y for x in xs for y in [made.append(x)] if ()], \
+        list(z for x in xs for z in (x,) if 0), made

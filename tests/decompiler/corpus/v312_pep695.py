@@ -174,3 +174,27 @@ def alias_in_a_class_whose_arms_are_alike(flag):
         type X = int if probe else int
 
     return C.X.__value__.__name__, seen
+
+
+@cases(((1, 2),), ((),))
+def alias_whose_comprehension_rebinds_its_parameter_after_a_false_test(xs):
+    # the loop after 'if ()' (code the compiler drops) makes T the comprehension's own,
+    # a cell the lambda reads; 3.12+ reads that cell with the index of the free T
+    # (the read of T in the second iterable fails: the comprehension's T is unbound)
+    type A[T] = [y for x in (T, *xs) for y in (lambda: T, T) if () for T in ()]
+    try:
+        value = A.__value__
+    except NameError as e:
+        value = type(e).__name__
+    return value, A.__type_params__[0].__name__
+
+
+@cases(((1, 2), (3,)), ((), ()))
+def generator_cut_short_whose_dropped_part_reads_a_type_parameter(xs, ys):
+    # after 'if f""' the compiler drops a dict comprehension (inlined) that binds P and
+    # a loop that reads the free P: the generator keeps both
+    def make[P]():
+        return (x for x in xs if f"" if {0: 0 for P in ys} for z in (P,))
+
+    gen = make()
+    return list(gen), sorted(gen.gi_code.co_freevars), gen.gi_code.co_varnames
