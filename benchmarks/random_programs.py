@@ -15,6 +15,9 @@ written to ``tests/decompiler/regressions/<hash>.py``.
 
     pip install pysource-codegen pysource-minimize
     PYTHONPATH=src python benchmarks/random_programs.py --count 500 --seed 0
+
+``--programs DIR`` keeps the generated programs, so that a later run over the same seeds
+(against later code) only checks them.
 """
 
 from __future__ import annotations
@@ -126,14 +129,37 @@ def compiles(source: str) -> bool:
     return True
 
 
+def stored(seed: int, store: Path | None, *, node_limit: int, depth_limit: int) -> str | None:
+    """The program for ``seed``, read from ``store`` (a directory) when generated there
+    before, else generated (and kept there): generating takes most of a run's time, so
+    the same programs can be checked again against later code. A program is specific to
+    the Python that generated it (the generator follows its grammar)."""
+    if store is None:
+        return generate(seed, node_limit=node_limit, depth_limit=depth_limit)
+    where = store / f"n{node_limit}_d{depth_limit}"
+    path, failed = where / f"seed_{seed}.py", where / f"seed_{seed}.failed"
+    if path.exists():
+        return path.read_text(encoding="utf-8")
+    if failed.exists():
+        return None
+    source = generate(seed, node_limit=node_limit, depth_limit=depth_limit)
+    where.mkdir(parents=True, exist_ok=True)
+    if source is None:
+        failed.touch()
+    else:
+        path.write_text(source, encoding="utf-8")
+    return source
+
+
 def run(seeds: list[int], *, jobs: int = 2, timeout: float = 10.0, node_limit: int = 300,
-        depth_limit: int = 6, progress: bool = False) -> Outcome:
-    """Generate a program per seed and check every code object in it."""
+        depth_limit: int = 6, progress: bool = False, store: Path | None = None) -> Outcome:
+    """Generate a program per seed (or read it from ``store``, see :func:`stored`) and
+    check every code object in it."""
     skipped: Counter[str] = Counter()
     programs: list[Program] = []
     t0 = time.perf_counter()
     for seed in seeds:
-        source = generate(seed, node_limit=node_limit, depth_limit=depth_limit)
+        source = stored(seed, store, node_limit=node_limit, depth_limit=depth_limit)
         if source is None:
             skipped["generator failed"] += 1
         elif not compiles(source):
@@ -242,6 +268,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--show", type=int, default=10, metavar="N",
                         help="print the first N failures (10)")
     parser.add_argument("--json", metavar="OUT", help="write the summary and failures as JSON")
+    parser.add_argument("--programs", metavar="DIR", type=Path,
+                        help="keep the generated programs in DIR and read them from there "
+                             "on later runs (one directory per Python version)")
     parser.add_argument("--quiet", "-q", action="store_true", help="no progress output")
     args = parser.parse_args(argv)
     try:
@@ -254,7 +283,7 @@ def main(argv: list[str] | None = None) -> int:
 
     seeds = list(range(args.seed, args.seed + args.count))
     outcome = run(seeds, jobs=args.jobs, timeout=args.timeout, node_limit=args.node_limit,
-                  depth_limit=args.depth_limit, progress=not args.quiet)
+                  depth_limit=args.depth_limit, progress=not args.quiet, store=args.programs)
     failing = outcome.failing_programs()
     for p in failing[:args.show]:
         r = p.failures()[0]

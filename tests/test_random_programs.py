@@ -117,3 +117,14 @@ def test_failures_are_found_minimized_and_saved(tmp_path: Path,
     assert text.startswith("# Found by benchmarks/random_programs.py: pysource-codegen seed 0")
     assert "decompile-error in f" in text
     compile(text, str(saved), "exec")
+
+
+def test_programs_kept_are_read_back(tmp_path: Path) -> None:
+    bench = load_benchmark()
+    first = bench.stored(7, tmp_path, node_limit=100, depth_limit=4)
+    kept = list(tmp_path.rglob("seed_7.py"))
+    assert first is not None and len(kept) == 1 and kept[0].read_text() == first
+    kept[0].write_text("x = 1\n")  # (read back, not generated again)
+    assert bench.stored(7, tmp_path, node_limit=100, depth_limit=4) == "x = 1\n"
+    assert bench.stored(7, tmp_path, node_limit=101, depth_limit=4) == \
+        bench.generate(7, node_limit=101, depth_limit=4)

@@ -171,6 +171,9 @@ def _gap(module_name: str, name: str, condition: bool, reason: str) -> object:
 AS_WRITTEN = [
     ("exceptions", "return_of_a_conditional_over_lines_in_a_try"),
     ("expressions", "arguments_tested_by_conditionals_with_a_constant_arm"),
+    _gap("exceptions", "while_loop_with_a_return_in_a_try_finally", sys.version_info < (3, 12),
+         "3.10, 3.11: the return after the loop, whose line only a NOP before the "
+         "finally's copy keeps (3.11), reads as a return after the try"),
     _gap("expressions", "if_tested_by_a_conditional_with_a_true_constant_arm",
          sys.version_info < (3, 11), "3.10 has no columns to tell the NOP of the constant "
          "the compiler dropped from a statement's; it reads 'if not u0 or u1'"),

@@ -103,8 +103,12 @@ class Structurer(LoopExits, IfEnds, Clauses, ClauseExits):
                 body_start = block.term.targets[0]
                 self.loops[bid] = {bid} | {n for n in self.idom
                                            if dominates(self.idom, body_start, n)}
+        # (the blocks each loop's body gained that way: returns in the loop)
+        self._loop_tails: dict[int, set[int]] = {}
         for header, body in self.loops.items():
+            before = set(body)
             self._add_tails(header, body)
+            self._loop_tails[header] = body - before
         self._postdoms: dict[frozenset[int], dict[int, int]] = {}
         self.visits: dict[int, int] = {}
 
@@ -453,8 +457,11 @@ class Structurer(LoopExits, IfEnds, Clauses, ClauseExits):
             eh = self.effective_handler(b)
             # (the try to open first: the outermost not open yet)
             opens = self._next_try(b, ctx) if b in self.loops else eh
+            # (the loop's own blocks: a return in it leaves the try through a copy of
+            # its ``finally``, which is not protected)
             loop_first = b in self.loops and eh is not None and opens is not None \
-                and (opens in self.loops[b] or not self.loops[b] <= self.protected(opens)) \
+                and (opens in self.loops[b] or not self.loops[b] - self._loop_tails[b]
+                     <= self.protected(opens)) \
                 and self.handler_kind(eh) != "async_for" \
                 and not (first and at_header) and (loop is None or loop.header != b)
             if eh != ctx.handler and b not in ctx.tails and not loop_first:

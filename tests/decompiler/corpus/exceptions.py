@@ -2270,3 +2270,18 @@ def return_of_a_conditional_over_lines_in_a_try(flag, value):
             return value, []
     except TypeError:
         return None
+
+
+@cases(([3, 1, 4, 1, 5], 4), ([3, 1], 9), ([], 0), (None, 1))
+def while_loop_with_a_return_in_a_try_finally(items, wanted):
+    # (flask's _called_with_wrong_args: the constant return in the loop leaves the try
+    # through a copy of the finally, not protected; the try still holds the whole loop)
+    i = 0
+    try:
+        while i < len(items):
+            if items[i] == wanted:
+                return True
+            i += 1
+        return False
+    finally:
+        LOG.append(i)
