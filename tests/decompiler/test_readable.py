@@ -171,6 +171,8 @@ def _gap(module_name: str, name: str, condition: bool, reason: str) -> object:
 AS_WRITTEN = [
     ("exceptions", "return_of_a_conditional_over_lines_in_a_try"),
     ("expressions", "arguments_tested_by_conditionals_with_a_constant_arm"),
+    ("loops", "if_that_passes_before_a_break"),
+    ("loops", "breaks_of_an_inner_loop_that_run_code"),
     _gap("exceptions", "while_loop_with_a_return_in_a_try_finally", sys.version_info < (3, 12),
          "3.10, 3.11: the return after the loop, whose line only a NOP before the "
          "finally's copy keeps (3.11), reads as a return after the try"),

@@ -89,6 +89,7 @@ class Structurer(LoopExits, IfEnds, Clauses, ClauseExits):
         self._regions_key: tuple[int, int] = (-1, -1)
         self._effective: dict[int, int | None] = {}
         self._machinery: dict[int, int] = {}
+        self._tests_that_pass()
         self._index_preds()
         self._absorb_holes()  # (first: a loop's jump back may be a hole of its range)
         self._dedup_loop_tests()
@@ -566,9 +567,9 @@ class Structurer(LoopExits, IfEnds, Clauses, ClauseExits):
                 if not self.slot_assignments(src, dst):
                     dst = beyond
             elif loop.follow is not None and dst != loop.follow \
-                    and dst == self.through(loop.follow) \
+                    and beyond == self.through(loop.follow) \
                     and not self.slot_assignments(src, dst):
-                dst = loop.follow  # (a break straight to where the loop's exit jumps on)
+                dst = loop.follow  # (a break (straight) to where the loop's exit jumps on)
         loop = ctx.loop
         if loop is not None:
             if dst == loop.cont:
@@ -877,8 +878,10 @@ class Structurer(LoopExits, IfEnds, Clauses, ClauseExits):
             else:
                 breaks = self._break_code_inside(h, body, breaks, natural_exit, ctx)
             breaks = self._break_through_jumps(body, breaks, natural_exit)
+        if len(breaks) > 1 and natural_exit is not None and natural_exit not in breaks:
+            breaks = self._breaks_on_to_the_exit(body, breaks, natural_exit, ctx)
         if len(breaks) > 1:
-            breaks = self._merge_break_targets(breaks, ctx)
+            breaks = self._merge_break_targets(breaks, ctx, natural_exit)
         if len(breaks) > 1:
             breaks = self._absorb_exits(h, body, breaks, ctx)
         if len(breaks) > 1:

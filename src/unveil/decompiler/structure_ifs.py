@@ -1,5 +1,6 @@
 """Where an ``if`` ends: the block after the statement, when the arms do not meet
-because one of them leaves (``return``, ``raise``, ``break``).
+because one of them leaves (``return``, ``raise``, ``break``); and ``if c: pass``, whose
+arms are one block, made a statement before the graph is read.
 
 A mixin of :class:`~.structure.Structurer` (it uses the structurer's graph, dominators and
 contexts): :meth:`~.structure.Structurer.if_stmt` asks it where the statement ends.
@@ -7,12 +8,31 @@ contexts): :meth:`~.structure.Structurer.if_stmt` asks it where the statement en
 
 from __future__ import annotations
 
+import ast
+
+from .facts import attach
 from .regions import EXIT, dominates
 from .structure_base import Ctx, Loop
+from .translate import IRBlock, Term
 
 
 class IfEnds:
     """Where :meth:`~.structure.Structurer.if_stmt` ends (a mixin)."""
+
+    blocks: dict[int, IRBlock]
+
+    def _tests_that_pass(self) -> None:
+        """A test whose both ways go to one block (``if c: pass``, the test read for its
+        truth alone) is that statement, then the jump: a branch with one successor would
+        count as two ways out wherever the graph is read (a ``break`` after it)."""
+        for block in self.blocks.values():
+            term = block.term
+            if term.kind == "branch" and term.targets[0] == term.targets[1] \
+                    and term.test is not None:
+                stmt = ast.If(test=term.test, body=[ast.Pass()], orelse=[])
+                attach(stmt, line=term.line, as_tested=True)
+                block.stmts.append(stmt)
+                block.term = Term("goto", [term.targets[0]], line=term.line, src=term.src)
 
     def _arm_reach(self, b: int, start: int, ctx: Ctx, clauses: bool = False) -> set[int]:
         """The blocks of the region ``start`` reaches from the test ``b`` without

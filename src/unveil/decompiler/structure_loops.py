@@ -91,12 +91,15 @@ class LoopExits:
                 if t in stops or t not in self.idom or not dominates(self.idom, h, t):
                     continue
                 others = breaks - {t}
+                # (or where one of them only jumps on: 3.12+ threads a ``break`` at the
+                # end of an outer loop's body to that loop's head)
+                ahead = {self.through(o) for o in others}
                 region: set[int] = set()
                 todo = [t]
                 ok = True
                 while todo and ok:
                     n = todo.pop()
-                    if n in region or n in others or n in outer:
+                    if n in region or n in others or n in ahead or n in outer:
                         continue
                     if n in body or n not in self.blocks or n not in self.idom \
                             or not dominates(self.idom, h, n) or n in stops:
@@ -110,6 +113,30 @@ class LoopExits:
                     changed = True
                     break
         return breaks
+
+    def _breaks_on_to_the_exit(self, body: set[int], breaks: set[int],
+                               natural_exit: int, ctx: Ctx) -> set[int]:
+        """Breaks whose code (only the loop reaches it) goes on to the loop's natural exit,
+        or to where that exit jumps on (3.12+ threads a ``break`` at the end of an outer
+        loop's body to that loop's head): ``if c: f(); break`` in several places, each
+        code the loop's own. Adds that code to ``body``; returns the exit left."""
+        ends = {natural_exit, self.through(natural_exit)} - {None}
+        stops = _stops(ctx)
+        own: set[int] = set()
+        todo = list(breaks)
+        while todo:
+            n = todo.pop()
+            if n in own or n in ends:
+                continue
+            if n in body or n in stops or n not in self.blocks \
+                    or self.blocks[n].term.kind not in ("goto", "branch"):
+                return breaks
+            own.add(n)
+            todo.extend(self._succs(n))
+        if not all(p in body or p in own for n in own for p in self.preds(n)):
+            return breaks
+        body |= own
+        return {natural_exit}
 
     def _join_of_exits(self, body: set[int], breaks: set[int], ctx: Ctx) -> set[int]:
         """Exits that each run straight-line code of their own (entered only from the
@@ -369,11 +396,13 @@ class LoopExits:
             return passed
         return None
 
-    def _merge_break_targets(self, breaks: set[int], ctx: Ctx) -> set[int]:
+    def _merge_break_targets(self, breaks: set[int], ctx: Ctx,
+                             natural_exit: int | None = None) -> set[int]:
         """Several exits where all but one are the same return: keep the real one (not
-        where the enclosing construct goes on: a ``with``'s exit is a ``return`` too)."""
+        where the enclosing construct goes on: a ``with``'s exit is a ``return`` too; nor
+        the loop's natural exit that a ``break`` jumps to as well: the code after it)."""
         stops = _stops(ctx)
-        real = {b for b in breaks if not self._is_tail(b) or b in stops}
+        real = {b for b in breaks if not self._is_tail(b) or b in stops or b == natural_exit}
         return real if len(real) == 1 else breaks
 
     def _after_its_else(self, f: int, natural_exit: int | None, ctx: Ctx) -> bool:

@@ -2200,3 +2200,35 @@ def return_ending_a_for_body_after_a_try_whose_clause_raises(names, table):
         found[name] = klass()
         return found
     raise LookupError("none of %r" % (names,))
+
+
+@cases(([1, 2, 3, 4],), ([5, 0, 7],), ([],), ([2, 2],))
+def if_that_passes_before_a_break(xs):
+    # 'if c: pass' (its truth still tested) before a break, then another 'if c: break'
+    seen = []
+    for x in xs:
+        if x % 2 == 0:
+            if seen.append(x):
+                pass
+            break
+        if x > 4:
+            break
+    seen.append("done")
+    return seen
+
+
+@cases(([[1, 3], [2, 9], [4]],), ([[7, 8, 1]],), ([],), ([[], [6, 3]],))
+def breaks_of_an_inner_loop_that_run_code(rows):
+    # (parso's _Context._analyze_names) each break runs code of its own; 3.12+ threads
+    # the breaks at the end of the outer loop's body to that loop's head
+    seen = []
+    for row in rows:
+        for x in row:
+            if x % 2 == 0:
+                if x > 3:
+                    seen.append(("big", x))
+                break
+            if x > 5:
+                seen.append(("odd", x))
+                break
+    return seen
