@@ -129,6 +129,17 @@ def compiles(source: str) -> bool:
     return True
 
 
+def _kept_paths(seed: int, store: Path, node_limit: int, depth_limit: int) -> tuple[Path, Path]:
+    """Where :func:`stored` keeps the program for ``seed``, and its generator's failure."""
+    where = store / f"n{node_limit}_d{depth_limit}"
+    return where / f"seed_{seed}.py", where / f"seed_{seed}.failed"
+
+
+def kept(seed: int, store: Path, *, node_limit: int, depth_limit: int) -> bool:
+    """Whether :func:`stored` has the program for ``seed`` (or its generator's failure)."""
+    return any(p.exists() for p in _kept_paths(seed, store, node_limit, depth_limit))
+
+
 def stored(seed: int, store: Path | None, *, node_limit: int, depth_limit: int) -> str | None:
     """The program for ``seed``, read from ``store`` (a directory) when generated there
     before, else generated (and kept there): generating takes most of a run's time, so
@@ -136,14 +147,13 @@ def stored(seed: int, store: Path | None, *, node_limit: int, depth_limit: int) 
     the Python that generated it (the generator follows its grammar)."""
     if store is None:
         return generate(seed, node_limit=node_limit, depth_limit=depth_limit)
-    where = store / f"n{node_limit}_d{depth_limit}"
-    path, failed = where / f"seed_{seed}.py", where / f"seed_{seed}.failed"
+    path, failed = _kept_paths(seed, store, node_limit, depth_limit)
     if path.exists():
         return path.read_text(encoding="utf-8")
     if failed.exists():
         return None
     source = generate(seed, node_limit=node_limit, depth_limit=depth_limit)
-    where.mkdir(parents=True, exist_ok=True)
+    path.parent.mkdir(parents=True, exist_ok=True)
     if source is None:
         failed.touch()
     else:
@@ -273,15 +283,19 @@ def main(argv: list[str] | None = None) -> int:
                              "on later runs (one directory per Python version)")
     parser.add_argument("--quiet", "-q", action="store_true", help="no progress output")
     args = parser.parse_args(argv)
+    seeds = list(range(args.seed, args.seed + args.count))
     try:
-        import pysource_codegen  # noqa: F401
+        # (programs kept before need no generator: Pyodide has none)
+        if args.programs is None or not all(
+                kept(seed, args.programs, node_limit=args.node_limit,
+                     depth_limit=args.depth_limit) for seed in seeds):
+            import pysource_codegen  # noqa: F401
         if args.save_regressions:
             import pysource_minimize  # noqa: F401
     except ImportError as exc:
         parser.error(f"{exc.name} is not installed: pip install pysource-codegen "
                      "pysource-minimize")
 
-    seeds = list(range(args.seed, args.seed + args.count))
     outcome = run(seeds, jobs=args.jobs, timeout=args.timeout, node_limit=args.node_limit,
                   depth_limit=args.depth_limit, progress=not args.quiet, store=args.programs)
     failing = outcome.failing_programs()

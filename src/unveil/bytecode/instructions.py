@@ -315,9 +315,10 @@ def read(code: CodeType) -> Bytecode:
             return False
         return ins.arg >= nvars or ins.arg < nparams
     ranges = _raw_handlers(code)
-    # 3.10: a handler that opens with a ``try`` (``finally: try: ...``) keeps its
-    # ``SETUP_FINALLY`` as a ``NOP``, the one instruction of the handler outside that try
-    # (so the handler's own handler is the one around the statement, as on 3.11+)
+    # 3.10: a handler that opens with a ``try`` (``finally: try: ...``, or ``finally:
+    # while True: try: ...`` after the loop's ``NOP``) keeps its first instruction as a
+    # ``NOP``, the one instruction of the handler outside that try (so the handler's own
+    # handler is the one around the statement, as on 3.11+)
     opens_try = {r.target for r in ranges} if VERSION < (3, 11) else set()
     out: list[Instr] = []
     first_index: dict[int, int] = {}  # original offset -> first normalised index (or next)
@@ -343,7 +344,7 @@ def read(code: CodeType) -> Bytecode:
         first_index.setdefault(ins.offset, len(out))
         k += 1
         if name in _DROPPED:
-            if name == "SETUP_FINALLY" and ins.offset in opens_try:
+            if ins.offset in opens_try and _opens_try(raw, k - 1):
                 emit("NOP", ins)
             continue
         if name == "COPY" and ins.arg == 1 and _inlined_builtin_call(raw, k):
@@ -764,3 +765,11 @@ def _inlined_builtin_call(raw: list[Raw], k: int) -> bool:
         and is_op.opname == "IS_OP" and is_op.arg == 0 \
         and jump.opname == "POP_JUMP_IF_FALSE" and jump.argval > jump.offset
 
+
+def _opens_try(raw: list[Raw], k: int) -> bool:
+    """Do the dropped instructions from ``raw[k]`` on reach a ``SETUP_FINALLY`` (3.10)?"""
+    while k < len(raw) and raw[k].opname in _DROPPED:
+        if raw[k].opname == "SETUP_FINALLY":
+            return True
+        k += 1
+    return False

@@ -138,66 +138,6 @@ class Structurer(LoopExits, IfEnds, Clauses, ClauseExits):
         self._split_of[new_id] = bid
         return new_id
 
-    def _add_tails(self, header: int, body: set[int]) -> None:
-        """Blocks entered only from a loop that end the function belong to its body
-        (not the exit of a loop's own test)."""
-        head = self.blocks[header]
-        tests = head.term.kind == "for" or (head.term.kind == "branch" and not head.stmts)
-        if head.term.kind == "for":
-            self._break_copies_of_the_exit(body, head.term.targets[1])
-        depth = len(head.entry)
-        span = max(self.blocks[b].blocks[-1] if self.blocks[b].blocks else b for b in body)
-        outside = frozenset(body) | {header}
-        ending: dict[int, bool] = {}
-        # (only blocks the body reaches can join it: walked from there, not over all)
-        todo = [s for b in body for s in self._esuccs(b) if s not in body]
-        while todo:
-            bid = todo.pop()
-            if bid in body or bid not in self.idom:
-                continue
-            block = self.blocks[bid]
-            preds = self._epreds.get(bid, [])
-            if not preds or not all(p in body for p in preds):
-                continue
-            if tests and header in preds:
-                continue
-            # a tail after the loop, or entered with the iterator popped, is what a
-            # ``break`` jumps to; one inside the loop's code is a ``return`` in the body
-            if len(block.entry) < depth or (block.blocks and block.blocks[-1] > span) \
-                    or len(block.entry) == depth and self._after_the_clause(bid):
-                continue
-            if self._ends(bid, outside, ending):
-                body.add(bid)
-                todo.extend(s for s in self._esuccs(bid) if s not in body)
-
-    def _ends(self, start: int, outside: frozenset[int], known: dict[int, bool]) -> bool:
-        """Does every path from ``start`` end the function without entering ``outside``
-        (an ``if`` whose arms all return ends it too)? ``known`` remembers answers; a
-        block on a cycle never ends it."""
-        stack = [start]
-        expanding: set[int] = set()
-        while stack:
-            bid = stack[-1]
-            if bid in known:
-                stack.pop()
-                continue
-            block = self.blocks.get(bid)
-            succs = self._succs(bid)
-            if block is None or bid in outside:
-                known[bid] = False
-            elif block.term.kind in ("return", "raise", "reraise") and not succs:
-                known[bid] = True
-            elif block.term.kind != "branch" or not succs:
-                known[bid] = False
-            elif bid in expanding:  # (its successors are known, or on the path: False)
-                known[bid] = all(known.get(x, False) for x in succs)
-            else:
-                expanding.add(bid)
-                stack.extend(x for x in succs if x not in known and x not in expanding)
-                continue
-            stack.pop()
-        return known[start]
-
     # ------------------------------------------------------------ graph helpers
 
     def _index_preds(self) -> None:
@@ -544,10 +484,12 @@ class Structurer(LoopExits, IfEnds, Clauses, ClauseExits):
         if bid in ctx.tails:
             return True
         block = self.blocks.get(bid)
-        # (or only the exits of ``with`` statements in the loop first: a return from one)
+        # (or only the exits of ``with`` statements in the loop first: a return from one;
+        # or the value returned, computed before the ``finally``'s copy: ``return f()``)
         return block is not None and block.term.kind == "goto" \
             and block.term.targets[0] in ctx.tails \
-            and all(_exit_called(s, False) is not None for s in block.stmts)
+            and (all(_exit_called(s, False) is not None for s in block.stmts)
+                 or len(self.preds(bid)) == 1)
 
     def _hops(self, dst: int, end: int) -> list[int]:
         """The blocks :meth:`through` passes from ``dst`` to ``end``, ``end`` included."""

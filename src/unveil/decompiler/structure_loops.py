@@ -25,11 +25,77 @@ from .structure_base import (
     _passes_under,
 )
 from .translate import IRBlock, Term
-from .written import written_continue
+from .written import implicit_return, written_continue
 
 
 class LoopExits:
     """The exit analysis of :meth:`~.structure.Structurer.loop_stmt` (a mixin)."""
+
+    def _add_tails(self, header: int, body: set[int]) -> None:
+        """Blocks entered only from a loop that end the function belong to its body
+        (not the exit of a loop's own test)."""
+        head = self.blocks[header]
+        tests = head.term.kind == "for" or (head.term.kind == "branch" and not head.stmts)
+        if head.term.kind == "for":
+            self._break_copies_of_the_exit(body, head.term.targets[1])
+        depth = len(head.entry)
+        span = max(self.blocks[b].blocks[-1] if self.blocks[b].blocks else b for b in body)
+        outside = frozenset(body) | {header}
+        ending: dict[int, bool] = {}
+        # (only blocks the body reaches can join it: walked from there, not over all)
+        todo = [s for b in body for s in self._esuccs(b) if s not in body]
+        while todo:
+            bid = todo.pop()
+            if bid in body or bid not in self.idom:
+                continue
+            block = self.blocks[bid]
+            preds = self._epreds.get(bid, [])
+            if not preds or not all(p in body for p in preds):
+                continue
+            if tests and header in preds:
+                continue
+            # a tail after the loop, or entered with the iterator popped, is what a
+            # ``break`` jumps to; one inside the loop's code is a ``return`` in the body
+            # (and a re-raise of an exception the loop found on the stack ends the
+            # handler the loop is in: ``finally: while True: ... break``)
+            if len(block.entry) < depth or (block.blocks and block.blocks[-1] > span) \
+                    or len(block.entry) == depth and (self._after_the_clause(bid)
+                                                      or block.term.kind == "reraise"):
+                continue
+            if not block.stmts and block.term.kind == "return" \
+                    and implicit_return(self.g.cfg, block):
+                continue  # (the compiler's copy of the function's end: a ``break``)
+            if self._ends(bid, outside, ending):
+                body.add(bid)
+                todo.extend(s for s in self._esuccs(bid) if s not in body)
+
+    def _ends(self, start: int, outside: frozenset[int], known: dict[int, bool]) -> bool:
+        """Does every path from ``start`` end the function without entering ``outside``
+        (an ``if`` whose arms all return ends it too)? ``known`` remembers answers; a
+        block on a cycle never ends it."""
+        stack = [start]
+        expanding: set[int] = set()
+        while stack:
+            bid = stack[-1]
+            if bid in known:
+                stack.pop()
+                continue
+            block = self.blocks.get(bid)
+            succs = self._succs(bid)
+            if block is None or bid in outside:
+                known[bid] = False
+            elif block.term.kind in ("return", "raise", "reraise") and not succs:
+                known[bid] = True
+            elif block.term.kind != "branch" or not succs:
+                known[bid] = False
+            elif bid in expanding:  # (its successors are known, or on the path: False)
+                known[bid] = all(known.get(x, False) for x in succs)
+            else:
+                expanding.add(bid)
+                stack.extend(x for x in succs if x not in known and x not in expanding)
+                continue
+            stack.pop()
+        return known[start]
 
     def _loop_handlers(self, h: int, body: set[int], ctx: Ctx) -> set[int]:
         """The handler blocks of a ``try`` inside the loop that lie within the loop's
@@ -54,27 +120,33 @@ class LoopExits:
                     continue
                 # (from a handler the loop's own flow reaches too, where a clause
                 # continues: the clauses after it)
-                todo = [hb]
+                # (with whether the way there is still in the clause, before its
+                # ``POP_EXCEPT``)
+                todo = [(hb, True)]
                 while todo:
-                    x = todo.pop()
+                    x, inside = todo.pop()
                     if x in seen or x == h or x not in self.blocks or x not in ctx.region:
                         continue
                     seen.add(x)
+                    on = inside and _find_marker(self.blocks[x].stmts, "pop_except") is None
                     if x in body:  # (on through the handler's own code only)
                         if x == hb or dominates(self.idom, hb, x):
-                            todo.extend(self._succs(x))
+                            todo.extend((s, on) for s in self._succs(x))
                         continue
                     # (3.12+ lays handlers out after all other code: there, the code
                     # only the handler reaches; in an except clause, not past the end
-                    # of the inner clause: code after the loop, where a break goes)
+                    # of the inner clause: code after the loop, where a break goes.
+                    # Before, the code laid out in the loop, and the clause's own code
+                    # after a ``continue`` that ends the loop's code)
                     if (not dominates(self.idom, hb, x) or self._appended(x)
                             or ctx.clause is not None and self._after_clause_end(x)
-                            if COLD_HANDLERS else self.position(x) > span):
+                            if COLD_HANDLERS else self.position(x) > span and not (
+                                inside and dominates(self.idom, hb, x))):
                         continue
                     if self._ends_enclosing_clause(x, h):
                         continue  # (code after the loop, in the clause the loop is in)
                     extra.add(x)
-                    todo.extend(self._succs(x))
+                    todo.extend((s, on) for s in self._succs(x))
         return extra
 
     def _absorb_exits(self, h: int, body: set[int], breaks: set[int], ctx: Ctx) -> set[int]:

@@ -2285,3 +2285,117 @@ def while_loop_with_a_return_in_a_try_finally(items, wanted):
         return False
     finally:
         LOG.append(i)
+
+
+def _picky(n):
+    """Takes exactly ``n`` arguments, up to three; raises IndexError on ``-1``."""
+    def call(*args):
+        LOG.append(len(args))
+        if args and args[0] == -1:
+            raise IndexError(len(args))
+        if len(args) != n:
+            raise TypeError(len(args))
+        return sum(args)
+    return call
+
+
+@cases((1, (5, 6, 7), 0), (3, (5, 6, 7), 0), (0, (5, 6), 0), (2, (-1, 1), 0),
+       (5, (1, 2), 0), (1, (1, 2), 1))
+def endless_loop_of_a_try_whose_clause_continues_before_its_raise(n, args, limit):
+    # (pyparsing's _trim_arity wrapper: the loop's code ends with the ``continue``, and
+    # the clause's own code, its ``raise``, and the next clause lie after it; 3.10 and
+    # 3.11 left them out of the loop)
+    func = _picky(n)
+    while 1:
+        try:
+            ret = func(*args[limit:])
+            return ret
+        except TypeError as te:
+            if limit == 1 and not te.args:
+                raise
+            else:
+                if limit < 2:
+                    limit += 1
+                    continue
+                raise
+        except IndexError as ie:
+            raise ValueError("index", ie) from None
+
+
+@cases(([1, 2, 3], 2, None), ([1, 2, 3], 5, "end"), ([], 1, "end"), ([4, None], 9, "x"),
+       (None, 1, "end"))
+def while_loop_returning_a_value_in_a_try_whose_finally_tests(items, wanted, end):
+    # (jinja2's Parser.subparse: the value returned is computed inside the try, before
+    # the finally's copy, which holds an if; the loop's way there is that return)
+    out = []
+    try:
+        while items:
+            item = items.pop(0)
+            if item == wanted:
+                if end is not None and len(out) > 0:
+                    return [item * 10] + out
+                out.append(-item)
+            else:
+                out.append(item + 1)
+        out.append(len(out))
+    finally:
+        if end is not None:
+            LOG.append((end, list(out)))
+    return out
+
+
+class _Interrupted:
+    """``wait()`` raises KeyboardInterrupt the first ``n`` times; ``run()`` may raise."""
+
+    def __init__(self, n, fail):
+        self.n, self.fail = n, fail
+
+    def run(self):
+        LOG.append("run")
+        if self.fail:
+            raise ValueError(self.fail)
+
+    def wait(self):
+        LOG.append(("wait", self.n))
+        if self.n:
+            self.n -= 1
+            raise KeyboardInterrupt
+
+    def done(self):
+        LOG.append("done")
+        return self.n
+
+
+@cases((0, None), (2, None), (1, "bad"), (0, "bad"))
+def finally_that_waits_in_a_loop_until_no_interrupt(n, fail):
+    # (click's _pipepager: the finally holds an endless loop whose try's else breaks,
+    # code after the statement; the exceptional copy's break goes to its re-raise)
+    c = _Interrupted(n, fail)
+    try:
+        c.run()
+    finally:
+        while True:
+            try:
+                c.wait()
+            except KeyboardInterrupt:
+                pass
+            else:
+                break
+    return c.done()
+
+
+@cases((0, None), (2, None), (1, "bad"))
+def finally_that_waits_in_a_loop_at_the_function_end(n, fail):
+    # (as above, with nothing after the statement: the normal copy's break goes to the
+    # implicit return, laid out inside the loop's code, and reads as a return there)
+    c = _Interrupted(n, fail)
+    try:
+        c.run()
+    finally:
+        while True:
+            try:
+                c.wait()
+            except KeyboardInterrupt:
+                pass
+            else:
+                break
