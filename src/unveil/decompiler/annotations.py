@@ -18,7 +18,7 @@ from ..errors import DecompilationError
 from .facts import attach
 from .idioms import annotation_expr
 from .ir import ExcMarker
-from .nodes import SCOPES, same, stmt_blocks
+from .nodes import SCOPES, no_arguments, same, stmt_blocks
 
 if TYPE_CHECKING:
     from types import CodeType
@@ -288,8 +288,8 @@ def annotated_owner(code: CodeType, dec: Scope) -> ast.stmt | None:
     items, item_by_item = found
     names = [k.value if isinstance(k, ast.Constant) else None for k, _, _ in items]
     if not items or not all(isinstance(n, str) and n.isidentifier() for n in names) \
-            or len(set(names)) != len(names):
-        return None
+            or len(set(names)) != len(names) and not item_by_item:
+        return None  # (a class or module body may annotate a name twice, conditionally)
     stringified = bool(code.co_flags & CodeFlag.FUTURE_ANNOTATIONS)
 
     def annotated(name: str, value: ast.expr, index: int | None) -> ast.stmt:
@@ -319,9 +319,46 @@ def annotated_owner(code: CodeType, dec: Scope) -> ast.stmt | None:
             if n != "return"]
     returns = next((a for n, a in zip(names, annotations, strict=True) if n == "return"),
                    None)
-    return ast.FunctionDef(name="__unveil_annotated__", args=ast.arguments(
+    owner = ast.FunctionDef(name="__unveil_annotated__", args=ast.arguments(
         posonlyargs=[], args=args, vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None,
         defaults=[]), body=[ast.Pass()], decorator_list=[], returns=returns, type_params=[])
+    if set(code.co_freevars) & set(code.co_varnames[1:]):
+        # a name both free and bound by an inlined comprehension: whether a comprehension
+        # reads the free one depends on the order the compiler's symbol table meets the
+        # annotations in. It meets positional-only parameters first, and evaluates them
+        # last: make the last ones positional-only until the free variables agree.
+        for k in range(1, len(args)):
+            owner.args.posonlyargs, owner.args.args = args[-k:], args[:-k]
+            if _free_variables_agree(owner, code):
+                break
+        else:
+            owner.args.posonlyargs, owner.args.args = [], args
+    return owner
+
+
+def _free_variables_agree(owner: ast.FunctionDef, code: CodeType) -> bool:
+    """Does ``owner``, compiled where ``code``'s free variables are cells, give an
+    ``__annotate__`` with ``code``'s free variables?"""
+    free = [n for n in code.co_freevars if n.isidentifier() and not n.startswith("__")]
+    body: list[ast.stmt] = [owner]
+    if "__classdict__" in code.co_freevars:
+        body = [ast.ClassDef(name="__unveil_class__", bases=[], keywords=[], body=body,
+                             decorator_list=[], type_params=[])]
+    holder = ast.FunctionDef(
+        name="__unveil_closure__", args=no_arguments(), decorator_list=[], returns=None,
+        type_params=[], body=[*(ast.Assign(targets=[ast.Name(id=n, ctx=ast.Store())],
+                                           value=ast.Constant(None)) for n in free), *body])
+    module = ast.fix_missing_locations(ast.Module(body=[holder], type_ignores=[]))
+    try:
+        compiled = compile(module, "<unveil annotations>", "exec", dont_inherit=True)
+    except (SyntaxError, ValueError):
+        return False
+    todo = [compiled]
+    for c in todo:
+        if c.co_name == "__annotate__":
+            return set(c.co_freevars) == set(code.co_freevars)
+        todo.extend(k for k in c.co_consts if isinstance(k, type(c)))
+    return False
 
 
 Entry = tuple[ast.expr | None, ast.expr, int | None]  # key, annotation, conditional index

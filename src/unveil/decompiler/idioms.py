@@ -21,6 +21,7 @@ from .nodes import (
     catches_all,
     ends_in_implicit_return,
     ends_in_jump,
+    names_from_outside,
     names_in,
     same,
     stmt_blocks,
@@ -773,7 +774,7 @@ def scope_value(stmts: list[ast.stmt], free: tuple[str, ...]) -> ast.expr | None
     value = lambda_body(stmts)
     if value is None:
         return None
-    named = names_in([ast.Expr(value=value)])
+    named = names_from_outside(value)
     lost = [ast.Name(id=f, ctx=ast.Load()) for f in free
             if f.isidentifier() and not f.startswith("__class") and f not in named]
     if not lost:

@@ -76,6 +76,42 @@ def names_in(stmts: list[ast.stmt]) -> set[str]:
     return out
 
 
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+
+
+def _stored_names(targets: list[ast.AST]) -> set[str]:
+    return {n.id for t in targets for n in walk(t)
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+
+
+def names_from_outside(node: ast.AST) -> set[str]:
+    """The ids of the ``Name`` nodes in ``node`` that no comprehension or lambda inside it
+    binds where they stand: the names the scope holding ``node`` provides (a
+    comprehension's first iterable is outside it)."""
+    out: set[str] = set()
+    todo: list[tuple[ast.AST, frozenset[str]]] = [(node, frozenset())]
+    for n, bound in todo:  # (the list grows while it is read)
+        if isinstance(n, ast.Name):
+            if n.id not in bound:
+                out.add(n.id)
+        elif isinstance(n, _COMPREHENSIONS):
+            gens = n.generators
+            inner = bound | _stored_names([g.target for g in gens])
+            todo.append((gens[0].iter, bound))
+            todo.extend((g.iter, inner) for g in gens[1:])
+            todo.extend((part, inner) for g in gens for part in (g.target, *g.ifs))
+            todo.extend((part, inner) for part in children(n) if part not in gens)
+        elif isinstance(n, ast.Lambda):
+            a = n.args
+            params = {p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)}
+            params |= {p.arg for p in (a.vararg, a.kwarg) if p is not None}
+            todo.extend((d, bound) for d in (*a.defaults, *a.kw_defaults) if d is not None)
+            todo.append((n.body, bound | params))
+        else:
+            todo.extend((c, bound) for c in children(n))
+    return out
+
+
 SKIPPED_FIELDS = frozenset({"ctx", "op", "ops", "type_comment"})  # (leaves: no node to read)
 N = TypeVar("N", bound=ast.AST)
 
