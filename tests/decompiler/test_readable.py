@@ -150,6 +150,11 @@ STRUCTURED = [
     ("exceptions", "while_loop_with_a_test_in_a_finally"),
     ("exceptions", "endless_loop_of_a_try_whose_clause_continues_before_its_raise"),
     ("exceptions", "while_loop_returning_a_value_in_a_try_whose_finally_tests"),
+    ("exceptions", "for_else_that_continues_in_a_try_finally_in_a_loop"),
+    _gap("exceptions", "for_else_that_continues_in_a_try_finally_in_a_loop_before_the_return",
+         sys.version_info[:2] == (3, 11),
+         "3.11: the break's way through the finally's copy to the copied return leaves "
+         "the inner loop's region"),
     _gap("exceptions", "finally_that_waits_in_a_loop_until_no_interrupt",
          sys.version_info[:2] == (3, 11),
          "3.11: the two copies of the finally read differently (see AS_WRITTEN)"),
@@ -177,6 +182,11 @@ AS_WRITTEN = [
     ("exceptions", "return_of_a_conditional_over_lines_in_a_try"),
     ("exceptions", "endless_loop_of_a_try_whose_clause_continues_before_its_raise"),
     ("exceptions", "while_loop_returning_a_value_in_a_try_whose_finally_tests"),
+    ("exceptions", "for_else_that_continues_in_a_try_finally_in_a_loop"),
+    _gap("exceptions", "for_else_that_continues_in_a_try_finally_in_a_loop_before_the_return",
+         True, "the break's copy of the return after the loop reads as a return after "
+         "the try/finally, in the loop (equivalent: the break skips the loop's else); "
+         "3.11: the state machine (see STRUCTURED)"),
     ("expressions", "arguments_tested_by_conditionals_with_a_constant_arm"),
     ("loops", "if_that_passes_before_a_break"),
     ("loops", "breaks_of_an_inner_loop_that_run_code"),

@@ -485,11 +485,14 @@ class Structurer(LoopExits, IfEnds, Clauses, ClauseExits):
             return True
         block = self.blocks.get(bid)
         # (or only the exits of ``with`` statements in the loop first: a return from one;
-        # or the value returned, computed before the ``finally``'s copy: ``return f()``)
-        return block is not None and block.term.kind == "goto" \
-            and block.term.targets[0] in ctx.tails \
-            and (all(_exit_called(s, False) is not None for s in block.stmts)
-                 or len(self.preds(bid)) == 1)
+        # or the value returned, computed before the ``finally``'s copy that returns it:
+        # ``return f()``, the value handed on on the stack)
+        if block is None or block.term.kind != "goto" or block.term.targets[0] not in ctx.tails:
+            return False
+        tail = self.blocks[block.term.targets[0]]
+        return all(_exit_called(s, False) is not None for s in block.stmts) \
+            or len(self.preds(bid)) == 1 and tail.term.kind == "return" \
+            and len(tail.entry) > len(block.entry)
 
     def _hops(self, dst: int, end: int) -> list[int]:
         """The blocks :meth:`through` passes from ``dst`` to ``end``, ``end`` included."""

@@ -2344,6 +2344,62 @@ def while_loop_returning_a_value_in_a_try_whose_finally_tests(items, wanted, end
     return out
 
 
+@cases(([([1, 2], True), ([3, 0, 4], False), ([5], True)], 99),
+       ([([1, 2], False), ([7, 8, 9], True), ([6], True)], 8),
+       ([([], True), ([0], True)], 5), ([], 1), ([(None, True)], 1), ([([1, "x"], True)], 2))
+def for_else_that_continues_in_a_try_finally_in_a_loop(batches, stop_at):
+    # (multiprocessing.pool.Pool._handle_tasks: the inner loop's else continues the
+    # outer loop and its break breaks it, both through the finally's copies)
+    out = []
+    for batch, note in batches:
+        item = None
+        try:
+            for item in batch:
+                if item == stop_at:
+                    out.append("stop")
+                    break
+                try:
+                    out.append(10 // item)
+                except ZeroDivisionError as e:
+                    out.append(type(e).__name__)
+            else:
+                if note:
+                    out.append(item + 1 if item else -1)
+                continue
+            break
+        finally:
+            item = batch = None
+            out.append("finally")
+    else:
+        out.append("done")
+    out.append(len(out))
+    return out
+
+
+@cases(([([1, 2], True), ([3, 0, 4], False), ([5], True)], 99),
+       ([([1, 2], False), ([7, 8, 9], True), ([6], True)], 8), ([([0], True)], 5), ([], 1))
+def for_else_that_continues_in_a_try_finally_in_a_loop_before_the_return(batches, stop_at):
+    # (as above, with only the return after the outer loop: the compiler copies it
+    # into the way the break takes)
+    out = []
+    for batch, note in batches:
+        try:
+            for item in batch:
+                if item == stop_at:
+                    break
+                out.append(10 // item if item else 0)
+            else:
+                if note:
+                    out.append(-1)
+                continue
+            break
+        finally:
+            out.append("finally")
+    else:
+        out.append("done")
+    return out
+
+
 class _Interrupted:
     """``wait()`` raises KeyboardInterrupt the first ``n`` times; ``run()`` may raise."""
 
