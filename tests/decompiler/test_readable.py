@@ -183,6 +183,12 @@ AS_WRITTEN = [
     ("exceptions", "endless_loop_of_a_try_whose_clause_continues_before_its_raise"),
     ("exceptions", "while_loop_returning_a_value_in_a_try_whose_finally_tests"),
     ("exceptions", "for_else_that_continues_in_a_try_finally_in_a_loop"),
+    _gap("exceptions", "while_loop_whose_last_clause_breaks_before_a_for_loop",
+         sys.version_info >= (3, 12),
+         "3.12+: the loop's way on after the try (its test, copied to the end of each "
+         "way that continues) reads as continue statements and the break as code after "
+         "the try (equivalent; the stdlib's collect_children, whose clause does not "
+         "append, reads as written)"),
     _gap("exceptions", "for_else_that_continues_in_a_try_finally_in_a_loop_before_the_return",
          True, "the break's copy of the return after the loop reads as a return after "
          "the try/finally, in the loop (equivalent: the break skips the loop's else); "

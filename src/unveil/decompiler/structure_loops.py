@@ -137,11 +137,14 @@ class LoopExits:
                     # only the handler reaches; in an except clause, not past the end
                     # of the inner clause: code after the loop, where a break goes.
                     # Before, the code laid out in the loop, and the clause's own code
-                    # after a ``continue`` that ends the loop's code)
+                    # after a ``continue`` that ends the loop's code, up to its
+                    # ``POP_EXCEPT``, and past it only to a ``return``: the clause's
+                    # jump on from there is a ``break``, or the way back to the loop)
                     if (not dominates(self.idom, hb, x) or self._appended(x)
                             or ctx.clause is not None and self._after_clause_end(x)
                             if COLD_HANDLERS else self.position(x) > span and not (
-                                inside and dominates(self.idom, hb, x))):
+                                inside and dominates(self.idom, hb, x)
+                                and (on or self.blocks[x].term.kind != "goto"))):
                         continue
                     if self._ends_enclosing_clause(x, h):
                         continue  # (code after the loop, in the clause the loop is in)

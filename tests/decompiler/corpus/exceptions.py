@@ -2400,6 +2400,29 @@ def for_else_that_continues_in_a_try_finally_in_a_loop_before_the_return(batches
     return out
 
 
+@cases(([5, 0, 2], 2), ([1, "x", 3], 1), ([7, None], 0), ([], 1), ([0, 0], 5))
+def while_loop_whose_last_clause_breaks_before_a_for_loop(pending, limit):
+    # (socketserver.ForkingMixIn.collect_children: the first clause goes on with the
+    # loop, the last one breaks; a for loop with clauses follows)
+    seen = []
+    while len(pending) > limit:
+        try:
+            item = pending.pop()
+            seen.append(10 // item)
+        except ZeroDivisionError:
+            seen.append("zero")
+        except TypeError:
+            break
+    for item in list(pending):
+        try:
+            seen.append(item + 1)
+        except TypeError:
+            seen.append("type")
+        except ValueError:
+            pass
+    return seen
+
+
 class _Interrupted:
     """``wait()`` raises KeyboardInterrupt the first ``n`` times; ``run()`` may raise."""
 
