@@ -13,12 +13,12 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from ..codeobj import CodeFlag
+from ..codeobj import CodeFlag, iter_code_objects
 from ..errors import DecompilationError
 from .facts import attach
 from .idioms import annotation_expr
 from .ir import ExcMarker
-from .nodes import SCOPES, no_arguments, same, stmt_blocks
+from .nodes import SCOPES, cells, holder, same, stmt_blocks
 
 if TYPE_CHECKING:
     from types import CodeType
@@ -344,21 +344,15 @@ def _free_variables_agree(owner: ast.FunctionDef, code: CodeType) -> bool:
     if "__classdict__" in code.co_freevars:
         body = [ast.ClassDef(name="__unveil_class__", bases=[], keywords=[], body=body,
                              decorator_list=[], type_params=[])]
-    holder = ast.FunctionDef(
-        name="__unveil_closure__", args=no_arguments(), decorator_list=[], returns=None,
-        type_params=[], body=[*(ast.Assign(targets=[ast.Name(id=n, ctx=ast.Store())],
-                                           value=ast.Constant(None)) for n in free), *body])
-    module = ast.fix_missing_locations(ast.Module(body=[holder], type_ignores=[]))
+    module = ast.Module(body=[holder("__unveil_closure__", [*cells(free), *body])],
+                        type_ignores=[])
     try:
-        compiled = compile(module, "<unveil annotations>", "exec", dont_inherit=True)
+        compiled = compile(ast.fix_missing_locations(module), "<unveil annotations>", "exec",
+                           dont_inherit=True)
     except (SyntaxError, ValueError):
         return False
-    todo = [compiled]
-    for c in todo:
-        if c.co_name == "__annotate__":
-            return set(c.co_freevars) == set(code.co_freevars)
-        todo.extend(k for k in c.co_consts if isinstance(k, type(c)))
-    return False
+    return any(e.code.co_name == "__annotate__" and set(e.code.co_freevars) == set(code.co_freevars)
+               for e in iter_code_objects(compiled))
 
 
 Entry = tuple[ast.expr | None, ast.expr, int | None]  # key, annotation, conditional index

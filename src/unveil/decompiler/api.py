@@ -34,7 +34,7 @@ from .functions import (
     module_body,
 )
 from .idioms import annotation_expr, scope_value
-from .nodes import children, no_arguments, walk
+from .nodes import cells, children, holder, no_arguments, walk
 from .privates import unmangle
 from .render import Renderer
 from .simplify import simplify as simplify_body
@@ -769,20 +769,8 @@ def _closure_wrapper(node: ast.stmt, code: CodeType, outer: Sequence[str] = ()) 
         # the code reads its own name as a global: the definition must not make it a
         # local of the wrapper (a closure variable for the code)
         head.append(ast.Global(names=[own]))
-    outer = _holder("__unveil_closure__", [*head, *_cells(free), node])
+    outer = holder("__unveil_closure__", [*head, *cells(free), node])
     return ast.Module(body=[outer], type_ignores=[])
-
-
-def _holder(name: str, body: list[ast.stmt]) -> ast.FunctionDef:
-    """``def name(): body``: a scope for recompiling nested code in."""
-    return ast.FunctionDef(name=name, args=no_arguments(), body=body, decorator_list=[],
-                           returns=None, type_params=[])
-
-
-def _cells(names: list[str]) -> list[ast.stmt]:
-    """``name = None`` for each of ``names``: locals that nested code closes over."""
-    return [ast.Assign(targets=[ast.Name(id=n, ctx=ast.Store())], value=ast.Constant(None))
-            for n in names]
 
 
 def _in_enclosing_scopes(node: ast.stmt, code: CodeType) -> ast.Module | None:
@@ -806,9 +794,9 @@ def _in_enclosing_scopes(node: ast.stmt, code: CodeType) -> ast.Module | None:
     if own != code.co_name or not scopes or "__classdict__" in free or ".type_params" in free \
             or free and scopes[-1][0] != "function":
         return None
-    body: list[ast.stmt] = [*_cells(free), node]
+    body: list[ast.stmt] = [*cells(free), node]
     for kind, name in reversed(scopes):
-        body = [_holder(name, body) if kind == "function" else ast.ClassDef(
+        body = [holder(name, body) if kind == "function" else ast.ClassDef(
             name=name, bases=[], keywords=[], body=body, decorator_list=[], type_params=[])]
     return ast.Module(body=body, type_ignores=[])
 

@@ -59,6 +59,18 @@ def no_arguments() -> ast.arguments:
                          kw_defaults=[], kwarg=None, defaults=[])
 
 
+def holder(name: str, body: list[ast.stmt]) -> ast.FunctionDef:
+    """``def name(): body``: a scope for recompiling nested code in."""
+    return ast.FunctionDef(name=name, args=no_arguments(), body=body, decorator_list=[],
+                           returns=None, type_params=[])
+
+
+def cells(names: list[str]) -> list[ast.stmt]:
+    """``name = None`` for each of ``names``: locals that nested code closes over."""
+    return [ast.Assign(targets=[ast.Name(id=n, ctx=ast.Store())], value=ast.Constant(None))
+            for n in names]
+
+
 def names_in(stmts: list[ast.stmt]) -> set[str]:
     """The ids of all ``Name`` nodes anywhere in ``stmts`` (nested scopes included)."""
     out: set[str] = set()
