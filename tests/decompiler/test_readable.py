@@ -194,6 +194,7 @@ AS_WRITTEN = [
          "the try/finally, in the loop (equivalent: the break skips the loop's else); "
          "3.11: the state machine (see STRUCTURED)"),
     ("expressions", "arguments_tested_by_conditionals_with_a_constant_arm"),
+    ("expressions", "star_arguments_before_a_conditional_tested_by_a_conditional"),
     ("loops", "if_that_passes_before_a_break"),
     ("loops", "breaks_of_an_inner_loop_that_run_code"),
     _gap("exceptions", "finally_that_waits_in_a_loop_until_no_interrupt", sys.version_info < (3, 12),

@@ -15,14 +15,7 @@ from unveil.verify.batch import check_code
 FILES = sorted((Path(__file__).parent / "regressions").glob("*.py"))
 
 #: Regressions that still fail, on the Pythons where they do, and why (strict xfails).
-KNOWN: dict[str, tuple[tuple[tuple[int, int], ...], str]] = {
-    "f20823aa193e": (((3, 10), (3, 11), (3, 12), (3, 13), (3, 14)),
-                     "a class base after *args that is a conditional expression whose test is "
-                     "one too, '(x if c else y) if (b if a else d) else z': the branches keep "
-                     "the argument list on the stack, which is spilled to a temporary, and a "
-                     "class creation needs the list itself (a call reads '_t1.append(...)'; "
-                     "it fails the same at 5593766)"),
-}
+KNOWN: dict[str, tuple[tuple[tuple[int, int], ...], str]] = {}
 
 
 def _param(path: Path) -> object:

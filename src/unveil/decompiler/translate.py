@@ -621,7 +621,10 @@ class Translator:
             elif then_t2 != else_t2:
                 return None
             new = conditional(test, then_v, else_v, term.fall == term.targets[1])
-            return (Term("branch", then_t2, test=new, line=term.line, fall=then_o.fall),
+            # (its source is the then side's test: where both sides' branches start,
+            # for a value folded around it that meets the conditional's targets)
+            return (Term("branch", then_t2, test=new, line=term.line, src=then_o.src,
+                         fall=then_o.fall),
                     then_o.absorbed + else_o.absorbed + hops)
         return None
 

@@ -428,3 +428,24 @@ def if_tested_by_a_conditional_with_a_true_constant_arm(u0, u1):
         seen.append("body")
     seen.append("after")
     return seen
+
+
+@cases((1, 1, 1), (1, 0, 0), (0, 1, 1), (0, 0, 0), (1, 1, 0), ([], [0], ""))
+def star_arguments_before_a_conditional_tested_by_a_conditional(a, b, c):
+    # the argument list stays on the stack across both conditionals' blocks: a class
+    # creation needs the list itself, not a temporary
+    class A: pass  # noqa: E701
+    class B: pass  # noqa: E701
+    class D: pass  # noqa: E701
+    class E: pass  # noqa: E701
+
+    def both(*args):
+        return args
+
+    bases = (A,) if a else ()
+
+    class C(*bases, (B if c else D) if (b if a else c) else E):
+        pass
+
+    return (both(*bases, (1 if c else 2) if (b if a else c) else 3),
+            [k.__name__ for k in C.__mro__])
