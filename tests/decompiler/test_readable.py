@@ -116,6 +116,7 @@ def _gap(module_name: str, name: str, condition: bool, reason: str) -> object:
 #: Corpus functions the structurer once wrote as the state machine.
 STRUCTURED = [
     ("exceptions", "if_else_in_try_whose_handler_always_raises"),
+    ("loops", "while_loops_whose_test_ends_in_a_true_constant"),
     ("exceptions", "return_name_the_finally_rebinds"),
     ("exceptions", "finally_with_and_test_at_function_end"),
     ("exceptions", "returns_through_a_finally_with_an_if"),

@@ -342,6 +342,9 @@ def split_empty_tests(bc: Bytecode) -> Bytecode:
     """
     instrs = bc.instrs
     splits: dict[int, int] = {}  # the empty way's first instruction -> the value's load
+    # (a loop's head is no value's load: ``while f(a) or 1`` tests again at the end and
+    # both ways go back to the next statement)
+    heads = {i.target for k, i in enumerate(instrs) if 0 <= i.target <= k}
     for j, ins in enumerate(instrs):
         if ins.op not in CONDITIONAL_JUMPS:
             continue
@@ -352,7 +355,7 @@ def split_empty_tests(bc: Bytecode) -> Bytecode:
         t = ins.target
         # (on the test's line: one expression, not the next statement's first value;
         # a function's code is no value to choose)
-        if k == t and t + 1 < len(instrs) and instrs[t].op in _PURE_LOADS \
+        if k == t and t + 1 < len(instrs) and t not in heads and instrs[t].op in _PURE_LOADS \
                 and instrs[t].line == ins.line and not hasattr(instrs[t].argval, "co_code") \
                 and bc.handlers[t] == bc.handlers[j]:
             splits[j + 1] = t

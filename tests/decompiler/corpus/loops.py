@@ -2232,3 +2232,29 @@ def breaks_of_an_inner_loop_that_run_code(rows):
                 seen.append(("odd", x))
                 break
     return seen
+
+
+
+@cases((0,), (3,), (6,))
+def while_loops_whose_test_ends_in_a_true_constant(n):
+    # the compiler knows 'or 1' is true: each test is run for its effect, at the head
+    # and again at the end of the empty body, whose two ways both go back to the test
+    seen = []
+
+    def probe(k):
+        seen.append(k)
+        if len(seen) > n:
+            raise LookupError(len(seen))
+        return k
+
+    try:
+        while probe(len(seen)) > 1 > probe(-1) or 1:
+            pass
+    except LookupError as exc:
+        seen.append(exc.args)
+    try:
+        while probe(len(seen)) or b"x":
+            pass
+    except LookupError as exc:
+        seen.append(exc.args)
+    return seen
