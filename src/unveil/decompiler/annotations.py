@@ -312,8 +312,10 @@ def annotated_owner(code: CodeType, dec: Scope) -> ast.stmt | None:
         # a module body's: the compiler numbers each annotation in order
         if conditional != list(range(len(items))):
             return None
+        body = [e.body[0] for e in entries if isinstance(e, ast.If)]
+        body += [_dead_cell(n) for n in code.co_cellvars if n.isidentifier()]
         return ast.If(test=ast.Name(id="__unveil_condition__", ctx=ast.Load()),
-                      body=[e.body[0] for e in entries if isinstance(e, ast.If)], orelse=[])
+                      body=body, orelse=[])
     annotations = [e.annotation for e in entries if isinstance(e, ast.AnnAssign)]
     args = [ast.arg(arg=n, annotation=a) for n, a in zip(names, annotations, strict=True)
             if n != "return"]
@@ -334,6 +336,13 @@ def annotated_owner(code: CodeType, dec: Scope) -> ast.stmt | None:
         else:
             owner.args.posonlyargs, owner.args.args = [], args
     return owner
+
+
+def _dead_cell(name: str) -> ast.stmt:
+    """A module's ``__annotate__`` has a cell only from a comprehension inlined into it
+    whose lambda reads the name it binds, in the annotation of a target that is not a
+    name (never evaluated, so the compiler drops it): such an annotation, for ``name``."""
+    return ast.parse(f"__unveil_condition__.x: [lambda: {name} for {name} in ()]").body[0]
 
 
 def _free_variables_agree(owner: ast.FunctionDef, code: CodeType) -> bool:
