@@ -28,7 +28,9 @@ import zipfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-PYODIDE = REPO / ".cache/pyodide/node_modules/pyodide"
+# (the package the runner loads: the same variable and default as scripts/pyodide_python.mjs)
+PYODIDE = Path(os.environ.get("UNVEIL_PYODIDE_DIR",
+                              REPO / ".cache/pyodide/node_modules/pyodide"))
 RUNNER = REPO / "scripts/pyodide_python.mjs"
 
 #: Single-file modules whose 3.13 tests load and run in Pyodide (``copy``,
@@ -89,8 +91,10 @@ def main() -> int:
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds per run")
     parser.add_argument("--json", help="write the results here")
     args = parser.parse_args()
+    # (pyenv's root as scripts/_lib.sh finds it without ``pyenv``: $PYENV_ROOT, ~/.pyenv)
+    root = os.environ.get("PYENV_ROOT") or os.path.expanduser("~/.pyenv")
     tests = args.tests or next(iter(sorted(glob.glob(
-        os.path.expanduser("~/.pyenv/versions/3.13*/lib/python3.13")))), None)
+        os.path.join(root, "versions/3.13*/lib/python3.13")))), None)
     if tests is None or not Path(tests, "test").is_dir():
         parser.error("no CPython test package: give --tests DIR (DIR/test/)")
     # (under the repository: the runner mounts a host path given as an argument, and
