@@ -9,7 +9,6 @@ mkdir -p "$LOGS"
 
 # shellcheck disable=SC2034  # used by scripts/test
 NATIVE_VERSIONS=(3.10 3.11 3.12 3.13)
-TORCH_SPEC="torch==2.13.0"  # the CPU build on local disk; anything else downloads a multi-GB CUDA build
 RUFF_SPEC="ruff==0.17.6"
 PYODIDE_SPEC="pyodide@314.0.7"  # CPython 3.14.2 compiled to WebAssembly
 # Pure-Python wheels that pytest needs inside Pyodide (versions as in pyodide 314.0.7's lock file),
@@ -86,15 +85,40 @@ ensure_native_venv() {
     ensure_venv "$CACHE/venv-$v" "$python" -e ".[test]" "${tools[@]}"
 }
 
-# The PyTorch venv (Python 3.11 only), shared by tests/torch_compile and scripts/demo (numpy: torch
-# warns without it; transformers: the real-model tests, pinned so a release cannot move CI).
-TORCH_VENV="$CACHE/venv-3.11-torch"
+# The PyTorch venvs. The default (Python 3.11, torch 2.13.0, the CPU build on local disk) is
+# .cache/venv-3.11-torch, shared by tests/torch_compile and scripts/demo; any other pair is
+# .cache/venv-PY-torch-VERSION (numpy: torch warns without it; transformers: the real-model tests,
+# pinned so a release cannot move CI). Releases above pip's on-disk cap (/etc/xdg/pip caps torch at
+# 2.14.1) are fetched from the package registry with pip's configuration bypassed for that one
+# command: a CUDA build (~3.5 GB of CUDA libraries) that runs on the CPU.
+TORCH_DEFAULT_PYTHON=3.11
+TORCH_DEFAULT_VERSION=2.13.0
+TORCH_ON_DISK=(2.13.0 2.14.1)  # the releases /opt/wheels and /opt/pypi hold (cp311)
 TRANSFORMERS_SPEC="transformers==5.23.0"
+TORCH_VENV="$CACHE/venv-3.11-torch"
+# torch_venv_dir PY TORCH: where the venv of that pair lives.
+torch_venv_dir() {
+    if [[ $1 == "$TORCH_DEFAULT_PYTHON" && $2 == "$TORCH_DEFAULT_VERSION" ]]; then
+        echo "$CACHE/venv-$1-torch"
+    else
+        echo "$CACHE/venv-$1-torch-$2"
+    fi
+}
+# ensure_torch_venv [PY [TORCH]]: set TORCH_VENV to a ready venv of that pair (default 3.11, 2.13.0).
 ensure_torch_venv() {
-    local python
-    python=$(find_python 3.11)
-    ensure_venv "$TORCH_VENV" "$python" -e ".[test,torch,debug,report,models]" "$TORCH_SPEC" \
-        "$TRANSFORMERS_SPEC" numpy
+    local py=${1:-$TORCH_DEFAULT_PYTHON} version=${2:-$TORCH_DEFAULT_VERSION} python extra=()
+    python=$(find_python "$py")
+    TORCH_VENV=$(torch_venv_dir "$py" "$version")
+    # torch 2.14.1's torchvision is on disk too; with it timm's models run on the CPU.
+    [[ $version == 2.14.1 ]] && extra=(torchvision==0.29.1 timm)
+    if [[ $py == 3.11 && " ${TORCH_ON_DISK[*]} " == *" $version "* ]]; then
+        ensure_venv "$TORCH_VENV" "$python" -e ".[test,torch,debug,report,models]" \
+            "torch==$version" "${extra[@]}" "$TRANSFORMERS_SPEC" numpy
+    else
+        PIP_CONFIG_FILE=/dev/null ensure_venv "$TORCH_VENV" "$python" \
+            -e ".[test,torch,debug,report,models]" "torch==$version" "${extra[@]}" \
+            "$TRANSFORMERS_SPEC" numpy
+    fi
 }
 
 # Debian's Chromium for the report's browser test (Playwright drives it; no browser

@@ -194,6 +194,26 @@ SAME = {
         "def f(a):\n    global G, H\n    H, G = g(), a\n    return a"),
     "int keys looked up": ("def f(a):\n    d = {1: a, 2: 0}\n    return g(d[1])",
                            "def f(a):\n    return g(a)"),
+    # a flag read once and tested, a local set to a constant and tested again after the
+    # join (Dynamo 2.15's profiler region): the second test is known on each path
+    "a local set to a constant tested after a join": (
+        "def f(m, u, a):\n    e = m.enabled\n    cm = None\n    if e:\n"
+        "        cm = u.enter()\n    x = a\n    t = cm is not None\n    if t:\n"
+        "        u.exit(cm)\n    return g(x)",
+        "def f(m, u, a):\n    cm = u.enter() if m.enabled else None\n"
+        "    if cm is not None:\n        u.exit(cm)\n    return g(a)"),
+    "identity of the frame's own objects": (
+        "def f(a):\n    l = [a]\n    if l is None or l is not l:\n        g()\n    return h(l)",
+        "def f(a):\n    return h([a])"),
+    # sets of constants, built in any order or way, and mutated in place
+    "set display and its items": ("def f(a):\n    return g({1, 2, 3}, {'x', 'y', 'z', 'x'})",
+                                  "def f(a):\n    s = {3, 2}\n    s.add(1) if False else None\n"
+                                  "    return g({*(1, 2, 3)}, {'z', 'y', 'x'})"),
+    "set replayed on a global": (
+        "def f(x):\n    t = S\n    u = t.update\n    c = t.clear\n    c()\n"
+        "    u({3, 'k', 1})\n    return x",
+        "def f(x):\n    s = S\n    update = s.update\n    clear = s.clear\n"
+        "    clear()\n    update({1, 'k', 3})\n    return x"),
 }
 
 
@@ -295,6 +315,19 @@ DIFFERENT = {
     "dict key 1 and True": ("def f(a):\n    return g({1: a})", "def f(a):\n    return g({True: a})"),
     "dict key lookup": ("def f(a, b):\n    d = {1: a, 2: b}\n    return g(d[1])",
                         "def f(a, b):\n    d = {1: a, 2: b}\n    return g(d[2])"),
+    "a flag tested once or twice": (
+        "def f(m, u):\n    cm = None\n    if m.on:\n        cm = u.enter()\n"
+        "    if cm is not None:\n        u.exit(cm)",
+        "def f(m, u):\n    if m.on:\n        u.exit(u.enter())"),
+    "set items": ("def f():\n    return g({1, 2})", "def f():\n    return g({1, 3})"),
+    "set item 1 or True": ("def f():\n    return g({1, 'a'})", "def f():\n    return g({True, 'a'})"),
+    "set or frozenset": ("def f():\n    return g({1, 2, 3})",
+                         "def f():\n    return g(frozenset({1, 2, 3}))"),
+    "set of values hashed": ("def f(a, b):\n    return g({a, b})",
+                             "def f(a, b):\n    return g({b, a})"),
+    "set changed after escape": ("def f():\n    s = {1}\n    g(s)\n    s.add(2)\n    return s",
+                                 "def f():\n    s = {1, 2}\n    g(s)\n    return s"),
+    "set added to": ("def f(x):\n    S.add(x)\n    return x", "def f(x):\n    S.add(1)\n    return x"),
 }
 
 

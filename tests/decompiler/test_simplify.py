@@ -315,3 +315,64 @@ def _simplified_with(source: str, fixed: Any) -> str:
     if body is not None:
         fn.body = body
     return ast.unparse(fn)
+
+
+# Dynamo 2.15's profiler region as its bytecode decompiles statement for statement: the
+# flag read once, a local set to a constant and tested again after the join, and the
+# template's ``return None`` left on the stack at each join (the ``_sN`` slots)
+PROFILER_GATE = """
+def f(a, b):
+    tmp_3 = profiler._is_profiler_enabled
+    tmp_2 = utils
+    tmp_1 = None
+    if tmp_3:
+        tmp_1 = tmp_2.enter()
+        _s2 = None
+    else:
+        _s2 = None
+    if tmp_1 is not None:
+        tmp_2.exit(tmp_1)
+        _s4 = None
+    else:
+        _s4 = None
+    return __compiled_fn_1_ab12(a, b)
+"""
+
+
+@pytest.mark.parametrize("enabled", [False, True])
+@pytest.mark.parametrize("token", [None, "token"])
+def test_a_runtime_gated_profiler_region_reads_as_written_and_does_the_same(
+        enabled: bool, token: Any) -> None:
+    text = _simplified_with(PROFILER_GATE, _fixed)
+    lines = [line.strip() for line in text.splitlines()[1:]]
+    assert lines == ["tmp_1 = utils.enter() if profiler._is_profiler_enabled else None",
+                     "if tmp_1 is not None:", "utils.exit(tmp_1)",
+                     "return __compiled_fn_1_ab12(a, b)"], text
+
+    def run(source: str) -> tuple[Any, list[Any]]:
+        log: list[Any] = []
+        namespace = _graph_env(log)
+        namespace["utils"].enter = staticmethod(lambda: log.append("enter") or token)
+        namespace["profiler"] = type("P", (), {"_is_profiler_enabled": enabled})
+        exec(compile(textwrap.dedent(source), "<test>", "exec"), namespace)
+        return namespace["f"](1, 2), log
+
+    assert run(text) == run(PROFILER_GATE)
+    original, simpler = _function(PROFILER_GATE), _function(text)
+    if sys.version_info >= (3, 11):
+        verdict = prove_equivalent(original.__code__, simpler.__code__, fixed=_fixed)
+        assert verdict.equivalent, verdict.reason
+
+
+def test_a_stack_value_only_dropped_after_a_join_is_not_kept() -> None:
+    source = """
+        def f(c):
+            if c:
+                g()
+                _s0 = None
+            else:
+                _s0 = None
+            return h()
+    """
+    lines = [line.strip() for line in _simplified_with(source, None).splitlines()[1:]]
+    assert lines == ["if c:", "g()", "return h()"], lines

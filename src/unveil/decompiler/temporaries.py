@@ -204,6 +204,10 @@ def tidy(body: list[ast.stmt], params: set[str], made: set[str], nested: set[str
     walrus_unread = bool(unused) or counts.walrus and any(
         not loads.get(name) and temporary(name) for name in counts.stores)
 
+    def scratch(name: str) -> bool:  # a temporary whatever its bindings (not a cell)
+        return (bool(TEMPORARY.match(name)) or name in made) and name not in params \
+            and name not in counts.declared and name not in nested
+
     def block(stmts: list[ast.stmt], top: bool = True) -> list[ast.stmt]:
         nonlocal changed
         out: list[ast.stmt] = []
@@ -212,13 +216,20 @@ def tidy(body: list[ast.stmt], params: set[str], made: set[str], nested: set[str
                                                  for t in s.targets):
                 changed = True
                 continue
+            if dead(s, loads) and scratch(s.targets[0].id):  # type: ignore[attr-defined]
+                changed = True  # (a stack value carried to where it is dropped)
+                continue
             if walrus_unread and top and id(s) in counts.with_walrus:  # (branches too)
                 unread = _unread_walrus(s, loads, lambda n: temporary(n) or n in unused)
                 if unread is not None:
                     s, changed = unread, True
             if isinstance(s, ast.If):
-                s.body = block(s.body, False)
+                s.body = block(s.body, False) or [ast.Pass()]
                 s.orelse = block(s.orelse, False)
+                chosen = _chosen(out[-1] if out else None, s, scratch, counts.stores)
+                if chosen is not None:
+                    s, changed = chosen, True
+                    out.pop()
             if out and isinstance(out[-1], ast.Assign) and len(out[-1].targets) == 1 \
                     and isinstance(out[-1].targets[0], ast.Name):
                 name, value = out[-1].targets[0].id, out[-1].value
@@ -264,6 +275,24 @@ def tidy(body: list[ast.stmt], params: set[str], made: set[str], nested: set[str
     if made or any(TEMPORARY.match(name) for name in counts.stores):
         renamed = _renamed(out, params, made, nested)
     return renamed if renamed is not None else out if changed else None
+
+
+def _chosen(before: ast.stmt | None, s: ast.If, scratch: Callable[[str], bool],
+            stores: dict[str, int]) -> ast.stmt | None:
+    """``x = c`` then ``if t: x = v`` (``c`` a constant, ``x`` a temporary bound only
+    there) as ``x = v if t else c``; None where that does not fit."""
+    if not (isinstance(before, ast.Assign) and len(before.targets) == 1
+            and isinstance(before.targets[0], ast.Name)
+            and isinstance(before.value, ast.Constant)) or s.orelse or len(s.body) != 1:
+        return None
+    name = before.targets[0].id
+    then = s.body[0]
+    if not (isinstance(then, ast.Assign) and len(then.targets) == 1
+            and isinstance(then.targets[0], ast.Name) and then.targets[0].id == name
+            and scratch(name) and stores.get(name) == 2):
+        return None
+    chosen = ast.IfExp(test=s.test, body=then.value, orelse=before.value)
+    return in_place_of(ast.Assign(targets=[before.targets[0]], value=chosen), then)
 
 
 def _collapsed(body: list[ast.stmt], loads: dict[str, int],
@@ -349,8 +378,7 @@ def _forwarded(body: list[ast.stmt], loads: dict[str, int], stores: dict[str, in
         if name in values or name in kept or name in nested or not temporary(name, bindings) \
                 or not same_everywhere(value):
             return
-        if loads.get(name) == 1 or isinstance(value, ast.Constant) or (
-                isinstance(value, ast.Name) and not _fixed_read(value, fixed)):
+        if loads.get(name) == 1 or isinstance(value, ast.Constant | ast.Name):
             values[name] = value
             if isinstance(value, ast.Name):
                 kept.add(value.id)
@@ -666,9 +694,18 @@ def _evaluation(s: ast.stmt) -> list[ast.expr] | None:
     """The expressions ``s`` evaluates, each before those that use its value (operands
     in order); None where the order is not plain (conditional parts, nested scopes)."""
     out: list[ast.expr] = []
+    stopped = False  # past a conditional expression's test: nothing more is listed
 
     def visit(node: ast.expr) -> bool:
-        if isinstance(node, ast.BoolOp | ast.IfExp | ast.Lambda | ast.GeneratorExp
+        nonlocal stopped
+        if stopped:
+            return True
+        if isinstance(node, ast.IfExp):  # its test runs first; its arms, one or the other
+            if not visit(node.test):
+                return False
+            stopped = True
+            return True
+        if isinstance(node, ast.BoolOp | ast.Lambda | ast.GeneratorExp
                       | ast.ListComp | ast.SetComp | ast.DictComp | ast.Await | ast.Yield
                       | ast.YieldFrom | ast.Dict | ast.JoinedStr):
             return False
@@ -679,7 +716,8 @@ def _evaluation(s: ast.stmt) -> list[ast.expr] | None:
                     part = part.value
                 if isinstance(part, ast.expr) and not visit(part):
                     return False
-        out.append(node)
+        if not stopped:
+            out.append(node)
         return True
 
     if isinstance(s, ast.Return | ast.Expr) and s.value is not None:

@@ -29,7 +29,7 @@ tracebacks). A function's ``__name__`` is compared.
 The two code objects are equivalent when their sets of paths are equal, signature and
 free variables included, and so are the nested code objects whose functions escape. The
 check is conservative: what it does not model (loops, generators, class bodies,
-``match``, sets, more than ``MAX_PATHS`` paths or ``MAX_STEPS`` steps, Python other than
+``match``, more than ``MAX_PATHS`` paths or ``MAX_STEPS`` steps, Python other than
 3.10-3.14) makes it undecided, which callers treat like "not shown". It needs only
 :mod:`dis`.
 """
@@ -400,6 +400,9 @@ class Explorer:
                     for k, v in obj.items)
             elif obj.kind == "function":  # code, closure and defaults, __name__ (see below)
                 items = tuple(self.render(state, i, escape, inner) for i in obj.items[:3])
+            elif obj.kind == "set":  # (constants: the order they were added in is not seen)
+                items = tuple(sorted((self.render(state, i, escape, inner) for i in obj.items),
+                                     key=repr))
             else:
                 items = tuple(self.render(state, i, escape, inner) for i in obj.items)
             if escape:

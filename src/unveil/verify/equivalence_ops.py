@@ -26,6 +26,7 @@ from .equivalence_terms import (
     _const_value,
     _function_attr,
     const_term,
+    is_term,
 )
 
 # ---------------------------------------------------------------- opcode groups
@@ -262,12 +263,9 @@ def _operators(ex: Exploring, st: State, ins: Raw) -> bool:
     op, s = ins.opname, st.stack
     if op == "IS_OP":
         right, left = s.pop(), s.pop()
-        if left[0] == right[0] == "const" and left[1] in ("NoneType", "bool", "ellipsis") \
-                and right[1] in ("NoneType", "bool", "ellipsis"):
-            s.append(const_term((left == right) != bool(ins.arg)))
-            return True
-        result = ("is", left, right, ins.arg)
-        st.bools.add(result)
+        result = is_term(left, right, bool(ins.arg))
+        if result[0] == "is":
+            st.bools.add(result)
         s.append(result)
     elif op == "CONTAINS_OP":  # ``not in`` is ``in``, negated
         right, left = s.pop(), s.pop()
@@ -328,7 +326,7 @@ def _containers(ex: Exploring, st: State, ins: Raw) -> bool:
         elif op == "BUILD_TUPLE":
             s.append(("tuple", *items))
         elif op == "BUILD_SET":
-            raise Undecided("sets are not modelled")
+            s.append(_new_set(ex, st, items))
         else:
             s.append(ex.new_obj(st, op[6:].lower(), items))
     elif op in ("BUILD_MAP", "BUILD_CONST_KEY_MAP"):
@@ -352,7 +350,15 @@ def _containers(ex: Exploring, st: State, ins: Raw) -> bool:
         target = s[-n]
         obj = ex.local_obj(st, target)
         items = [value] if op in ("LIST_APPEND", "SET_ADD") else ex.items_of(st, value)
-        if obj is None:
+        if op == "SET_UPDATE" and items is None:
+            items = _frozenset_items(value)
+        if obj is not None and obj.kind == "set":
+            if items is not None and all(_key(i) is not _NOT_CONSTANT for i in items):
+                for item in items:
+                    _set_add(obj.items, item)
+            else:  # hashing the items, iterating the value, may run code
+                ex.effect(st, op, target, value)
+        elif obj is None:
             ex.effect(st, op, target, value)
         elif items is None:
             obj.items.append(("star", ex.effect(st, "iter", value)))
@@ -424,6 +430,35 @@ def _key(term: Term) -> Any:
         items = tuple(_key(t) for t in term[1:])
         return _NOT_CONSTANT if _NOT_CONSTANT in items else items
     return _NOT_CONSTANT
+
+
+def _new_set(ex: Exploring, st: State, items: list[Term]) -> Term:
+    """A set display: the frame's own set while its items are constants whose hash and
+    equality run no code; else one effect (hashing them may run code)."""
+    if any(_key(i) is _NOT_CONSTANT for i in items):
+        return ex.effect(st, "set", tuple(items))
+    made: list[Term] = []
+    for item in items:
+        _set_add(made, item)
+    return ex.new_obj(st, "set", made)
+
+
+def _set_add(items: list[Term], item: Term) -> None:
+    """``s.add(item)`` on a set's constant items: an equal item stays as it was."""
+    value = _key(item)
+    if all(_key(i) != value for i in items):
+        items.append(item)
+
+
+def _frozenset_items(term: Term) -> list[Term] | None:
+    """The items of a constant frozenset (3.9+ builds constant set displays from one),
+    in a fixed order (a set's order is not compared), or None."""
+    if term[:2] != ("const", "frozenset"):
+        return None
+    try:
+        return [const_term(ast.literal_eval(r)) for r in ast.literal_eval(term[2])]
+    except (ValueError, SyntaxError):
+        return None
 
 
 def _dict_get(pairs: list[list[Term]], key: Term) -> list[Term] | None:
@@ -509,8 +544,9 @@ def _flow(ex: Exploring, st: State, ins: Raw) -> bool:
               "JUMP_BACKWARD_NO_INTERRUPT"):
         ex.jump(st, ins)
     elif op.endswith(("_IF_NONE", "_IF_NOT_NONE")):
-        test = ("is", s.pop(), NONE, 0)
-        st.bools.add(test)
+        test = is_term(s.pop(), NONE, False)
+        if test[0] == "is":
+            st.bools.add(test)
         return ex.branch(st, test, not op.endswith("_NOT_NONE"), ins)
     elif op.endswith(("_IF_TRUE", "_IF_FALSE", "_OR_POP")):
         # 3.11's JUMP_IF_X_OR_POP keeps the value on the stack where it jumps

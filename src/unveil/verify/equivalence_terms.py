@@ -141,6 +141,31 @@ def _condition(cond: Any, outcome: bool) -> tuple[Any, bool]:
     return cond, outcome
 
 
+_SINGLETONS = ("NoneType", "bool", "ellipsis")
+
+
+def identical(left: Term, right: Term) -> bool | None:
+    """``left is right`` when it is known without running code (``is`` runs none): two
+    constants one of which is a singleton (``None``, ``True``, ``False``, ``...``), or
+    objects the frame made (each is itself, and no constant); else None."""
+    if left[0] == right[0] == "const" and (left[1] in _SINGLETONS or right[1] in _SINGLETONS):
+        return left == right
+    if left[0] == right[0] == "obj":
+        return left[1] == right[1]
+    if {left[0], right[0]} == {"obj", "const"}:
+        return False
+    return None
+
+
+def is_term(left: Term, right: Term, negated: bool) -> Term:
+    """The term of ``left is right`` (``is not`` when ``negated``): a constant where
+    :func:`identical` knows it."""
+    known = identical(left, right)
+    if known is not None:
+        return const_term(known != negated)
+    return ("is", left, right, int(negated))
+
+
 # A function made in the frame is one of its objects: [code, closure and defaults,
 # __name__, __qualname__]. __qualname__ is kept (code may read and set it) but not compared:
 # recompiled code is compiled inside a wrapper function, so the qualified names of its
