@@ -486,6 +486,7 @@ def _recompile(code: CodeType, filename: str | None, line_map: dict[int, int] | 
         if kind == "lambda" and isinstance(node, ast.FunctionDef):
             target = (LAMBDA_NAME, "function")
         wrapped = wrap(node)
+    header += _constants_note(constants)
     source, parsed, markers, found = _compile_back(code, kind, target, wrapped, header,
                                                    fname, constants)
     lost = _lost_cells(code, found, kind)
@@ -509,6 +510,30 @@ def _recompile(code: CodeType, filename: str | None, line_map: dict[int, int] | 
     if hasattr(code, "co_qualname"):
         replace["co_qualname"] = code.co_qualname
     return found.replace(**replace)
+
+
+def _constants_note(constants: Constants) -> str:
+    """Comment lines that say what each ``_unveil_const_N`` of the source holds (the
+    compiled code holds the object itself)."""
+    lines = []
+    for name, value in constants.values.items():
+        if _plain_value(value):  # (a repr that runs no one's code)
+            shown = " ".join(repr(value).split())
+            shown = shown if len(shown) <= 100 else shown[:100] + " ..."
+        else:
+            kind = type(value)
+            shown = f"a {kind.__module__}.{kind.__qualname__}".replace("builtins.", "")
+        lines.append(f"# {name}: {shown} (a constant of the original code, held as it is)\n")
+    return "".join(lines)
+
+
+def _plain_value(value: Any, depth: int = 0) -> bool:
+    """A value of the built-in literal types (containers of them too)."""
+    if type(value) in (tuple, frozenset, slice) and depth < 3:
+        items = (value.start, value.stop, value.step) if type(value) is slice else value
+        return len(items) <= 50 and all(_plain_value(v, depth + 1) for v in items)
+    return type(value) in (str, bytes, int, float, complex, bool, type(None)) \
+        or value is Ellipsis
 
 
 def _qualname_of(code: CodeType) -> str | None:

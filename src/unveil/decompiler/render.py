@@ -290,11 +290,7 @@ class Renderer:
         return ast.Name(id=node.id, ctx=ast.Load())
 
     def r_Constant(self, node: ast.Constant) -> ast.expr:
-        value = node.value
-        if isinstance(value, frozenset) and value and not getattr(node, "display", False):
-            return ast.Call(func=ast.Name(id="frozenset", ctx=ast.Load()),
-                            args=[self.literal(value)], keywords=[])
-        return self.literal(value)
+        return self.literal(node.value, in_set=bool(getattr(node, "display", False)))
 
     def subscript_slice(self, node: ast.expr) -> ast.expr:
         """The key of a subscript: slices in their ``a:b`` form (3.14 folds constant ones:
@@ -349,12 +345,15 @@ class Renderer:
             return ast.Constant(value)
         if kind is tuple:
             return ast.Tuple(elts=[self.literal(v) for v in value], ctx=ast.Load())
-        if kind is frozenset:
+        if kind is frozenset:  # a set display where the compiler folds one (``in {1, 2}``)
             elts = [self.literal(v) for v in _sorted(value)]
-            if not elts:
-                return ast.Call(func=ast.Name(id="frozenset", ctx=ast.Load()), args=[],
-                                keywords=[])
-            return ast.Set(elts=elts)
+            if in_set and elts:
+                return ast.Set(elts=elts)
+            exact = self.exact_constant(value) if self.exact_constant is not None else None
+            if exact is not None:  # (``frozenset(...)`` calls the global ``frozenset``)
+                return exact
+            return ast.Call(func=ast.Name(id="frozenset", ctx=ast.Load()),
+                            args=[ast.Set(elts=elts)] if elts else [], keywords=[])
         if self.constant is not None:
             return self.constant(value)
         raise self.fail(f"constant without a literal form: {type(value).__name__}")

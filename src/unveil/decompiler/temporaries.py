@@ -271,6 +271,11 @@ def tidy(body: list[ast.stmt], params: set[str], made: set[str], nested: set[str
                 out.pop()
                 changed = True
                 break
+    if counts.walrus:
+        hoisted = _hoisted(out, lambda n: temporary(n) and n not in nested,
+                           lambda n: n in params or bound_once(n, counts.stores, params, nested))
+        if hoisted is not None:
+            out, changed = hoisted, True
     renamed = None
     if made or any(TEMPORARY.match(name) for name in counts.stores):
         renamed = _renamed(out, params, made, nested)
@@ -293,6 +298,56 @@ def _chosen(before: ast.stmt | None, s: ast.If, scratch: Callable[[str], bool],
         return None
     chosen = ast.IfExp(test=s.test, body=then.value, orelse=before.value)
     return in_place_of(ast.Assign(targets=[before.targets[0]], value=chosen), then)
+
+
+def _hoisted(body: list[ast.stmt], temporary: Callable[[str], bool],
+             steady: Callable[[str], bool]) -> list[ast.stmt] | None:
+    """``body`` with each walrus that its statement evaluates first (after constants and
+    locals nothing can change) bound in a statement of its own just before:
+    ``y = (m := a.b).c`` as ``m = a.b`` then ``y = m.c`` (None: none). ``temporary``: the
+    walrus targets that may move (bound only there); ``steady``: locals whose value no
+    evaluation can change."""
+    out: list[ast.stmt] = []
+    changed = False
+    for s in body:
+        while True:
+            first = _leading_walrus(s, temporary, steady)
+            if first is None:
+                break
+            target, value = first.target, first.value
+            out.append(in_place_of(ast.Assign(targets=[ast.Name(id=target.id, ctx=ast.Store())],
+                                              value=value), s))
+
+            class Read(ast.NodeTransformer):
+                def visit_NamedExpr(self, node: ast.NamedExpr) -> ast.AST:
+                    if node is first:
+                        return ast.Name(id=target.id, ctx=ast.Load())
+                    self.generic_visit(node)
+                    return node
+
+            s = in_place_of(Read().visit(copy.copy(s)), s)
+            changed = True
+        out.append(s)
+    return out if changed else None
+
+
+def _leading_walrus(s: ast.stmt, temporary: Callable[[str], bool],
+                    steady: Callable[[str], bool]) -> ast.NamedExpr | None:
+    """The walrus ``s`` evaluates first, when all it evaluates before that walrus's value
+    is constants and steady locals; None otherwise."""
+    order = _evaluation(s)
+    first = next((n for n in order or () if isinstance(n, ast.NamedExpr)), None)
+    if first is None or not temporary(first.target.id):
+        return None
+    own = {id(n) for n in ast.walk(first.value)}
+    for node in order or ():
+        if node is first:
+            return first
+        if id(node) in own or isinstance(node, ast.Constant) \
+                or isinstance(node, ast.Name) and steady(node.id):
+            continue
+        return None
+    return None
 
 
 def _collapsed(body: list[ast.stmt], loads: dict[str, int],
