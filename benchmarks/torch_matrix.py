@@ -48,7 +48,6 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never the network: models come f
 def _frames(program: str, dump: Path) -> list[dict[str, Any]]:
     """Each transformed frame of a dump: status, reason, and its shape."""
     import dynamo_readability
-
     from unveil.torch.dump import RUNS_OURS
 
     out = []
@@ -70,10 +69,11 @@ def _frames(program: str, dump: Path) -> list[dict[str, Any]]:
 
 def _one(name: str, kind: str, backend: str) -> dict[str, Any]:
     """Run one workload plain and under prepare_debug: whether it broke, its frames."""
+    import torch
+
     import dynamo_readability
     import features
     import real_models
-    import torch
 
     result: dict[str, Any] = {"workload": name, "kind": kind, "broken": None, "frames": []}
     with tempfile.TemporaryDirectory() as tmp:
@@ -128,10 +128,11 @@ def worker(args: argparse.Namespace) -> int:
 
     warnings.simplefilter("ignore")
     sys.path[:0] = [str(HERE.parent), str(REPO / "src")]
+    import torch
+
     import dynamo_readability
     import features
     import real_models
-    import torch
 
     only = {n for n in args.only.split(",") if n}
     plan = [(w.name, "model") for w in real_models.WORKLOADS]

@@ -94,6 +94,10 @@ ensure_native_venv() {
 TORCH_DEFAULT_PYTHON=3.11
 TORCH_DEFAULT_VERSION=2.13.0
 TORCH_ON_DISK=(2.13.0 2.14.1)  # the releases /opt/wheels and /opt/pypi hold (cp311)
+# scripts/test's PyTorch suites (--torch): the default pair, the current release, and the
+# current release on another Python
+# shellcheck disable=SC2034  # used by scripts/test
+TORCH_SUITES="2.13.0,2.15.0,2.15.0@3.13"
 TRANSFORMERS_SPEC="transformers==5.23.0"
 TORCH_VENV="$CACHE/venv-3.11-torch"
 # torch_venv_dir PY TORCH: where the venv of that pair lives.

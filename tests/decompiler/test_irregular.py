@@ -980,6 +980,40 @@ def slice_kept_as_a_value() -> Irregular:
 
 
 @case()
+def frozenset_constants_kept_as_values() -> Irregular:
+    """Frozensets in ``co_consts`` used as values, alone and inside a tuple (Dynamo's
+    replay of a ``frozenset`` it built): in source ``frozenset({...})`` calls the global
+    ``frozenset``; recompiled, the code holds the constants themselves, and a frozenset
+    inside a tuple stays a frozenset (not a set display)."""
+    code = asm(
+        [
+            ("LOAD_CONST", frozenset({"q", "seen"})),
+            ("LOAD_CONST", (frozenset({1, 2}), 3)),
+            ("LOAD_FAST", "x"),
+            ("BUILD_TUPLE", 3),
+            ("RETURN_VALUE",),
+        ],
+        name="frozenset_constants_kept_as_values",
+        argnames=("x",),
+    )
+
+    def holds_the_constants(original: Any, new: Any) -> None:
+        assert "frozenset" not in new.__code__.co_names, new.__code__.co_names
+        text = unveil.decompile(code)
+        assert "frozenset({'q', 'seen'})" in text and "(frozenset({1, 2}), 3)" in text, text
+        if PY >= (3, 11):
+            from unveil.verify.equivalence import prove_equivalent
+
+            verdict = prove_equivalent(code, new.__code__)
+            assert verdict.equivalent, verdict.reason
+
+    return Irregular(
+        code, namespace(), [1, None],
+        [(frozenset({"q", "seen"}), (frozenset({1, 2}), 3), 1),
+         (frozenset({"q", "seen"}), (frozenset({1, 2}), 3), None)], extra=holds_the_constants)
+
+
+@case()
 def call_function_ex_list_extended_in_branches() -> Irregular:
     """What Dynamo does before calling a resume function: an argument list on the stack,
     extended differently in two branches, then ``CALL_FUNCTION_EX``."""

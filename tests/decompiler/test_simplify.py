@@ -376,3 +376,22 @@ def test_a_stack_value_only_dropped_after_a_join_is_not_kept() -> None:
     """
     lines = [line.strip() for line in _simplified_with(source, None).splitlines()[1:]]
     assert lines == ["if c:", "g()", "return h()"], lines
+
+
+WALRUS = """
+def f(self, k):
+    tmp_1 = (tmp_2 := (tmp_3 := self.mods).get).__call__(k), (tmp_4 := self.b).c, tmp_4.d
+    return tmp_1, tmp_2, tmp_3, (k(), (tmp_5 := self.e).f, tmp_5.g)
+"""
+
+
+def test_a_walrus_evaluated_first_is_a_statement_of_its_own() -> None:
+    text = _simplified_with(WALRUS, None)
+    lines = [line.strip() for line in text.splitlines()[1:]]
+    # the walruses evaluated first are named first; one after a call stays where it is
+    assert lines[:2] == ["mods = self.mods", "mods_get = mods.get"], text
+    assert "(b := self.b).c" in lines[2] and ":=" in lines[-1], text
+    original, simpler = _function(WALRUS), _function(text)
+    if sys.version_info >= (3, 11):
+        verdict = prove_equivalent(original.__code__, simpler.__code__)
+        assert verdict.equivalent, verdict.reason

@@ -314,18 +314,11 @@ def _hoisted(body: list[ast.stmt], temporary: Callable[[str], bool],
             first = _leading_walrus(s, temporary, steady)
             if first is None:
                 break
-            target, value = first.target, first.value
-            out.append(in_place_of(ast.Assign(targets=[ast.Name(id=target.id, ctx=ast.Store())],
-                                              value=value), s))
-
-            class Read(ast.NodeTransformer):
-                def visit_NamedExpr(self, node: ast.NamedExpr) -> ast.AST:
-                    if node is first:
-                        return ast.Name(id=target.id, ctx=ast.Load())
-                    self.generic_visit(node)
-                    return node
-
-            s = in_place_of(Read().visit(copy.copy(s)), s)
+            name = first.target.id
+            out.append(in_place_of(ast.Assign(targets=[ast.Name(id=name, ctx=ast.Store())],
+                                              value=first.value), s))
+            read = ast.Name(id=name, ctx=ast.Load())
+            s = replace_under(s, lambda n, w=first, r=read: r if n is w else None)
             changed = True
         out.append(s)
     return out if changed else None
