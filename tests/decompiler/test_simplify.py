@@ -345,8 +345,8 @@ def test_a_runtime_gated_profiler_region_reads_as_written_and_does_the_same(
         enabled: bool, token: Any) -> None:
     text = _simplified_with(PROFILER_GATE, _fixed)
     lines = [line.strip() for line in text.splitlines()[1:]]
-    assert lines == ["tmp_1 = utils.enter() if profiler._is_profiler_enabled else None",
-                     "if tmp_1 is not None:", "utils.exit(tmp_1)",
+    assert lines == ["enter_out = utils.enter() if profiler._is_profiler_enabled else None",
+                     "if enter_out is not None:", "utils.exit(enter_out)",
                      "return __compiled_fn_1_ab12(a, b)"], text
 
     def run(source: str) -> tuple[Any, list[Any]]:
@@ -376,6 +376,27 @@ def test_a_stack_value_only_dropped_after_a_join_is_not_kept() -> None:
     """
     lines = [line.strip() for line in _simplified_with(source, None).splitlines()[1:]]
     assert lines == ["if c:", "g()", "return h()"], lines
+
+
+def test_a_dropped_stack_value_goes_where_its_slot_is_used_again_later() -> None:
+    # (a stack slot's variable is one name for every value that slot holds)
+    source = """
+        def f(c, x):
+            if c:
+                g()
+                _s0 = None
+            else:
+                _s0 = None
+            _s0 = x.y
+            if _s0:
+                _s1 = None
+            else:
+                _s1 = None
+            return h(_s0, _s1)
+    """
+    lines = [line.strip() for line in _simplified_with(source, None).splitlines()[1:]]
+    assert lines == ["if c:", "g()", "y = x.y", "if y:", "_s1 = None", "else:", "_s1 = None",
+                     "return h(y, _s1)"], lines
 
 
 WALRUS = """

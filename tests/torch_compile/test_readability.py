@@ -17,6 +17,7 @@ torch = pytest.importorskip("torch")
 from breakpoints import Breakpoints  # noqa: E402
 
 import unveil  # noqa: E402
+from unveil.torch import _dynamo  # noqa: E402
 from unveil.torch.dump import RUNS_OURS  # noqa: E402
 
 
@@ -56,11 +57,13 @@ def test_toy_example_reads_as_the_paper_shows_it(tmp_path: Path) -> None:
     # Dynamo's profiler region, as Dynamo writes it: one call on torch 2.13/2.14
     # (``exit(enter())``); from 2.15 gated at run time, which reads in three statements:
     # ``cm = enter() if _is_profiler_enabled else None`` / ``if cm is not None: exit(cm)``
+    # (the facts ``profiler_region``, ``profiler_gate`` of ``unveil.torch._dynamo``)
     region = [s for s in fn.body if "record_pregraph_bytecode_" in ast.unparse(s)]
-    assert region and fn.body[:len(region)] == region, source
-    gated = "_is_profiler_enabled" in source
+    assert fn.body[:len(region)] == region, source
+    gated = _dynamo.holds("profiler_gate")
+    assert gated == ("_is_profiler_enabled" in source), source
     assert sum(isinstance(n, ast.stmt) for s in region for n in ast.walk(s)) == \
-        (3 if gated else 1), source
+        (0 if not _dynamo.holds("profiler_region") else 3 if gated else 1), source
     rest = fn.body[len(region):]
     statements = [n for s in rest for n in ast.walk(s) if isinstance(n, ast.stmt)]
     # the paper: the graph's outputs named, one test, a resume call in each branch (torch
@@ -71,7 +74,8 @@ def test_toy_example_reads_as_the_paper_shows_it(tmp_path: Path) -> None:
     assert sum(isinstance(n, ast.Name) and n.id.startswith("__compiled_fn")
                for n in ast.walk(fn)) == 1, source  # (the graph, read once and called)
     assert sum(c.startswith("__resume_at") for c in calls) == 2, source
-    assert sum(isinstance(n, ast.If) for s in rest for n in ast.walk(s)) == 1, source
+    # (before 2.8 Dynamo returns from the test itself: a conditional expression)
+    assert sum(isinstance(n, ast.If | ast.IfExp) for s in rest for n in ast.walk(s)) == 1, source
     # no list juggling, no walrus, no made-up names
     assert not any(isinstance(n, ast.NamedExpr) or isinstance(n, ast.Delete)
                    and any(isinstance(t, ast.Subscript) for t in n.targets)
@@ -99,11 +103,13 @@ def test_the_file_says_what_the_plumbing_is(tmp_path: Path) -> None:
     named = re.search(r"# the graph in (\S+?\.py)", graph[0])
     assert named and (tmp_path / named.group(1)).exists(), graph[0]
     resumes = [line for line in lines if "__resume_at_" in line]
-    assert len(resumes) == 2, text  # where the rest of the function starts, and why
+    # where the rest of the function starts, and why (before 2.8, both on one line)
+    assert sum(line.count("__resume_at_") for line in resumes) == 2, text
     assert all(f"graph break at line {toy_example.__code__.co_firstlineno + 2}" in line
                for line in resumes), resumes
     hooks = [line for line in lines if "record_pregraph_bytecode_enter(" in line]
-    assert hooks and "profiler region" in hooks[0], text
+    assert bool(hooks) == _dynamo.holds("profiler_region"), text
+    assert all("profiler region" in line for line in hooks), text
     compile(text, "transformed", "exec")  # (comments only: still Python)
 
 
@@ -116,7 +122,8 @@ def test_simplify_false_writes_the_frame_faithfully(tmp_path: Path) -> None:
     assert first["status"] == RUNS_OURS, first
     fn = _frame_function(tmp_path, first)
     statements = [n for n in ast.walk(fn) if isinstance(n, ast.stmt) and n is not fn]
-    assert len(statements) > 15, ast.unparse(fn)  # Dynamo's list juggling, as it is
+    # Dynamo's list juggling, as it is (from 2.9: its lists of resume functions and frames)
+    assert len(statements) > (15 if _dynamo.holds("nested_resume") else 1), ast.unparse(fn)
 
 
 def test_a_breakpoint_in_a_simplified_frame_is_hit(tmp_path: Path) -> None:

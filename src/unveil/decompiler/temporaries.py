@@ -58,6 +58,8 @@ def stem_of(value: ast.expr) -> str | None:
                 and isinstance(func.slice.value, str):  # Dynamo's builtins dict
             base = func.slice.value
         name = f"{base.strip('_')}_out" if base.strip("_") else ""
+        if isinstance(func, ast.Name) and func.id.startswith("__compiled_fn_"):
+            name = "graph_out"  # what Dynamo's compiled graph returns (as Dynamo names it)
         owner = func.value if isinstance(func, ast.Attribute) else None
         if isinstance(owner, ast.NamedExpr):
             owner = owner.target
@@ -70,6 +72,8 @@ def stem_of(value: ast.expr) -> str | None:
             name = value.args[2].value
     elif isinstance(value, ast.Attribute):
         name = value.attr.strip("_")
+    elif isinstance(value, ast.IfExp) and isinstance(value.orelse, ast.Constant):
+        return stem_of(value.body)  # ``f() if t else None``: what ``f`` gives, when it runs
     elif isinstance(value, ast.Name) and value.id.startswith("__compiled_fn_"):
         name = "graph"  # Dynamo's compiled graph (its number changes from run to run)
     elif isinstance(value, ast.Name) and not value.id.startswith("__"):
@@ -190,9 +194,17 @@ def tidy(body: list[ast.stmt], params: set[str], made: set[str], nested: set[str
         return (bool(TEMPORARY.match(name)) or name in made) and name not in params \
             and name not in counts.declared and counts.stores.get(name) == bindings
 
+    def scratch(name: str) -> bool:  # a temporary whatever its bindings (not a cell)
+        return (bool(TEMPORARY.match(name)) or name in made) and name not in params \
+            and name not in counts.declared and name not in nested
+
     forwarded, touched = _forwarded(body, counts.loads, counts.stores, params, nested,
                                     temporary, fixed, counts.nodes, counts.with_walrus)
     changed = forwarded is not body
+    pruned = _live_stores(forwarded, scratch)  # (a stack value carried to where it is dropped)
+    if pruned is not None:
+        forwarded, changed = pruned, True
+        touched = set(counts.nodes)  # (statements in branches changed: count all again)
     if changed:  # (forwarding moves reads)
         counts = Counts.of(forwarded, {k: v for k, v in counts.nodes.items()
                                         if k not in touched})
@@ -204,10 +216,6 @@ def tidy(body: list[ast.stmt], params: set[str], made: set[str], nested: set[str
     walrus_unread = bool(unused) or counts.walrus and any(
         not loads.get(name) and temporary(name) for name in counts.stores)
 
-    def scratch(name: str) -> bool:  # a temporary whatever its bindings (not a cell)
-        return (bool(TEMPORARY.match(name)) or name in made) and name not in params \
-            and name not in counts.declared and name not in nested
-
     def block(stmts: list[ast.stmt], top: bool = True) -> list[ast.stmt]:
         nonlocal changed
         out: list[ast.stmt] = []
@@ -215,9 +223,6 @@ def tidy(body: list[ast.stmt], params: set[str], made: set[str], nested: set[str
             if isinstance(s, ast.Delete) and all(isinstance(t, ast.Name) and t.id in unused
                                                  for t in s.targets):
                 changed = True
-                continue
-            if dead(s, loads) and scratch(s.targets[0].id):  # type: ignore[attr-defined]
-                changed = True  # (a stack value carried to where it is dropped)
                 continue
             if walrus_unread and top and id(s) in counts.with_walrus:  # (branches too)
                 unread = _unread_walrus(s, loads, lambda n: temporary(n) or n in unused)
@@ -280,6 +285,48 @@ def tidy(body: list[ast.stmt], params: set[str], made: set[str], nested: set[str
     if made or any(TEMPORARY.match(name) for name in counts.stores):
         renamed = _renamed(out, params, made, nested)
     return renamed if renamed is not None else out if changed else None
+
+
+def _live_stores(body: list[ast.stmt], scratch: Callable[[str], bool]) -> list[ast.stmt] | None:
+    """``body`` without the stores of a constant to a temporary (``scratch``) that nothing
+    reads before it is bound again or the function ends (None: none). Branches of ``if``
+    statements are followed; other compound statements count as reading every name they
+    name, and binding none."""
+    changed = False
+
+    def back(stmts: list[ast.stmt], live: set[str]) -> tuple[list[ast.stmt], set[str]]:
+        nonlocal changed
+        out: list[ast.stmt] = []
+        for s in reversed(stmts):
+            if isinstance(s, ast.Return | ast.Raise):
+                live = set()  # (what follows in this block never runs)
+            if isinstance(s, ast.Assign) and len(s.targets) == 1 \
+                    and isinstance(s.targets[0], ast.Name) and isinstance(s.value, ast.Constant) \
+                    and scratch(s.targets[0].id):
+                if s.targets[0].id not in live:
+                    changed = True
+                    continue
+                live = live - {s.targets[0].id}
+            elif isinstance(s, ast.If):
+                body, in_body = back(s.body, live)
+                orelse, in_orelse = back(s.orelse, live)
+                if body != s.body or orelse != s.orelse:
+                    s = in_place_of(ast.If(test=s.test, body=body or [ast.Pass()],
+                                           orelse=orelse), s)
+                live = in_body | in_orelse | _names_read(s.test)
+            elif isinstance(s, ast.Assign) and all(isinstance(t, ast.Name) for t in s.targets):
+                live = (live - {t.id for t in s.targets}) | _names_read(s.value)  # type: ignore
+            else:  # (``del x`` reads x: it raises where x is unbound)
+                live = live | {n.id for n in walk(s) if isinstance(n, ast.Name)}
+            out.append(s)
+        return out[::-1], live
+
+    out, _ = back(body, set())
+    return out if changed else None
+
+
+def _names_read(node: ast.AST) -> set[str]:
+    return {n.id for n in walk(node) if isinstance(n, ast.Name)}
 
 
 def _chosen(before: ast.stmt | None, s: ast.If, scratch: Callable[[str], bool],
@@ -607,6 +654,14 @@ def _renamed(body: list[ast.stmt], params: set[str], made: set[str],
             if path is not None:
                 paths.known[old] = path
             name(old, s.value, path)
+        elif isinstance(s, ast.Assign) and len(s.targets) == 1 \
+                and isinstance(s.targets[0], ast.Tuple):  # ``x, _t0 = f()``: ``f_out_1``
+            stem = stem_of(s.value)
+            for k, e in enumerate(s.targets[0].elts):
+                if stem is not None and isinstance(e, ast.Name) and TEMPORARY.match(e.id) \
+                        and bindings.get(e.id) == 1 and e.id not in nested \
+                        and e.id not in names:
+                    names[e.id] = unique(f"{stem}_{k}", taken)
     # the names the simplifier made, again: what they hold may read better now
     for s in body:
         if isinstance(s, ast.Assign) and len(s.targets) == 1 \

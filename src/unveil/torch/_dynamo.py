@@ -1,7 +1,11 @@
 """The one place that touches PyTorch internals, each with a version check.
 
-PyTorch 2.x: ``torch._dynamo.convert_frame.register_bytecode_hook(hook)`` calls
-``hook(code, new_code)`` for every frame Dynamo transforms and installs what the hook
+What differs between PyTorch releases is :data:`FACTS`: one named fact each (what Dynamo
+writes or offers), with the release it starts at; code asks :func:`holds`. The rest of
+unveil reads Dynamo's output by what it does (the decompiler, the equivalence check), not
+by its layout, so a release that changes the layout needs no entry unless unveil names
+something new. PyTorch 2.x: ``torch._dynamo.convert_frame.register_bytecode_hook(hook)``
+calls ``hook(code, new_code)`` for every frame Dynamo transforms and installs what the hook
 returns (a code object, or None for Dynamo's own); it returns a handle with ``remove()``.
 """
 
@@ -22,6 +26,7 @@ from types import CodeType
 from typing import Any
 
 BytecodeHook = Callable[[CodeType, CodeType], "CodeType | None"]
+_warned: set[str] = set()  # warnings given once per process
 
 
 def torch_version() -> str | None:
@@ -33,25 +38,90 @@ def torch_version() -> str | None:
     return str(torch.__version__)
 
 
-OLDEST = (2, 4)  # the oldest PyTorch whose Dynamo has everything unveil uses
+# The releases unveil is tested on (benchmarks/torch_matrix.py, scripts/test --torch); a
+# PyTorch outside gets one warning line naming them.
+TESTED = ((2, 6), (2, 15))
 
 
-def _version_tuple(version: str) -> tuple[int, int]:
+@dataclass(frozen=True)
+class Fact:
+    """Something of Dynamo that unveil relies on, and the releases it holds in:
+    ``since`` is the first (of those checked, 2.6 to 2.15: ``(2, 6)`` means 2.6 or
+    earlier), ``until`` the first it no longer holds in (None: it still does)."""
+
+    name: str
+    since: tuple[int, int]
+    what: str
+    until: tuple[int, int] | None = None
+
+
+FACTS = (
+    Fact("bytecode_hook", (2, 6), "torch._dynamo.convert_frame.register_bytecode_hook(hook): "
+         "hook(code, new_code) for each transformed frame; the code it returns runs"),
+    Fact("structured_trace", (2, 6), "torch._logging._internal.trace_log and "
+         "trace_structured(name, metadata_fn, payload_fn): graphs, guards, graph breaks"),
+    Fact("cache_entries", (2, 6), "torch._dynamo.eval_frame._debug_get_cache_entry_list(code):"
+         " each entry's guard_manager (code_parts, closure_vars), compile_id and code"),
+    Fact("fixed_globals", (2, 6), "Dynamo's code reads globals it binds once: its graphs "
+         "(__compiled_fn_<n>, from 2.8 __compiled_fn_<n>_<uuid>), resume functions "
+         "(__resume_at_<offset>_<n>) and modules (__import_<name, dots as _dot_>)"),
+    Fact("profiler_region", (2, 8), "the graph's inputs are loaded between "
+         "torch._dynamo.utils.record_pregraph_bytecode_enter() and "
+         "record_pregraph_bytecode_exit(cm) (config.record_runtime_overhead)"),
+    Fact("profiler_gate", (2, 15), "that region runs only while "
+         "torch.autograd.profiler._is_profiler_enabled: cm = None; if enabled: cm = enter(); "
+         "...; if cm is not None: exit(cm)"),
+    Fact("graph_break_registry", (2, 8), "torch/_dynamo/graph_break_registry.json names each "
+         "graph-break type GB<nnnn> (exc._load_gb_type_to_gb_id_map)"),
+    Fact("nested_resume", (2, 9), "resume functions take __nested_resume_fns and "
+         "__nested_frame_values before the live locals, and a graph break in a nested call "
+         "may resume each frame on the way (config.nested_graph_breaks)"),
+)
+_FACTS = {f.name: f for f in FACTS}
+# Dynamo's helpers its code calls, of torch._dynamo.utils (fixed: nothing rebinds them)
+PROFILER_HELPERS = ("record_pregraph_bytecode_enter", "record_pregraph_bytecode_exit")
+
+
+def version_tuple(version: str | None) -> tuple[int, int] | None:
+    """``"2.15.0+cu132"`` as ``(2, 15)``; None when not a version."""
+    if version is None:
+        return None
     parts = version.split("+")[0].split(".")
     try:
         return int(parts[0]), int(parts[1])
     except (IndexError, ValueError):
-        return (0, 0)
+        return None
+
+
+def holds(fact: str, version: str | None = None) -> bool:
+    """Whether :data:`FACTS`' ``fact`` holds for PyTorch ``version`` (default: the
+    installed one). A release outside :data:`TESTED` is taken as the nearest one."""
+    found = _FACTS[fact]
+    release = version_tuple(version if version is not None else torch_version())
+    if release is None:
+        return False
+    return found.since <= release and (found.until is None or release < found.until)
+
+
+def untested(version: str | None) -> str | None:
+    """The warning line for a PyTorch outside :data:`TESTED`, else None."""
+    release = version_tuple(version)
+    if release is None or TESTED[0] <= release <= TESTED[1]:
+        return None
+    first, last = (".".join(map(str, v)) for v in TESTED)
+    return (f"unveil: PyTorch {version} is outside the releases unveil is tested on "
+            f"({first} to {last}); frames it cannot show equivalent keep Dynamo's code")
 
 
 def add_bytecode_hook(hook: BytecodeHook) -> Callable[[], None]:
     """Register ``hook`` with Dynamo; returns the function that removes it. On a PyTorch
-    without the hook, warns once (one line) and does nothing."""
+    without the hook, warns once (one line) and does nothing; on one outside
+    :data:`TESTED`, warns once (one line) and goes on."""
     version = torch_version()
-    if version is not None and _version_tuple(version) < OLDEST:
-        warnings.warn(f"unveil: PyTorch {version} is older than "
-                      f"{'.'.join(map(str, OLDEST))}; some parts of the dump may be missing",
-                      RuntimeWarning, stacklevel=3)
+    warning = untested(version)
+    if warning is not None and warning not in _warned:
+        _warned.add(warning)
+        warnings.warn(warning, RuntimeWarning, stacklevel=3)
     try:
         from torch._dynamo.convert_frame import register_bytecode_hook
     except ImportError as exc:  # torch missing, or a PyTorch that moved the hook
@@ -426,13 +496,16 @@ def _route_fx_sources(fx_graph_module: Any) -> None:
     fx_graph_module._exec_with_source = exec_with_source
 
 
-# The globals Dynamo puts in a frame's module for its transformed code (torch 2.4-2.13,
-# ``output_graph.install_global*``, ``symbolic_convert``): a compiled graph
-# (``__compiled_fn_<n>_<uuid>``), a resume function (``__resume_at_<offset>_<n>``) and
-# modules it imports (``__import_torch_dot__dynamo_dot_utils``, which its code reads
-# helpers from: ``codegen.load_import_from``). Each name is unique and bound once, before
-# the code that reads it runs; the helpers are functions nothing rebinds.
-_FIXED_GLOBAL = re.compile(r"__compiled_fn_\d+(_\w+)?|__resume_at_\d+_\d+(_\w+)?")
+# The globals Dynamo puts in a frame's module for its transformed code (the fact
+# ``fixed_globals``; ``output_graph.install_global*``, ``symbolic_convert``): a compiled
+# graph (``__compiled_fn_<n>_<uuid>``), a resume function (``__resume_at_<offset>_<n>``)
+# and modules it imports (``__import_torch_dot__dynamo_dot_utils``, which its code reads
+# helpers from: ``codegen.load_import_from``; ``__import_torch_dot_autograd_dot_profiler``,
+# whose ``_is_profiler_enabled`` flag it reads: a flag is no helper, it changes). Each
+# name is unique and bound once, before the code that reads it runs; the helpers are
+# functions nothing rebinds.
+_FIXED_GLOBAL = re.compile(r"__compiled_fn_\d+(_\w+)?|__resume_at_\d+_\d+(_\w+)?"
+                           r"|__import_\w+")
 _DYNAMO_UTILS = "__import_torch_dot__dynamo_dot_utils"
 
 
@@ -440,7 +513,7 @@ def fixed_global(name: str, attr: str | None) -> bool:
     """Whether Dynamo's global ``name`` (its attribute ``attr``, if given) holds one value
     while a transformed frame runs (see :data:`unveil.decompiler.temporaries.Fixed`)."""
     if attr is None:
-        return name == _DYNAMO_UTILS or _FIXED_GLOBAL.fullmatch(name) is not None
+        return _FIXED_GLOBAL.fullmatch(name) is not None
     if name != _DYNAMO_UTILS:
         return False
     module = sys.modules.get("torch._dynamo.utils")
@@ -502,6 +575,8 @@ def never_compile(code: CodeType) -> None:
 def graph_break_id(gb_type: str) -> str | None:
     """PyTorch's registry id (``GB0170``) of the graph-break type ``gb_type`` (the first
     line of its message; torch >= 2.8 ships the registry), or None."""
+    if not holds("graph_break_registry"):
+        return None
     try:
         from torch._dynamo.exc import _load_gb_type_to_gb_id_map
     except ImportError:

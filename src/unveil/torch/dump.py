@@ -410,7 +410,7 @@ class prepare_debug:  # noqa: N801 (a context manager named like the function it
             if graph is not None:
                 files = graphs.get(short_name(graph.group(0))) or []
                 return f"the graph{' in ' + ', '.join(files[:3]) if files else ''}"
-            if "record_pregraph_bytecode_enter(" in line:
+            if f"{_dynamo.PROFILER_HELPERS[0]}(" in line:
                 return ("Dynamo's profiler region 'Pregraph bytecode': loading the graph's "
                         "inputs")
             if broke is not None and "__resume_at_" in line:
