@@ -84,7 +84,8 @@ class Workload:
 
         def step() -> Any:
             optimizer.zero_grad()
-            loss = compiled(**args).loss
+            out = compiled(**args)
+            loss = out.loss if hasattr(out, "loss") else out.float().pow(2).mean()
             loss.backward()
             optimizer.step()
             return [loss.detach(), *[p.detach().clone() for p in model.parameters()][:4]]
@@ -267,7 +268,44 @@ WORKLOADS: list[Workload] = [
                                   n_head=2, n_positions=64, **_VOCAB), kind="train",
              inputs=_labels),
 ]
-BY_NAME = {w.name: w for w in WORKLOADS}
+
+
+def has_timm() -> bool:
+    """Whether timm's models can be built here: timm imports torchvision, and a
+    torchvision built for another torch fails (``operator torchvision::nms does not
+    exist``); torch 2.14.1's torchvision 0.29.1 is on local disk."""
+    try:
+        import timm  # noqa: F401
+    except Exception:  # noqa: BLE001 (ImportError, or torchvision's RuntimeError)
+        return False
+    return True
+
+
+def _timm(name: str, **kwargs: Any) -> Callable[[], Any]:
+    def make() -> Any:
+        import timm
+
+        return timm.create_model(name, pretrained=False, num_classes=5, **kwargs)
+    return make
+
+
+def _image(size: int) -> Callable[[Any], dict[str, Any]]:
+    def inputs(model: Any) -> dict[str, Any]:
+        return {"x": _pixels(size)(model)["pixel_values"]}  # (timm's forward takes x)
+    return inputs
+
+
+# timm's image models (random weights, small inputs), where timm is installed
+TIMM = [
+    Workload("timm-resnet18", _timm("resnet18"), inputs=_image(64)),
+    Workload("timm-vit", _timm("vit_tiny_patch16_224", img_size=32, patch_size=8),
+             inputs=_image(32)),
+    Workload("timm-efficientnet", _timm("efficientnet_b0"), inputs=_image(64)),
+    Workload("timm-convnext", _timm("convnext_atto"), inputs=_image(64)),
+    Workload("timm-mobilenetv3", _timm("mobilenetv3_small_050"), inputs=_image(64)),
+    Workload("timm-resnet18-train", _timm("resnet18"), kind="train", inputs=_image(64)),
+]
+BY_NAME = {w.name: w for w in [*WORKLOADS, *TIMM]}
 
 
 def _import_unveil() -> Any:
@@ -482,7 +520,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.worker:
         return _worker(args)
-    names = [n for n in args.only.split(",") if n] or [w.name for w in WORKLOADS]
+    names = [n for n in args.only.split(",") if n] or [
+        w.name for w in [*WORKLOADS, *(TIMM if has_timm() else [])]]
     unknown = [n for n in names if n not in BY_NAME]
     if unknown:
         parser.error(f"unknown workload(s): {', '.join(unknown)}")

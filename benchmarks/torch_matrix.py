@@ -135,7 +135,8 @@ def worker(args: argparse.Namespace) -> int:
     import real_models
 
     only = {n for n in args.only.split(",") if n}
-    plan = [(w.name, "model") for w in real_models.WORKLOADS]
+    timm = real_models.TIMM if real_models.has_timm() else []
+    plan = [(w.name, "model") for w in [*real_models.WORKLOADS, *timm]]
     plan += [(f.name, "feature") for f in features.FEATURES if f.needs()]
     plan += [(name, "program") for name in dynamo_readability._programs()
              if name not in features.BY_NAME]  # (its toy example is a closure: the paper's)

@@ -202,6 +202,11 @@ SAME = {
         "        u.exit(cm)\n    return g(x)",
         "def f(m, u, a):\n    cm = u.enter() if m.enabled else None\n"
         "    if cm is not None:\n        u.exit(cm)\n    return g(a)"),
+    # a bool tested again gives the same answer (and runs no code): one test or two
+    "a bool tested twice": (
+        "def f(a):\n    t = a is None\n    if t:\n        g()\n    k()\n    if t:\n        h()",
+        "def f(a):\n    if a is None:\n        g()\n        k()\n        h()\n    else:\n"
+        "        k()"),
     "identity of the frame's own objects": (
         "def f(a):\n    l = [a]\n    if l is None or l is not l:\n        g()\n    return h(l)",
         "def f(a):\n    return h([a])"),
@@ -319,6 +324,10 @@ DIFFERENT = {
         "def f(m, u):\n    cm = None\n    if m.on:\n        cm = u.enter()\n"
         "    if cm is not None:\n        u.exit(cm)",
         "def f(m, u):\n    if m.on:\n        u.exit(u.enter())"),
+    # testing any other value runs its __bool__ each time
+    "a value tested once or twice": (
+        "def f(a):\n    if a:\n        g()\n    if a:\n        h()",
+        "def f(a):\n    if a:\n        g()\n        h()"),
     "set items": ("def f():\n    return g({1, 2})", "def f():\n    return g({1, 3})"),
     "set item 1 or True": ("def f():\n    return g({1, 'a'})", "def f():\n    return g({True, 'a'})"),
     "set or frozenset": ("def f():\n    return g({1, 2, 3})",

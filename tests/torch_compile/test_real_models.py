@@ -3,7 +3,8 @@ from tiny configs with seeded random weights (nothing downloaded), the workloads
 ``benchmarks/real_models.py``: forward passes of 18 architectures, two with graph breaks
 inside transformers (hidden states and attentions asked for; a printing forward hook),
 ``generate()`` on two causal LMs (several frames, recompiles) and two training steps
-(forward, loss, backward, optimizer).
+(forward, loss, backward, optimizer); and five of timm's image models and a training step,
+where timm (with a torchvision built for this torch) is installed.
 
 Each workload runs compiled without and with unveil: the results are equal (bit for bit,
 but for Inductor), every frame Dynamo transformed has its file and runs the code compiled
@@ -37,7 +38,9 @@ from unveil.torch.dump import RUNS_OURS  # noqa: E402
 EAGER = ["bert", "gpt2", "llama", "t5", "vit", "gpt2-generate", "bert-train"]
 INDUCTOR = ["llama", "bert-train"]
 CASES = ([(w.name, "aot_eager") for w in real_models.WORKLOADS]
-         + [(name, "eager") for name in EAGER] + [(name, "inductor") for name in INDUCTOR])
+         + [(name, "eager") for name in EAGER] + [(name, "inductor") for name in INDUCTOR]
+         # timm's image models, where timm and a torchvision for this torch are installed
+         + [(w.name, "aot_eager") for w in real_models.TIMM] + [("timm-resnet18", "inductor")])
 
 
 def _graph_call_line(path: Path) -> int | None:
@@ -59,6 +62,8 @@ def _quiet() -> Any:
 @pytest.mark.parametrize(("name", "backend"), CASES, ids=[f"{n}-{b}" for n, b in CASES])
 def test_real_model(name: str, backend: str, tmp_path: Path) -> None:
     workload = real_models.BY_NAME[name]
+    if name.startswith("timm-") and not real_models.has_timm():
+        pytest.skip("timm (with a torchvision built for this torch) is not installed")
     expected = real_models.run_plain(workload, backend, calls=2)
     with real_models.under_unveil(tmp_path):
         once = workload.run(workload.build(), backend)

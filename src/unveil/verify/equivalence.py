@@ -434,6 +434,8 @@ class Explorer:
         """Follow a conditional jump on ``bool(term)``, forking where it is unknown;
         ``keep``: the value stays on the stack where the jump is taken."""
         value, known = term, self.truth(state, term)
+        if known is None and term in state.bools:
+            known = _tested(state.outcomes, term)
         if known is None:
             self.flush(state)
             if term not in state.bools:
@@ -441,8 +443,10 @@ class Explorer:
             cond, taken = _condition(self.render(state, term, escape=False), jump_if)
             other = state.fork()
             other.trace.append(("if", cond, not taken))
+            other.outcomes[term] = not jump_if
             self.work.append(other)
             state.trace.append(("if", cond, taken))
+            state.outcomes[term] = jump_if
         elif known != jump_if:
             return True
         if keep:
@@ -588,6 +592,20 @@ def _loops(ex: Explorer) -> dict[int, Loop]:
         loops[header] = Loop(header, frozenset(nodes), frozenset(writes),
                              frozenset(unbinds), alive)
     return loops
+
+
+def _tested(outcomes: dict[Term, bool], term: Term) -> bool | None:
+    """The truth of ``term`` (a bool) from the tests of it on this path: itself, or
+    what it negates (``not x``, ``a is not b`` of ``a is b``)."""
+    if term in outcomes:
+        return outcomes[term]
+    if term[0] == "not" and term[1] in outcomes:
+        return not outcomes[term[1]]
+    if term[0] == "is":
+        flipped = (*term[:3], 1 - term[3])
+        if flipped in outcomes:
+            return not outcomes[flipped]
+    return None
 
 
 def _maybe_unbound(value: Term) -> bool:

@@ -92,13 +92,16 @@ class State:
     # stores to globals and cells since the last effect: (opcode, name) -> (value, as
     # rendered); no code runs between them, so only the last value of each counts
     stores: dict[tuple[str, str], tuple[Term, Any]] = field(default_factory=dict)
+    # the outcome of each test of a term in ``bools`` on this path: testing a bool again
+    # runs no code and gives the same answer, so the other way is no path
+    outcomes: dict[Term, bool] = field(default_factory=dict)
 
     def fork(self) -> State:
         return State(self.pc, list(self.stack), dict(self.local),
                      {k: o.copy() for k, o in self.heap.items()}, list(self.trace),
                      self.effects, self.exc_info, self.kw_names, set(self.bools),
                      dict(self.canon), list(self.blocks), self.back_jumps, self.scope,
-                     dict(self.stores))
+                     dict(self.stores), dict(self.outcomes))
 
     def now(self) -> tuple[int, ...]:
         """When on this path: the number of effects so far, after the loop iterations
