@@ -466,8 +466,9 @@ def _recompile(code: CodeType, filename: str | None, line_map: dict[int, int] | 
     def wrap(node: ast.stmt, outer: Sequence[str] = ()) -> ast.Module:
         wrapped = (_in_enclosing_scopes(node, code) if kind == "class" else None) \
             or _closure_wrapper(node, code, outer)
-        wrapped.body[:0] = [ast.Import(names=[ast.alias(name=n)])
-                            for n in sorted(constants.imported)]
+        if constants.imported:  # (never run: the compiler only sees the names imported)
+            wrapped.body.insert(0, ast.If(test=ast.Constant(False), orelse=[], body=[
+                ast.Import(names=[ast.alias(name=n)]) for n in sorted(constants.imported)]))
         if _plain_super_calls(code):
             # (3.12+ compiles ``super().f`` to ``LOAD_SUPER_ATTR`` unless the module
             # names ``super`` itself: the code came from such a module)
@@ -487,6 +488,9 @@ def _recompile(code: CodeType, filename: str | None, line_map: dict[int, int] | 
             target = (LAMBDA_NAME, "function")
         wrapped = wrap(node)
     header += _constants_note(constants)
+    if constants.imported and kind != "module":
+        header += ("# (the 'if False:' imports run nothing: names Python sees imported are "
+                   "called as the original code calls them)\n")
     source, parsed, markers, found = _compile_back(code, kind, target, wrapped, header,
                                                    fname, constants)
     lost = _lost_cells(code, found, kind)
