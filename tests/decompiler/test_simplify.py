@@ -416,3 +416,35 @@ def test_a_walrus_evaluated_first_is_a_statement_of_its_own() -> None:
     if sys.version_info >= (3, 11):
         verdict = prove_equivalent(original.__code__, simpler.__code__)
         assert verdict.equivalent, verdict.reason
+
+
+MODULE_DICTS = """
+def f(x):
+    tmp_1 = utils.enter()
+    graph_inputs = (tmp_3 := (tmp_2 := model._modules)['0']._parameters)['weight'], tmp_3['bias'], x, (tmp_4 := tmp_2['2']._parameters)['weight']
+    utils.exit(tmp_1)
+    out = g(*graph_inputs)
+    del tmp_3, tmp_2, tmp_4
+    return out
+"""
+
+
+def test_module_dict_prefixes_read_first_are_named_and_deleted_as_before() -> None:
+    text = _simplified_with(MODULE_DICTS, None)
+    lines = [line.strip() for line in text.splitlines()[1:]]
+    assert lines[1:3] == ["model_modules = model._modules",
+                          "model_0_parameters = model_modules['0']._parameters"], text
+    assert "del model_0_parameters, model_modules" in lines and ":=" not in text, text
+
+    def run(source: str) -> Any:
+        log: list[Any] = []
+        layer = type("L", (), {"_parameters": {"weight": "w", "bias": "b"}})
+        namespace: dict[str, Any] = {
+            "utils": type("U", (), {"enter": staticmethod(lambda: log.append("enter")),
+                                    "exit": staticmethod(lambda t: log.append("exit"))}),
+            "model": type("M", (), {"_modules": {"0": layer, "2": layer}}),
+            "g": lambda *a: log.append(a) or len(a)}
+        exec(compile(textwrap.dedent(source), "<test>", "exec"), namespace)
+        return namespace["f"]("x"), log  # (a ``del`` of a name never bound would raise)
+
+    assert run(text) == run(MODULE_DICTS)

@@ -220,10 +220,13 @@ def tidy(body: list[ast.stmt], params: set[str], made: set[str], nested: set[str
         nonlocal changed
         out: list[ast.stmt] = []
         for s in stmts:
-            if isinstance(s, ast.Delete) and all(isinstance(t, ast.Name) and t.id in unused
+            if isinstance(s, ast.Delete) and any(isinstance(t, ast.Name) and t.id in unused
                                                  for t in s.targets):
                 changed = True
-                continue
+                kept = [t for t in s.targets if not (isinstance(t, ast.Name) and t.id in unused)]
+                if not kept:
+                    continue
+                s = in_place_of(ast.Delete(targets=kept), s)
             if walrus_unread and top and id(s) in counts.with_walrus:  # (branches too)
                 unread = _unread_walrus(s, loads, lambda n: temporary(n) or n in unused)
                 if unread is not None:
@@ -277,7 +280,7 @@ def tidy(body: list[ast.stmt], params: set[str], made: set[str], nested: set[str
                 changed = True
                 break
     if counts.walrus:
-        hoisted = _hoisted(out, lambda n: temporary(n) and n not in nested,
+        hoisted = _hoisted(out, lambda n: temporary(n, 1 + deleted.get(n, 0)) and n not in nested,
                            lambda n: n in params or bound_once(n, counts.stores, params, nested))
         if hoisted is not None:
             out, changed = hoisted, True
@@ -383,8 +386,8 @@ def _leading_walrus(s: ast.stmt, temporary: Callable[[str], bool],
     for node in order or ():
         if node is first:
             return first
-        if id(node) in own or isinstance(node, ast.Constant) \
-                or isinstance(node, ast.Name) and steady(node.id):
+        if id(node) in own or isinstance(node, ast.Constant) or isinstance(node, ast.Name) \
+                and (steady(node.id) or isinstance(node.ctx, ast.Store)):  # (a walrus's target)
             continue
         return None
     return None
