@@ -324,6 +324,50 @@ def dynamic_shapes(compile: Compile) -> Any:
     return out
 
 
+@feature()
+def dynamic_true(compile: Compile) -> Any:
+    """``torch.compile(dynamic=True)``: sizes symbolic from the first call."""
+    import torch
+
+    f = compile(lambda x, k: (x.reshape(-1, 2) * k).sum(0), dynamic=True)
+    return [f(torch.arange(n * 2.0), k) for n, k in ((2, 3), (5, 3), (7, 4))]
+
+
+@feature(exact=False)
+def batchnorm_training(compile: Compile) -> Any:
+    """A model whose buffers change in the graph (BatchNorm's running statistics in
+    training mode), forward and backward."""
+    import torch
+
+    _seed()
+    model = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.BatchNorm1d(8),
+                                torch.nn.ReLU(), torch.nn.Linear(8, 1)).train()
+    compiled = compile(model)
+    x = torch.randn(6, 8, generator=torch.Generator().manual_seed(1))
+    losses = []
+    for _ in range(2):
+        loss = compiled(x).pow(2).mean()
+        loss.backward()
+        losses.append(loss)
+    bn = model[1]
+    return [losses, bn.running_mean, bn.running_var, bn.num_batches_tracked]
+
+
+@feature(needs=_has("func.vmap"), exact=False)
+def vmap_and_grad(compile: Compile) -> Any:
+    """``torch.func``: per-sample gradients (``vmap`` of ``grad``) compiled."""
+    import torch
+    from torch.func import grad, vmap
+
+    w = torch.randn(4, generator=torch.Generator().manual_seed(1))
+
+    def loss(w: Any, x: Any) -> Any:
+        return (x @ w).sin()
+
+    f = compile(lambda w, xs: vmap(grad(loss), in_dims=(None, 0))(w, xs))
+    return f(w, torch.randn(3, 4, generator=torch.Generator().manual_seed(2)))
+
+
 @feature(needs=_has("_dynamo.nonstrict_trace"))
 def nonstrict_trace(compile: Compile) -> Any:
     """A helper Dynamo does not trace but puts in the graph (``nonstrict_trace``)."""

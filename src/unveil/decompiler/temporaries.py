@@ -9,7 +9,12 @@ and Dynamo's ``tmp_N`` locals), each rewrite one the equivalence check can follo
   as that value; ``a = b = v`` reads ``b`` for ``a``;
 * inlining: a temporary read once, by the next statement, before anything that could
   change what it evaluates;
-* dropping walrus stores nothing reads, and temporaries only bound and deleted;
+* dropping walrus stores nothing reads, temporaries only bound and deleted, and constants
+  stored to a temporary nothing reads before its next binding (a stack value Dynamo's
+  code leaves at a join and drops: ``_s2 = None`` in each arm);
+* ``x = c`` then ``if t: x = v`` as ``x = v if t else c``;
+* a walrus its statement evaluates first as a statement of its own (``m = a.b`` before
+  ``y = m.c``);
 * joining runs of ``del``; ``t = v ... name = t`` as ``name = v``;
 * packing: arguments loaded one after another before an effect (a profiler hook) and
   unpacked into one call as a tuple (``graph(*graph_inputs)``);
@@ -798,7 +803,8 @@ def _inline(s: ast.stmt, name: str, value: ast.expr,
 
 def _evaluation(s: ast.stmt) -> list[ast.expr] | None:
     """The expressions ``s`` evaluates, each before those that use its value (operands
-    in order); None where the order is not plain (conditional parts, nested scopes)."""
+    in order); of a conditional expression, its test and nothing after (one arm or the
+    other runs then); None where the order is not plain (``and``/``or``, nested scopes)."""
     out: list[ast.expr] = []
     stopped = False  # past a conditional expression's test: nothing more is listed
 

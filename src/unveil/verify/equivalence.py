@@ -15,10 +15,13 @@ does that anyone outside the frame could see:
 
 Values are terms: arguments, constants, results of earlier effects (``("res", k)``),
 globals and cell contents read after ``k`` effects (globals the caller names as fixed,
-and fixed attributes of them, without ``k``: ``fixed``). Lists, dicts (string keys) and
-functions the frame makes itself are followed exactly (item stores, slices,
-``extend``, ``__name__``...) until they escape into an effect; then their contents at
-that moment are part of the effect, and later changes are effects too.
+and fixed attributes of them, without ``k``: ``fixed``). Lists, dicts (string keys), sets
+(of constants, compared without their order) and functions the frame makes itself are
+followed exactly (item stores, slices, ``extend``, ``__name__``...) until they escape
+into an effect; then their contents at that moment are part of the effect, and later
+changes are effects too. ``is`` is decided where no code can say otherwise (singleton
+constants, the frame's own objects), and a bool tested again on a path keeps the answer
+it gave (a test of any other value is an effect each time: its ``__bool__`` runs).
 
 Not compared, by design: local variables (their names, and what ``locals()`` or a frame
 inspection would show), the order of pure steps (loads, stack shuffles, building
