@@ -124,9 +124,11 @@ def _first_calls(names: list[str], backend: str, repeat: int) -> dict[str, float
 
 
 def worker(args: argparse.Namespace) -> int:
+    import logging
     import warnings
 
     warnings.simplefilter("ignore")
+    logging.getLogger("torch").setLevel(logging.ERROR)  # (Dynamo's graph-break advice)
     sys.path[:0] = [str(HERE.parent), str(REPO / "src")]
     import torch
 
@@ -240,7 +242,8 @@ def main(argv: list[str] | None = None) -> int:
             cmd = [str(venv / "bin/python"), str(HERE), "--worker", "--out", str(out),
                    "--backend", args.backend, "--only", args.only,
                    "--first-call", args.first_call, "--repeat", str(args.repeat)]
-            proc = subprocess.run(cmd, env=env, check=False)
+            # (the workloads' own prints go nowhere; progress is on stderr)
+            proc = subprocess.run(cmd, env=env, check=False, stdout=subprocess.DEVNULL)
             if proc.returncode != 0 or not out.exists():
                 print(f"  {venv.name}: the worker failed (exit {proc.returncode})",
                       file=sys.stderr)

@@ -212,6 +212,11 @@ def test_normalise_guard() -> None:
     assert normalise_guard("TYPE_MATCH: type(L['x']) is 94412345678") \
         == "TYPE_MATCH: type(L['x']) is <id>"
     assert normalise_guard("L['n'] == 123456") == "L['n'] == 123456"  # a value: kept
+    # (torch 2.11 shows the checked object's repr, with its address)
+    assert normalise_guard("___check_obj_id(G['torch'].sin, 140), type=<built-in method sin "
+                           "of type object at 0x7fb0b5ee9fa0>") == \
+        "___check_obj_id(G['torch'].sin, <id>), type=<built-in method sin of type object " \
+        "at <address>>"
 
 
 def test_added_frame_is_reported(tmp_path: Path, base: Path,

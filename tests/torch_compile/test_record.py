@@ -76,9 +76,11 @@ def run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 
 def normalised(text: str) -> str:
     """What differs between two runs of one program and says nothing: graph-name uuids,
-    object ids, and the first line of a graph file (which says whether it ran)."""
+    object ids and addresses, and the first line of a graph file (which says whether it
+    ran)."""
     text = re.sub(r"(__compiled_fn_\d+)_[0-9a-f_]{36}", r"\1", text)
     text = re.sub(r"(___check_(?:obj|type)_id\([^,]+, )\d+", r"\1ID", text)
+    text = re.sub(r"\bat 0x[0-9a-f]+\b", "at ADDRESS", text)  # (in reprs some guards show)
     lines = text.splitlines()
     if lines and re.match(r"# \w+ of __compiled_fn_\d+ \(compile ", lines[0]):
         lines[0] = "# (graph title)"

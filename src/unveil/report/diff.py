@@ -42,6 +42,9 @@ _COUNTER = re.compile(r"\b(__compiled_fn_|__builtins_dict___|__resume_at_\d+_)\d
 _OBJ_ID = re.compile(r"(___check_(?:obj|type)_id\(.*?,\s*)\d+(?=\s*\))")
 _BIG_NUMBER = re.compile(r"\b\d{5,}\b")
 _ID_MATCH = re.compile(r"\b(?:ID_MATCH|TYPE_MATCH)\b")
+# an object's address in a repr Dynamo adds to a guard (torch 2.11: ``..., type=<built-in
+# method sin of type object at 0x7f12ddce9fa0>``)
+_ADDRESS = re.compile(r"\bat 0x[0-9a-fA-F]+\b")
 _HEADER_COMPILE = re.compile(r"\bcompile (?:!\d+/)?\d+/\d+\b")
 _COMPILE_ID = re.compile(r"^(?:(!\d+)/)?(\d+)/(\d+)$")
 # how unveil's graph files say where the trace's print of the graph is (torch/trace.py)
@@ -111,7 +114,7 @@ def _plural(n: int, one: str, many: str) -> str:
 
 def normalise_guard(guard: str) -> str:
     """A guard without the object ids that differ from one process to the next."""
-    guard = _OBJ_ID.sub(r"\1<id>", guard)
+    guard = _ADDRESS.sub("at <address>", _OBJ_ID.sub(r"\1<id>", guard))
     if _ID_MATCH.search(guard):
         guard = _BIG_NUMBER.sub("<id>", guard)
     return guard
