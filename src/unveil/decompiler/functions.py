@@ -516,10 +516,13 @@ def unused_free_variables(code: CodeType, body: list[ast.stmt],
                           names: ScopeNames | None = None) -> list[str]:
     """Free variables the body never names (hand-made bytecode, or reads only in code
     that cannot run), which a dead reference keeps free."""
-    candidates = [f for f in code.co_freevars if f.isidentifier() and not f.startswith("__class")]
+    names = names or scope_names(body)
+    # (``super()`` reads ``__class__`` without naming it; Dynamo's code for a method keeps
+    # the cell where the call went into the graph)
+    candidates = [f for f in code.co_freevars if f.isidentifier() and (
+        not f.startswith("__class") or f == "__class__" and "super" not in names.anywhere)]
     if not candidates:
         return []
-    names = names or scope_names(body)
     # a free variable the scope also binds: bound only by an inlined comprehension's
     # loop (3.12+), which is a variable of its own; the scope may not read it at all
     rebound = [f for f in candidates if f in names.own and f in names.bound]

@@ -3,7 +3,8 @@
 transformed code compared as code, guards, graph breaks and recompiles added or removed.
 
 What differs between two runs of the same program and says nothing is normalised away
-first: the uuid of ``__compiled_fn_<n>_<uuid>``, the compile id in a file's header
+first: the uuid of ``__compiled_fn_<n>_<uuid>`` (and of ``__resume_at_<offset>_<n>_<uuid>``,
+torch 2.8), the compile id in a file's header
 comment, the absolute path of the dump directory, the directory of a source file whose
 name is the same in both, and the object ids in ``___check_obj_id``/``___check_type_id``
 (``ID_MATCH``/``TYPE_MATCH``) guards. So are the numbers Dynamo counts through a whole
@@ -35,7 +36,7 @@ CATEGORIES: tuple[tuple[str, str, str], ...] = (
     ("recompiles", "recompile", "recompiles"),
 )
 
-_UUID = re.compile(r"(__compiled_fn_\d+)(?:_[0-9a-f]+)+(?!\w)")
+_UUID = re.compile(r"(__compiled_fn_\d+|__resume_at_\d+_\d+)(?:_[0-9a-f]+)+(?!\w)")
 # Dynamo's names numbered by a counter of the whole process: compiling anything else first
 # renumbers them (the resume function's offset, its first number, stays)
 _COUNTER = re.compile(r"\b(__compiled_fn_|__builtins_dict___|__resume_at_\d+_)\d+\b")
@@ -112,6 +113,12 @@ def _plural(n: int, one: str, many: str) -> str:
 # ---------------------------------------------------------------- normalising
 
 
+def normalise_names(text: str) -> str:
+    """``text`` with Dynamo's per-process names counted out: uuids of graphs and resume
+    functions dropped, their numbers (and those of builtins dicts) as ``N``."""
+    return _COUNTER.sub(r"\1N", _UUID.sub(r"\1", text))
+
+
 def normalise_guard(guard: str) -> str:
     """A guard without the object ids that differ from one process to the next."""
     guard = _ADDRESS.sub("at <address>", _OBJ_ID.sub(r"\1<id>", guard))
@@ -146,7 +153,7 @@ class _Normaliser:
             text = pattern.sub(DUMP, text)
         for pattern, base in self._sources:
             text = pattern.sub(base, text)
-        return normalise_guard(_COUNTER.sub(r"\1N", _UUID.sub(r"\1", text)))
+        return normalise_guard(normalise_names(text))
 
     def text(self, text: str) -> list[str]:
         """A dumped file's lines, normalised. A leading comment that names the compile

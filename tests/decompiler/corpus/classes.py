@@ -557,3 +557,21 @@ def class_bases_tested_by_conditionals_with_constant_arms(flag, other):
         pass
 
     return [k.__name__ for k in C.__mro__], [k.__name__ for k in D.__mro__], seen
+
+
+@cases((1,), (-2,))
+def method_with_a_class_cell_it_never_reads(x):
+    # 'super' only in code the compiler drops still gives the method its __class__ cell
+    # (Dynamo's code for a method keeps the cell where its super() call went into the
+    # graph): a dead read keeps it
+    class Base:
+        def m(self, x):
+            return x * 2
+
+    class C(Base):
+        def m(self, x):
+            if False:
+                super  # noqa: B018
+            return x + 1
+
+    return C().m(x), C.m.__code__.co_freevars
