@@ -39,8 +39,8 @@ def torch_version() -> str | None:
 
 
 # The releases unveil is tested on (benchmarks/torch_matrix.py, scripts/test --torch: the
-# whole torch suite passes on 2.11, 2.13, 2.14 and 2.15; on 2.8 and 2.6 it does not); a
-# PyTorch outside gets one warning line naming them.
+# whole torch suite passes on 2.11, 2.13, 2.14 and 2.15; not on 2.8 and 2.6, see
+# docs/pytorch-versions.md); a PyTorch outside gets one warning line naming them.
 TESTED = ((2, 11), (2, 15))
 
 
