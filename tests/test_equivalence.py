@@ -476,3 +476,13 @@ def test_verdict_does_not_depend_on_the_hash_seed() -> None:
                               text=True, check=True)
         verdicts.add(done.stdout)
     assert len(verdicts) == 1, verdicts
+
+
+def test_a_set_is_followed_only_where_equal_values_are_one_item() -> None:
+    from unveil.verify.equivalence_ops import _set_key
+    from unveil.verify.equivalence_terms import const_term
+
+    assert _set_key(const_term(1)) and _set_key(const_term(("a", 2.5)))
+    # a set tells NaNs apart by identity, and a tuple compares its items so too
+    assert not _set_key(const_term(float("nan"))) and not _set_key(const_term((1, float("nan"))))
+    assert not _set_key(("arg", "x"))  # (hashing it may run code)

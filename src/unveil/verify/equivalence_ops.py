@@ -353,7 +353,7 @@ def _containers(ex: Exploring, st: State, ins: Raw) -> bool:
         if op == "SET_UPDATE" and items is None:
             items = _frozenset_items(value)
         if obj is not None and obj.kind == "set":
-            if items is not None and all(_key(i) is not _NOT_CONSTANT for i in items):
+            if items is not None and all(_set_key(i) for i in items):
                 for item in items:
                     _set_add(obj.items, item)
             else:  # hashing the items, iterating the value, may run code
@@ -435,12 +435,23 @@ def _key(term: Term) -> Any:
 def _new_set(ex: Exploring, st: State, items: list[Term]) -> Term:
     """A set display: the frame's own set while its items are constants whose hash and
     equality run no code; else one effect (hashing them may run code)."""
-    if any(_key(i) is _NOT_CONSTANT for i in items):
+    if not all(_set_key(i) for i in items):
         return ex.effect(st, "set", tuple(items))
     made: list[Term] = []
     for item in items:
         _set_add(made, item)
     return ex.new_obj(st, "set", made)
+
+
+def _set_key(term: Term) -> bool:
+    """Whether a set holds ``term`` as equality of values says: a constant whose hash
+    and equality run no code, and no NaN (a set tells NaNs apart by identity)."""
+    def plain(value: Any) -> bool:
+        if isinstance(value, tuple):
+            return all(plain(v) for v in value)
+        return not (isinstance(value, float | complex) and value != value)
+    value = _key(term)
+    return value is not _NOT_CONSTANT and plain(value)
 
 
 def _set_add(items: list[Term], item: Term) -> None:
