@@ -23,10 +23,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import CodeType
-from typing import NoReturn, TextIO
+from typing import TYPE_CHECKING, NoReturn, TextIO
 
 from . import __version__
 from .errors import BadInputError, DecompilationError
+
+if TYPE_CHECKING:
+    from .report.load import Run
 
 SUPPORTED = ((3, 10), (3, 11), (3, 12), (3, 13), (3, 14))
 
@@ -418,12 +421,24 @@ def _configure_report(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quiet", action="store_true", help="do not print the summary")
 
 
-def _complete(dump: str) -> None:
-    """Write the files of what ``unveil.record`` kept in ``dump`` (if anything)."""
-    if Path(dump).is_dir():
-        from .torch.record import complete
+def _complete(dump: str) -> list[str]:
+    """Write the files of what ``unveil.record`` kept in ``dump`` (if anything); one
+    sentence (also printed) per recording that could not be."""
+    if not Path(dump).is_dir():
+        return []
+    from .torch.record import complete
 
-        complete(Path(dump))
+    problems = complete(Path(dump))[1]
+    for problem in problems:
+        _fail(problem, 0)
+    return problems
+
+
+def _with_notes(run: Run, notes: list[str]) -> Run:
+    """``run`` with ``notes`` (what could not be read) among its first dump's notes."""
+    if notes and run.ranks:
+        run.ranks[0].notes.extend(notes)
+    return run
 
 
 def _run_report(args: argparse.Namespace) -> int:
@@ -431,8 +446,8 @@ def _run_report(args: argparse.Namespace) -> int:
     from .report.load import load_run
     from .report.summary import summary
 
-    _complete(args.dump)
-    run = load_run(args.dump)
+    problems = _complete(args.dump)
+    run = _with_notes(load_run(args.dump), problems)
     out = None
     try:
         if not args.no_html:
@@ -466,9 +481,9 @@ def _run_diff(args: argparse.Namespace) -> int:
     from .report.diff import compare, html_report, text_report
     from .report.load import load_run
 
-    _complete(args.old)
-    _complete(args.new)
-    result = compare(load_run(args.old), load_run(args.new), args.old, args.new)
+    old_problems, new_problems = _complete(args.old), _complete(args.new)
+    result = compare(_with_notes(load_run(args.old), old_problems),
+                     _with_notes(load_run(args.new), new_problems), args.old, args.new)
     if args.html:
         try:
             Path(args.html).write_text(html_report(result), encoding="utf-8")

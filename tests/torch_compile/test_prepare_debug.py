@@ -17,6 +17,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import unveil  # noqa: E402
+from unveil.dump_format import FORMAT, FrameRecord, FunctionRecord, checked  # noqa: E402
 
 
 def with_print_break(x):
@@ -77,6 +78,12 @@ def test_dump_runs_the_dumped_code(fn, tmp_path: Path) -> None:
     assert dbg.manifest.frames
     for name in files:  # every dumped file is the Python that runs
         compile((tmp_path / name).read_text(), name, "exec")
+    # the manifest says what wrote it, and is what the report reads without a complaint
+    assert manifest["format"] == FORMAT and manifest["unveil_version"] == unveil.__version__
+    for i, found in enumerate(frames):
+        assert checked(found, FrameRecord, f"frames[{i}]")[1] == []
+    for i, found in enumerate(manifest["functions"]):
+        assert checked(found, FunctionRecord, f"functions[{i}]")[1] == []
 
 
 def test_module_and_manual_enter_exit(tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import dump_dir
+from ..dump_format import FORMAT, FrameRecord, FunctionRecord, checked
 from ..errors import BadInputError
 
 _DUMP_FILE = re.compile(r"^(__transformed_code_\d+_for_.+|__compiled_fn_.+|full_code_for_.+)\.py$")
@@ -115,12 +116,20 @@ def _load_rank(directory: Path, rank: int | None) -> list[RankDump]:
         pid = data.get("pid") if isinstance(data.get("pid"), int) else None
         dump = dumps.setdefault(pid if pid is not None else path.name,
                                 RankDump(rank, directory, pid))
-        dump.torch_version = dump.torch_version or data.get("torch_version")
-        dump.frames.extend(data.get("frames") or [])
-        dump.functions.extend(data.get("functions") or [])
-        dump.skipped_frames.extend(data.get("skipped_frames") or [])
-        dump.files.extend(data.get("files") or [])
-        dump.errors.extend(data.get("errors") or [])
+        version = data.get("torch_version")
+        dump.torch_version = dump.torch_version or (version if isinstance(version, str)
+                                                    else None)
+        written = data.get("format", 1)
+        if not isinstance(written, int) or written > FORMAT:
+            notes.append(f"{path.name} was written by unveil "
+                         f"{data.get('unveil_version', '?')} in layout {written!r}, newer "
+                         f"than this unveil reads ({FORMAT}): shown as far as it reads")
+        found = _entries(data, path.name, notes)
+        dump.frames.extend(found["frames"])
+        dump.functions.extend(found["functions"])
+        dump.skipped_frames.extend(found["skipped_frames"])
+        dump.files.extend(found["files"])
+        dump.errors.extend(found["errors"])
     if len(dumps) == 1:
         next(iter(dumps.values())).pid = None  # the only process: no need to name it
     first = next(iter(dumps.values()), None) or RankDump(rank, directory)
@@ -160,6 +169,49 @@ def _load_rank(directory: Path, rank: int | None) -> list[RankDump]:
                               + ", ".join(missing[:5]) + (", ..." if len(missing) > 5 else ""))
         dump.frames.sort(key=_frame_order)
         out.append(dump)
+    return out
+
+
+_SHOWN_PROBLEMS = 10  # sentences about a damaged manifest, before "and N more"
+
+
+def _entries(data: dict[str, Any], name: str, notes: list[str]) -> dict[str, list[Any]]:
+    """The lists of one manifest, each entry checked (:func:`dump_format.checked`): what
+    is not what unveil writes is left out or left empty, with one sentence each (the
+    first few) in ``notes``."""
+    problems: list[str] = []
+    out: dict[str, list[Any]] = {}
+    for key in ("frames", "functions", "skipped_frames", "files", "errors"):
+        value = data.get(key)
+        if value is None:
+            value = []
+        if not isinstance(value, list):
+            problems.append(f"{name}: {key!r} is not a list: ignored")
+            value = []
+        kept: list[Any] = []
+        for i, entry in enumerate(value):
+            where = f"{name}: {key}[{i}]"
+            if key in ("frames", "functions"):
+                one, more = checked(entry, FrameRecord if key == "frames" else
+                                    FunctionRecord, where)
+                problems.extend(more)
+            elif key == "errors":
+                one = entry if isinstance(entry, str) else None
+                if one is None:
+                    problems.append(f"{where} is not a sentence: left out")
+            else:  # files and skipped frames: plain mappings, a file with its name
+                one = entry if isinstance(entry, dict) and (
+                    key != "files" or isinstance(entry.get("file"), str)) else None
+                if one is None:
+                    problems.append(f"{where} is not a {key[:-1].replace('_', ' ')}: "
+                                    f"left out")
+            if one is not None:
+                kept.append(one)
+        out[key] = kept
+    notes.extend(problems[:_SHOWN_PROBLEMS])
+    if len(problems) > _SHOWN_PROBLEMS:
+        notes.append(f"{name}: and {len(problems) - _SHOWN_PROBLEMS} more parts that are "
+                     f"not what unveil writes")
     return out
 
 

@@ -19,14 +19,24 @@ import re
 import threading
 import warnings
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from pathlib import Path
 from types import CodeType
 from typing import TYPE_CHECKING, Any
 
 from .. import dump_dir
 from .._io import write_atomic
-from ..dump_format import COMPILED_FN, RECORDED, RUNS_DYNAMO, RUNS_OURS, owner_name, short_name
+from ..dump_format import (
+    COMPILED_FN,
+    RECORDED,
+    RUNS_DYNAMO,
+    RUNS_OURS,
+    FrameRecord,
+    FunctionRecord,
+    Manifest,
+    owner_name,
+    short_name,
+)
 from ..errors import UnveilError
 from . import _dynamo
 from .full_code import CodeView, code_views, full_code, identifier, one_line
@@ -43,64 +53,6 @@ DYNAMO_RUNS = ("Dynamo's own code runs, not the code in this file (breakpoints h
                "hit)")
 
 __all__ = ["prepare_debug", "identifier", "last_dump"]
-
-
-@dataclass
-class FrameRecord:
-    """One frame Dynamo transformed (one compile), as the manifest lists it."""
-
-    compile_id: str | None
-    function: str
-    qualname: str
-    source_file: str
-    first_line: int
-    transformed_code: str | None  # the dumped file, relative to dump_dir
-    status: str  # RUNS_OURS | RUNS_DYNAMO
-    identical: bool | None = None  # recompiled bytecode equals Dynamo's (normalised)
-    # whether the recompiled code was shown to do what Dynamo's does, and how (or why not)
-    equivalent: bool | None = None
-    equivalence: str | None = None
-    error: str | None = None
-    compiled_fns: list[str] = field(default_factory=list)  # graphs its code calls
-    resume_fns: list[str] = field(default_factory=list)  # resume functions it calls
-    graphs: list[dict[str, Any]] = field(default_factory=list)
-    graph_breaks: list[dict[str, Any]] = field(default_factory=list)
-    recompile_reasons: list[str] = field(default_factory=list)
-    compile_time_s: float | None = None
-    guards: list[str] = field(default_factory=list)  # its cache entry's, as Dynamo prints
-    stack: list[dict[str, Any]] = field(default_factory=list)  # the calls that led here
-    # Dynamo's attempts at this compile: each restart (e.g. after a graph break, to trace
-    # up to it) and why
-    restart_reasons: list[str] = field(default_factory=list)
-    # [line of the transformed-code file, line of the user's source it comes from]
-    line_map: list[list[int]] = field(default_factory=list)
-    # how often its cache entry ran (its graph's calls) and for how long: calls, time_s,
-    # first_call_s, timed_calls (unveil.torch.hits); None: not counted
-    hits: dict[str, Any] | None = None
-
-
-@dataclass
-class FunctionRecord:
-    """One user function: its full-code file and its (and its resume functions') cache."""
-
-    function: str
-    source_file: str
-    first_line: int
-    full_code: str | None
-    cache_entries: list[dict[str, Any]] = field(default_factory=list)
-
-
-@dataclass
-class Manifest:
-    torch_version: str | None
-    pid: int = field(default_factory=os.getpid)  # the process that wrote it
-    frames: list[FrameRecord] = field(default_factory=list)
-    functions: list[FunctionRecord] = field(default_factory=list)
-    files: list[dict[str, str]] = field(default_factory=list)
-    # frames Dynamo started on but ran without compiling (e.g. a graph break it cannot
-    # resume from, in a try block or a loop): no transformed code, the reason why
-    skipped_frames: list[dict[str, Any]] = field(default_factory=list)
-    errors: list[str] = field(default_factory=list)
 
 
 _last: prepare_debug | None = None

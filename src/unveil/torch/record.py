@@ -29,12 +29,20 @@ from types import CodeType
 from typing import Any
 
 from .. import dump_dir
+from ..dump_format import GraphBreak
 from ..errors import BadInputError
 from . import _dynamo
 from .hits import HitCounter
-from .trace import RUNNABLE, CompileFacts, GraphBreak, TraceRecorder
+from .trace import RUNNABLE, CompileFacts, TraceRecorder
 
-FORMAT = 1  # the layout of a recording file
+FORMAT = 2  # the layout of a recording file
+# a recording's first line: what wrote it, so that another reader can say so before it
+# unmarshals (marshalled code is only readable by the Python version that wrote it)
+MAGIC = b"unveil recording"
+
+
+def _header() -> bytes:
+    return MAGIC + b" %d python %d.%d\n" % (FORMAT, *sys.version_info[:2])
 PREFIX = "recording_"
 FINISH = ("process", "exit", "later")
 
@@ -110,7 +118,8 @@ class record:  # noqa: N801 (a context manager named like the function its users
             return
         if self.finish == "exit":
             try:
-                finish_recordings(self.dump_dir)
+                for problem in finish_recordings(self.dump_dir)[1]:
+                    warnings.warn(f"unveil.record: {problem}", RuntimeWarning, stacklevel=2)
             except Exception as exc:  # noqa: BLE001
                 warnings.warn(f"unveil.record: could not write the files in "
                               f"{str(self.dump_dir)!r}: {type(exc).__name__}: {exc} (run "
@@ -174,7 +183,7 @@ class record:  # noqa: N801 (a context manager named like the function its users
                 "errors": errors}
         path = self.dump_dir / f"{PREFIX}{os.getpid()}.marshal"
         tmp = path.with_name(f".{path.name}.tmp")
-        tmp.write_bytes(marshal.dumps(data))
+        tmp.write_bytes(_header() + marshal.dumps(data))
         os.replace(tmp, path)
         return path
 
@@ -277,10 +286,11 @@ def recordings(directory: Path) -> list[Path]:
     return sorted(directory.glob(f"{PREFIX}*.marshal"))
 
 
-def finish_recordings(directory: Path) -> int:
+def finish_recordings(directory: Path) -> tuple[int, list[str]]:
     """Write the files and manifest of every recording in ``directory`` (each once, even
-    with several processes finishing at once); returns how many were finished."""
-    done = 0
+    with several processes finishing at once); returns how many were finished and one
+    sentence per recording that could not be (left where it is)."""
+    done, problems = 0, []
     for path in recordings(directory):
         claimed = path.with_name(f".{path.stem}.{os.getpid()}.finishing")
         with dump_dir.locked(directory):
@@ -289,25 +299,69 @@ def finish_recordings(directory: Path) -> int:
             except FileNotFoundError:
                 continue  # another process took it
         try:
-            finish(directory, marshal.loads(claimed.read_bytes()))
+            finish(directory, read_recording(claimed, path.name))
+        except Exception as exc:  # noqa: BLE001 (one sentence per recording, the rest goes on)
+            problems.append(str(exc) if isinstance(exc, BadInputError) else
+                            f"{path.name} could not be written out ({type(exc).__name__}: "
+                            f"{exc}): its frames are left out of the report")
+            with contextlib.suppress(OSError):
+                os.replace(claimed, path)  # (kept, for a reader that can read it)
+            continue
         finally:
             with contextlib.suppress(OSError):
                 claimed.unlink()
         done += 1
-    return done
+    return done, problems
 
 
-def complete(directory: Path, wait: float = 300.0) -> int:
+def read_recording(path: Path, name: str) -> dict[str, Any]:
+    """The data of the recording at ``path`` (called ``name``); :class:`BadInputError`
+    (one sentence) for a file another Python, another unveil or damage made unreadable."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise BadInputError(f"{name} cannot be read ({exc.strerror or exc})") from None
+    first, _, body = data.partition(b"\n")
+    words = first.split()
+    if not first.startswith(MAGIC + b" ") or len(words) != 5 or words[3] != b"python":
+        raise BadInputError(f"{name} is not a recording this unveil wrote (an older "
+                            f"unveil's, or another file): left out of the report")
+    if words[2] != b"%d" % FORMAT:
+        layout = words[2].decode(errors="replace")
+        raise BadInputError(f"{name} is a recording in layout {layout}, not {FORMAT}: "
+                            f"report it with the unveil that made it")
+    here = "{}.{}".format(*sys.version_info[:2])
+    made = words[4].decode(errors="replace")
+    if made != here:
+        raise BadInputError(f"{name} was recorded by Python {made} and this is Python "
+                            f"{here}: report it with Python {made} (python{made} -m "
+                            f"unveil report {path.parent}); only that Python reads its code")
+    try:
+        loaded = marshal.loads(body)
+    except (ValueError, EOFError, TypeError) as exc:
+        raise BadInputError(f"{name} is damaged ({exc}): its frames are left out of the "
+                            f"report") from None
+    if not isinstance(loaded, dict) or not isinstance(loaded.get("frames"), list):
+        raise BadInputError(f"{name} is damaged (not a recording's data): its frames are "
+                            f"left out of the report")
+    return loaded
+
+
+def complete(directory: Path, wait: float = 300.0) -> tuple[int, list[str]]:
     """Finish the recordings in ``directory`` and its ``rank_<r>/`` directories, and wait
     (up to ``wait`` seconds) for other processes finishing some there; returns how many
-    this process finished."""
+    this process finished and one sentence per recording it could not."""
     dirs = [directory, *sorted(p for p in directory.glob("rank_*") if p.is_dir())]
-    done = sum(finish_recordings(d) for d in dirs)
+    done, problems = 0, []
+    for d in dirs:
+        n, found = finish_recordings(d)
+        done += n
+        problems.extend(found)
     deadline = time.monotonic() + wait
     while time.monotonic() < deadline and any(
             dump_dir.alive(_finisher(p)) for d in dirs for p in d.glob(".*.finishing")):
         time.sleep(0.1)
-    return done
+    return done, problems
 
 
 def _finisher(path: Path) -> int | None:
@@ -322,10 +376,6 @@ def finish(directory: Path, data: dict[str, Any]) -> None:
     """Replay one recording into a ``prepare_debug`` that writes files only."""
     from .dump import prepare_debug
 
-    if data.get("format") != FORMAT:
-        raise BadInputError(f"a recording in {str(directory)!r} has format "
-                            f"{data.get('format')!r}, not {FORMAT}: write it with this "
-                            f"version of unveil")
     dump = prepare_debug(directory, simplify=bool(data.get("simplify", True)),
                          count_calls=False)
     dump.recorded = True

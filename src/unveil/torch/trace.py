@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from .._io import write_atomic
-from ..dump_format import short_name
+from ..dump_format import GraphBreak, GraphFile, short_name
 from . import _dynamo
 
 # Trace events that carry a graph, and the part of the file name that says which graph.
@@ -26,28 +26,6 @@ RUNNABLE = ("dynamo_output_graph", "aot_forward_graph", "aot_backward_graph",
 # descriptions, guard prints, chromium timings, bytecode listings) while it alone listens.
 RECORDED_EVENTS = frozenset(("str", "dynamo_start", "compilation_metrics", *GRAPH_EVENTS))
 RECORDED_ARTIFACTS = frozenset(("dynamo_graph_break_reason", "recompile_reasons"))
-
-
-@dataclass
-class GraphFile:
-    """One graph of one compiled function, dumped to a file."""
-
-    compiled_fn: str  # the global the transformed code calls, e.g. "__compiled_fn_1"
-    kind: str  # the trace event: "dynamo_output_graph", "aot_forward_graph", ...
-    file: str  # relative to the dump directory
-    compiled_from_file: bool  # FX compiled the graph's code from this file (eager, aot_eager run it)
-
-
-@dataclass
-class GraphBreak:
-    reason: str  # Dynamo's whole explanation, hints included
-    user_file: str | None
-    user_line: int | None
-    summary: str = ""  # its one-line gist, e.g. "Data-dependent branching"
-    # the user code that led there, outermost first: {"file", "line", "name", "code"}
-    user_stack: list[dict[str, Any]] = field(default_factory=list)
-    gb_id: str | None = None  # PyTorch's graph-break registry id ("GB0170"), when known
-    doc_url: str | None = None  # its explanation on PyTorch's graph-break site
 
 
 @dataclass
