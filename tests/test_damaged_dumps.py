@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_diff import frame, write_dump
 
+from test_diff import frame, write_dump
 from unveil.cli import main
 from unveil.dump_format import FORMAT, FrameRecord, checked
 from unveil.torch.record import MAGIC

@@ -352,6 +352,42 @@ def test_different_behaviour_is_not_equivalent(name: str) -> None:
 
 
 @needs_support
+@pytest.mark.parametrize("name", sorted(DIFFERENT))
+def test_every_difference_is_placed_and_said_in_words(name: str) -> None:
+    """Where two codes differ, the verdict says at which step and line of each, and what
+    each does there, as Python (never the checker's tuples)."""
+    first, second = DIFFERENT[name]
+    verdict = prove_equivalent(code_of(first), code_of(second))
+    part = verdict.parting
+    if verdict.reason == "signatures or free variables differ":
+        return  # (said as it is: no step to place)
+    assert part is not None and part.step >= 1, verdict
+    assert part.inside == (("<lambda>",) if "nested <lambda>" in verdict.reason else ())
+    for words in (part.original, part.candidate):
+        assert words and "('" not in words, part
+
+
+@needs_support
+def test_the_parting_names_both_lines_and_both_steps() -> None:
+    original = "def f(a, b):\n    x = g(a, b)\n    if x is None:\n        h(x.y, [1, a], k=b)\n" \
+               "    return -(x[0] + a.z) < 3"
+    candidate = original.replace("[1, a]", "\n          [1, b]")
+    part = prove_equivalent(code_of(original), code_of(candidate)).parting
+    assert part is not None
+    assert (part.step, part.original, part.candidate) == (
+        4, "calls `h(g(a, b).y, [1, a], k=b)`", "calls `h(g(a, b).y, [1, b], k=b)`")
+    assert part.original_line == 4 and part.candidate_line in (4, 5)  # (where CALL is)
+    part = prove_equivalent(code_of(original), code_of(original.replace(" < 3", " < 4"))
+                            ).parting
+    assert part is not None and part.original == "computes `(-(g(a, b)[0] + a.z)) < 3`", part
+    assert part.original_line == part.candidate_line == 5
+    shorter = "def f(a, b):\n    return g(a, b)[0]"
+    part = prove_equivalent(code_of(original), code_of(shorter)).parting
+    assert part is not None and part.original == "tests `g(a, b) is None`: false", part
+    assert part.candidate == "reads `g(a, b)[0]`"
+
+
+@needs_support
 def test_what_is_not_modelled_is_undecided_not_equivalent() -> None:
     source = "def f(a):\n    for x in a:\n        yield g(x)"
     verdict = prove_equivalent(code_of(source), code_of(source))

@@ -516,6 +516,16 @@ def test_code_not_shown_equivalent_keeps_dynamo_code(tmp_path: Path, monkeypatch
         assert text.startswith("# Dynamo's own code runs, not the code in this file")
         assert "could not show that the code compiled from it does what" in text.split("\n")[0]
         compile(text, frame["transformed_code"], "exec")
+        # the reason in words: which line of each does what (no internal path tuples)
+        lines = text.splitlines()
+        def_line = next(k for k, line in enumerate(lines)
+                        if line.lstrip().startswith(f"def {frame['function']}(")) + 1
+        error = frame["error"]
+        assert "Dynamo's code (at test_scenarios.py:" in error, error
+        assert (f"where this file (line {def_line + 1}) calls `print('sneaky')`; until "
+                f"that is resolved Dynamo's code runs") in error, error
+        assert "('call'" not in error and "('global'" not in error
+        assert error in text  # (the file's header says the same)
 
 
 def test_every_frame_is_shown_equivalent(tmp_path: Path) -> None:

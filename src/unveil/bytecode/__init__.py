@@ -19,6 +19,7 @@ from .instructions import (
     Instr,
     for_iter_exit,
     instructions,
+    line_table,
     read,
     retarget,
 )
@@ -26,4 +27,4 @@ from .listing import LITERAL_TYPES, Raw, branches, qualname_constants
 
 __all__ = ["COLD_HANDLERS", "CONDITIONAL_JUMPS", "COPIED_BREAK_RETURNS", "COPIED_LOOP_TESTS", "ELSE_AFTER_BODY",
            "FOLDED_NOT_TESTS", "INLINED_COMPREHENSIONS", "LITERAL_TYPES", "Bytecode", "Handler", "Instr", "Raw", "branches", "for_iter_exit",
-           "instructions", "qualname_constants", "read", "retarget"]
+           "instructions", "line_table", "qualname_constants", "read", "retarget"]

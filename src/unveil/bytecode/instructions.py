@@ -164,7 +164,7 @@ class Bytecode:
     def _nop_before(self, offset: int) -> tuple[int, int | None] | None:
         if self._nops is None:
             self._nops = {}
-            lines = _line_table(self.code)
+            lines = line_table(self.code)
             nop: int | None = None
             for ins in instructions(self.code):
                 if ins.opname in ("CACHE", "EXTENDED_ARG", "NOT_TAKEN"):
@@ -286,7 +286,8 @@ def _compare_op(arg: int) -> str:
     return dis.cmp_op[arg]
 
 
-def _line_table(code: CodeType) -> dict[int, int | None]:
+def line_table(code: CodeType) -> dict[int, int | None]:
+    """The source line of each instruction offset of ``code`` (None: no line)."""
     lines: dict[int, int | None] = {}
     for start, end, line in code.co_lines():
         for off in range(start, end, 2):
@@ -300,7 +301,7 @@ def _line_table(code: CodeType) -> dict[int, int | None]:
 def read(code: CodeType) -> Bytecode:
     """Read ``code`` into normalised instructions and handlers."""
     raw = [i for i in instructions(code) if i.opname not in ("CACHE", "EXTENDED_ARG")]
-    lines = _line_table(code)
+    lines = line_table(code)
     cells = set(code.co_cellvars) | set(code.co_freevars)
     nvars = len(code.co_varnames)
     nparams = code.co_argcount + code.co_kwonlyargcount + bool(code.co_flags & CodeFlag.VARARGS) \

@@ -299,7 +299,8 @@ class prepare_debug:  # noqa: N801 (a context manager named like the function it
             if not record.equivalent:
                 undecided = verdict.reason.startswith("undecided")
                 return self._keep_dynamo(
-                    record, path, f"not shown to do what Dynamo's code does: {verdict.reason}",
+                    record, path, f"not shown to do what Dynamo's code does: "
+                    f"{_in_words(verdict, record.source_file, _HEADER_LINES)}",
                     f"unveil could not {'check' if undecided else 'show'} that the code "
                     f"compiled from it does what Dynamo's code does"
                     + (" (the check does not follow all of it)" if undecided else ""))
@@ -380,6 +381,7 @@ class prepare_debug:  # noqa: N801 (a context manager named like the function it
         where = f"{record.qualname} ({record.source_file}:{record.first_line})"
         header = (f"# {DYNAMO_RUNS} for {where}: {why}.\n"
                   f"# Why: {one_line(error, 500)}\n\n")
+        assert header.count("\n") == _HEADER_LINES
         if self._note(path, header, prepend=True):
             shift = header.count("\n")
             record.line_map = [[line + shift, origin] for line, origin in record.line_map]
@@ -491,6 +493,27 @@ class prepare_debug:  # noqa: N801 (a context manager named like the function it
             path = dump_dir.manifest_path(self.dump_dir, self.manifest.pid)
             write_atomic(path, text)
         return path
+
+
+_HEADER_LINES = 3  # the lines _keep_dynamo puts before a file's code
+
+
+def _in_words(verdict: Verdict, source_file: str | None, shift: int) -> str:
+    """Why the check did not show the two the same, as a person reads it: at which line
+    of the user's source Dynamo's code does what, and what the file's line does there
+    instead (``shift``: lines put before the file's code since it was compiled); the
+    checker's own terms where it has no such place."""
+    part = verdict.parting
+    if part is None:
+        return verdict.reason
+    here = "" if part.candidate_line is None else f" (line {part.candidate_line + shift})"
+    there = "" if part.original_line is None else \
+        f" (at {Path(source_file or '?').name}:{part.original_line})"
+    undecided = "undecided: " if verdict.reason.startswith("undecided") else ""
+    inside = "".join(f" in its nested function {name}" for name in part.inside)
+    return (f"{undecided}on one way through the frame{inside}, at its step {part.step}, Dynamo's "
+            f"code{there} {part.original}, where this file{here} {part.candidate}; until "
+            f"that is resolved Dynamo's code runs")
 
 
 def _merge(record: FrameRecord, facts: CompileFacts) -> None:

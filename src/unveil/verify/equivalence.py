@@ -41,11 +41,11 @@ from __future__ import annotations
 
 import dis
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import CodeType
 from typing import Any
 
-from ..bytecode import Raw, for_iter_exit, instructions
+from ..bytecode import Raw, for_iter_exit, instructions, line_table
 from ..bytecode.exceptions import parse_exception_table
 from ..codeobj import CodeFlag
 from ..decompiler.regions import dominators, natural_loops
@@ -73,8 +73,9 @@ from .equivalence_terms import (
     _const_value,
     const_term,
 )
+from .explain import step_words
 
-__all__ = ["Verdict", "prove_equivalent"]
+__all__ = ["Parting", "Verdict", "prove_equivalent"]
 
 
 @dataclass(frozen=True)
@@ -84,6 +85,21 @@ class Verdict:
     equivalent: bool
     reason: str  # what was compared, or why they differ or could not be compared
     paths: int = 0
+    parting: Parting | None = None  # where they were seen to differ, when they were
+
+
+@dataclass(frozen=True)
+class Parting:
+    """Where a path of one code object parts from the closest path of the other: the
+    step (from 1), what each does there in words, and the source line of each there
+    (the original's lines are its own ``co_lines``; None where the step has none)."""
+
+    step: int
+    original: str
+    candidate: str
+    original_line: int | None
+    candidate_line: int | None
+    inside: tuple[str, ...] = ()  # the nested functions it is in, outermost first
 
 
 # ---------------------------------------------------------------- the explorer
@@ -122,6 +138,8 @@ class Explorer:
                 self.codes[const.co_name, k] = const
         # each path's nested code objects, in the order the path shows them
         self.path_codes: dict[tuple[Any, ...], set[tuple[tuple[str, int], ...]]] = {}
+        # each path's instruction indices, one per entry (the first way seen)
+        self.path_where: dict[tuple[Any, ...], tuple[int, ...]] = {}
         self.next_obj = 0
         self.steps = 0
         self.work: list[State] = []
@@ -150,6 +168,8 @@ class Explorer:
             self.summaries[-1].endings.append(("end", state, path))
             return
         self.paths.add(path)
+        tail = len(path) - len(state.where)  # (the entries that end it: where it is now)
+        self.path_where.setdefault(path, (*state.where, *[state.pc - 1] * tail))
         codes = tuple(key[1:] for key in state.canon if type(key) is tuple)
         self.path_codes.setdefault(path, set()).add(codes)
 
@@ -229,6 +249,7 @@ class Explorer:
                 header.local[name] = ("phi", time, name,
                                       _maybe_unbound(value) or name in loop.deleted)
             header.trace, header.effects, header.scope = [], 0, time
+            header.where = []
             header.back_jumps = 0
             start = header.fork()  # (header runs as the first path)
             summary = Summary(loop)
@@ -269,9 +290,10 @@ class Explorer:
             item = ("loop", entry, inits, body, self.shape(path))
             if kind == "end":  # the frame returned or raised in the loop
                 state = outer.fork()
-                state.trace.append(item)
+                state.note(item)
             else:
                 state.trace = [*outer.trace, item]
+                state.where = [*outer.where, outer.pc - 1]
                 state.scope, state.effects = outer.scope, outer.effects + 1
                 state.back_jumps = outer.back_jumps
             for key in codes:
@@ -290,7 +312,7 @@ class Explorer:
     def flush(self, state: State) -> None:
         """Record the stores to globals and cells made since the last effect."""
         if state.stores:
-            state.trace.append(("store", *sorted(
+            state.note(("store", *sorted(
                 (op, name, shown) for (op, name), (_, shown) in state.stores.items())))
             state.stores.clear()
 
@@ -302,7 +324,7 @@ class Explorer:
         rendered = tuple(self.render(state, w) for w in what)
         if state.exc_info != ("exc_info0",):
             rendered += (("exc_info", self.render(state, state.exc_info)),)
-        state.trace.append(rendered)
+        state.note(rendered)
         if self.handled(state):
             self.raise_(state.fork(), ("exc", k), forked=True)
         else:  # the common case, without copying the state
@@ -322,7 +344,7 @@ class Explorer:
     def raise_(self, state: State, exc: Term, *, forked: bool = False) -> None:
         """Raise ``exc`` at the current instruction: to its handler, or out of the frame."""
         if forked:
-            state.trace.append(("raised",))
+            state.note(("raised",))
         if _BLOCKS:
             self.raise_to_block(state, exc)
             return
@@ -445,10 +467,10 @@ class Explorer:
                 term = self.effect(state, "bool", term, result_bool=True)
             cond, taken = _condition(self.render(state, term, escape=False), jump_if)
             other = state.fork()
-            other.trace.append(("if", cond, not taken))
+            other.note(("if", cond, not taken))
             other.outcomes[term] = not jump_if
             self.work.append(other)
-            state.trace.append(("if", cond, taken))
+            state.note(("if", cond, taken))
             state.outcomes[term] = jump_if
         elif known != jump_if:
             return True
@@ -644,7 +666,7 @@ def _signature(code: CodeType) -> tuple[Any, ...]:
 
 def _first_difference(ours: set[tuple[Any, ...]] | frozenset[tuple[Any, ...]],
                       theirs: set[tuple[Any, ...]] | frozenset[tuple[Any, ...]],
-                      shapes: dict[int, Any]) -> tuple[str, bool]:
+                      shapes: dict[int, Any]) -> tuple[str, bool, _Part | None]:
     """Where a path only in ``ours`` parts from the closest path of ``theirs`` (inside the
     bodies of two loops that start the same, where they part there); whether the loops do
     not line up there: a loop against no loop, or loops over other locals, may be the
@@ -653,18 +675,25 @@ def _first_difference(ours: set[tuple[Any, ...]] | frozenset[tuple[Any, ...]],
 
     Paths are taken shortest first in a fixed order (a set's order changes with the hash
     seed), and any of the first few that parts where loops do not line up decides: the
-    verdict never depends on the order of sets."""
+    verdict never depends on the order of sets. The last item: the path of ours, the
+    closest of theirs and the index of the step where they part (None: no path only in
+    ours)."""
     order = sorted(theirs, key=_path_key)
-    first: str | None = None
+    first: tuple[str, _Part] | None = None
     for path in sorted(ours - theirs, key=_path_key)[:_PATHS_TRIED]:
-        where, loop = _parting(path, order, shapes)
+        where, loop, part = _parting(path, order, shapes)
         if loop:
-            return where, True
-        first = first or where
-    return first or "(end)", False
+            return where, True, part
+        first = first or (where, part)
+    if first is None:
+        return "(end)", False, None
+    return first[0], False, first[1]
 
 
 _PATHS_TRIED = 8  # paths only in one code that _first_difference looks at
+# a path, the closest path of the other code object (None: it has none), and the index
+# of the step where they part
+_Part = tuple[tuple[Any, ...], "tuple[Any, ...] | None", int]
 
 
 def _path_key(path: tuple[Any, ...]) -> tuple[int, str]:
@@ -672,7 +701,7 @@ def _path_key(path: tuple[Any, ...]) -> tuple[int, str]:
 
 
 def _parting(path: tuple[Any, ...], theirs: list[tuple[Any, ...]],
-             shapes: dict[int, Any]) -> tuple[str, bool]:
+             shapes: dict[int, Any]) -> tuple[str, bool, _Part]:
     """:func:`_first_difference` for one path of ours."""
     def kind(p: tuple[Any, ...] | None, k: int) -> Any:
         return p[k][0] if p is not None and k < len(p) and isinstance(p[k], tuple) and p[k] \
@@ -693,17 +722,41 @@ def _parting(path: tuple[Any, ...], theirs: list[tuple[Any, ...]],
     other = best[at] if best is not None and at < len(best) else "(end)"
     if kind(path, at) == "loop" == kind(best, at):
         if [n for n, _ in mine[2]] != [n for n, _ in other[2]]:
-            return f"step {at + 1}: loops over other locals", True
+            return f"step {at + 1}: loops over other locals", True, (path, best, at)
         if mine[1:3] == other[1:3] and mine[3] != other[3]:  # the bodies part: where?
-            inner, shape = _first_difference(
+            inner, shape, _ = _first_difference(
                 *((shapes[mine[3]], shapes[other[3]]) if shapes[mine[3]] - shapes[other[3]]
                   else (shapes[other[3]], shapes[mine[3]])), shapes)
-            return f"step {at + 1}, in the loop: {inner}", shape
+            return f"step {at + 1}, in the loop: {inner}", shape, (path, best, at)
     kinds = {kind(path, at), kind(best, at)}
     # (one leaves a loop where the other goes on doing something: what comes after the
     # loop's end in one is inside the loop in the other)
     loop = len(kinds) == 2 and ("loop" in kinds or "exit" in kinds and "continue" not in kinds)
-    return f"step {at + 1}: {repr(mine)[:200]} against {repr(other)[:200]}", loop
+    return (f"step {at + 1}: {repr(mine)[:200]} against {repr(other)[:200]}", loop,
+            (path, best, at))
+
+
+def _where_they_part(mine: Explorer, theirs: Explorer, part: _Part | None, *,
+                     original_first: bool) -> Parting | None:
+    """``part`` (a path of the original when ``original_first``, else of the candidate,
+    its closest path in the other, the step) as a :class:`Parting`."""
+    if part is None:
+        return None
+    path, other, at = part
+    first, second = (mine, theirs) if original_first else (theirs, mine)
+
+    def line(explorer: Explorer, p: tuple[Any, ...] | None) -> int | None:
+        where = explorer.path_where.get(p) if p is not None else None
+        if not where:
+            return None
+        offset = explorer.instrs[where[min(at, len(where) - 1)]].offset
+        return line_table(explorer.code).get(offset)
+
+    words = (step_words(path, at), step_words(other, at) if other is not None else "ends")
+    lines = (line(first, path), line(second, other))
+    if not original_first:
+        words, lines = words[::-1], lines[::-1]
+    return Parting(at + 1, words[0], words[1], lines[0], lines[1])
 
 
 def prove_equivalent(original: CodeType, candidate: CodeType, *,
@@ -729,13 +782,15 @@ def prove_equivalent(original: CodeType, candidate: CodeType, *,
     if a != b:
         side = "the original" if a - b else "the candidate"
         shapes = {number: shape for shape, number in mine.shapes.items()}
-        diff, loop = _first_difference(a, b, shapes) if a - b else \
+        diff, loop, part = _first_difference(a, b, shapes) if a - b else \
             _first_difference(b, a, shapes)
+        parting = _where_they_part(mine, theirs, part, original_first=bool(a - b))
         if loop:  # a loop against no loop: maybe the same loop, cut elsewhere
             return Verdict(False, f"undecided: loops of different shapes ({len(a)} paths "
-                                  f"against {len(b)}; {side} differs at {diff})")
+                                  f"against {len(b)}; {side} differs at {diff})",
+                           parting=parting)
         return Verdict(False, f"{len(a)} paths against {len(b)}; a path of {side} differs "
-                              f"at {diff}")
+                              f"at {diff}", parting=parting)
     pairs: set[tuple[tuple[str, int], tuple[str, int]]] = set()
     for path in a:  # the functions a path passes on, in the order it shows them
         ours, other = mine.path_codes[path], theirs.path_codes[path]
@@ -747,5 +802,8 @@ def prove_equivalent(original: CodeType, candidate: CodeType, *,
         inner = prove_equivalent(code, theirs.codes[other_key], fixed=fixed)
         if not inner.equivalent:
             prefix = "undecided: " if inner.reason.startswith("undecided") else ""
-            return Verdict(False, f"{prefix}nested {code.co_name}: {inner.reason}")
+            parting = inner.parting and replace(
+                inner.parting, inside=(code.co_name, *inner.parting.inside))
+            return Verdict(False, f"{prefix}nested {code.co_name}: {inner.reason}",
+                           parting=parting)
     return Verdict(True, f"{len(a)} paths compared", len(a))

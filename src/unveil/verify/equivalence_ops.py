@@ -107,9 +107,9 @@ def _bound(ex: Exploring, st: State, name: str) -> Term | None:
     if value[0] == "phi" and value[3]:
         ex.flush(st)
         unbound = st.fork()
-        unbound.trace.append(("bound", value[:3], False))
+        unbound.note(("bound", value[:3], False))
         ex.raise_(unbound, ("builtin", "UnboundLocalError", name))
-        st.trace.append(("bound", value[:3], True))
+        st.note(("bound", value[:3], True))
         value = st.local[name] = (*value[:3], False)
     return value
 
@@ -573,7 +573,7 @@ def _flow(ex: Exploring, st: State, ins: Raw) -> bool:
             ex.flush(st)
             exc = ("exc", st.now())
             st.effects += 1
-            st.trace.append(("raise", *(ex.render(st, a) for a in args)))
+            st.note(("raise", *(ex.render(st, a) for a in args)))
         ex.raise_(st, exc)
         return False
     elif op == "RERAISE":
@@ -633,11 +633,11 @@ def _flow(ex: Exploring, st: State, ins: Raw) -> bool:
     elif op == "FOR_ITER":  # the next item, or (exhausted) the iterator popped, and out
         item = ex.effect(st, "next", s[-1])
         done = st.fork()
-        done.trace.append(("next", item, False))
+        done.note(("next", item, False))
         done.stack.pop()
         done.pc = ex.for_exits[st.pc - 1]
         ex.work.append(done)
-        st.trace.append(("next", item, True))
+        st.note(("next", item, True))
         s.append(item)
     return True
 

@@ -95,13 +95,21 @@ class State:
     # the outcome of each test of a term in ``bools`` on this path: testing a bool again
     # runs no code and gives the same answer, so the other way is no path
     outcomes: dict[Term, bool] = field(default_factory=dict)
+    # the offset of the instruction that made each entry of ``trace`` (to say where two
+    # paths part; not compared)
+    where: list[int] = field(default_factory=list)
 
     def fork(self) -> State:
         return State(self.pc, list(self.stack), dict(self.local),
                      {k: o.copy() for k, o in self.heap.items()}, list(self.trace),
                      self.effects, self.exc_info, self.kw_names, set(self.bools),
                      dict(self.canon), list(self.blocks), self.back_jumps, self.scope,
-                     dict(self.stores), dict(self.outcomes))
+                     dict(self.stores), dict(self.outcomes), list(self.where))
+
+    def note(self, entry: Any) -> None:
+        """Add ``entry`` to the path, made by the instruction running now."""
+        self.trace.append(entry)
+        self.where.append(self.pc - 1)
 
     def now(self) -> tuple[int, ...]:
         """When on this path: the number of effects so far, after the loop iterations
