@@ -97,6 +97,10 @@ class FrameRecord:
     # how often its cache entry ran (its graph's calls) and for how long: calls, time_s,
     # first_call_s, timed_calls (unveil.torch.hits); None: not counted
     hits: dict[str, Any] | None = None
+    # each failed check of recompile_reasons, read (unveil.recompiles.Cause's fields,
+    # "words": what changed, "fix": what to do); the value now where the frame being
+    # compiled showed it
+    recompiles: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass

@@ -60,6 +60,13 @@ def _found(fact: str) -> bool:
         from torch._dynamo import eval_frame
 
         return hasattr(eval_frame, "_debug_get_cache_entry_list")
+    if fact == "compile_frame":
+        import inspect
+
+        from torch._dynamo import convert_frame
+
+        params = list(inspect.signature(convert_frame._compile).parameters)
+        return params[:3] == ["code", "globals", "locals"]
     names = {n for entry in _written() if entry[0] == "names" for n in entry[1:]}
     if fact == "fixed_globals":  # a graph and a resume function, and each read as fixed
         ours = [n for n in names if n.startswith(("__compiled_fn_", "__resume_at_", "__import_"))]

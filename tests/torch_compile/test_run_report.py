@@ -84,7 +84,9 @@ def test_run_keeps_output_and_exit_status_and_summarises(tmp_path: Path) -> None
     assert "4 frame(s) compiled in 1 function(s)" in err, err
     assert "graph break at prog.py:6: Failed to trace builtin operator" in err, err
     assert "graph break at prog.py:7: Data-dependent branching" in err, err
-    assert "recompiled because this failed: n == 2 (guard of 0/0)" in err, err
+    assert ("recompiled: `n` (argument of f, prog.py:4), read at prog.py:5 (`y = "
+            "torch.sin(x) * n`): it was 2, now 3 (the check of 0/0)") in err, err
+    assert "fix: Dynamo specialises on n: an int argument becomes dynamic" in err, err
     assert "compile 0/0: 1 graph(s), 2 attempt(s)" in err, err  # restarted at the break
     assert "report: dump/report.html" in err
     text = check_report(tmp_path / "dump" / "report.html")
@@ -156,7 +158,8 @@ def test_run_training_step_and_dynamic_shapes(tmp_path: Path) -> None:
     proc = unveil("run", "--dump", "dump", str(prog), cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == plain.stdout
-    assert "recompiled because this failed" in proc.stderr, proc.stderr  # batch 2 -> 3
+    assert "recompiled: `" in proc.stderr, proc.stderr  # batch 2 -> 3 (`input`, or `args[0]`)
+    assert "its size 0 was 2, now 3" in proc.stderr, proc.stderr
     text = check_report(tmp_path / "dump" / "report.html")
     assert "aot_backward_graph" in text
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..dump_format import RECORDED, RUNS_OURS, owner_name
+from ..recompiles import explained
 from .load import RankDump, Run
 
 _REASON = re.compile(r"^\s*(?P<cid>(?:!\d+/)?\d+/\d+): (?P<expr>.*?)\s*(?:#.*)?$")
@@ -33,6 +34,45 @@ def failed_guards(reason: str) -> list[FailedGuard]:
         if match:
             out.append(FailedGuard(match.group("cid"), match.group("expr").strip()))
     return out
+
+
+def recompile_causes(frame: dict[str, Any]) -> list[dict[str, Any]]:
+    """Why ``frame`` was compiled again, each failed check read (the manifest's
+    ``recompiles``; for a dump without them, read from its ``recompile_reasons`` now,
+    without the values now)."""
+    found = [c for c in frame.get("recompiles") or [] if isinstance(c, dict)]
+    if found or not frame.get("recompile_reasons"):
+        return found
+    return explained([r for r in frame["recompile_reasons"] if isinstance(r, str)], (),
+                     str(frame.get("function") or "?"), where(frame))
+
+
+@dataclass
+class RecompileGroup:
+    """Recompiles for the same cause (the same kind of check on the same value)."""
+
+    words: str  # what changed, as the first of them says it
+    fix: str
+    compile_ids: list[str]  # the compiles it made (each frame once)
+    function: str
+
+
+def recompile_groups(dump: RankDump) -> list[RecompileGroup]:
+    """Each distinct recompile cause once, with the compiles it made, most first. A
+    recompile's first check (of the newest version) is its cause; the older versions'
+    checks that failed too are shown with the frame."""
+    found: dict[tuple[Any, ...], RecompileGroup] = {}
+    for frame in dump.frames:
+        causes = recompile_causes(frame)
+        if not causes:
+            continue
+        first = causes[0]
+        key = (function_of(frame), first.get("kind"), first.get("source"), first.get("dim"))
+        group = found.setdefault(key, RecompileGroup(str(first.get("words")),
+                                                     str(first.get("fix")), [],
+                                                     function_of(frame)))
+        group.compile_ids.append(str(frame.get("compile_id")))
+    return sorted(found.values(), key=lambda g: -len(g.compile_ids))
 
 
 def _plain(expression: str) -> str:

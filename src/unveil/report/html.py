@@ -22,6 +22,8 @@ from .facts import (
     guard_failed,
     guard_groups,
     hits_text,
+    recompile_causes,
+    recompile_groups,
     short_path,
     totals,
     where,
@@ -55,6 +57,7 @@ h3{font-size:14px;margin:10px 0 4px}
 .code pre>span.mark{background:#fff8c5}
 .break{background:#ffebe9;border-left:3px solid #cf222e;padding:4px 8px;margin:4px 0}
 .recompile{background:#fff8c5;border-left:3px solid #9a6700;padding:4px 8px;margin:4px 0}
+.fix{margin-top:2px}
 .diverge{background:#ffebe9;border:1px solid #cf222e}
 .guard{font:12px ui-monospace,monospace;white-space:pre-wrap;margin:1px 0}
 .guard.failed{background:#ffebe9;font-weight:bold}
@@ -82,6 +85,11 @@ box.addEventListener('input', () => {
   hits.textContent = q ? n + ' section(s) match' : '';
 });
 """
+
+
+def _md(text: Any) -> str:
+    """``text`` escaped, its `code` spans as <code>."""
+    return re.sub(r"`([^`]+)`", r"<code>\1</code>", _esc(text))
 
 
 def _esc(text: Any) -> str:
@@ -277,6 +285,26 @@ class _Page:
             f'</table></section>')
         self.nav.append(f'<li><a href="#{sid}">graph breaks{label}</a></li>')
 
+    def recompiles(self, dump: RankDump) -> None:
+        """Each distinct recompile cause once: what changed, the fix, the compiles."""
+        groups = recompile_groups(dump)
+        if not groups:
+            return
+        rows = "".join(
+            f"<tr><td>{len(g.compile_ids)}</td><td>{_esc(g.function)}</td>"
+            f"<td>{_md(g.words)}</td><td>{_md(g.fix)}</td><td>"
+            + ", ".join(f'<a href="#{self.compile_anchor(dump, c)}">{_esc(c)}</a>'
+                        for c in g.compile_ids) + "</td></tr>" for g in groups)
+        sid = _anchor("recompiles", dump.rank, dump.pid)
+        label = f" ({_esc(dump.label)})" if dump.label else ""
+        self.parts.append(
+            f'<section class="searchable" id="{sid}"><h2>Recompiles{label}</h2>'
+            f'<p>{len(groups)} distinct cause(s): what changed since the compiled version '
+            f'was made, and what to do about it.</p><table><tr><th>count</th>'
+            f'<th>function</th><th>what changed</th><th>what to do</th><th>compiles</th>'
+            f'</tr>{rows}</table></section>')
+        self.nav.append(f'<li><a href="#{sid}">recompiles{label}</a></li>')
+
     def divergence(self) -> None:
         if len(self.run.rank_numbers) < 2:
             return
@@ -368,15 +396,19 @@ class _Page:
         marks = {b["user_line"] for b in breaks
                  if b.get("user_line") and b.get("user_file") == frame.get("source_file")}
         out.extend(_break_html(brk) for brk in breaks)
-        for reason in frame.get("recompile_reasons") or []:
-            checks = failed_guards(reason)
-            links = ", ".join(
-                f'<code>{_esc(c.expression)}</code> (guard of <a href="#'
-                f'{self.compile_anchor(dump, c.compile_id)}">{_esc(c.compile_id)}</a>)'
-                for c in checks) or f"<pre>{_esc(reason)}</pre>"
-            out.append(f'<div class="recompile">recompiled because this check failed: '
-                       f'{links}<details><summary>where that guard came from</summary>'
-                       f'<pre>{_esc(reason)}</pre></details></div>')
+        reasons = [r for r in frame.get("recompile_reasons") or [] if isinstance(r, str)]
+        for k, cause in enumerate(recompile_causes(frame)):
+            cid_of = str(cause.get("guard_of"))
+            lead = "recompiled: " if k == 0 else "an older version's check failed too: "
+            out.append(
+                f'<div class="recompile">{lead}{_md(cause.get("words"))} (the check of '
+                f'<a href="#{self.compile_anchor(dump, cid_of)}">{_esc(cid_of)}</a>: '
+                f'<code>{_esc(cause.get("check"))}</code>)'
+                + (f'<div class="fix">what to do: {_md(cause.get("fix"))}</div>' if k == 0
+                   else "")
+                + (f'<details><summary>as Dynamo says it</summary><pre>'
+                   f'{_esc(reasons[k])}</pre></details>' if k < len(reasons) else "")
+                + "</div>")
         source, first = _source_block(frame.get("source_file"), frame.get("first_line"),
                                       marks)
         transformed_name = frame.get("transformed_code")
@@ -454,6 +486,7 @@ class _Page:
         for dump in self.run.ranks:
             self.notes(dump)
             self.breaks(dump)
+            self.recompiles(dump)
             self.tree(dump)
             failed = self.failed_by_entry(dump)
             for frame in dump.frames:

@@ -9,9 +9,10 @@ from typing import Any
 from .facts import (
     distinct_breaks,
     divergences,
-    failed_guards,
     function_of,
     hits_text,
+    recompile_causes,
+    recompile_groups,
     short_path,
     totals,
     where,
@@ -87,11 +88,13 @@ def _rank_summary(dump: RankDump) -> list[str]:
             if frame.get("hits"):
                 lines.append(f"      ran {hits_text(frame['hits'])}")
             lines.extend(_break_line(brk) for brk in frame.get("graph_breaks") or [])
-            for reason in frame.get("recompile_reasons") or []:
-                failed = failed_guards(reason)
-                text = "; ".join(f"{f.expression} (guard of {f.compile_id})"
-                                 for f in failed) or reason.splitlines()[0]
-                lines.append(f"      recompiled because this failed: {text}")
+            causes = recompile_causes(frame)
+            if causes:
+                more = len(causes) - 1
+                lines.append(f"      recompiled: {causes[0].get('words')} (the check of "
+                             f"{causes[0].get('guard_of')}"
+                             + (f"; {more} older version(s) failed too" if more else "")
+                             + ")")
             if frame.get("error"):
                 lines.append(f"      error: {frame['error'][:200]}")
     for skipped in dump.skipped_frames:
@@ -107,6 +110,12 @@ def _rank_summary(dump: RankDump) -> list[str]:
             ident = f"{b.gb_id} " if b.gb_id else ""
             lines.append(f"    {b.count}x {ident}{b.summary} at {b.where}"
                          + (f" ({b.doc_url})" if b.doc_url else ""))
+    groups = recompile_groups(dump)
+    if groups:
+        lines.append(f"  {len(groups)} distinct recompile cause(s):")
+        for g in groups:
+            lines.append(f"    {len(g.compile_ids)}x in {g.function}: {g.words}")
+            lines.append(f"       fix: {g.fix}")
     for error in dump.errors:
         lines.append(f"  dump error: {error}")
     return lines

@@ -72,6 +72,8 @@ FACTS = (
     Fact("profiler_gate", (2, 15), "that region runs only while "
          "torch.autograd.profiler._is_profiler_enabled: cm = None; if enabled: cm = enter(); "
          "...; if cm is not None: exit(cm)"),
+    Fact("compile_frame", (2, 6), "a bytecode hook runs under convert_frame._compile(code, "
+         "globals, locals, ...): the frame's globals and locals being compiled"),
     Fact("graph_break_registry", (2, 8), "torch/_dynamo/graph_break_registry.json names each "
          "graph-break type GB<nnnn> (exc._load_gb_type_to_gb_id_map)"),
     Fact("nested_resume", (2, 9), "resume functions take __nested_resume_fns and "
@@ -551,15 +553,44 @@ def compiling_globals() -> dict[str, Any] | None:
     """The globals of the frame Dynamo compiles now (``convert_frame._compile``'s
     ``globals``, up the stack from a bytecode hook), where it installs the compiled graphs
     (``__compiled_fn_*``) the transformed code calls; None when not found."""
-    frame = sys._getframe(1)
+    found = _compiling_frame()
+    return None if found is None else found[0]
+
+
+def compiling_locals() -> dict[str, Any] | None:
+    """The locals of the frame Dynamo compiles now (``_compile``'s ``locals``: the values
+    its guards were made from, the arguments included); None when not found."""
+    found = _compiling_frame()
+    return None if found is None else found[1]
+
+
+def _compiling_frame() -> tuple[dict[str, Any], dict[str, Any]] | None:
+    frame = sys._getframe(2)
     for _ in range(30):
         if frame is None:
             return None
         if frame.f_code.co_name == "_compile" and "convert_frame" in frame.f_code.co_filename:
-            found = frame.f_locals.get("globals")
-            return found if isinstance(found, dict) else None
+            found, local = frame.f_locals.get("globals"), frame.f_locals.get("locals")
+            if not isinstance(found, dict):
+                return None
+            return found, local if isinstance(local, dict) else {}
         frame = frame.f_back
     return None
+
+
+def describe_value(value: Any) -> str:
+    """A value as a recompile explanation shows it: a tensor by its size, dtype and
+    device, anything else by its repr (cut)."""
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        return (f"a tensor of size {tuple(value.shape)}, {value.dtype}"
+                + (f" on {value.device}" if value.device.type != "cpu" else ""))
+    try:
+        text = repr(value)
+    except Exception:  # noqa: BLE001 (a user's __repr__)
+        return f"a {type(value).__name__}"
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def never_compile(code: CodeType) -> None:

@@ -244,6 +244,11 @@ class prepare_debug:  # noqa: N801 (a context manager named like the function it
             resume_fns=sorted({n for n in new_code.co_names if n.startswith("__resume_at")}))
         self._codes[id(code)] = code
         self.manifest.frames.append(record)
+        try:
+            record.recompiles = self._recompiles(code, compile_id)
+        except Exception as exc:  # noqa: BLE001 (informative only)
+            self.manifest.errors.append(f"recompile reasons of {compile_id}: "
+                                        f"{type(exc).__name__}: {exc}")
         # no garbage collection while unveil works: a full collection of the program's
         # (Dynamo's) heap, which a few of unveil's allocations may start, costs far more
         # than unveil's own work, and runs anyway, later
@@ -264,6 +269,30 @@ class prepare_debug:  # noqa: N801 (a context manager named like the function it
             self._ours[id(new_code)] = (self._ours.pop(id(replacement))[0], new_code)
             return None
         return replacement
+
+    def _recompiles(self, code: CodeType, compile_id: str | None) -> list[dict[str, Any]]:
+        """Why ``code`` is compiled again (its recompile reasons, read), with the value now
+        of what each failed check read, from the frame Dynamo compiles."""
+        from .. import recompiles
+
+        facts = self._trace.compiles.get(compile_id or "")
+        if facts is None or not facts.recompile_reasons:
+            return []
+        f_globals, f_locals = _dynamo.compiling_globals(), _dynamo.compiling_locals()
+
+        def now(source: str) -> str | None:
+            if f_globals is None or f_locals is None:
+                return None
+            try:
+                return _dynamo.describe_value(recompiles.read_value(source, f_locals,
+                                                                    f_globals))
+            except LookupError:
+                return None
+
+        arguments = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
+        where = f"{Path(code.co_filename).name}:{code.co_firstlineno}"
+        return recompiles.explained(list(facts.recompile_reasons), arguments, code.co_name,
+                                    where, now)
 
     def _replace(self, record: FrameRecord, path: Path, new_code: CodeType) -> CodeType | None:
         from ..decompiler.api import layout_difference
