@@ -16,6 +16,7 @@ import pytest
 
 from unveil.decompiler.api import recompile
 from unveil.decompiler.simplify import simplify
+from unveil.decompiler.temporaries import Known
 from unveil.verify.equivalence import prove_equivalent
 
 needs_check = pytest.mark.skipif(sys.version_info < (3, 11),
@@ -362,6 +363,40 @@ def test_a_runtime_gated_profiler_region_reads_as_written_and_does_the_same(
     if sys.version_info >= (3, 11):
         verdict = prove_equivalent(original.__code__, simpler.__code__, fixed=_fixed)
         assert verdict.equivalent, verdict.reason
+
+
+_KNOWN = Known(_fixed, lambda name, attr: (name, attr) == ("utils", "enter"))
+
+
+@pytest.mark.parametrize("enabled", [False, True])
+def test_a_gated_empty_profiler_region_is_one_test_where_enter_never_gives_none(
+        enabled: bool) -> None:
+    """Knowing that ``utils.enter()`` never returns None, the gate around an empty region
+    reads as Dynamo's codegen describes it (``if enabled: exit(enter())``), and the check
+    shows it the same, with that knowledge only."""
+    text = _simplified_with(PROFILER_GATE, _KNOWN)
+    lines = [line.strip() for line in text.splitlines()[1:]]
+    assert lines == ["if profiler._is_profiler_enabled:", "utils.exit(utils.enter())",
+                     "return __compiled_fn_1_ab12(a, b)"], text
+
+    def run(source: str) -> tuple[Any, list[Any]]:
+        log: list[Any] = []
+        namespace = _graph_env(log)
+        namespace["utils"].enter = staticmethod(lambda: log.append("enter") or "cm")
+        namespace["profiler"] = type("P", (), {"_is_profiler_enabled": enabled})
+        exec(compile(textwrap.dedent(source), "<test>", "exec"), namespace)
+        return namespace["f"](1, 2), log
+
+    assert run(text) == run(PROFILER_GATE)
+    original, simpler = _function(PROFILER_GATE), _function(text)
+    if sys.version_info >= (3, 11):
+        assert prove_equivalent(original.__code__, simpler.__code__, fixed=_KNOWN).equivalent
+        # without it, enter() might give None (and exit not run): not shown the same
+        verdict = prove_equivalent(original.__code__, simpler.__code__, fixed=_fixed)
+        assert not verdict.equivalent, verdict.reason
+    # a region that loads something between enter and exit keeps its two tests
+    loaded = PROFILER_GATE.replace("    if tmp_1 is not None:", "    y = a.b\n    if tmp_1 is not None:")
+    assert "if enter_out is not None:" in _simplified_with(loaded, _KNOWN)
 
 
 def test_a_stack_value_only_dropped_after_a_join_is_not_kept() -> None:

@@ -67,6 +67,15 @@ def _found(fact: str) -> bool:
 
         params = list(inspect.signature(convert_frame._compile).parameters)
         return params[:3] == ["code", "globals", "locals"]
+    if fact == "profiler_enter_value":
+        from torch._dynamo import utils
+
+        enter = getattr(utils, "record_pregraph_bytecode_enter", None)
+        if enter is None:
+            return False
+        cm = enter()
+        utils.record_pregraph_bytecode_exit(cm)
+        return cm is not None
     names = {n for entry in _written() if entry[0] == "names" for n in entry[1:]}
     if fact == "fixed_globals":  # a graph and a resume function, and each read as fixed
         ours = [n for n in names if n.startswith(("__compiled_fn_", "__resume_at_", "__import_"))]

@@ -12,7 +12,9 @@ and Dynamo's ``tmp_N`` locals), each rewrite one the equivalence check can follo
 * dropping walrus stores nothing reads, temporaries only bound and deleted, and constants
   stored to a temporary nothing reads before its next binding (a stack value Dynamo's
   code leaves at a join and drops: ``_s2 = None`` in each arm);
-* ``x = c`` then ``if t: x = v`` as ``x = v if t else c``;
+* ``x = c`` then ``if t: x = v`` as ``x = v if t else c``; and that, with ``v`` a call
+  that never gives None (:class:`Known`), then ``if x is not None: g(x)``, as
+  ``if t: g(v)`` (Dynamo's profiler gate around an empty region);
 * a walrus its statement evaluates first as a statement of its own (``m = a.b`` before
   ``y = m.c``);
 * joining runs of ``del``; ``t = v ... name = t`` as ``name = v``;
@@ -39,6 +41,30 @@ from .nodes import inner_children, nodes_under, replace_under, walk
 # rebound while it runs; ``fixed(name, attr)``: so is that attribute of it. Reading them
 # later gives the same value (the caller vouches for it, e.g. for Dynamo's own globals).
 Fixed = Callable[[str, str | None], bool]
+
+
+@dataclass(frozen=True)
+class Known:
+    """A :data:`Fixed` that also knows which fixed functions never return None
+    (``never_none(name, attr)``: calling that attribute of the fixed global gives an
+    object, e.g. Dynamo's ``record_pregraph_bytecode_enter()`` its context manager), so
+    that ``r = f() if c else None ... if r is not None: g(r)`` is ``if c: g(f())``."""
+
+    fixed: Fixed
+    never_none: Callable[[str, str], bool]
+
+    def __call__(self, name: str, attr: str | None) -> bool:
+        return self.fixed(name, attr)
+
+
+def never_none(fixed: Fixed | None, call: ast.expr) -> bool:
+    """Whether ``call`` calls a fixed function that ``fixed`` knows never returns None."""
+    if not isinstance(fixed, Known) or not isinstance(call, ast.Call) or call.args \
+            or call.keywords or not isinstance(call.func, ast.Attribute) \
+            or not isinstance(call.func.value, ast.Name):
+        return False
+    name, attr = call.func.value.id, call.func.attr
+    return fixed(name, attr) and fixed.never_none(name, attr)
 
 
 # names that stand for a value only (unveil's temporaries, Dynamo's): written inline
@@ -221,6 +247,8 @@ def tidy(body: list[ast.stmt], params: set[str], made: set[str], nested: set[str
     walrus_unread = bool(unused) or counts.walrus and any(
         not loads.get(name) and temporary(name) for name in counts.stores)
 
+    merged: set[str] = set()  # temporaries whose two stores are one now (_chosen)
+
     def block(stmts: list[ast.stmt], top: bool = True) -> list[ast.stmt]:
         nonlocal changed
         out: list[ast.stmt] = []
@@ -242,6 +270,11 @@ def tidy(body: list[ast.stmt], params: set[str], made: set[str], nested: set[str
                 chosen = _chosen(out[-1] if out else None, s, scratch, counts.stores)
                 if chosen is not None:
                     s, changed = chosen, True
+                    out.pop()
+                    merged.add(chosen.targets[0].id)  # type: ignore[attr-defined]  (an Assign)
+                gated = _gated(out[-1] if out else None, s, scratch, counts, fixed, merged)
+                if gated is not None:
+                    s, changed = gated, True
                     out.pop()
             if out and isinstance(out[-1], ast.Assign) and len(out[-1].targets) == 1 \
                     and isinstance(out[-1].targets[0], ast.Name):
@@ -353,6 +386,35 @@ def _chosen(before: ast.stmt | None, s: ast.If, scratch: Callable[[str], bool],
         return None
     chosen = ast.IfExp(test=s.test, body=then.value, orelse=before.value)
     return in_place_of(ast.Assign(targets=[before.targets[0]], value=chosen), then)
+
+
+def _gated(before: ast.stmt | None, s: ast.If, scratch: Callable[[str], bool],
+           counts: Counts, fixed: Fixed | None, merged: set[str]) -> ast.stmt | None:
+    """``x = f() if c else None`` then ``if x is not None: g(x)`` (``f`` a fixed function
+    that never returns None, ``x`` a temporary read only there) as ``if c: g(f())``: the
+    test says whether ``c`` held (``merged``: temporaries whose stores ``counts`` still
+    counts as two). None where that does not fit."""
+    if not (isinstance(before, ast.Assign) and len(before.targets) == 1
+            and isinstance(before.targets[0], ast.Name)
+            and isinstance(before.value, ast.IfExp)
+            and isinstance(before.value.orelse, ast.Constant)
+            and before.value.orelse.value is None and not s.orelse and len(s.body) == 1):
+        return None
+    name = before.targets[0].id
+    test = s.test
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1
+            and isinstance(test.ops[0], ast.IsNot) and isinstance(test.left, ast.Name)
+            and test.left.id == name and isinstance(test.comparators[0], ast.Constant)
+            and test.comparators[0].value is None):
+        return None
+    if not (scratch(name) and counts.stores.get(name) == 1 + (name in merged)
+            and counts.loads.get(name) == 2
+            and never_none(fixed, before.value.body)):
+        return None
+    inlined = _inline(s.body[0], name, before.value.body, fixed)
+    if inlined is None:
+        return None
+    return in_place_of(ast.If(test=before.value.test, body=[inlined], orelse=[]), before)
 
 
 def _hoisted(body: list[ast.stmt], temporary: Callable[[str], bool],

@@ -25,6 +25,8 @@ from pathlib import Path
 from types import CodeType
 from typing import Any
 
+from ..decompiler.temporaries import Known
+
 BytecodeHook = Callable[[CodeType, CodeType], "CodeType | None"]
 _warned: set[str] = set()  # warnings given once per process
 
@@ -74,6 +76,8 @@ FACTS = (
          "...; if cm is not None: exit(cm)"),
     Fact("compile_frame", (2, 6), "a bytecode hook runs under convert_frame._compile(code, "
          "globals, locals, ...): the frame's globals and locals being compiled"),
+    Fact("profiler_enter_value", (2, 8), "record_pregraph_bytecode_enter() returns the "
+         "context manager it entered, never None"),
     Fact("graph_break_registry", (2, 8), "torch/_dynamo/graph_break_registry.json names each "
          "graph-break type GB<nnnn> (exc._load_gb_type_to_gb_id_map)"),
     Fact("nested_resume", (2, 9), "resume functions take __nested_resume_fns and "
@@ -522,6 +526,19 @@ def fixed_global(name: str, attr: str | None) -> bool:
     module = sys.modules.get("torch._dynamo.utils")
     helper = getattr(module, attr, None) if module is not None else None
     return inspect.isfunction(helper) and helper.__module__ == "torch._dynamo.utils"
+
+
+def never_none(name: str, attr: str) -> bool:
+    """Whether calling Dynamo's fixed helper ``name.attr`` never gives None (the fact
+    ``profiler_enter_value``: ``record_pregraph_bytecode_enter()`` returns the context
+    manager it entered). A question of names only, answered without torch."""
+    return name == _DYNAMO_UTILS and attr == PROFILER_HELPERS[0]
+
+
+def known_globals(fixed: Callable[[str, str | None], bool] = fixed_global) -> Known:
+    """What the decompiler and the equivalence check may take as known of Dynamo's
+    globals: ``fixed`` (default: :func:`fixed_global`) and :func:`never_none`."""
+    return Known(fixed, never_none)
 
 
 def fixed_names(code: CodeType) -> list[tuple[str, str | None]]:

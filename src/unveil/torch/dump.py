@@ -135,7 +135,7 @@ class prepare_debug:  # noqa: N801 (a context manager named like the function it
         self.cache_entries: Callable[[CodeType], list[_dynamo.CacheEntry]] = \
             _dynamo.cache_entries  # a code object's cache entries, newest first
         # (global, attribute or None) -> whether it holds one value while a frame runs
-        self.fixed: Callable[[str, str | None], bool] = _dynamo.fixed_global
+        self.fixed: Callable[[str, str | None], bool] = _dynamo.known_globals()
         self.strict = strict  # run unveil's code only where it is bytecode-identical
         self.simplify = simplify and not strict  # (a simplified frame is never identical)
         self._removers: list[Any] = []

@@ -392,7 +392,7 @@ def finish(directory: Path, data: dict[str, Any]) -> None:
         breaks[found.compile_id] = [GraphBreak(**b) for b in facts["graph_breaks"]]
         trace.compiles[found.compile_id] = found
     fixed: set[tuple[str, str | None]] = set()
-    dump.fixed = lambda name, attr: (name, attr) in fixed
+    dump.fixed = _dynamo.known_globals(lambda name, attr: (name, attr) in fixed)
     for kind, index in data["order"]:
         if kind == "graph":
             trace.recorded_graph(*data["graphs"][index])

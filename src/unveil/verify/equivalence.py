@@ -49,7 +49,7 @@ from ..bytecode import Raw, for_iter_exit, instructions, line_table
 from ..bytecode.exceptions import parse_exception_table
 from ..codeobj import CodeFlag
 from ..decompiler.regions import dominators, natural_loops
-from ..decompiler.temporaries import Fixed
+from ..decompiler.temporaries import Fixed, Known
 from .equivalence_ops import (
     _STEPS,
     _exc_triple,
@@ -491,7 +491,11 @@ class Explorer:
             return const_term(value)
         if fn[0] == "method":  # a method we do not model: the object escapes
             fn = ("getattr", fn[1], fn[2])
-        return self.effect(state, "call", fn, tuple(args), kwnames, tuple(kwvalues))
+        result = self.effect(state, "call", fn, tuple(args), kwnames, tuple(kwvalues))
+        if fn[0] == "fixed" and len(fn) == 3 and not args and not kwnames \
+                and isinstance(self.fixed, Known) and self.fixed.never_none(fn[1], fn[2]):
+            state.not_none.add(result)
+        return result
 
     def list_method(self, state: State, target: Term, name: str,
                     args: list[Term]) -> Term | None:

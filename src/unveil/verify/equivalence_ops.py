@@ -263,6 +263,9 @@ def _operators(ex: Exploring, st: State, ins: Raw) -> bool:
     op, s = ins.opname, st.stack
     if op == "IS_OP":
         right, left = s.pop(), s.pop()
+        if {left, right} & st.not_none and NONE in (left, right):  # (never None)
+            s.append(const_term(bool(ins.arg)))
+            return True
         result = is_term(left, right, bool(ins.arg))
         if result[0] == "is":
             st.bools.add(result)
@@ -555,7 +558,8 @@ def _flow(ex: Exploring, st: State, ins: Raw) -> bool:
               "JUMP_BACKWARD_NO_INTERRUPT"):
         ex.jump(st, ins)
     elif op.endswith(("_IF_NONE", "_IF_NOT_NONE")):
-        test = is_term(s.pop(), NONE, False)
+        value = s.pop()
+        test = const_term(False) if value in st.not_none else is_term(value, NONE, False)
         if test[0] == "is":
             st.bools.add(test)
         return ex.branch(st, test, not op.endswith("_NOT_NONE"), ins)

@@ -98,13 +98,16 @@ class State:
     # the offset of the instruction that made each entry of ``trace`` (to say where two
     # paths part; not compared)
     where: list[int] = field(default_factory=list)
+    # results of calls to fixed functions known never to return None (Known.never_none)
+    not_none: set[Term] = field(default_factory=set)
 
     def fork(self) -> State:
         return State(self.pc, list(self.stack), dict(self.local),
                      {k: o.copy() for k, o in self.heap.items()}, list(self.trace),
                      self.effects, self.exc_info, self.kw_names, set(self.bools),
                      dict(self.canon), list(self.blocks), self.back_jumps, self.scope,
-                     dict(self.stores), dict(self.outcomes), list(self.where))
+                     dict(self.stores), dict(self.outcomes), list(self.where),
+                     set(self.not_none))
 
     def note(self, entry: Any) -> None:
         """Add ``entry`` to the path, made by the instruction running now."""
