@@ -128,6 +128,9 @@ class Manifest:
     # resume from, in a try block or a loop): no transformed code, the reason why
     skipped_frames: list[dict[str, Any]] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    # seconds the program ran inside prepare_debug (all its entries); the share of it in
+    # compiled graphs is the frames' hits' time_s over this
+    wall_time_s: float | None = None
     format: int = FORMAT
     unveil_version: str = __version__
     python_version: str = field(default_factory=lambda: "{}.{}".format(*sys.version_info[:2]))

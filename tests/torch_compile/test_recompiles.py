@@ -5,6 +5,7 @@ changed, where it enters the user's code, its old and new value, and what to do.
 from __future__ import annotations
 
 import json
+import re
 import warnings
 from pathlib import Path
 from typing import Any
@@ -101,6 +102,12 @@ def test_four_recompiles_each_explained(tmp_path: Path, backend: str) -> None:
     assert "global SCALE" in flag["fix"]
     run = load_run(tmp_path)
     text = summary(run)
+    # coverage: the time in compiled graphs (counted calls) against the run inside
+    # prepare_debug
+    wall = json.loads((tmp_path / "manifest.json").read_text())["wall_time_s"]
+    assert wall > 0 and run.ranks[0].wall_time_s == wall
+    assert re.search(r"time in compiled graphs: \d+\.\d\d s of \d+\.\d\d s \(\d+%\)",
+                     text), text
     assert "distinct recompile cause(s)" in text
     assert "recompiled: the global `SCALE`" in text and "it was 1.0, now 2.0" in text
     page = render(run)

@@ -260,7 +260,8 @@ class _Page:
                          f"graphs, {t.graph_breaks} graph breaks, {t.recompiles} recompiles, "
                          f"{t.skipped} run without compiling, "
                          + (f"{t.dynamo_code} run Dynamo's own code, " if t.dynamo_code else "")
-                         + f"compile time {t.compile_time_s:.2f} s")
+                         + f"compile time {t.compile_time_s:.2f} s"
+                         + (f", in compiled graphs {t.coverage}" if t.coverage else ""))
         self.parts.append(
             f'<header><h1>unveil report: {_esc(run.directory)}</h1>'
             f'<div class="muted">torch {_esc(version)} &middot; '

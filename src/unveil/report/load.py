@@ -33,6 +33,7 @@ class RankDump:
     errors: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # what is missing, for a partial dump
     torch_version: str | None = None
+    wall_time_s: float | None = None  # the program's time inside prepare_debug
 
     @property
     def label(self) -> str:
@@ -119,6 +120,9 @@ def _load_rank(directory: Path, rank: int | None) -> list[RankDump]:
         version = data.get("torch_version")
         dump.torch_version = dump.torch_version or (version if isinstance(version, str)
                                                     else None)
+        wall = data.get("wall_time_s")
+        if isinstance(wall, (int, float)) and not isinstance(wall, bool):
+            dump.wall_time_s = (dump.wall_time_s or 0.0) + float(wall)
         written = data.get("format", 1)
         if not isinstance(written, int) or written > FORMAT:
             notes.append(f"{path.name} was written by unveil "

@@ -60,6 +60,9 @@ def _rank_summary(dump: RankDump) -> list[str]:
              f"{t.graphs} graph(s), {t.graph_breaks} graph break(s), {t.recompiles} "
              f"recompile(s), {t.skipped} frame(s) run without compiling; compile time "
              f"{t.compile_time_s:.2f} s"]
+    if t.coverage:
+        lines.append(f"  time in compiled graphs: {t.coverage} of the run inside "
+                     f"prepare_debug (the rest: Python outside them, and compiling)")
     if t.dynamo_code:
         lines.append(f"  {t.dynamo_code} of {t.frames} compiled frame(s) run Dynamo's own "
                      f"code, not their dumped file (breakpoints there are not hit); the "

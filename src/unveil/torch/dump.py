@@ -17,6 +17,7 @@ import json
 import os
 import re
 import threading
+import time
 import warnings
 from collections.abc import Callable
 from dataclasses import asdict
@@ -145,6 +146,7 @@ class prepare_debug:  # noqa: N801 (a context manager named like the function it
         self._ours: dict[int, tuple[str, CodeType]] = {}  # id(code that runs) -> file, code
         self._trace = TraceRecorder(self._claim)
         self._entered = False
+        self._entered_at: float | None = None  # (perf_counter) while active
         self._pending: list[tuple[FrameRecord, CodeType, CodeType]] = []  # compared at exit
         self.manifest = Manifest(_dynamo.torch_version())
 
@@ -157,12 +159,17 @@ class prepare_debug:  # noqa: N801 (a context manager named like the function it
         self._removers = [_dynamo.add_bytecode_hook(self._hook),
                           _dynamo.add_trace_handler(self._trace)]
         _last = self
+        self._entered_at = time.perf_counter()
         return self
 
     def __exit__(self, *exc_info: object) -> None:
         for remove in self._removers:
             remove()
         self._removers = []
+        if self._entered_at is not None:
+            self.manifest.wall_time_s = round((self.manifest.wall_time_s or 0.0)
+                                              + time.perf_counter() - self._entered_at, 6)
+            self._entered_at = None
         try:
             self.write_full_code()
             self.write_manifest()
