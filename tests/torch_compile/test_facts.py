@@ -67,6 +67,13 @@ def _found(fact: str) -> bool:
 
         params = list(inspect.signature(convert_frame._compile).parameters)
         return params[:3] == ["code", "globals", "locals"]
+    if fact == "frame_counters":
+        before = _dynamo.frames_seen()
+        torch._dynamo.reset()
+        torch.compile(lambda x: x + 1, backend="eager")(torch.ones(2))
+        torch._dynamo.reset()
+        after = _dynamo.frames_seen()
+        return before is not None and after is not None and after > before
     if fact == "profiler_enter_value":
         from torch._dynamo import utils
 

@@ -109,6 +109,19 @@ def test_frames_compiled_after_exit_are_not_dumped(tmp_path: Path) -> None:
     assert not list(tmp_path.glob("__transformed_code_*"))
 
 
+def test_frames_dynamo_was_given_but_did_not_transform_are_said(tmp_path: Path) -> None:
+    def nothing_to_compile(n):
+        return [n] * 2
+
+    with pytest.warns(UserWarning) as caught:
+        with unveil.prepare_debug(tmp_path):
+            torch.compile(nothing_to_compile, backend="eager")(3)
+    said = " ".join(str(w.message) for w in caught)
+    assert ("Dynamo was given 1 frame(s) while it was active and transformed none" in said
+            or "without compiling them" in said), said
+    assert "compiled (called) before" not in said and "reused" not in said, said
+
+
 def test_a_function_compiled_before_is_reported_not_silently_missing(tmp_path: Path) -> None:
     compiled = torch.compile(data_dependent, backend="eager")
     compiled(torch.ones(2))  # compiled and cached before prepare_debug

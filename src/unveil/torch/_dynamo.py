@@ -78,6 +78,8 @@ FACTS = (
          "globals, locals, ...): the frame's globals and locals being compiled"),
     Fact("profiler_enter_value", (2, 8), "record_pregraph_bytecode_enter() returns the "
          "context manager it entered, never None"),
+    Fact("frame_counters", (2, 6), "torch._dynamo.utils.counters['frames']['total'] counts "
+         "the frames Dynamo was given (convert_frame), transformed or not"),
     Fact("graph_break_registry", (2, 8), "torch/_dynamo/graph_break_registry.json names each "
          "graph-break type GB<nnnn> (exc._load_gb_type_to_gb_id_map)"),
     Fact("nested_resume", (2, 9), "resume functions take __nested_resume_fns and "
@@ -593,6 +595,17 @@ def _compiling_frame() -> tuple[dict[str, Any], dict[str, Any]] | None:
             return found, local if isinstance(local, dict) else {}
         frame = frame.f_back
     return None
+
+
+def frames_seen() -> int | None:
+    """How many frames Dynamo has been given so far in this process (the fact
+    ``frame_counters``), None where it does not say."""
+    module = sys.modules.get("torch._dynamo.utils")
+    counters = getattr(module, "counters", None)
+    try:
+        return int(counters["frames"]["total"])  # type: ignore[index]  (a Counter of Counters)
+    except (TypeError, KeyError, ValueError):
+        return None
 
 
 def describe_value(value: Any) -> str:

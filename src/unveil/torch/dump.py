@@ -147,6 +147,7 @@ class prepare_debug:  # noqa: N801 (a context manager named like the function it
         self._trace = TraceRecorder(self._claim)
         self._entered = False
         self._entered_at: float | None = None  # (perf_counter) while active
+        self._frames_seen: int | None = None  # Dynamo's frame count when entered
         self._pending: list[tuple[FrameRecord, CodeType, CodeType]] = []  # compared at exit
         self.manifest = Manifest(_dynamo.torch_version())
 
@@ -160,6 +161,7 @@ class prepare_debug:  # noqa: N801 (a context manager named like the function it
                           _dynamo.add_trace_handler(self._trace)]
         _last = self
         self._entered_at = time.perf_counter()
+        self._frames_seen = _dynamo.frames_seen()
         return self
 
     def __exit__(self, *exc_info: object) -> None:
@@ -188,12 +190,20 @@ class prepare_debug:  # noqa: N801 (a context manager named like the function it
                 f"{first['function']} ({first['source_file']}:{first['first_line']}): "
                 f"{one_line(first['reason'] or '', 200)}; see skipped_frames in "
                 f"{str(self.dump_dir / 'manifest.json')!r}", UserWarning, stacklevel=2)
+        elif self._frames_seen is not None and (_dynamo.frames_seen() or 0) > self._frames_seen:
+            seen = (_dynamo.frames_seen() or 0) - self._frames_seen
+            warnings.warn(
+                f"unveil.prepare_debug: Dynamo was given {seen} frame(s) while it was active "
+                f"and transformed none of them (it found nothing to put in a graph there, or "
+                f"skipped them), so {str(self.dump_dir)!r} holds no code",
+                UserWarning, stacklevel=2)
         else:
             warnings.warn(
                 f"unveil.prepare_debug: Dynamo compiled no frame while it was active, so "
-                f"{str(self.dump_dir)!r} holds no code; a function compiled (called) before "
-                f"is reused from Dynamo's cache: call torch._dynamo.reset() before entering "
-                f"prepare_debug, or enter it before the first call", UserWarning, stacklevel=2)
+                f"{str(self.dump_dir)!r} holds no code: no compiled function ran in it, or "
+                f"each reused what it compiled before prepare_debug (then call "
+                f"torch._dynamo.reset() before entering it, or enter it before the first "
+                f"call)", UserWarning, stacklevel=2)
 
     @property
     def active(self) -> bool:
