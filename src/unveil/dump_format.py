@@ -101,6 +101,14 @@ class FrameRecord:
     # "words": what changed, "fix": what to do); the value now where the frame being
     # compiled showed it
     recompiles: list[dict[str, Any]] = field(default_factory=list)
+    # where compile_time_s went: phase -> seconds ("Dynamo", "AOTAutograd", "Inductor
+    # lowering", "Inductor code and kernels", "backend, other", "unveil"), and when the
+    # compile started (seconds, the process's clock)
+    compile_phases: dict[str, float] = field(default_factory=dict)
+    compile_started_s: float | None = None
+    # each graph's cache outcomes: {"cache": "FX graph" | "AOTAutograd", "state": "hit" |
+    # "miss" | "bypass", "reason": PyTorch's, "graph": "__compiled_fn_<n>"}
+    caches: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass

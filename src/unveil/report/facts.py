@@ -75,6 +75,42 @@ def recompile_groups(dump: RankDump) -> list[RecompileGroup]:
     return sorted(found.values(), key=lambda g: -len(g.compile_ids))
 
 
+def phase_totals(dump: RankDump) -> list[tuple[str, float]]:
+    """The compile time of all frames by phase, most first."""
+    found: Counter[str] = Counter()
+    for frame in dump.frames:
+        phases = frame.get("compile_phases")
+        if isinstance(phases, dict):
+            for phase, seconds in phases.items():
+                if isinstance(seconds, (int, float)):
+                    found[str(phase)] += float(seconds)
+    return sorted(found.items(), key=lambda kv: -kv[1])
+
+
+def phases_text(phases: object, top: int = 6) -> str:
+    """``Dynamo 0.41 s, AOTAutograd 0.99 s``: phases (a frame's or the totals) in order,
+    each once."""
+    items = list(phases.items()) if isinstance(phases, dict) else list(phases)  # type: ignore[call-overload]  (a list of pairs)
+    return ", ".join(f"{k} {float(v):.2f} s" for k, v in items[:top]
+                     if isinstance(v, (int, float)))
+
+
+def caches_text(caches: object) -> str:
+    """``FX graph: 2 hit; AOTAutograd: 1 miss``: cache outcomes counted by cache, with
+    PyTorch's reason for each bypass."""
+    counts: dict[str, Counter[str]] = {}
+    reasons: list[str] = []
+    for c in caches if isinstance(caches, list) else []:
+        if not isinstance(c, dict):
+            continue
+        counts.setdefault(str(c.get("cache")), Counter())[str(c.get("state"))] += 1
+        if c.get("state") == "bypass" and c.get("reason"):
+            reasons.append(f"{c.get('cache')} bypassed: {c.get('reason')}")
+    text = "; ".join(f"{cache}: " + ", ".join(f"{n} {state}" for state, n in sorted(n.items()))
+                     for cache, n in counts.items())
+    return "; ".join([text, *dict.fromkeys(reasons)]) if text else ""
+
+
 def _plain(expression: str) -> str:
     """``L['x'].size()[0] == 3`` -> ``x.size()[0] == 3``, as recompile reasons print it."""
     return re.sub(r"""\b[LG]\[['"]([^'"]+)['"]\]""", r"\1", expression).replace(" ", "")
@@ -153,11 +189,12 @@ class Totals:
 
     @property
     def coverage(self) -> str | None:
-        """``0.41 s of 2.30 s (18%)``: the share of the run in compiled graphs."""
+        """``0.41 s of the 2.30 s inside prepare_debug (18%)``: the share of the run in
+        compiled graphs."""
         if self.graph_time_s is None or not self.wall_time_s:
             return None
-        return (f"{self.graph_time_s:.2f} s of {self.wall_time_s:.2f} s "
-                f"({100 * self.graph_time_s / self.wall_time_s:.0f}%)")
+        return (f"{self.graph_time_s:.2f} s of the {self.wall_time_s:.2f} s inside "
+                f"prepare_debug ({100 * self.graph_time_s / self.wall_time_s:.0f}%)")
 
 
 def totals(dump: RankDump) -> Totals:

@@ -15,6 +15,7 @@ from typing import Any
 
 from ..dump_format import short_name
 from .facts import (
+    caches_text,
     distinct_breaks,
     divergences,
     failed_guards,
@@ -22,6 +23,8 @@ from .facts import (
     guard_failed,
     guard_groups,
     hits_text,
+    phase_totals,
+    phases_text,
     recompile_causes,
     recompile_groups,
     short_path,
@@ -29,6 +32,7 @@ from .facts import (
     where,
 )
 from .load import RankDump, Run
+from .timeline import timeline_svg
 
 CSS = """
 body{font:14px/1.45 system-ui,sans-serif;margin:0;color:#1b1f24;background:#fff}
@@ -58,6 +62,7 @@ h3{font-size:14px;margin:10px 0 4px}
 .break{background:#ffebe9;border-left:3px solid #cf222e;padding:4px 8px;margin:4px 0}
 .recompile{background:#fff8c5;border-left:3px solid #9a6700;padding:4px 8px;margin:4px 0}
 .fix{margin-top:2px}
+.timeline-box{overflow-x:auto}
 .diverge{background:#ffebe9;border:1px solid #cf222e}
 .guard{font:12px ui-monospace,monospace;white-space:pre-wrap;margin:1px 0}
 .guard.failed{background:#ffebe9;font-weight:bold}
@@ -306,6 +311,20 @@ class _Page:
             f'</tr>{rows}</table></section>')
         self.nav.append(f'<li><a href="#{sid}">recompiles{label}</a></li>')
 
+    def compile_time(self, dump: RankDump) -> None:
+        """The run's compilation as a picture (static SVG), and the totals by phase."""
+        picture = timeline_svg(dump.frames)
+        if picture is None:
+            return
+        sid = _anchor("compile-time", dump.rank, dump.pid)
+        label = f" ({_esc(dump.label)})" if dump.label else ""
+        self.parts.append(
+            f'<section class="searchable" id="{sid}"><h2>Compile time{label}</h2>'
+            f'<p>{_esc(phases_text(phase_totals(dump)))}: each compiled frame on the time '
+            f'axis, cut into where its compile time went.</p>'
+            f'<div class="timeline-box">{picture}</div></section>')
+        self.nav.append(f'<li><a href="#{sid}">compile time{label}</a></li>')
+
     def divergence(self) -> None:
         if len(self.run.rank_numbers) < 2:
             return
@@ -378,6 +397,11 @@ class _Page:
                f'<div class="muted">{_esc(where(frame))} &middot; '
                f'<span class="{css}">{_esc(status)}</span> &middot; compile time '
                f'{_esc(f"{time:.3f} s" if time is not None else "?")}'
+               + (f' ({_esc(phases_text(frame["compile_phases"]))})'
+                  if isinstance(frame.get("compile_phases"), dict) and frame["compile_phases"]
+                  else "")
+               + (f' &middot; caches: {_esc(caches_text(frame["caches"]))}'
+                  if frame.get("caches") else "")
                + (f' &middot; ran {_esc(hits_text(frame["hits"]))}' if frame.get("hits")
                   else "")
                + (" &middot; bytecode-identical to Dynamo's" if frame.get("identical")
@@ -488,6 +512,7 @@ class _Page:
             self.notes(dump)
             self.breaks(dump)
             self.recompiles(dump)
+            self.compile_time(dump)
             self.tree(dump)
             failed = self.failed_by_entry(dump)
             for frame in dump.frames:

@@ -7,10 +7,13 @@ from collections import defaultdict
 from typing import Any
 
 from .facts import (
+    caches_text,
     distinct_breaks,
     divergences,
     function_of,
     hits_text,
+    phase_totals,
+    phases_text,
     recompile_causes,
     recompile_groups,
     short_path,
@@ -60,9 +63,12 @@ def _rank_summary(dump: RankDump) -> list[str]:
              f"{t.graphs} graph(s), {t.graph_breaks} graph break(s), {t.recompiles} "
              f"recompile(s), {t.skipped} frame(s) run without compiling; compile time "
              f"{t.compile_time_s:.2f} s"]
+    phases = phase_totals(dump)
+    if phases:
+        lines.append(f"  compile time by phase: {phases_text(phases, 4)}")
     if t.coverage:
-        lines.append(f"  time in compiled graphs: {t.coverage} of the run inside "
-                     f"prepare_debug (the rest: Python outside them, and compiling)")
+        lines.append(f"  time in compiled graphs: {t.coverage}; the rest: Python outside "
+                     f"them, and compiling")
     if t.dynamo_code:
         lines.append(f"  {t.dynamo_code} of {t.frames} compiled frame(s) run Dynamo's own "
                      f"code, not their dumped file (breakpoints there are not hit); the "
@@ -90,6 +96,8 @@ def _rank_summary(dump: RankDump) -> list[str]:
                          f"{frame.get('status')} -> {frame.get('transformed_code')}")
             if frame.get("hits"):
                 lines.append(f"      ran {hits_text(frame['hits'])}")
+            if frame.get("caches"):
+                lines.append(f"      caches: {caches_text(frame['caches'])}")
             lines.extend(_break_line(brk) for brk in frame.get("graph_breaks") or [])
             causes = recompile_causes(frame)
             if causes:

@@ -148,6 +148,7 @@ class prepare_debug:  # noqa: N801 (a context manager named like the function it
         self._entered = False
         self._entered_at: float | None = None  # (perf_counter) while active
         self._frames_seen: int | None = None  # Dynamo's frame count when entered
+        self._unveil_s: dict[int, float] = {}  # id(frame record) -> unveil's time in it
         self._pending: list[tuple[FrameRecord, CodeType, CodeType]] = []  # compared at exit
         self.manifest = Manifest(_dynamo.torch_version())
 
@@ -271,6 +272,7 @@ class prepare_debug:  # noqa: N801 (a context manager named like the function it
         # than unveil's own work, and runs anyway, later
         collecting = gc.isenabled()
         gc.disable()
+        started = time.perf_counter()
         try:
             path = self._claim(f"__transformed_code_{{n}}_for_{identifier(code.co_name)}.py")
             record.transformed_code = path.name
@@ -281,6 +283,7 @@ class prepare_debug:  # noqa: N801 (a context manager named like the function it
         finally:
             if collecting:
                 gc.enable()
+            self._unveil_s[id(record)] = time.perf_counter() - started
         if self.recorded and replacement is not None:  # (Dynamo's code ran: shown as its)
             record.status = RECORDED
             self._ours[id(new_code)] = (self._ours.pop(id(replacement))[0], new_code)
@@ -506,6 +509,11 @@ class prepare_debug:  # noqa: N801 (a context manager named like the function it
             facts = self._trace.compiles.get(record.compile_id or "")
             if facts is not None:
                 _merge(record, facts)
+                mine = self._unveil_s.get(id(record))
+                if mine is not None and record.compile_phases and not self.recorded:
+                    record.compile_phases["unveil"] = round(mine, 6)
+                    record.compile_phases["Dynamo"] = round(
+                        max(record.compile_phases.get("Dynamo", 0.0) - mine, 0.0), 6)
             if self.hits is not None:
                 record.hits = self.hits.facts(record.compiled_fns) or record.hits
         hits = {r.compile_id: r.hits for r in self.manifest.frames}
@@ -569,6 +577,9 @@ def _merge(record: FrameRecord, facts: CompileFacts) -> None:
     record.compile_time_s = facts.compile_time_s
     record.stack = list(facts.stack)
     record.restart_reasons = list(facts.restart_reasons)
+    record.compile_phases = dict(facts.phases)
+    record.compile_started_s = facts.started_s
+    record.caches = [dict(c) for c in facts.caches]
 
 
 def _calls(source: str | None) -> set[str]:

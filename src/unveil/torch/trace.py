@@ -4,6 +4,7 @@ and compile time. Events arrive through :func:`unveil.torch._dynamo.add_trace_ha
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import runpy
@@ -25,7 +26,15 @@ RUNNABLE = ("dynamo_output_graph", "aot_forward_graph", "aot_backward_graph",
 # What TraceRecorder.record reads; Dynamo skips computing the other events (tensor
 # descriptions, guard prints, chromium timings, bytecode listings) while it alone listens.
 RECORDED_EVENTS = frozenset(("str", "dynamo_start", "compilation_metrics", *GRAPH_EVENTS))
-RECORDED_ARTIFACTS = frozenset(("dynamo_graph_break_reason", "recompile_reasons"))
+# the caches' outcomes (Inductor's FX graph cache, AOTAutograd's), one artifact per graph
+CACHE_ARTIFACTS = {f"{cache}_cache_{state}": (label, state)
+                   for cache, label in (("fx_graph", "FX graph"), ("aotautograd", "AOTAutograd"))
+                   for state in ("hit", "miss", "bypass")}
+RECORDED_ARTIFACTS = frozenset(("dynamo_graph_break_reason", "recompile_reasons",
+                                *CACHE_ARTIFACTS))
+# compilation_metrics' cumulative timings (microseconds) of the backend's parts
+_US = ("aot_autograd_cumulative_compile_time_us", "inductor_cumulative_compile_time_us",
+       "inductor_code_gen_cumulative_compile_time_us")
 
 
 @dataclass
@@ -45,6 +54,11 @@ class CompileFacts:
     guarded_code: bool | None = None  # False: Dynamo ran the frame without compiling it
     restart_reasons: list[str] = field(default_factory=list)  # why earlier attempts restarted
     stack: list[dict[str, Any]] = field(default_factory=list)  # user frames, outermost first
+    # where the compile time went: phase -> seconds (compile_phases), and when it started
+    phases: dict[str, float] = field(default_factory=dict)
+    started_s: float | None = None  # (the process's clock, as Dynamo gives it)
+    # each graph's cache outcomes: {"cache", "state" (hit, miss, bypass), "reason", "graph"}
+    caches: list[dict[str, Any]] = field(default_factory=list)
 
 
 _UNVEIL = str(Path(__file__).resolve().parent.parent)
@@ -188,6 +202,9 @@ class TraceRecorder:
                 self.facts(cid).graph_breaks.append(parse_graph_break(payload))
             elif name == "recompile_reasons" and payload:
                 self.facts(cid).recompile_reasons.extend(_reasons(payload))
+            elif name in CACHE_ARTIFACTS:
+                self.facts(cid).caches.append(_cache_outcome(name, payload,
+                                                             self.facts(cid).compiled_fns))
         elif "compilation_metrics" in metadata:
             metrics = metadata["compilation_metrics"]
             facts = self.facts(cid)
@@ -199,6 +216,11 @@ class TraceRecorder:
             facts.first_line = metrics.get("co_firstlineno")
             facts.guarded_code = metrics.get("has_guarded_code")
             facts.restart_reasons = [str(r) for r in metrics.get("restart_reasons") or []]
+            facts.phases = compile_phases(metrics)
+            start = metrics.get("start_time_us")
+            facts.started_s = start / 1e6 if isinstance(start, (int, float)) else \
+                metrics.get("start_time") if isinstance(metrics.get("start_time"), float) \
+                else None
 
     def graph(self, cid: str, kind: str, payload: str | None, graph_module: Any) -> None:
         facts = self.facts(cid)
@@ -266,6 +288,42 @@ def runnable_file(src: str, title: str, readable: str | None, ran: bool = True) 
                 + "\n".join("# " + line if line else "#" for line in readable.splitlines())
                 + "\n")
     return text
+
+
+def compile_phases(metrics: dict[str, Any]) -> dict[str, float]:
+    """Where one frame's compile time went, from Dynamo's compilation_metrics: Dynamo
+    (tracing, guards, bytecode: the rest), AOTAutograd, Inductor's lowering and its code
+    generation with kernel compiling, and the backend's other work; in seconds, summing
+    to ``entire_frame_compile_time_s`` (unveil's own time is taken from Dynamo's share
+    by the caller, who measured it)."""
+    total = metrics.get("entire_frame_compile_time_s")
+    if not isinstance(total, (int, float)):
+        return {}
+    backend = float(metrics.get("backend_compile_time_s") or 0.0)
+    aot, inductor, codegen = (float(metrics.get(k) or 0) / 1e6 for k in _US)
+    phases = {"Dynamo": max(float(total) - backend, 0.0)}
+    if aot:
+        phases["AOTAutograd"] = max(aot - inductor, 0.0)
+    if inductor:
+        phases["Inductor lowering"] = max(inductor - codegen, 0.0)
+        phases["Inductor code and kernels"] = codegen
+    other = backend - (aot or inductor)
+    if other > 0:
+        phases["backend, other"] = other
+    return {k: round(v, 6) for k, v in phases.items()}
+
+
+def _cache_outcome(name: str, payload: str | None, graphs: list[str]) -> dict[str, Any]:
+    """A cache artifact as the manifest keeps it: which cache, hit/miss/bypass, PyTorch's
+    reason for a bypass, and the graph (the compile's latest, where known)."""
+    cache, state = CACHE_ARTIFACTS[name]
+    info: dict[str, Any] = {}
+    with contextlib.suppress(ValueError, TypeError):
+        found = json.loads(payload or "{}")
+        info = found if isinstance(found, dict) else {}
+    reason = info.get("cache_bypass_reason") or info.get("reason")
+    return {"cache": cache, "state": state, "reason": str(reason) if reason else None,
+            "graph": graphs[-1] if graphs else None}
 
 
 def _reasons(payload: str) -> list[str]:

@@ -1,0 +1,89 @@
+"""Where the compile time went and whether the caches hit, on real runs: each frame's
+phases (Dynamo, AOTAutograd, Inductor's lowering and code, unveil) sum to Dynamo's own
+compile time for it; a second process hits Inductor's FX graph cache and AOTAutograd's
+cache and the dump says so; the report draws the run's compilation as static SVG."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from unveil.report.html import render  # noqa: E402
+from unveil.report.load import load_run  # noqa: E402
+from unveil.report.summary import summary  # noqa: E402
+
+PROGRAM = textwrap.dedent("""\
+    import sys, warnings
+    warnings.filterwarnings("ignore")
+    import torch, unveil
+
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.ReLU(), torch.nn.Linear(8, 2))
+    with unveil.prepare_debug(sys.argv[1]):
+        step = torch.compile(model, backend=sys.argv[2])
+        step(torch.randn(4, 8)).sum().backward()
+    """)
+SRC = str(Path(__file__).resolve().parents[2] / "src")
+
+
+def _run(tmp_path: Path, dump: str, backend: str) -> dict:
+    prog = tmp_path / "prog.py"
+    prog.write_text(PROGRAM)
+    env = {**os.environ, "PYTHONPATH": SRC,
+           "TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "inductor_cache")}
+    proc = subprocess.run([sys.executable, str(prog), str(tmp_path / dump), backend],
+                          capture_output=True, text=True, env=env, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads((tmp_path / dump / "manifest.json").read_text())
+
+
+def _inductor_ok() -> bool:
+    try:
+        torch.compile(lambda x: x + 1, backend="inductor")(torch.ones(2))
+    except Exception:  # noqa: BLE001 (no C++ compiler)
+        return False
+    finally:
+        torch._dynamo.reset()
+    return True
+
+
+@pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
+def test_phases_sum_to_dynamos_compile_time(tmp_path: Path, backend: str) -> None:
+    if backend == "inductor" and not _inductor_ok():
+        pytest.skip("Inductor cannot compile C++ here")
+    frames = _run(tmp_path, "dump", backend)["frames"]
+    assert frames
+    for frame in frames:
+        phases = frame["compile_phases"]
+        total = frame["compile_time_s"]
+        assert abs(sum(phases.values()) - total) <= 0.1 * total, (phases, total)
+        assert phases["Dynamo"] > 0 and phases["unveil"] > 0, phases
+        assert "AOTAutograd" in phases, phases  # (both backends run it)
+        assert ("Inductor code and kernels" in phases) == (backend == "inductor"), phases
+        assert frame["compile_started_s"] > 0
+    run = load_run(tmp_path / "dump")
+    assert "compile time by phase: " in summary(run)
+    page = render(run)
+    assert "<h2>Compile time</h2>" in page and "<svg" in page and "<title>compile time" in page
+
+
+def test_a_warm_second_run_hits_the_caches_and_says_so(tmp_path: Path) -> None:
+    if not _inductor_ok():
+        pytest.skip("Inductor cannot compile C++ here")
+    cold = [c for f in _run(tmp_path, "cold", "inductor")["frames"] for c in f["caches"]]
+    warm = [c for f in _run(tmp_path, "warm", "inductor")["frames"] for c in f["caches"]]
+    assert {(c["cache"], c["state"]) for c in cold} == {("FX graph", "miss"),
+                                                        ("AOTAutograd", "miss")}, cold
+    assert {(c["cache"], c["state"]) for c in warm} == {("FX graph", "hit"),
+                                                        ("AOTAutograd", "hit")}, warm
+    assert all(c["graph"] == "__compiled_fn_1" for c in warm), warm
+    text = summary(load_run(tmp_path / "warm"))
+    assert "caches: " in text and "AOTAutograd: 1 hit" in text, text
