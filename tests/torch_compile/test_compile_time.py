@@ -21,27 +21,33 @@ from unveil.report.load import load_run  # noqa: E402
 from unveil.report.summary import summary  # noqa: E402
 
 PROGRAM = textwrap.dedent("""\
-    import sys, warnings
+    import contextlib, json, sys, warnings
     warnings.filterwarnings("ignore")
     import torch, unveil
+    from torch._dynamo.utils import counters
 
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.ReLU(), torch.nn.Linear(8, 2))
-    with unveil.prepare_debug(sys.argv[1]):
+    plain = len(sys.argv) > 3
+    with contextlib.nullcontext() if plain else unveil.prepare_debug(sys.argv[1]):
         step = torch.compile(model, backend=sys.argv[2])
         step(torch.randn(4, 8)).sum().backward()
+    print(json.dumps({k: dict(v) for k, v in counters.items()}))
     """)
 SRC = str(Path(__file__).resolve().parents[2] / "src")
 
 
-def _run(tmp_path: Path, dump: str, backend: str) -> dict:
+def _run(tmp_path: Path, dump: str, backend: str, plain: bool = False) -> dict:
     prog = tmp_path / "prog.py"
     prog.write_text(PROGRAM)
     env = {**os.environ, "PYTHONPATH": SRC,
            "TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "inductor_cache")}
-    proc = subprocess.run([sys.executable, str(prog), str(tmp_path / dump), backend],
+    proc = subprocess.run([sys.executable, str(prog), str(tmp_path / dump), backend,
+                           *(["plain"] if plain else [])],
                           capture_output=True, text=True, env=env, timeout=600)
     assert proc.returncode == 0, proc.stderr
+    if plain:  # (Dynamo's counters: the caches' hits and misses)
+        return json.loads(proc.stdout.strip().splitlines()[-1])
     return json.loads((tmp_path / dump / "manifest.json").read_text())
 
 
@@ -87,3 +93,17 @@ def test_a_warm_second_run_hits_the_caches_and_says_so(tmp_path: Path) -> None:
     assert all(c["graph"] == "__compiled_fn_1" for c in warm), warm
     text = summary(load_run(tmp_path / "warm"))
     assert "caches: " in text and "AOTAutograd: 1 hit" in text, text
+
+
+def test_unveil_does_not_change_the_cache_outcome(tmp_path: Path) -> None:
+    """After a plain process filled the caches, prepare_debug hits them as a plain run
+    does (it used to compile the Dynamo graph early, which changed AOTAutograd's key)."""
+    if not _inductor_ok():
+        pytest.skip("Inductor cannot compile C++ here")
+    first = _run(tmp_path, "-", "inductor", plain=True)
+    assert first["aot_autograd"].get("autograd_cache_miss") == 1, first
+    again = _run(tmp_path, "-", "inductor", plain=True)
+    assert again["aot_autograd"].get("autograd_cache_hit") == 1, again
+    warm = [c for f in _run(tmp_path, "dump", "inductor")["frames"] for c in f["caches"]]
+    assert {(c["cache"], c["state"]) for c in warm} == {("FX graph", "hit"),
+                                                        ("AOTAutograd", "hit")}, warm

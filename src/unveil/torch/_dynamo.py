@@ -441,6 +441,13 @@ def compile_graph_from_file(graph_module: Any, path: str,
     _route_fx_sources(fx_graph_module)
     _graph_writers[path] = write
     _graph_files[graph_module] = path  # deep copies inherit it
+    lazy = getattr(type(graph_module), "_needs_recompile", None)
+    if callable(lazy) and lazy():
+        # a lazy GraphModule not compiled yet compiles its code when first needed (run,
+        # or hashed for AOTAutograd's cache), then through the file; compiling it now
+        # would put its code in its __dict__ early, which AOTAutograd's cache key pickles
+        # (in order): the key would differ from a plain run's, and its cache miss
+        return True
     try:
         graph_module.recompile()
         graph_module.code  # noqa: B018 (a lazy GraphModule compiles on first use)
@@ -503,6 +510,18 @@ def _route_fx_sources(fx_graph_module: Any) -> None:
 
     exec_with_source._unveil_routed = True  # type: ignore[attr-defined]
     fx_graph_module._exec_with_source = exec_with_source
+    module_class = fx_graph_module.GraphModule
+    copy_module = module_class.__deepcopy__
+
+    def deepcopy(self: Any, memo: dict[int, Any]) -> Any:
+        copied = copy_module(self, memo)
+        with contextlib.suppress(TypeError):
+            path = _graph_files.get(self)
+            if path is not None:  # (a lazy copy compiles later, outside this call)
+                _graph_files[copied] = path
+        return copied
+
+    module_class.__deepcopy__ = deepcopy
 
 
 # The globals Dynamo puts in a frame's module for its transformed code (the fact

@@ -233,20 +233,22 @@ class TraceRecorder:
             self.defer(cid, kind, fn, payload, graph_module if kind in RUNNABLE else None)
             return
         path, title = self.graph_file(cid, kind, fn)
-        runs = False
+        # (the graph as printed until FX compiles its code, which a lazy GraphModule
+        # does when first needed: then the file holds that code, and says it runs)
+        write_atomic(path, printed_file(title, payload))
+        graph = GraphFile(fn, kind, path.name, False)
+        facts.graphs.append(graph)
         if kind in RUNNABLE and graph_module is not None:
             def write(src: str) -> None:
                 write_atomic(path, runnable_file(src, title, payload))
+                graph.compiled_from_file = True
 
             try:
-                runs = _dynamo.compile_graph_from_file(graph_module, str(path), write)
+                _dynamo.compile_graph_from_file(graph_module, str(path), write)
             except Exception as exc:  # noqa: BLE001 (the printed graph is dumped instead)
                 self.errors.append(f"{title}: could not compile it from {path.name}, so "
                                    f"the file shows the graph as printed: "
                                    f"{type(exc).__name__}: {exc}")
-        if not runs:
-            write_atomic(path, printed_file(title, payload))
-        facts.graphs.append(GraphFile(fn, kind, path.name, runs))
 
     def graph_file(self, cid: str, kind: str, fn: str) -> tuple[Path, str]:
         """A new file for graph ``fn``'s ``kind`` and its title."""
