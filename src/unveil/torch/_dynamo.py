@@ -441,8 +441,7 @@ def compile_graph_from_file(graph_module: Any, path: str,
     _route_fx_sources(fx_graph_module)
     _graph_writers[path] = write
     _graph_files[graph_module] = path  # deep copies inherit it
-    lazy = getattr(type(graph_module), "_needs_recompile", None)
-    if callable(lazy) and lazy():
+    if is_lazy(graph_module):
         # a lazy GraphModule not compiled yet compiles its code when first needed (run,
         # or hashed for AOTAutograd's cache), then through the file; compiling it now
         # would put its code in its __dict__ early, which AOTAutograd's cache key pickles
@@ -456,6 +455,16 @@ def compile_graph_from_file(graph_module: Any, path: str,
         _graph_writers.pop(path, None)
         raise
     return True
+
+
+def is_lazy(graph_module: Any) -> bool:
+    """Whether ``graph_module`` is a lazy GraphModule (FX's ``_LazyGraphModule``) that has
+    not compiled its code yet."""
+    lazy = getattr(type(graph_module), "_needs_recompile", None)
+    try:
+        return callable(lazy) and bool(lazy())
+    except Exception:  # noqa: BLE001 (another FX)
+        return False
 
 
 def _compiling_graph_file() -> str | None:

@@ -162,9 +162,9 @@ class record:  # noqa: N801 (a context manager named like the function its users
                     now = _dynamo.graph_code_compiled(module)
                     if now is not None and (now is not compiled or src is None):
                         src = now  # compiled again since (or the only code there is)
-                    if src is None:  # (a last resort: make FX compile it, now)
-                        with contextlib.suppress(Exception):
-                            src = str(module.code)
+                    elif now is None and compiled is None and _dynamo.is_lazy(module):
+                        src = None  # never compiled (AOTAutograd only traced it): its
+                        # print, as prepare_debug shows it
                 graphs.append([cid, kind, fn, payload, src if kind in RUNNABLE else None])
                 order.append(["graph", len(graphs) - 1])
         entries = []  # per original code: its cache entries (newest first)
