@@ -51,6 +51,9 @@ class GraphFile:
     kind: str  # the trace event: "dynamo_output_graph", "aot_forward_graph", ...
     file: str  # relative to the dump directory
     compiled_from_file: bool  # FX compiled the graph's code from this file (eager, aot_eager run it)
+    # a higher-order op's subgraph of that graph (torch.cond's branches, while_loop's
+    # cond_fn and body_fn): its attribute name on the graph; None for the graph itself
+    subgraph: str | None = None
 
 
 @dataclass

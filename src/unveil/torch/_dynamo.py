@@ -457,6 +457,26 @@ def compile_graph_from_file(graph_module: Any, path: str,
     return True
 
 
+def subgraphs(graph_module: Any) -> list[tuple[str, Any]]:
+    """The subgraphs of ``graph_module`` its higher-order ops call (``torch.cond``'s
+    branches, ``while_loop``'s ``cond_fn``/``body_fn``, ``scan``'s ``combine_fn``): its
+    direct children that are GraphModules themselves, by attribute name, nested ones
+    after their parent (``cond_true_0.cond_true_1``)."""
+    try:
+        import torch.fx
+    except ImportError:
+        return []
+    out: list[tuple[str, Any]] = []
+    todo = [("", graph_module)]
+    while todo:
+        prefix, module = todo.pop(0)
+        for name, child in module.named_children():
+            if isinstance(child, torch.fx.GraphModule):
+                out.append((prefix + name, child))
+                todo.append((f"{prefix}{name}.", child))
+    return out
+
+
 def is_lazy(graph_module: Any) -> bool:
     """Whether ``graph_module`` is a lazy GraphModule (FX's ``_LazyGraphModule``) that has
     not compiled its code yet."""

@@ -239,16 +239,30 @@ class TraceRecorder:
         graph = GraphFile(fn, kind, path.name, False)
         facts.graphs.append(graph)
         if kind in RUNNABLE and graph_module is not None:
-            def write(src: str) -> None:
-                write_atomic(path, runnable_file(src, title, payload))
-                graph.compiled_from_file = True
+            self.from_file(graph, graph_module, path, title, payload)
+            for name, sub in _dynamo.subgraphs(graph_module):
+                sub_path = self.claim(f"{fn}.{kind}.{name}.{{n}}.py")
+                sub_title = f"subgraph {name} of {title}"
+                write_atomic(sub_path, f"# {sub_title}: its code is written here when FX "
+                                       f"compiles it (it was not, in this run)\n")
+                sub_graph = GraphFile(fn, kind, sub_path.name, False, name)
+                facts.graphs.append(sub_graph)
+                self.from_file(sub_graph, sub, sub_path, sub_title, None)
 
-            try:
-                _dynamo.compile_graph_from_file(graph_module, str(path), write)
-            except Exception as exc:  # noqa: BLE001 (the printed graph is dumped instead)
-                self.errors.append(f"{title}: could not compile it from {path.name}, so "
-                                   f"the file shows the graph as printed: "
-                                   f"{type(exc).__name__}: {exc}")
+    def from_file(self, graph: GraphFile, graph_module: Any, path: Path, title: str,
+                  payload: str | None) -> None:
+        """Have ``graph_module`` compile its code from ``path`` (see
+        :func:`_dynamo.compile_graph_from_file`), ``graph`` saying when it has."""
+        def write(src: str) -> None:
+            write_atomic(path, runnable_file(src, title, payload))
+            graph.compiled_from_file = True
+
+        try:
+            _dynamo.compile_graph_from_file(graph_module, str(path), write)
+        except Exception as exc:  # noqa: BLE001 (the printed graph is dumped instead)
+            self.errors.append(f"{title}: could not compile it from {path.name}, so "
+                               f"the file shows the graph as printed: "
+                               f"{type(exc).__name__}: {exc}")
 
     def graph_file(self, cid: str, kind: str, fn: str) -> tuple[Path, str]:
         """A new file for graph ``fn``'s ``kind`` and its title."""
