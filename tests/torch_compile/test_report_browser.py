@@ -75,6 +75,17 @@ def test_report_in_chromium(browser, tmp_path: Path) -> None:
     target = graph_link.get_attribute("href")
     graph_link.click()
     assert page.evaluate("() => location.hash") == target
+    # the recompile in words, its compile linked; the compile-time picture is drawn
+    recompiles = page.locator("section[id^='recompiles']")
+    assert "it was 2, now 3" in recompiles.inner_text()
+    link = recompiles.locator("a[href^='#frame-']").first
+    target = link.get_attribute("href")
+    link.click()
+    assert page.evaluate("() => location.hash") == target
+    picture = page.locator("section[id^='compile_time'] svg")
+    box = picture.bounding_box()
+    assert box is not None and box["width"] > 300 and box["height"] > 40, box
+    assert picture.locator("rect").count() >= 4  # (bars and the legend)
     # the search finds a guard: the check that failed and caused the recompile
     page.fill("#search", "L['n'] == 2")
     visible = page.locator("section.searchable:not(.hidden)")

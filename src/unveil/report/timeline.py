@@ -38,7 +38,7 @@ def timeline_svg(frames: list[dict[str, Any]]) -> str | None:
     scale = _WIDTH / span
     height = _ROW * (len(placed) + 2) + 24
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" role="img" class="timeline" '
-             f'width="{_LABEL + _WIDTH + 20}" height="{height}" font-size="11" '
+             f'width="{_LABEL + _WIDTH + 70}" height="{height}" font-size="11" '
              f'font-family="system-ui,sans-serif"><title>compile time by frame and phase'
              f'</title>']
     for k, (frame, at, length) in enumerate(placed):
