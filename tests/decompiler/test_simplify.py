@@ -340,6 +340,17 @@ def f(a, b):
 """
 
 
+def _gated_run(source: str, enabled: bool, token: Any) -> tuple[Any, list[Any]]:
+    """``f(1, 2)`` of ``source`` and what it logged, with the profiler ``enabled`` or not
+    and ``utils.enter()`` giving ``token``."""
+    log: list[Any] = []
+    namespace = _graph_env(log)
+    namespace["utils"].enter = staticmethod(lambda: log.append("enter") or token)
+    namespace["profiler"] = type("P", (), {"_is_profiler_enabled": enabled})
+    exec(compile(textwrap.dedent(source), "<test>", "exec"), namespace)
+    return namespace["f"](1, 2), log
+
+
 @pytest.mark.parametrize("enabled", [False, True])
 @pytest.mark.parametrize("token", [None, "token"])
 def test_a_runtime_gated_profiler_region_reads_as_written_and_does_the_same(
@@ -350,15 +361,7 @@ def test_a_runtime_gated_profiler_region_reads_as_written_and_does_the_same(
                      "if enter_out is not None:", "utils.exit(enter_out)",
                      "return __compiled_fn_1_ab12(a, b)"], text
 
-    def run(source: str) -> tuple[Any, list[Any]]:
-        log: list[Any] = []
-        namespace = _graph_env(log)
-        namespace["utils"].enter = staticmethod(lambda: log.append("enter") or token)
-        namespace["profiler"] = type("P", (), {"_is_profiler_enabled": enabled})
-        exec(compile(textwrap.dedent(source), "<test>", "exec"), namespace)
-        return namespace["f"](1, 2), log
-
-    assert run(text) == run(PROFILER_GATE)
+    assert _gated_run(text, enabled, token) == _gated_run(PROFILER_GATE, enabled, token)
     original, simpler = _function(PROFILER_GATE), _function(text)
     if sys.version_info >= (3, 11):
         verdict = prove_equivalent(original.__code__, simpler.__code__, fixed=_fixed)
@@ -379,15 +382,7 @@ def test_a_gated_empty_profiler_region_is_one_test_where_enter_never_gives_none(
     assert lines == ["if profiler._is_profiler_enabled:", "utils.exit(utils.enter())",
                      "return __compiled_fn_1_ab12(a, b)"], text
 
-    def run(source: str) -> tuple[Any, list[Any]]:
-        log: list[Any] = []
-        namespace = _graph_env(log)
-        namespace["utils"].enter = staticmethod(lambda: log.append("enter") or "cm")
-        namespace["profiler"] = type("P", (), {"_is_profiler_enabled": enabled})
-        exec(compile(textwrap.dedent(source), "<test>", "exec"), namespace)
-        return namespace["f"](1, 2), log
-
-    assert run(text) == run(PROFILER_GATE)
+    assert _gated_run(text, enabled, "cm") == _gated_run(PROFILER_GATE, enabled, "cm")
     original, simpler = _function(PROFILER_GATE), _function(text)
     if sys.version_info >= (3, 11):
         assert prove_equivalent(original.__code__, simpler.__code__, fixed=_KNOWN).equivalent

@@ -620,19 +620,16 @@ def compiling_globals() -> dict[str, Any] | None:
     """The globals of the frame Dynamo compiles now (``convert_frame._compile``'s
     ``globals``, up the stack from a bytecode hook), where it installs the compiled graphs
     (``__compiled_fn_*``) the transformed code calls; None when not found."""
-    found = _compiling_frame()
+    found = compiling_frame()
     return None if found is None else found[0]
 
 
-def compiling_locals() -> dict[str, Any] | None:
-    """The locals of the frame Dynamo compiles now (``_compile``'s ``locals``: the values
-    its guards were made from, the arguments included); None when not found."""
-    found = _compiling_frame()
-    return None if found is None else found[1]
-
-
-def _compiling_frame() -> tuple[dict[str, Any], dict[str, Any]] | None:
-    frame = sys._getframe(2)
+def compiling_frame() -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """The globals and locals of the frame Dynamo compiles now (``_compile``'s
+    ``globals`` and ``locals``: the values its guards were made from, the arguments
+    included), up the stack from a bytecode hook; None when not found (the fact
+    ``compile_frame``)."""
+    frame = sys._getframe(1)
     for _ in range(30):
         if frame is None:
             return None

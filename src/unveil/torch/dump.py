@@ -298,14 +298,14 @@ class prepare_debug:  # noqa: N801 (a context manager named like the function it
         facts = self._trace.compiles.get(compile_id or "")
         if facts is None or not facts.recompile_reasons:
             return []
-        f_globals, f_locals = _dynamo.compiling_globals(), _dynamo.compiling_locals()
+        frame = _dynamo.compiling_frame()
 
         def now(source: str) -> str | None:
-            if f_globals is None or f_locals is None:
+            if frame is None:
                 return None
             try:
-                return _dynamo.describe_value(recompiles.read_value(source, f_locals,
-                                                                    f_globals))
+                return _dynamo.describe_value(recompiles.read_value(source, frame[1],
+                                                                    frame[0]))
             except LookupError:
                 return None
 

@@ -233,9 +233,6 @@ class TraceRecorder:
             self.defer(cid, kind, fn, payload, graph_module if kind in RUNNABLE else None)
             return
         path, title = self.graph_file(cid, kind, fn)
-        # (the graph as printed until FX compiles its code, which a lazy GraphModule
-        # does when first needed: then the file holds that code, and says it runs)
-        write_atomic(path, printed_file(title, payload))
         graph = GraphFile(fn, kind, path.name, False)
         facts.graphs.append(graph)
         if kind in RUNNABLE and graph_module is not None:
@@ -243,11 +240,16 @@ class TraceRecorder:
             for name, sub in _dynamo.subgraphs(graph_module):
                 sub_path = self.claim(f"{fn}.{kind}.{name}.{{n}}.py")
                 sub_title = f"subgraph {name} of {title}"
-                write_atomic(sub_path, f"# {sub_title}: its code is written here when FX "
-                                       f"compiles it (it was not, in this run)\n")
                 sub_graph = GraphFile(fn, kind, sub_path.name, False, name)
                 facts.graphs.append(sub_graph)
                 self.from_file(sub_graph, sub, sub_path, sub_title, None)
+                if not sub_graph.compiled_from_file:
+                    write_atomic(sub_path, f"# {sub_title}: its code is written here when "
+                                           f"FX compiles it (it was not, in this run)\n")
+        # (until FX compiles its code, which a lazy GraphModule does when first needed,
+        # the graph as printed: then the file holds that code, and says it runs)
+        if not graph.compiled_from_file:
+            write_atomic(path, printed_file(title, payload))
 
     def from_file(self, graph: GraphFile, graph_module: Any, path: Path, title: str,
                   payload: str | None) -> None:

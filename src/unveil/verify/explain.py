@@ -99,12 +99,8 @@ class _Reader:
             return _cut(f"del {e(step[1])}.{step[2]}")
         if kind == "delitem":
             return _cut(f"del {e(step[1])}[{e(step[2])}]")
-        if kind == "bool":
-            return _cut(f"bool({e(step[1])})")
-        if kind == "iter":
-            return _cut(f"iter({e(step[1])})")
-        if kind == "next":
-            return _cut(f"next({e(step[1])})")
+        if kind in ("bool", "iter", "next"):  # (a builtin of one operand)
+            return _cut(f"{kind}({e(step[1])})")
         if kind == "in":
             return _cut(f"{e(step[1])} in {e(step[2])}")
         if kind == "import":
