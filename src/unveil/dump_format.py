@@ -14,6 +14,7 @@ import re
 import sys
 import typing
 from dataclasses import MISSING, dataclass, field, fields
+from enum import Enum
 from typing import Any, TypeVar
 
 from . import __version__
@@ -54,6 +55,34 @@ class GraphFile:
     # a higher-order op's subgraph of that graph (torch.cond's branches, while_loop's
     # cond_fn and body_fn): its attribute name on the graph; None for the graph itself
     subgraph: str | None = None
+    # Inductor's output code it did not write in this run (an FX graph or AOTAutograd
+    # cache hit gave it)
+    from_cache: bool = False
+
+
+class KernelLink(str, Enum):
+    """How a kernel was linked to the user lines it computes (unveil.torch.kernels)."""
+
+    WRITTEN = "seen written"  # the FX nodes Inductor gave it as it wrote the kernel
+    COMMENTS = "Inductor's comments"  # its output code's "Source Nodes" (a cache's code)
+
+
+@dataclass
+class Kernel:
+    """One kernel of Inductor's output code (C++, Triton, or an extern call such as
+    ``extern_kernels.addmm``) and the user lines it computes."""
+
+    name: str  # as the output code calls it: "cpp_fused_relu_0", "extern_kernels.addmm"
+    graph: str  # the compiled function: "__compiled_fn_1"
+    file: str  # the output-code file it is in, relative to the dump directory
+    defined_at: int | None  # the line of that file defining it (None: not defined there)
+    called_at: int | None  # the line calling it
+    nodes: list[str]  # the post-grad graph's nodes it computes
+    source_nodes: list[str]  # the nodes of Dynamo's graph they come from
+    # the user lines: {"file", "line", "name", "code"}, the innermost frame of each node
+    lines: list[dict[str, Any]]
+    from_cache: bool  # Inductor did not write it in this run: the code came from a cache
+    link: KernelLink
 
 
 @dataclass
@@ -112,6 +141,8 @@ class FrameRecord:
     # each graph's cache outcomes: {"cache": "FX graph" | "AOTAutograd", "state": "hit" |
     # "miss" | "bypass", "reason": PyTorch's, "graph": "__compiled_fn_<n>"}
     caches: list[dict[str, Any]] = field(default_factory=list)
+    # Inductor's kernels of its graphs, each with its user lines (Kernel's fields)
+    kernels: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass
@@ -204,6 +235,8 @@ def _is(value: object, hint: Any) -> bool:
             or typing.get_origin(args[0]) is dict)  # (records: checked one by one)
     if origin is dict:
         return isinstance(value, dict)
+    if isinstance(hint, type) and issubclass(hint, Enum):
+        return any(value == member.value for member in hint)
     if hint is float:
         return isinstance(value, (int, float)) and not isinstance(value, bool)
     if hint is int:
@@ -228,4 +261,5 @@ def _type_name(hint: Any) -> str:
 
 
 _NESTED.update({(FrameRecord, "graphs"): GraphFile,
-                (FrameRecord, "graph_breaks"): GraphBreak})
+                (FrameRecord, "graph_breaks"): GraphBreak,
+                (FrameRecord, "kernels"): Kernel})

@@ -1,6 +1,6 @@
 """Facts about a run that the summary and the HTML report both show: frames by user
 function, graph breaks, recompiles and the guard that failed, guards grouped by what they
-check, and where ranks diverge."""
+check, Inductor's kernels by user line, and where ranks diverge."""
 
 from __future__ import annotations
 
@@ -109,6 +109,28 @@ def caches_text(caches: object) -> str:
     text = "; ".join(f"{cache}: " + ", ".join(f"{n} {state}" for state, n in sorted(n.items()))
                      for cache, n in counts.items())
     return "; ".join([text, *dict.fromkeys(reasons)]) if text else ""
+
+
+def kernels_text(kernels: object) -> str:
+    """``11 kernel(s), 11 linked to user lines``, and how many came from a cache."""
+    found = [k for k in kernels if isinstance(k, dict)] if isinstance(kernels, list) else []
+    if not found:
+        return ""
+    linked = sum(bool(k.get("lines")) for k in found)
+    cached = sum(bool(k.get("from_cache")) for k in found)
+    return (f"{len(found)} kernel(s), {linked} linked to user lines"
+            + (f" ({cached} from a cache, linked through Inductor's comments)" if cached
+               else ""))
+
+
+def kernels_by_line(kernels: object) -> dict[tuple[str, int], list[int]]:
+    """Each user line (file, line) with the indices of the kernels computing it."""
+    out: dict[tuple[str, int], list[int]] = {}
+    for index, kernel in enumerate(kernels if isinstance(kernels, list) else []):
+        for line in (kernel.get("lines") if isinstance(kernel, dict) else None) or []:
+            if isinstance(line, dict) and isinstance(line.get("line"), int):
+                out.setdefault((str(line.get("file")), line["line"]), []).append(index)
+    return out
 
 
 def _plain(expression: str) -> str:

@@ -23,6 +23,8 @@ from .facts import (
     guard_failed,
     guard_groups,
     hits_text,
+    kernels_by_line,
+    kernels_text,
     phase_totals,
     phases_text,
     recompile_causes,
@@ -74,6 +76,8 @@ mark{background:#fff100}
 .src-link{margin-left:1.5em;color:#8c959f;font-size:11px;text-decoration:none}
 .src-link:hover{color:#0969da}
 .code pre>span[id]:target{background:#ddf4ff}
+.kern-link{margin-left:1.5em;color:#8250df;font-size:11px;text-decoration:none}
+tr:target{background:#ddf4ff}
 """
 
 SCRIPT = """
@@ -89,6 +93,14 @@ box.addEventListener('input', () => {
   }
   hits.textContent = q ? n + ' section(s) match' : '';
 });
+function reveal() {  // a link into a closed <details> opens it
+  const t = document.getElementById(decodeURIComponent(location.hash.slice(1)));
+  if (!t) return;
+  for (let d = t.closest('details'); d; d = d.parentElement.closest('details')) d.open = true;
+  t.scrollIntoView({block: 'center'});
+}
+window.addEventListener('hashchange', reveal);
+reveal();
 """
 
 
@@ -174,14 +186,19 @@ def _link_lines(code_html: str, prefix: str, src_prefix: str, line_map: list[lis
     for out_line, src_line in line_map:
         if not first <= src_line <= last:
             continue
-        start = code_html.find(f'<span id="{prefix}-{out_line}"')
-        end = code_html.find("\n</span>", start)
-        if start < 0 or end < 0:
-            continue
         link = (f'<a class="src-link" href="#{src_prefix}-{src_line - first + 1}" '
                 f'title="from line {src_line} of the source">&larr; {src_line}</a>')
-        code_html = code_html[:end] + link + code_html[end:]
+        code_html = _append_to_line(code_html, prefix, out_line, link)
     return code_html
+
+
+def _append_to_line(code_html: str, prefix: str, line: int, link: str) -> str:
+    """``link`` added at the end of line ``line`` of highlighted code (``prefix``)."""
+    start = code_html.find(f'<span id="{prefix}-{line}"')
+    end = code_html.find("\n</span>", start)
+    if start < 0 or end < 0:
+        return code_html
+    return code_html[:end] + link + code_html[end:]
 
 
 def _gb_link(gb_id: str | None, url: str | None) -> str:
@@ -223,6 +240,8 @@ class _Page:
         self.run = run
         self.parts: list[str] = []
         self.nav: list[str] = []
+        # links to add to the lines of a dumped file: file id -> [(line, link html)]
+        self.backlinks: dict[str, list[tuple[int, str]]] = {}
 
     # ------------------------------------------------------------ pieces
 
@@ -448,6 +467,10 @@ class _Page:
             right = _link_lines(right, _anchor(fid, "tc"), _anchor(fid, "src"),
                                 frame.get("line_map") or [], first,
                                 first + source.count("\n") - 1)
+        kernels = [k for k in frame.get("kernels") or [] if isinstance(k, dict)]
+        if kernels and source:
+            left = self.kernel_links(dump, frame, kernels, left, first,
+                                     first + source.count("\n") - 1)
         out.append(f'<div class="cols"><div><h3>original source</h3>{left}</div>'
                    f'<div><h3>transformed code <span class="muted">'
                    f'{_esc(transformed_name or "")}</span></h3>{right}</div></div>')
@@ -464,6 +487,9 @@ class _Page:
             note = f", {n_failed} failed later (marked)" if n_failed else ""
             out.append(f"<details{' open' if n_failed else ''}><summary>guards "
                        f"({len(guards)}{note})</summary>{''.join(groups)}</details>")
+        if kernels:
+            out.append(self.kernel_table(dump, frame, kernels, first if source else 0,
+                                         first + source.count("\n") - 1 if source else -1))
         graphs = frame.get("graphs") or []
         if graphs:
             links = " &middot; ".join(
@@ -473,6 +499,66 @@ class _Page:
             out.append(f"<h3>graphs</h3><p>{links}</p>")
         out.append("</section>")
         self.parts.append("".join(out))
+
+    def kernel_id(self, dump: RankDump, frame: dict[str, Any], index: int) -> str:
+        return _anchor(self.frame_id(dump, frame), "kernel", index)
+
+    def kernel_links(self, dump: RankDump, frame: dict[str, Any],
+                     kernels: list[dict[str, Any]], left: str, first: int, last: int) -> str:
+        """The original source with, on each line Inductor's kernels compute, a link to
+        the first of them (in the frame's kernel table)."""
+        prefix = _anchor(self.frame_id(dump, frame), "src")
+        for (path, line), found in kernels_by_line(kernels).items():
+            if path != frame.get("source_file") or not first <= line <= last:
+                continue
+            names = ", ".join(dict.fromkeys(str(kernels[i].get("name")) for i in found))
+            label = (f"&rarr; {_esc(kernels[found[0]].get('name'))}" if len(found) == 1
+                     else f"&rarr; {len(found)} kernels")
+            link = (f'<a class="kern-link" href="#{self.kernel_id(dump, frame, found[0])}" '
+                    f'title="Inductor kernels computing this line: {_esc(names)}">{label}</a>')
+            left = _append_to_line(left, prefix, line - first + 1, link)
+        return left
+
+    def kernel_table(self, dump: RankDump, frame: dict[str, Any],
+                     kernels: list[dict[str, Any]], first: int, last: int) -> str:
+        """Inductor's kernels of the frame's graphs: each linked to where its output code
+        calls it, its graph nodes, and the user lines it computes (and those calls back
+        to the lines)."""
+        src = _anchor(self.frame_id(dump, frame), "src")
+        rows = []
+        for index, kernel in enumerate(kernels):
+            file_id = self.file_id(dump, str(kernel.get("file")))
+            at = kernel.get("called_at") or kernel.get("defined_at")
+            name = _esc(kernel.get("name"))
+            code = (f'<a href="#{_anchor(file_id, "l")}-{at}">{name}</a>' if at else name)
+            user = []
+            for line in kernel.get("lines") or []:
+                if not isinstance(line, dict):
+                    continue
+                number = line.get("line")
+                text = f"{_esc(short_path(line.get('file')))}:{_esc(number)}"
+                inside = (line.get("file") == frame.get("source_file")
+                          and isinstance(number, int) and first <= number <= last)
+                user.append((f'<a href="#{src}-{number - first + 1}">{text}</a>' if inside
+                             else text) + f' <code>{_esc(line.get("code") or "")}</code>')
+                if at and inside:
+                    self.backlinks.setdefault(file_id, []).append(
+                        (at, f'<a class="src-link" href="#{src}-{number - first + 1}" '
+                             f'title="computes this line of the source">&larr; '
+                             f'{text}</a>'))
+            nodes = ", ".join(kernel.get("nodes") or kernel.get("source_nodes") or [])
+            rows.append(f'<tr id="{self.kernel_id(dump, frame, index)}"><td>{code}</td>'
+                        f'<td>{_esc(kernel.get("file"))}</td><td>{_esc(nodes)}</td>'
+                        f'<td>{"<br>".join(user) or "?"}</td></tr>')
+        cached = any(k.get("from_cache") for k in kernels)
+        note = (" Code from a cache (Inductor did not write it in this run) names its "
+                "nodes only in comments, which on CPU precede extern calls only: some "
+                "kernels then have no line." if cached else "")
+        return (f"<details open><summary>Inductor's kernels: {_esc(kernels_text(kernels))}"
+                f"</summary><p class=\"muted\">Each kernel, where its output code calls it, "
+                f"the graph nodes it computes and the user lines they come from.{note}</p>"
+                f"<table><tr><th>kernel</th><th>output code</th><th>nodes</th><th>user lines"
+                f"</th></tr>{''.join(rows)}</table></details>")
 
     def skipped(self, dump: RankDump) -> None:
         for skip in dump.skipped_frames:
@@ -503,7 +589,14 @@ class _Page:
                 f'<section class="searchable" id="{fid}"><h2>{_esc(name)} <span '
                 f'class="muted">{_esc(entry.get("kind"))} {_esc(entry.get("compile_id"))}'
                 f'</span></h2><details><summary>show</summary>'
-                f'{highlight(text, _anchor(fid, "l"))}</details></section>')
+                f'{self.with_backlinks(fid, highlight(text, _anchor(fid, "l")))}</details>'
+                f'</section>')
+
+    def with_backlinks(self, fid: str, code_html: str) -> str:
+        """A dumped file's highlighted code with the links its lines lead back by."""
+        for line, link in self.backlinks.get(fid, []):
+            code_html = _append_to_line(code_html, _anchor(fid, "l"), line, link)
+        return code_html
 
     def render(self) -> str:
         self.header()

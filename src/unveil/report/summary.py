@@ -12,6 +12,7 @@ from .facts import (
     divergences,
     function_of,
     hits_text,
+    kernels_text,
     phase_totals,
     phases_text,
     recompile_causes,
@@ -98,6 +99,8 @@ def _rank_summary(dump: RankDump) -> list[str]:
                 lines.append(f"      ran {hits_text(frame['hits'])}")
             if frame.get("caches"):
                 lines.append(f"      caches: {caches_text(frame['caches'])}")
+            if frame.get("kernels"):
+                lines.append(f"      Inductor: {kernels_text(frame['kernels'])}")
             lines.extend(_break_line(brk) for brk in frame.get("graph_breaks") or [])
             causes = recompile_causes(frame)
             if causes:

@@ -82,6 +82,10 @@ FACTS = (
          "the frames Dynamo was given (convert_frame), transformed or not"),
     Fact("graph_break_registry", (2, 8), "torch/_dynamo/graph_break_registry.json names each "
          "graph-break type GB<nnnn> (exc._load_gb_type_to_gb_id_map)"),
+    Fact("kernel_origins", (2, 13), "Inductor calls torch._inductor.debug."
+         "set_kernel_post_grad_provenance_tracing(node_schedule, kernel_name, is_extern) "
+         "for each kernel it writes (whatever the provenance level): scheduler nodes (or "
+         "the extern kernel) whose .origins are the post-grad FX nodes it computes"),
     Fact("nested_resume", (2, 9), "resume functions take __nested_resume_fns and "
          "__nested_frame_values before the live locals, and a graph break in a nested call "
          "may resume each frame on the way (config.nested_graph_breaks)"),
@@ -700,3 +704,113 @@ def graph_code_compiled(graph_module: Any) -> str | None:
     it compile; None before it ever did."""
     code = getattr(graph_module, "__dict__", {}).get("_code")
     return code if isinstance(code, str) else None
+
+
+# ------------------------------------------------------------------ Inductor's kernels
+
+
+@dataclass(frozen=True)
+class KernelOrigin:
+    """A node of the post-grad graph that an Inductor kernel computes."""
+
+    node: str
+    stack_trace: str | None  # the user code it comes from, as FX keeps it
+    source_node: str | None  # the node of Dynamo's graph it was made from (from_node)
+
+
+# name, origins: called for each kernel Inductor writes (see watch_kernels)
+KernelCallback = Callable[[str, list[KernelOrigin]], None]
+_KERNEL_FN = "set_kernel_post_grad_provenance_tracing"
+_kernel_callbacks: list[KernelCallback] = []
+_kernel_wrappers: dict[int, tuple[Any, Any]] = {}  # id(wrapper) -> (wrapper, original)
+
+
+def watch_kernels(callback: KernelCallback) -> Callable[[], None]:
+    """Call ``callback(kernel_name, origins)`` for each kernel Inductor writes from now
+    on (C++, Triton or an extern call), with the FX nodes it computes (the fact
+    ``kernel_origins``). Inductor's function is wrapped, not changed: it returns what
+    it did, the provenance level (part of the caches' keys) stays as it is. Nothing
+    happens until Inductor is imported: :func:`watch_kernels_now` then wraps it (called
+    again on each compile). Returns the function that stops watching."""
+    _kernel_callbacks.append(callback)
+    watch_kernels_now()
+
+    def remove() -> None:
+        if callback in _kernel_callbacks:
+            _kernel_callbacks.remove(callback)
+        if not _kernel_callbacks:
+            _unwrap_kernel_fn()
+
+    return remove
+
+
+def watch_kernels_now() -> None:
+    """Wrap Inductor's per-kernel function if someone watches and Inductor is loaded."""
+    debug = sys.modules.get("torch._inductor.debug")
+    if debug is None or not _kernel_callbacks or not holds("kernel_origins"):
+        return
+    original = getattr(debug, _KERNEL_FN, None)
+    if original is None or id(original) in _kernel_wrappers:
+        return
+
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        result = original(*args, **kwargs)
+        if _kernel_callbacks:
+            try:
+                name = args[1] if len(args) > 1 else kwargs["kernel_name"]
+                extern = args[2] if len(args) > 2 else kwargs.get("is_extern", False)
+                origins = _kernel_origins(args[0] if args else kwargs["node_schedule"],
+                                          bool(extern))
+                for callback in list(_kernel_callbacks):
+                    callback(str(name), origins)
+            except Exception:  # noqa: BLE001 (a kernel unveil cannot place: no link)
+                logging.getLogger("unveil").debug("unveil: kernel origins", exc_info=True)
+        return result
+
+    wrapper.__wrapped__ = original  # type: ignore[attr-defined]
+    _kernel_wrappers[id(wrapper)] = (wrapper, original)
+    _swap_kernel_fn(original, wrapper)
+
+
+def _unwrap_kernel_fn() -> None:
+    for wrapper, original in list(_kernel_wrappers.values()):
+        _swap_kernel_fn(wrapper, original)
+    _kernel_wrappers.clear()
+
+
+def _swap_kernel_fn(old: Any, new: Any) -> None:
+    """Replace ``old`` by ``new`` wherever Inductor's modules hold it (``debug`` and the
+    code generators that imported it by name)."""
+    for name, module in list(sys.modules.items()):
+        if name.startswith("torch._inductor") and getattr(module, _KERNEL_FN, None) is old:
+            setattr(module, _KERNEL_FN, new)
+
+
+def _kernel_origins(node_schedule: Any, extern: bool) -> list[KernelOrigin]:
+    """The post-grad FX nodes a kernel computes: an extern kernel's origin node (else
+    its origins), or the origins of each scheduler node it fuses, in order, once each."""
+    if extern:
+        origin = getattr(node_schedule, "origin_node", None)
+        nodes = [origin] if origin is not None else list(node_schedule.origins or ())
+    else:
+        nodes = [fx for snode in node_schedule
+                 for fx in (getattr(getattr(snode, "node", None), "origins", None) or ())]
+    out: dict[str, KernelOrigin] = {}
+    for fx in nodes:
+        meta = getattr(fx, "meta", None) or {}
+        sources = meta.get("from_node") or []
+        source = getattr(sources[0], "name", None) if sources else None
+        trace = meta.get("stack_trace")
+        out.setdefault(fx.name, KernelOrigin(fx.name, trace if isinstance(trace, str)
+                                             else None, source))
+    return list(out.values())
+
+
+def node_stack_traces(graph_module: Any) -> dict[str, str]:
+    """Each node of an FX graph with the user code it comes from (``stack_trace``)."""
+    out = {}
+    for node in getattr(getattr(graph_module, "graph", None), "nodes", ()):
+        trace = getattr(node, "meta", {}).get("stack_trace")
+        if isinstance(trace, str):
+            out[node.name] = trace
+    return out

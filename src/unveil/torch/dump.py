@@ -159,7 +159,8 @@ class prepare_debug:  # noqa: N801 (a context manager named like the function it
         self._entered = True
         _warm_up()
         self._removers = [_dynamo.add_bytecode_hook(self._hook),
-                          _dynamo.add_trace_handler(self._trace)]
+                          _dynamo.add_trace_handler(self._trace),
+                          _dynamo.watch_kernels(self._trace.kernel)]
         _last = self
         self._entered_at = time.perf_counter()
         self._frames_seen = _dynamo.frames_seen()
@@ -580,6 +581,7 @@ def _merge(record: FrameRecord, facts: CompileFacts) -> None:
     record.compile_phases = dict(facts.phases)
     record.compile_started_s = facts.started_s
     record.caches = [dict(c) for c in facts.caches]
+    record.kernels = [dict(k) for k in facts.kernels]
 
 
 def _calls(source: str | None) -> set[str]:

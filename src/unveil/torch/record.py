@@ -71,7 +71,8 @@ class record:  # noqa: N801 (a context manager named like the function its users
         self.dump_dir = _dynamo.rank_directory(self.dump_dir)
         dump_dir.begin(self.dump_dir, clear=True)
         self._removers = [_dynamo.add_bytecode_hook(self._hook),
-                          _dynamo.add_trace_handler(self._trace)]
+                          _dynamo.add_trace_handler(self._trace),
+                          _dynamo.watch_kernels(self._trace.kernel)]
         return self
 
     # ------------------------------------------------------------ the compile path

@@ -15,7 +15,7 @@ from typing import Any
 
 from .._io import write_atomic
 from ..dump_format import GraphBreak, GraphFile, short_name
-from . import _dynamo
+from . import _dynamo, kernels
 
 # Trace events that carry a graph, and the part of the file name that says which graph.
 GRAPH_EVENTS = ("dynamo_output_graph", "aot_joint_graph", "aot_forward_graph",
@@ -59,6 +59,12 @@ class CompileFacts:
     started_s: float | None = None  # (the process's clock, as Dynamo gives it)
     # each graph's cache outcomes: {"cache", "state" (hit, miss, bypass), "reason", "graph"}
     caches: list[dict[str, Any]] = field(default_factory=list)
+    # Inductor's kernels, linked to user lines (dump_format.Kernel's fields); and, until
+    # each output-code file is written, the kernels seen written for it, in order: per
+    # output code, [kernel name, [[node, stack trace, node of Dynamo's graph], ...]]
+    kernels: list[dict[str, Any]] = field(default_factory=list)
+    kernel_writes: list[list[Any]] = field(default_factory=list)
+    node_traces: dict[str, str] = field(default_factory=dict)  # Dynamo's graph's nodes'
 
 
 _UNVEIL = str(Path(__file__).resolve().parent.parent)
@@ -97,13 +103,11 @@ def parse_graph_break(text: str) -> GraphBreak:
     lines = [line.strip() for line in reason.splitlines() if line.strip()]
     gist = [line for line in lines if not line.startswith(_WRAPPERS)]
     summary = (gist or lines or [""])[0]
-    stack = []
+    stack: list[dict[str, Any]] = []
     traceback = text.split("User code traceback:", 1)
     if len(traceback) == 2:
         body = traceback[1].split("\nTraceback (most recent call last)", 1)[0]
-        for match in _FRAME.finditer(body):
-            stack.append({"file": match.group(1), "line": int(match.group(2)),
-                          "name": match.group(3), "code": (match.group(4) or "").strip()})
+        stack = kernels.user_frames(body)
     gb_id, doc_url = _registry_id(text, summary)
     if where is None:
         return GraphBreak(reason, None, None, summary, stack, gb_id, doc_url)
@@ -132,8 +136,6 @@ GRAPH_BREAK_SITE = "https://meta-pytorch.github.io/compile-graph-break-site/gb/"
 # Lines of a graph-break reason that wrap the cause rather than say it.
 _WRAPPERS = ("Encountered graph break when", "Failed to handle graph break gracefully",
              "Graph break encountered", "Graph break under ")
-_FRAME = re.compile(r'^\s*File "([^"]+)", line (\d+), in (\S+)\n(?:(?!\s*File ")(.*)\n)?',
-                    re.M)
 
 
 class TraceRecorder:
@@ -148,6 +150,13 @@ class TraceRecorder:
         self.compiles: dict[str, CompileFacts] = {}
         self.errors: list[str] = []
         self.strings: dict[int, str] = {}  # the trace's interned file names
+        # the kernels Inductor writes, per compile id, until its output code arrives
+        self.writing: dict[str | None, list[list[Any]]] = {}
+
+    def kernel(self, name: str, origins: list[_dynamo.KernelOrigin]) -> None:
+        """Inductor wrote kernel ``name`` computing ``origins`` (see watch_kernels)."""
+        self.writing.setdefault(_dynamo.current_compile_id(), []).append(
+            [name, [[o.node, o.stack_trace, o.source_node] for o in origins]])
 
     def file_name(self, index: Any) -> str | None:
         """A stack entry's file: the trace names files by interned index."""
@@ -224,6 +233,13 @@ class TraceRecorder:
 
     def graph(self, cid: str, kind: str, payload: str | None, graph_module: Any) -> None:
         facts = self.facts(cid)
+        if kind == "dynamo_output_graph":
+            _dynamo.watch_kernels_now()  # (Inductor may have been loaded since)
+            if graph_module is not None:
+                facts.node_traces.update(_dynamo.node_stack_traces(graph_module))
+        elif kind == "inductor_output_code":
+            facts.kernel_writes.append(self.writing.pop(cid, None)
+                                       or self.writing.pop(None, None) or [])
         name = _dynamo.compiled_fn_name_now()
         if name is not None and short_name(name) not in facts.compiled_fns:
             facts.compiled_fns.append(short_name(name))
@@ -249,7 +265,26 @@ class TraceRecorder:
         # (until FX compiles its code, which a lazy GraphModule does when first needed,
         # the graph as printed: then the file holds that code, and says it runs)
         if not graph.compiled_from_file:
-            write_atomic(path, printed_file(title, payload))
+            text = printed_file(title, payload)
+            write_atomic(path, text)
+            if kind == "inductor_output_code":
+                self.link_kernels(facts, graph, text)
+
+    @staticmethod
+    def link_kernels(facts: CompileFacts, graph: GraphFile, text: str) -> None:
+        """The kernels of output-code file ``graph`` (``text``), each with its user
+        lines: as Inductor was seen writing them, else (it did not write them in this
+        run: a cache's code) through its comments."""
+        writes = facts.kernel_writes.pop(0) if facts.kernel_writes else []
+        if writes:
+            seen = [(str(name), [_dynamo.KernelOrigin(*o) for o in origins])
+                    for name, origins in writes]
+            facts.kernels.extend(kernels.written(text, seen, graph.compiled_fn, graph.file))
+        else:
+            found = kernels.from_comments(text, graph.compiled_fn, graph.file,
+                                          facts.node_traces)
+            graph.from_cache = bool(found)
+            facts.kernels.extend(found)
 
     def from_file(self, graph: GraphFile, graph_module: Any, path: Path, title: str,
                   payload: str | None) -> None:
@@ -278,7 +313,10 @@ class TraceRecorder:
         text = (runnable_file(src, title, payload, ran=False) if src is not None
                 else printed_file(title, payload))
         write_atomic(path, text)
-        self.facts(cid).graphs.append(GraphFile(fn, kind, path.name, False))
+        graph = GraphFile(fn, kind, path.name, False)
+        self.facts(cid).graphs.append(graph)
+        if kind == "inductor_output_code":
+            self.link_kernels(self.facts(cid), graph, text)
 
 
 def printed_file(title: str, payload: str | None) -> str:
