@@ -83,6 +83,19 @@ def _found(fact: str) -> bool:
         cm = enter()
         utils.record_pregraph_bytecode_exit(cm)
         return cm is not None
+    if fact == "kernel_origins":  # the function, with that signature, called by codegen
+        import inspect
+
+        from torch._inductor import debug
+
+        fn = getattr(debug, "set_kernel_post_grad_provenance_tracing", None)
+        if fn is None:
+            return False
+        params = list(inspect.signature(fn).parameters)
+        codegen = Path(debug.__file__).parent / "codegen"
+        calls = any("set_kernel_post_grad_provenance_tracing(" in p.read_text()
+                    for p in codegen.glob("*.py"))
+        return params[:3] == ["node_schedule", "kernel_name", "is_extern"] and calls
     names = {n for entry in _written() if entry[0] == "names" for n in entry[1:]}
     if fact == "fixed_globals":  # a graph and a resume function, and each read as fixed
         ours = [n for n in names if n.startswith(("__compiled_fn_", "__resume_at_", "__import_"))]

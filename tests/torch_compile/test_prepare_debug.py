@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 import time
+import warnings
 from pathlib import Path
 
 import pytest
@@ -243,6 +244,61 @@ def test_each_distributed_rank_dumps_under_its_own_directory(tmp_path: Path) -> 
         dist.destroy_process_group()
     assert (tmp_path / "rank_0" / "__transformed_code_0_for_data_dependent.py").exists()
     assert (tmp_path / "rank_0" / "manifest.json").exists()
+
+
+def test_fsdp2_blocks_each_compiled_run_unveils_code(tmp_path: Path) -> None:
+    """FSDP2 (``fully_shard`` on each block, each block compiled; gloo, one rank): every
+    frame Dynamo transforms runs unveil's code, forward and backward give what a run
+    without unveil gives, and no warning claims a frame came from Dynamo's cache."""
+    dist = pytest.importorskip("torch.distributed")
+    if not dist.is_available():
+        pytest.skip("torch.distributed is not available")
+    fsdp = pytest.importorskip("torch.distributed.fsdp")
+    if not hasattr(fsdp, "fully_shard"):
+        pytest.skip("this PyTorch has no FSDP2 (torch.distributed.fsdp.fully_shard)")
+    import socket
+
+    class Block(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.fc = torch.nn.Linear(8, 8)
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return torch.relu(self.fc(x)) * 2
+
+    def step(dump: Path | None) -> tuple[torch.Tensor, list[torch.Tensor]]:
+        torch._dynamo.reset()
+        torch.manual_seed(0)
+        model = torch.nn.Sequential(Block(), Block())
+        for block in model:
+            fsdp.fully_shard(block)
+            block.compile(backend="eager")
+        fsdp.fully_shard(model)
+        x = torch.randn(4, 8)
+        with unveil.prepare_debug(dump) if dump else contextlib.nullcontext():
+            out = model(x)
+            out.sum().backward()
+        return out.detach(), [p.grad.full_tensor() for p in model.parameters()]
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=0,
+                            world_size=1)
+    try:
+        plain = step(None)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            ours = step(tmp_path)
+    finally:
+        dist.destroy_process_group()
+        torch._dynamo.reset()
+    assert torch.equal(plain[0], ours[0])
+    assert all(torch.equal(a, b) for a, b in zip(plain[1], ours[1], strict=True))
+    assert not [w for w in caught if "Dynamo's cache" in str(w.message)], caught
+    frames = json.loads((tmp_path / "rank_0" / "manifest.json").read_text())["frames"]
+    assert frames and all(f["status"] == "running unveil's code" for f in frames), frames
+    assert {f["function"] for f in frames} == {"forward"}
 
 
 def test_install_logs_decompiled_source_with_bytecode_logs() -> None:
