@@ -15,6 +15,7 @@ runs each transformers workload of ``benchmarks/real_models.py`` once under
 by any source tree; ``frames`` copies the recordings, writes their files with ``unveil
 report`` (with this tree's ``src`` first on the path) and keeps a SHA-256 of each
 transformed-code and full-code file, with graph-name uuids and object ids left out.
+Each runs with ``PYTHONHASHSEED=0``: the order of a set constant's items follows it.
 """
 
 from __future__ import annotations
@@ -140,6 +141,9 @@ def compare(a: Path, b: Path) -> int:
 
 
 def main(argv: list[str]) -> int:
+    if os.environ.get("PYTHONHASHSEED") != "0":  # (set literals' order follows the seed)
+        os.environ["PYTHONHASHSEED"] = "0"
+        return subprocess.call([sys.executable, str(HERE), *argv])
     if argv[:1] == ["stdlib"] and len(argv) == 2:
         return stdlib(Path(argv[1]))
     if argv[:1] == ["record"] and len(argv) == 2:

@@ -76,3 +76,52 @@ def test_modules_and_classes_are_small_or_documented() -> None:
             if isinstance(node, ast.ClassDef) and node.end_lineno is not None \
                     and node.end_lineno - node.lineno > 200:
                 assert ast.get_docstring(node), f"{name}.{node.name} has no docstring"
+
+
+# The decompiler's import layers, lowest first: a module may import its own layer and those
+# below it. The folders are the phases in the order data flows (docs/ARCHITECTURE.md);
+# the import order differs from that flow in two places, each for a reason:
+# - render/ is below structure/: the structurer compares the compiler's copies of
+#   statements by their rendered form (``render.renderer.preview``);
+# - rewrite/ is above tidy/: ``rewrite.inline_comprehensions`` decompiles each inlined
+#   comprehension's region through the driver (``scope.Scope``) and makes it an expression
+#   with tidy's ``comprehensions``.
+DECOMPILER_LAYERS = (
+    "ir", "graph", "translate", "render", "scope", "structure", "tidy", "rewrite",
+    "functions", "deep", "api",
+)
+
+
+def _layer(name: str) -> int | None:
+    prefix = "unveil.decompiler."
+    if not name.startswith(prefix):
+        return None
+    head = name[len(prefix):].split(".")[0]
+    return DECOMPILER_LAYERS.index(head) if head in DECOMPILER_LAYERS else -1
+
+
+def test_decompiler_layers_import_downwards() -> None:
+    modules = _modules()
+    unplaced = [n for n in modules if _layer(n) == -1]
+    assert unplaced == [], f"put these in a layer of DECOMPILER_LAYERS: {unplaced}"
+    upward = []
+    for name, path in modules.items():
+        own = _layer(name)
+        if own is None:
+            continue
+        for target in _imports(name, path, set(modules)):
+            layer = _layer(target)
+            if layer is not None and layer > own and not target.startswith(name + "."):
+                upward.append(f"{name} imports {target}")
+    assert upward == []
+
+
+def test_the_layer_order_is_needed() -> None:
+    """Each place where the layers depart from the data flow is used (or the comment above,
+    and the order, should go)."""
+    modules = _modules()
+    graph = {n: _imports(n, p, set(modules)) for n, p in modules.items()}
+    structure = [n for n in graph if n.startswith("unveil.decompiler.structure.")]
+    assert any(t.startswith("unveil.decompiler.render.") for n in structure for t in graph[n])
+    rewrite = graph["unveil.decompiler.rewrite.inline_comprehensions"]
+    assert any(t.startswith("unveil.decompiler.tidy.") for t in rewrite)

@@ -7,7 +7,7 @@ import ast
 
 import pytest
 
-from unveil.decompiler.emit import unparse
+from unveil.decompiler.render.emit import unparse
 
 SOURCES = [
     # from a random program: 3.10's unparser writes a backslash before the brace

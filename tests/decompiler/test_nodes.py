@@ -1,12 +1,12 @@
-"""``unveil.decompiler.nodes``: the same nodes, in the same order, as ``ast``'s walkers."""
+"""``unveil.decompiler.ir.nodes``: the same nodes, in the same order, as ``ast``'s walkers."""
 # pyodide-compatible
 
 from __future__ import annotations
 
 import ast
 
-from unveil.decompiler import nodes
-from unveil.decompiler.exprs import Shared
+from unveil.decompiler.ir import nodes
+from unveil.decompiler.ir.exprs import Shared
 
 SOURCE = '''
 import os.path as p
@@ -87,14 +87,14 @@ def test_facts_are_declared_and_used() -> None:
 
     import pytest
 
-    from unveil.decompiler import facts
+    from unveil.decompiler.ir import facts
 
     with pytest.raises(AssertionError, match="undeclared"):
         facts.attach(ast.Pass(), colour="red")
     assert facts.attach(ast.Pass(), line=3).line == 3  # type: ignore[attr-defined]
     attached: set[str] = set()
-    package = pathlib.Path(facts.__file__).parent
-    for path in package.glob("*.py"):
+    package = pathlib.Path(facts.__file__).parent.parent  # all of decompiler/
+    for path in package.rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
                     and node.func.id == "attach":

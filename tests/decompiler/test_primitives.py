@@ -1,6 +1,6 @@
 """The plain-Python stand-ins for ``MATCH_*`` instructions, against CPython's own ``match``.
 
-Each stand-in (``unveil.decompiler.primitives``) is compiled as the decompiler writes it
+Each stand-in (``unveil.decompiler.render.primitives``) is compiled as the decompiler writes it
 and run on many subjects next to a ``match`` statement that executes the instruction it
 stands for: same result, or the same exception (type and message), and the same
 attribute look-ups. (The ``except*`` stand-ins run in every forced-fallback corpus case of
@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from unveil.decompiler.primitives import primitive
+from unveil.decompiler.render.primitives import primitive
 
 pytestmark = pytest.mark.skipif(sys.version_info < (3, 10), reason="match needs 3.10")
 

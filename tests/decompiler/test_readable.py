@@ -12,7 +12,7 @@ from types import FunctionType
 import pytest
 
 import unveil
-from unveil.decompiler.primitives import is_primitive
+from unveil.decompiler.render.primitives import is_primitive
 
 from . import corpus
 

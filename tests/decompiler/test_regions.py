@@ -5,8 +5,8 @@ they run on (``decompiler.cfg``), tested directly on small graphs and functions.
 from __future__ import annotations
 
 from unveil.bytecode import read
-from unveil.decompiler import cfg
-from unveil.decompiler.regions import (
+from unveil.decompiler.graph import cfg
+from unveil.decompiler.graph.regions import (
     EXIT,
     dominates,
     dominator_intervals,

@@ -1,4 +1,4 @@
-"""unveil.decompiler.simplify: lists a body builds and shuffles, written where they go.
+"""unveil.decompiler.tidy.simplify: lists a body builds and shuffles, written where they go.
 
 Each case is compiled by CPython, recompiled with ``simplify=True``, run side by side with
 the original (results, the calls made, in order) and shown equivalent by the check."""
@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from unveil.decompiler.api import recompile
-from unveil.decompiler.simplify import simplify
-from unveil.decompiler.temporaries import Known
+from unveil.decompiler.tidy.simplify import simplify
+from unveil.decompiler.tidy.temporaries import Known
 from unveil.verify.equivalence import prove_equivalent
 
 needs_check = pytest.mark.skipif(sys.version_info < (3, 11),

@@ -17,12 +17,7 @@ from .. import bytecode
 from .._io import write_atomic
 from ..codeobj import CodeFlag, code_kind, iter_code_objects
 from ..errors import BadInputError, DecompilationError
-from . import generics
-from .annotations import annotated_owner
-from .comprehensions import comprehension_from_code
 from .deep import with_room
-from .emit import unparse
-from .facts import attach
 from .functions import (
     COMPREHENSIONS,
     CodeDecompiler,
@@ -33,12 +28,17 @@ from .functions import (
     function_def,
     module_body,
 )
-from .idioms import annotation_expr, scope_value
-from .nodes import cells, children, holder, no_arguments, walk
-from .privates import unmangle
-from .render import Renderer
-from .simplify import simplify as simplify_body
-from .temporaries import Fixed
+from .ir.facts import attach
+from .ir.nodes import cells, children, holder, no_arguments, walk
+from .render.emit import unparse
+from .render.privates import unmangle
+from .render.renderer import Renderer
+from .tidy import generics
+from .tidy.annotations import annotated_owner
+from .tidy.comprehensions import comprehension_from_code
+from .tidy.idioms import annotation_expr, scope_value
+from .tidy.simplify import simplify as simplify_body
+from .tidy.temporaries import Fixed
 
 # the name of the ``def`` that stands for a lambda whose body is not one expression
 LAMBDA_NAME = "lambda_"
@@ -440,7 +440,7 @@ def recompile(code: CodeType, filename: str | None = None,
     ``line_map``, if given, is filled with {line of the source: line in ``code``'s own
     line table} for the statements whose origin is known. ``simplify``: a function body
     that builds and shuffles its own lists (Dynamo's) is written with each list where it
-    goes (:mod:`unveil.decompiler.simplify`; check the result, e.g. with
+    goes (:mod:`unveil.decompiler.tidy.simplify`; check the result, e.g. with
     :func:`unveil.verify.equivalence.prove_equivalent`); ``facts``, if given, gets ``simplified``:
     whether that changed the body; ``fixed``: globals (and attributes of them) that hold one
     value while the code runs, which it may read later than the code does (pass the same to

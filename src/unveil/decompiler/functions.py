@@ -20,24 +20,24 @@ from .. import bytecode
 from ..codeobj import COMPREHENSIONS as KINDS
 from ..codeobj import CodeFlag, code_kind, iter_code_objects
 from ..errors import DecompilationError
-from . import cfg as cfg_mod
-from . import patterns
-from .annotations import apply_to_scope, items_of
-from .body_returns import returns_inside, stuck_returns, without_scope_returns
-from .comprehensions import comprehension_from_code
-from .exprs import Func, Iterator, Names
-from .facts import attach
-from .fallback import lower
-from .generics import alias_statement, generic_value, type_param_nodes
-from .idioms import annotation_expr, scope_value, tidy, tidy_raw, tidy_scope
-from .inline_comprehensions import fold
-from .ir import ClassBuild
-from .machine import Context
-from .nodes import SCOPES, children, drop_implicit_returns, names_in, no_arguments
-from .render import Renderer
-from .structure import Structurer, Unstructurable
-from .tails import undo_copies
-from .translate import Translator
+from .graph import cfg as cfg_mod
+from .ir.exprs import Func, Iterator, Names
+from .ir.facts import attach
+from .ir.markers import ClassBuild
+from .ir.nodes import SCOPES, children, drop_implicit_returns, names_in, no_arguments
+from .render.renderer import Renderer
+from .rewrite import patterns
+from .rewrite.inline_comprehensions import fold
+from .rewrite.tails import undo_copies
+from .structure.fallback import lower
+from .structure.structurer import Structurer, Unstructurable
+from .tidy.annotations import apply_to_scope, items_of
+from .tidy.body_returns import returns_inside, stuck_returns, without_scope_returns
+from .tidy.comprehensions import comprehension_from_code
+from .tidy.generics import alias_statement, generic_value, type_param_nodes
+from .tidy.idioms import annotation_expr, scope_value, tidy, tidy_raw, tidy_scope
+from .translate.blocks import Translator
+from .translate.machine import Context
 
 VERSION = sys.version_info[:2]
 

@@ -13,7 +13,7 @@ from types import CodeType
 from typing import Protocol
 
 from ..bytecode import Bytecode
-from .render import Renderer
+from .render.renderer import Renderer
 
 
 class Scope(Protocol):

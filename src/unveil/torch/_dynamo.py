@@ -25,7 +25,7 @@ from pathlib import Path
 from types import CodeType
 from typing import Any
 
-from ..decompiler.temporaries import Known
+from ..decompiler.tidy.temporaries import Known
 
 BytecodeHook = Callable[[CodeType, CodeType], "CodeType | None"]
 _warned: set[str] = set()  # warnings given once per process

@@ -123,7 +123,7 @@ class prepare_debug:  # noqa: N801 (a context manager named like the function it
 
     Each frame is written in its simplest form where that is shown to do what Dynamo's
     code does (lists the frame builds and shuffles written where they go, the graph's
-    inputs as one tuple, temporaries inlined and named: :mod:`unveil.decompiler.simplify`),
+    inputs as one tuple, temporaries inlined and named: :mod:`unveil.decompiler.tidy.simplify`),
     else faithfully; ``simplify=False`` writes every frame faithfully.
     """
 
@@ -369,7 +369,7 @@ class prepare_debug:  # noqa: N801 (a context manager named like the function it
     def _simplest(self, record: FrameRecord, new_code: CodeType, path: Path,
                   lines: dict[int, int]) -> tuple[CodeType, Verdict | None]:
         """The code compiled from the file written for ``new_code``, and its verdict if it
-        was checked already: the simplified form (:mod:`unveil.decompiler.simplify`) where
+        was checked already: the simplified form (:mod:`unveil.decompiler.tidy.simplify`) where
         it is shown to do what Dynamo's code does, else the faithful one (only the faithful
         one when ``simplify`` is off). Raises what ``recompile`` does."""
         from ..decompiler.api import layout_difference, recompile

@@ -48,8 +48,8 @@ from typing import Any
 from ..bytecode import Raw, for_iter_exit, instructions, line_table
 from ..bytecode.exceptions import parse_exception_table
 from ..codeobj import CodeFlag
-from ..decompiler.regions import dominators, natural_loops
-from ..decompiler.temporaries import Fixed, Known
+from ..decompiler.graph.regions import dominators, natural_loops
+from ..decompiler.tidy.temporaries import Fixed, Known
 from .equivalence_ops import (
     _STEPS,
     _exc_triple,

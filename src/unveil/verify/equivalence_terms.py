@@ -12,7 +12,7 @@ from typing import Any, Protocol
 
 from ..bytecode import LITERAL_TYPES, Raw
 from ..codeobj import CodeFlag
-from ..decompiler.temporaries import Fixed
+from ..decompiler.tidy.temporaries import Fixed
 
 MAX_PATHS = 4096
 MAX_STEPS = 50_000  # instructions executed, all paths together

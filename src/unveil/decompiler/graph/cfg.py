@@ -1,0 +1,120 @@
+"""Basic blocks of normalised instructions and the edges between them.
+
+A block ends at a jump, a return or raise, before a jump target, and wherever the
+protecting exception handler changes, so every block has exactly one handler.
+Unreachable blocks are dropped.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ...bytecode import Bytecode, Handler, Instr
+
+CONDITIONAL = {"POP_JUMP_IF_TRUE", "POP_JUMP_IF_FALSE", "POP_JUMP_IF_NONE",
+               "POP_JUMP_IF_NOT_NONE", "JUMP_IF_NOT_EXC_MATCH", "FOR_ITER", "SEND"}
+TERMINAL = {"RETURN_VALUE", "RAISE_VARARGS", "RERAISE"}
+# END_ASYNC_FOR either re-raises or goes on with the next instruction: it ends its block
+
+
+@dataclass(slots=True)
+class Block:
+    """Instructions ``start <= i < end`` of the bytecode."""
+
+    id: int
+    start: int
+    end: int
+    handler: Handler | None
+    succs: list[int] = field(default_factory=list)  # fallthrough first, then jump target
+    preds: list[int] = field(default_factory=list)
+    handler_block: int | None = None
+    handles: list[int] = field(default_factory=list)  # blocks this one is the handler of
+
+    def last(self, bc: Bytecode) -> Instr:
+        return bc.instrs[self.end - 1]
+
+    def instrs(self, bc: Bytecode) -> list[Instr]:
+        """The block's instructions."""
+        return bc.instrs[self.start:self.end]
+
+
+@dataclass(slots=True)
+class CFG:
+    bc: Bytecode
+    blocks: dict[int, Block]  # by id (= index of first instruction)
+    order: list[int]  # ids in instruction order
+    entry: int
+
+    def block_at(self, index: int) -> Block:
+        return self.blocks[index]
+
+
+def build(bc: Bytecode, start: int = 0, end: int | None = None) -> CFG:
+    """Split ``bc.instrs[start:end]`` into reachable basic blocks (split only where
+    reachable code jumps: a jump from dead code, such as 3.12's ``CLEANUP_THROW`` stub
+    into an ``await`` folded to one instruction, does not cut a block)."""
+    end = len(bc.instrs) if end is None else end
+    cfg = _build(bc, start, end, None)
+    live = {i for b in cfg.blocks.values() for i in range(b.start, b.end)}
+    if len(live) < end - start:
+        cfg = _build(bc, start, end, live)
+    return cfg
+
+
+def _build(bc: Bytecode, start: int, end: int, live: set[int] | None) -> CFG:
+    instrs = bc.instrs
+    leaders = {start}
+    for i in range(start, end):
+        if live is not None and i not in live:
+            if i - 1 in live:
+                leaders.add(i)
+            continue
+        ins = instrs[i]
+        if ins.target >= 0:
+            if start <= ins.target < end:
+                leaders.add(ins.target)
+            leaders.add(i + 1)
+        elif ins.op in TERMINAL or ins.op == "END_ASYNC_FOR":
+            leaders.add(i + 1)
+        if i > start and bc.handlers[i] != bc.handlers[i - 1] or ins.op == "FOR_ITER":
+            leaders.add(i)  # (a loop's test starts a block even where nothing jumps back)
+        h = bc.handlers[i]
+        if h is not None and start <= h.target < end:
+            leaders.add(h.target)
+    starts = sorted(x for x in leaders if start <= x < end)
+    blocks: dict[int, Block] = {}
+    for k, s in enumerate(starts):
+        e = starts[k + 1] if k + 1 < len(starts) else end
+        blocks[s] = Block(s, s, e, bc.handlers[s])
+    for b in blocks.values():
+        last = instrs[b.end - 1]
+        succs: list[int] = []
+        if last.op == "JUMP":
+            succs.append(last.target)
+        elif last.op in CONDITIONAL:
+            succs.append(b.end)
+            succs.append(last.target)
+        elif last.op not in TERMINAL:
+            succs.append(b.end)
+        b.succs = [s for s in succs if s in blocks]
+        if b.handler is not None and b.handler.target in blocks:
+            b.handler_block = b.handler.target
+    # reachability from the entry, following normal and exception edges
+    seen: set[int] = set()
+    todo = [start]
+    while todo:
+        bid = todo.pop()
+        if bid in seen or bid not in blocks:
+            continue
+        seen.add(bid)
+        b = blocks[bid]
+        todo.extend(b.succs)
+        if b.handler_block is not None:
+            todo.append(b.handler_block)
+    blocks = {bid: b for bid, b in blocks.items() if bid in seen}
+    for b in blocks.values():
+        for s in b.succs:
+            blocks[s].preds.append(b.id)
+        if b.handler_block is not None:
+            blocks[b.handler_block].handles.append(b.id)
+    return CFG(bc, blocks, sorted(blocks), start)

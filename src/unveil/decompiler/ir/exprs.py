@@ -1,0 +1,355 @@
+"""Expression values of the symbolic stack.
+
+Values are ``ast.expr`` trees. A few extra node types stand for things that have no
+source form of their own while the decompiler works (a stack slot at a block's
+entry, the NULL of a call, a caught exception, a value used more than once...);
+:func:`render` turns every one of them into plain ``ast`` before printing.
+
+A value that is used more than once is wrapped in one :class:`Shared` node, referred
+to from every place it is used. It is rendered as an assignment expression at the
+place it is evaluated first and as the temporary's name everywhere else, unless an
+idiom gets rid of the sharing, or a statement assigned it to a temporary first.
+"""
+
+from __future__ import annotations
+
+import ast
+import itertools
+import math
+from typing import Any
+
+from ...bytecode import FOLDED_NOT_TESTS
+from .facts import attach
+
+# ---------------------------------------------------------------- extra nodes
+
+
+class Marker(ast.expr):
+    """Base of the decompiler's own expression nodes."""
+
+    _fields: tuple[str, ...] = ()
+
+
+class Slot(Marker):
+    """Stack entry ``index`` as it was on entry to a block: the variable ``_s<index>``."""
+
+    _fields = ("index",)
+
+    def __init__(self, index: int) -> None:
+        super().__init__()
+        self.index = index
+
+
+class MatchCase(Marker):
+    """Does ``subject`` match ``pattern`` (binding its names when it does)? Only the test
+    of an ``if``, which the renderer writes as a ``match`` statement."""
+
+    _fields = ("subject",)
+
+    def __init__(self, subject: ast.expr, pattern: ast.pattern) -> None:
+        super().__init__()
+        self.subject = subject
+        self.pattern = pattern
+
+
+class Null(Marker):
+    """The NULL pushed before (or after) a callable."""
+
+
+class MethodSelf(Marker):
+    """The ``self`` pushed by a method load: the object of ``method``."""
+
+    _fields = ("method",)
+
+    def __init__(self, method: ast.expr) -> None:
+        super().__init__()
+        self.method = method
+
+
+class Cell(Marker):
+    """The cell object of variable ``name`` (``LOAD_CLOSURE``)."""
+
+    _fields = ("name",)
+
+    def __init__(self, name: str) -> None:
+        super().__init__()
+        self.name = name
+
+
+class Special(Marker):
+    """A value the interpreter pushes for its own use.
+
+    ``kind`` is one of: ``exc`` (the exception a handler caught), ``prev_exc`` (the
+    exception info saved by ``PUSH_EXC_INFO``), ``lasti``, ``exc_type``/``exc_tb`` and
+    ``prev_type``/``prev_value``/``prev_tb`` (3.10 handlers push six values), ``next``
+    (the item ``FOR_ITER`` pushes), ``exit``/``exit_self``/``enter`` (``with`` set-up,
+    ``value`` the manager), ``sent`` (the value a generator was resumed with).
+    """
+
+    _fields = ("kind", "value")
+
+    def __init__(self, kind: str, value: ast.expr | None = None) -> None:
+        super().__init__()
+        self.kind = kind
+        self.value = value
+
+
+HANDLER_VALUES = frozenset({"exc", "prev_exc", "lasti",  # (3.10: a handler's six values)
+                            "prev_tb", "prev_value", "prev_type", "exc_tb", "exc_type"})
+
+
+def handler_values_only(values: list[ast.expr]) -> bool:
+    """Are ``values`` (a stack) only what exception handlers pushed for themselves?"""
+    return bool(values) and all(isinstance(x, Special) and x.kind in HANDLER_VALUES
+                                for x in values)
+
+
+class Shared(Marker):
+    """One evaluation of ``value`` referred to from several places."""
+
+    _fields = ("value",)
+
+    def __init__(self, value: ast.expr) -> None:
+        super().__init__()
+        self.value = value
+        self.name: str | None = None  # set when assigned to a temporary by a statement
+
+
+class UnpackItem(Marker):
+    """Item ``index`` of an unpacking (``UNPACK_SEQUENCE``/``UNPACK_EX``) still to be stored."""
+
+    _fields = ("unpack", "index")
+
+    def __init__(self, unpack: Any, index: int) -> None:
+        super().__init__()
+        self.unpack = unpack
+        self.index = index
+
+
+class Iterator(Marker):
+    """``iter(value)`` as pushed by ``GET_ITER``."""
+
+    _fields = ("value", "kind")
+
+    def __init__(self, value: ast.expr, kind: str = "iter") -> None:
+        super().__init__()
+        self.value = value
+        self.kind = kind  # iter, yield_from, aiter
+
+
+class Func(Marker):
+    """A function object made by ``MAKE_FUNCTION`` (rendered as a lambda or a nested def)."""
+
+    _fields = ("code", "defaults", "kwdefaults", "annotations", "closure")
+
+    def __init__(self, code: Any, defaults: ast.expr | None, kwdefaults: ast.expr | None,
+                 annotations: ast.expr | None, closure: ast.expr | None) -> None:
+        super().__init__()
+        self.code = code
+        self.defaults = defaults
+        self.kwdefaults = kwdefaults
+        self.annotations = annotations
+        self.closure = closure
+        self.annotate: ast.expr | None = None
+        self.type_params: list[Any] | None = None  # PEP 695, see generics.py
+        self.rendered: ast.expr | None = None  # set by the function builder
+        # pushed again by ``COPY`` (the middle of ``a in (lambda: a) != b``): dropping
+        # one of the references leaves the function to the other
+        self.copied = False
+
+
+class ExcMatch(Marker):
+    """``isinstance(<exception>, types)`` as a handler's test (``CHECK_EXC_MATCH``)."""
+
+    _fields = ("exc", "types", "star")
+
+    def __init__(self, exc: ast.expr, types: ast.expr, star: bool = False) -> None:
+        super().__init__()
+        self.exc = exc
+        self.types = types
+        self.star = star
+
+
+# ---------------------------------------------------------------- construction helpers
+
+
+def const(value: object) -> ast.expr:
+    return ast.Constant(value=value)
+
+
+def name(ident: str, kind: str = "fast") -> ast.Name:
+    node = ast.Name(id=ident, ctx=ast.Load())
+    attach(node, kind=kind)
+    return node
+
+
+def store_name(ident: str, kind: str = "fast") -> ast.Name:
+    node = ast.Name(id=ident, ctx=ast.Store())
+    attach(node, kind=kind)
+    return node
+
+
+def is_null(node: ast.expr) -> bool:
+    return isinstance(node, Null)
+
+
+def unwrap(node: ast.expr) -> ast.expr:
+    """The value behind a shared wrapper."""
+    while isinstance(node, Shared) and node.name is None:
+        node = node.value
+    return node
+
+
+#: Special values that stand for a computation (a primitive's stand-in), not for a value the
+#: interpreter pushed: they must not be evaluated twice or late.
+COMPUTED_SPECIALS = frozenset({"match_keys", "match_class", "dict_without_keys",
+                               "reraise_star", "eg_split"})
+
+
+def is_stable(node: ast.expr) -> bool:
+    """True when evaluating ``node`` later than it was pushed gives the same value and effects.
+
+    Constants, temporaries, block-entry slots, markers and fast locals are stable;
+    fast locals only until something stores to them (the executor checks that).
+    """
+    if isinstance(node, ast.Constant | Slot | Null | Cell | MethodSelf):
+        return True
+    if isinstance(node, Shared):
+        return node.name is not None or is_stable(node.value)
+    if isinstance(node, Special):
+        # (a value the interpreter computes with effects, such as a class pattern's
+        # attribute look-ups, is evaluated where it stands)
+        return node.kind not in COMPUTED_SPECIALS
+    if getattr(node, "stable", False):
+        return True
+    if isinstance(node, ast.Name):
+        return getattr(node, "kind", "fast") in ("fast", "temp")
+    if isinstance(node, ast.Tuple | ast.List | ast.Set):
+        # a display made later is a new, equal object: nothing else holds this one yet
+        # (a value used twice is ``Shared``)
+        return all(is_stable(e) for e in node.elts)
+    if isinstance(node, ast.Dict):
+        return all(k is not None and is_stable(k) for k in node.keys) and \
+            all(is_stable(v) for v in node.values)
+    if isinstance(node, Func):
+        # making a function has no effect beyond evaluating its parts
+        parts = (node.defaults, node.kwdefaults, node.annotations, node.annotate, node.closure)
+        return all(p is None or is_stable(p) for p in parts)
+    return False
+
+
+def reads_local(node: ast.expr, ident: str) -> bool:
+    """Does ``node`` (unevaluated) read fast local ``ident``?"""
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Name) and sub.id == ident and isinstance(sub.ctx, ast.Load):
+            return True
+        if isinstance(sub, Shared) and sub.name is None and reads_local(sub.value, ident):
+            return True
+    return False
+
+
+def float_constant(value: float) -> ast.expr:
+    """A source expression for float ``value``, nan and infinities included."""
+    if math.isnan(value):
+        return ast.BinOp(ast.Constant(1e309), ast.Sub(), ast.Constant(1e309))
+    if math.isinf(value):
+        node: ast.expr = ast.Constant(1e309)
+        return ast.UnaryOp(ast.USub(), node) if value < 0 else node
+    if value == 0.0 and math.copysign(1.0, value) < 0:
+        return ast.UnaryOp(ast.USub(), ast.Constant(0.0))
+    if value < 0:
+        return ast.UnaryOp(ast.USub(), ast.Constant(-value))
+    return ast.Constant(value)
+
+
+# ---------------------------------------------------------------- temporaries
+
+
+class Names:
+    """Fresh names for temporaries that cannot clash with the code's own names."""
+
+    def __init__(self, taken: set[str]) -> None:
+        self.taken = set(taken)
+        self.generated: set[str] = set()
+        self._counter = itertools.count()
+        # stack slots are ``_s0``, ``_s1``...: a prefix none of the code's names uses
+        self.slot_prefix = "_s"
+        while any(n.startswith(self.slot_prefix) and n[len(self.slot_prefix):].isdigit()
+                  for n in self.taken):
+            self.slot_prefix = "_" + self.slot_prefix
+
+    def fresh(self, stem: str = "_t") -> str:
+        while True:
+            candidate = f"{stem}{next(self._counter)}"
+            if candidate not in self.taken:
+                self.taken.add(candidate)
+                self.generated.add(candidate)
+                return candidate
+
+
+
+_INVERSE_CMP = {ast.Is: ast.IsNot, ast.IsNot: ast.Is, ast.In: ast.NotIn, ast.NotIn: ast.In}
+
+
+def negate(node: ast.expr) -> ast.expr:
+    """``not node``, written as the compiler would fold it back: ``not not x`` is ``x``,
+    an ``is``/``in`` test flips (before 3.14), and ``not (not a or b)`` is
+    ``a and not b``."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        return node.operand
+    if isinstance(node, ast.Compare) and len(node.ops) == 1 \
+            and type(node.ops[0]) in _INVERSE_CMP \
+            and (FOLDED_NOT_TESTS or getattr(node, "flipped", False)):
+        new: ast.expr = ast.Compare(left=node.left, ops=[_INVERSE_CMP[type(node.ops[0])]()],
+                                    comparators=node.comparators)
+        attach(new, flipped=not getattr(node, "flipped", False))
+    elif isinstance(node, ast.BoolOp) and _cheaper_inside(node):
+        op = ast.And() if isinstance(node.op, ast.Or) else ast.Or()
+        new = ast.BoolOp(op=op, values=[negate(v) for v in node.values])
+    else:
+        new = ast.UnaryOp(op=ast.Not(), operand=node)
+    seq = getattr(node, "_seq", None)
+    if seq is not None:
+        attach(new, _seq=seq)
+    return new
+
+
+def operator_flips(node: ast.expr) -> bool:
+    """Would ``negate`` change an ``is``/``in`` operator the bytecode holds? The compiler
+    folds ``not (a in b)`` into ``a not in b``, so such a test jumping on true comes from
+    ``if a in b: pass`` with an ``else``, not from a negation in the source. 3.14
+    keeps ``not a in b`` in a test as written."""
+    return FOLDED_NOT_TESTS and isinstance(node, ast.Compare) and len(node.ops) == 1 \
+        and type(node.ops[0]) in _INVERSE_CMP and not getattr(node, "flipped", False)
+
+
+def _restores_operator(node: ast.expr) -> bool:
+    """Would negating ``node`` give an ``is``/``in`` test a negation flipped its
+    operator back (one inside an ``and``/``or`` that negation goes into)?"""
+    if isinstance(node, ast.Compare):
+        return getattr(node, "flipped", False)
+    return isinstance(node, ast.BoolOp) and _cheaper_inside(node) \
+        and any(_restores_operator(v) for v in node.values)
+
+
+def _cheaper_inside(node: ast.BoolOp) -> bool:
+    """Does negating each operand take no more ``not`` than one around them all (and
+    does some operand fold: ``not x``, an ``is``/``in`` test a negation flipped)? An
+    ``is``/``in`` test as the bytecode has it does not: ``not (a is b and c)`` keeps
+    its ``is``, ``a is not b or not c`` does not."""
+    inside = 0
+    folds = False
+    if any(_restores_operator(v) for v in node.values) and not any(
+            operator_flips(v) for v in node.values):
+        return True  # (an ``is``/``in`` test inside gets the bytecode's operator back)
+    for v in node.values:
+        if isinstance(v, ast.UnaryOp) and isinstance(v.op, ast.Not):
+            inside -= 1
+            folds = True
+        elif isinstance(v, ast.Compare) and len(v.ops) == 1 and type(v.ops[0]) in _INVERSE_CMP:
+            if not getattr(v, "flipped", False):
+                return False  # (its operator would change)
+            folds = True
+        else:
+            inside += 1
+    return folds and inside <= 1

@@ -1,0 +1,641 @@
+"""Turn the decompiler's trees into plain ``ast`` that ``ast.unparse`` can print.
+
+Custom nodes become source forms: stack slots become ``_s<k>`` variables, a shared
+value becomes an assignment expression where it is first evaluated and its name
+elsewhere, constants without a literal form become references the caller can bind,
+and function objects become lambdas or ``def`` statements (through callbacks).
+Traversal follows Python's evaluation order, so the assignment expression always
+comes before the uses of its name.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+from collections.abc import Callable
+from types import CodeType
+from typing import Any
+
+from ...errors import DecompilationError
+from ..ir.exprs import (
+    Cell,
+    ExcMatch,
+    Func,
+    Iterator,
+    Marker,
+    MatchCase,
+    MethodSelf,
+    Names,
+    Null,
+    Shared,
+    Slot,
+    Special,
+    UnpackItem,
+    float_constant,
+)
+from ..ir.facts import attach
+from ..ir.markers import ClassBuild, ExcMarker, ImportItem, ImportValue, TypeAliasValue
+from ..ir.nodes import no_arguments
+from .primitives import primitive
+from .privates import mangle
+
+_LITERAL_TYPES = (str, bytes, int, float, complex, bool, type(None), type(Ellipsis))
+
+
+class Renderer:
+    """Render statements of one code object."""
+
+    def __init__(self, names: Names, slot_prefix: str | None = None,
+                 make_lambda: Callable[[Func], ast.expr] | None = None,
+                 make_def: Callable[[Func, str, list[ast.expr]], ast.stmt] | None = None,
+                 make_class: Callable[[ClassBuild, str, list[ast.expr]], ast.stmt] | None = None,
+                 make_alias: Callable[[ast.Name, Any], ast.stmt] | None = None,
+                 constant: Callable[[Any], ast.expr] | None = None,
+                 code_name: str = "?", special_names: dict[int, str] | None = None,
+                 exact_constant: Callable[[Any], ast.expr | None] | None = None,
+                 private_owner: str | None = None) -> None:
+        self.names = names
+        #: the class whose body this is: ``def __f`` in it stores ``_Class__f``
+        self.private_owner = private_owner
+        self.slot_prefix = names.slot_prefix if slot_prefix is None else slot_prefix
+        self.make_lambda = make_lambda
+        self.make_def = make_def
+        self.make_class = make_class
+        self.make_alias = make_alias
+        self.constant = constant
+        self.exact_constant = exact_constant  # (a constant the source spells as a call)
+        self.code_name = code_name
+        self.special_names = special_names  # the state-machine fallback names them all
+        self.counts: dict[int, int] = {}
+        self.seen: set[int] = set()
+        self.hoisted: list[ast.stmt] = []
+
+    # ------------------------------------------------------------ entry points
+
+    def body(self, stmts: list[ast.stmt]) -> list[ast.stmt]:
+        self.counts = {}
+        _count_shared(stmts, self.counts)
+        return self.stmts(stmts)
+
+    def stmts(self, stmts: list[ast.stmt]) -> list[ast.stmt]:
+        out: list[ast.stmt] = []
+        for s in stmts:
+            saved = self.hoisted
+            self.hoisted = []
+            rendered = self.stmt(s)
+            out.extend(self.hoisted)
+            self.hoisted = saved
+            if rendered is None:
+                continue
+            if isinstance(rendered, list):
+                out.extend(rendered)
+            else:
+                if not hasattr(rendered, "line") and hasattr(s, "line"):
+                    attach(rendered, line=getattr(s, "line", None))  # the source line
+                out.append(rendered)
+        return out
+
+    def fail(self, message: str) -> DecompilationError:
+        return DecompilationError(message, code_name=self.code_name)
+
+    # ------------------------------------------------------------ statements
+
+    def stmt(self, s: ast.stmt) -> ast.stmt | list[ast.stmt] | None:
+        if isinstance(s, ExcMarker):
+            if s.kind == "setup_annotations":
+                return None
+            if s.kind == "annotate":
+                return s  # the module or class body reads it back
+            raise self.fail(f"unmatched {s.kind.replace('_', ' ')}")
+        if isinstance(s, ast.Assign):
+            if len(s.targets) == 1 and isinstance(s.targets[0], ast.Name):
+                made = self.definition(s.targets[0], s.value)
+                if made is not None:
+                    return made
+            value = self.expr(s.value)
+            targets = [self.target(t) for t in s.targets]
+            return _copy_pos(ast.Assign(targets=targets, value=value), s)
+        if isinstance(s, ast.AugAssign):
+            target = self.target(s.target)
+            return _copy_pos(ast.AugAssign(target=target, op=s.op, value=self.expr(s.value)), s)
+        if isinstance(s, ast.Expr):
+            return _copy_pos(ast.Expr(value=self.expr(s.value)), s)
+        if isinstance(s, ast.Return):
+            if s.value is None or isinstance(s.value, Cell) or (
+                    isinstance(s.value, ast.Constant) and s.value.value is None):
+                # (a class body returns its cell)
+                return _copy_pos(ast.Return(value=None), s)
+            return _copy_pos(ast.Return(value=self.expr(s.value)), s)
+        if isinstance(s, ast.Raise):
+            return ast.Raise(exc=None if s.exc is None else self.expr(s.exc),
+                             cause=None if s.cause is None else self.expr(s.cause))
+        if isinstance(s, ast.Delete):
+            return ast.Delete(targets=[self.target(t) for t in s.targets])
+        if isinstance(s, ast.If):
+            match = self.match_stmt(s)
+            if match is not None:
+                return match
+            test = self.expr(s.test)
+            node = ast.If(test=test, body=self.stmts(s.body) or [ast.Pass()],
+                          orelse=self.stmts(s.orelse))
+            return attach(node, as_tested=True) if getattr(s, "as_tested", False) else node
+        if isinstance(s, ast.While):
+            test = self.expr(s.test)
+            return ast.While(test=test, body=self.stmts(s.body) or [ast.Pass()],
+                             orelse=self.stmts(s.orelse))
+        if isinstance(s, ast.For | ast.AsyncFor):
+            it = self.expr(s.iter, iterable=True)
+            target = self.target(s.target)
+            return type(s)(target=target, iter=it, body=self.stmts(s.body) or [ast.Pass()],
+                           orelse=self.stmts(s.orelse))
+        if isinstance(s, ast.With | ast.AsyncWith):
+            items = [ast.withitem(context_expr=self.expr(i.context_expr),
+                                  optional_vars=None if i.optional_vars is None
+                                  else self.target(i.optional_vars)) for i in s.items]
+            return type(s)(items=items, body=self.stmts(s.body) or [ast.Pass()])
+        if isinstance(s, ast.Try) or type(s).__name__ == "TryStar":
+            handlers = []
+            for h in s.handlers:  # type: ignore[attr-defined]
+                handlers.append(ast.ExceptHandler(
+                    type=None if h.type is None else self.expr(h.type), name=h.name,
+                    body=self.stmts(h.body) or [ast.Pass()]))
+            return type(s)(body=self.stmts(s.body) or [ast.Pass()],  # type: ignore[call-arg]
+                           handlers=handlers, orelse=self.stmts(s.orelse),  # type: ignore
+                           finalbody=self.stmts(s.finalbody))  # type: ignore[attr-defined]
+        if isinstance(s, ast.Match):
+            return ast.Match(subject=self.expr(s.subject),
+                             cases=[ast.match_case(pattern=c.pattern,
+                                                   guard=None if c.guard is None
+                                                   else self.expr(c.guard),
+                                                   body=self.stmts(c.body) or [ast.Pass()])
+                                    for c in s.cases])
+        if isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Import
+                      | ast.ImportFrom | ast.Pass | ast.Break | ast.Continue | ast.Global
+                      | ast.Nonlocal):
+            return s
+        if isinstance(s, ast.AnnAssign):
+            return ast.AnnAssign(target=self.target(s.target),
+                                 annotation=self.expr(s.annotation),
+                                 value=None if s.value is None else self.expr(s.value),
+                                 simple=s.simple)
+        if isinstance(s, ast.Assert):
+            return ast.Assert(test=self.expr(s.test),
+                              msg=None if s.msg is None else self.expr(s.msg))
+        raise self.fail(f"cannot render statement {type(s).__name__}")
+
+    def match_stmt(self, s: ast.If) -> ast.Match | None:
+        """``if <case matches>: ... else: ...`` as ``match subject: case ...: ...``; a
+        guard is the rest of an ``and`` test."""
+        test, body, orelse = s.test, s.body, s.orelse
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) \
+                and isinstance(test.operand, MatchCase):
+            test, body, orelse = test.operand, orelse, body
+        guard: ast.expr | None = None
+        if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) \
+                and isinstance(test.values[0], MatchCase):
+            rest = test.values[1:]
+            guard = rest[0] if len(rest) == 1 else ast.BoolOp(op=ast.And(), values=rest)
+            test = test.values[0]
+        if not isinstance(test, MatchCase):
+            return None
+        subject = self.expr(test.subject)
+        cases = [ast.match_case(pattern=test.pattern,
+                                guard=None if guard is None else self.expr(guard),
+                                body=self.stmts(body) or [ast.Pass()])]
+        rendered_else = self.stmts(orelse)
+        if rendered_else:
+            cases.append(ast.match_case(pattern=ast.MatchAs(), guard=None, body=rendered_else))
+        return ast.Match(subject=subject, cases=cases)
+
+    def r_MatchCase(self, node: MatchCase) -> ast.expr:
+        raise self.fail("a match case tested outside an if statement")
+
+    def definition(self, target: ast.Name, value: ast.expr) -> ast.stmt | None:
+        """``name = <function or class>`` as a ``def``/``class`` statement, with decorators."""
+        decorators: list[ast.expr] = []
+        inner = value
+        while isinstance(inner, ast.Call) and len(inner.args) == 1 and not inner.keywords \
+                and isinstance(inner.args[0], Func | ClassBuild | ast.Call):
+            decorators.append(inner.func)
+            inner = inner.args[0]
+        if isinstance(inner, Func) and self.make_def is not None:
+            code: CodeType = inner.code
+            if self.stored_as(code.co_name) == target.id and code.co_name != "<lambda>":
+                return self.make_def(inner, code.co_name, [self.expr(d) for d in decorators])
+        if isinstance(inner, ClassBuild) and self.make_class is not None \
+                and self.stored_as(inner.cname) == target.id:
+            return self.make_class(inner, inner.cname, [self.expr(d) for d in decorators])
+        if isinstance(inner, TypeAliasValue) and not decorators and inner.aname == target.id \
+                and self.make_alias is not None:
+            return self.make_alias(target, inner)
+        return None
+
+    def stored_as(self, name: str) -> str:
+        """The name a ``def``/``class`` statement called ``name`` stores to here."""
+        return name if self.private_owner is None else mangle(self.private_owner, name)
+
+    def target(self, node: ast.expr) -> ast.expr:
+        if isinstance(node, ast.Name):
+            return ast.Name(id=self.slot_name(node) if getattr(node, "slot", None) is not None
+                            else node.id, ctx=node.ctx)
+        if isinstance(node, ast.Attribute):
+            return ast.Attribute(value=self.expr(node.value), attr=node.attr, ctx=node.ctx)
+        if isinstance(node, ast.Subscript):
+            return ast.Subscript(value=self.expr(node.value),
+                                 slice=self.subscript_slice(node.slice), ctx=node.ctx)
+        if isinstance(node, ast.Tuple | ast.List):
+            return type(node)(elts=[self.target(e) for e in node.elts], ctx=node.ctx)
+        if isinstance(node, ast.Starred):
+            return ast.Starred(value=self.target(node.value), ctx=node.ctx)
+        raise self.fail(f"cannot render target {type(node).__name__}")
+
+    def slot_name(self, node: ast.Name) -> str:
+        return f"{self.slot_prefix}{getattr(node, 'slot', None)}"
+
+    # ------------------------------------------------------------ expressions
+
+    def expr(self, node: ast.expr, iterable: bool = False) -> ast.expr:
+        method = getattr(self, "r_" + type(node).__name__, None)
+        if method is not None:
+            return method(node)
+        if isinstance(node, Marker):
+            raise self.fail(f"internal value {type(node).__name__} left in the output")
+        return self.generic(node)
+
+    def generic(self, node: ast.expr) -> ast.expr:
+        new = type(node).__new__(type(node))
+        for field in node._fields:
+            value = getattr(node, field, None)
+            if isinstance(value, ast.expr):
+                value = self.expr(value)
+            elif isinstance(value, list):
+                value = [self.expr(v) if isinstance(v, ast.expr) else
+                         self.keyword(v) if isinstance(v, ast.keyword) else
+                         self.comprehension(v) if isinstance(v, ast.comprehension) else v
+                         for v in value]
+            setattr(new, field, value)
+        for attr in ("lineno", "col_offset", "end_lineno", "end_col_offset", "container_op"):
+            if hasattr(node, attr):
+                setattr(new, attr, getattr(node, attr))
+        return new
+
+    def keyword(self, kw: ast.keyword) -> ast.keyword:
+        return ast.keyword(arg=kw.arg, value=self.expr(kw.value))
+
+    def comprehension(self, c: ast.comprehension) -> ast.comprehension:
+        return ast.comprehension(target=self.target(c.target), iter=self.expr(c.iter),
+                                 ifs=[self.expr(i) for i in c.ifs], is_async=c.is_async)
+
+    def r_Name(self, node: ast.Name) -> ast.expr:
+        return ast.Name(id=node.id, ctx=ast.Load())
+
+    def r_Constant(self, node: ast.Constant) -> ast.expr:
+        return self.literal(node.value, in_set=bool(getattr(node, "display", False)))
+
+    def subscript_slice(self, node: ast.expr) -> ast.expr:
+        """The key of a subscript: slices in their ``a:b`` form (3.14 folds constant ones:
+        ``x[1:]`` loads ``slice(1, None, None)``), in a tuple too."""
+        if isinstance(node, ast.Constant) and isinstance(node.value, slice):
+            sl = node.value
+            return ast.Slice(lower=None if sl.start is None else self.literal(sl.start),
+                             upper=None if sl.stop is None else self.literal(sl.stop),
+                             step=None if sl.step is None else self.literal(sl.step))
+        if isinstance(node, ast.Slice):
+            return ast.Slice(*(None if part is None else self.expr(part)
+                               for part in (node.lower, node.upper, node.step)))
+        if isinstance(node, ast.Tuple) and any(isinstance(e, ast.Slice) for e in node.elts):
+            return ast.Tuple(elts=[self.subscript_slice(e) for e in node.elts], ctx=ast.Load())
+        return self.expr(node)
+
+    def r_Slice(self, node: ast.Slice) -> ast.expr:
+        # a slice anywhere but a subscript's key (kept as a value: Dynamo's code) is the
+        # object ``slice(a, b)``; ``a:b`` is only syntax there. Of constants, it is one
+        # constant (the code builds it without calling the global ``slice``)
+        parts = [None if part is None else self.expr(part)
+                 for part in (node.lower, node.upper, node.step)]
+        if self.exact_constant is not None and all(
+                p is None or isinstance(p, ast.Constant) and type(p.value) in _LITERAL_TYPES
+                for p in parts):
+            name = self.exact_constant(slice(*(None if p is None else p.value  # type: ignore
+                                               for p in parts)))
+            if name is not None:
+                return name
+        return _nameable(ast.Slice(*parts))
+
+    def r_Subscript(self, node: ast.Subscript) -> ast.expr:
+        return ast.Subscript(value=self.expr(node.value), slice=self.subscript_slice(node.slice),
+                             ctx=ast.Load())
+
+    def literal(self, value: Any, in_set: bool = False) -> ast.expr:
+        kind = type(value)  # exact types: a subclass (torch.Size, an IntEnum) is no literal
+        if kind is slice:
+            return ast.Call(func=ast.Name(id="slice", ctx=ast.Load()),
+                            args=[self.literal(value.start), self.literal(value.stop),
+                                  self.literal(value.step)], keywords=[])
+        if kind is float:
+            return float_constant(value)
+        if kind is complex:
+            if math.isnan(value.real) or math.isnan(value.imag) or value.real != 0 \
+                    or math.isinf(value.imag) or math.copysign(1.0, value.real) < 0:
+                return ast.Call(func=ast.Name(id="complex", ctx=ast.Load()),
+                                args=[float_constant(value.real), float_constant(value.imag)],
+                                keywords=[])
+            return ast.Constant(value)
+        if kind in _LITERAL_TYPES:
+            return ast.Constant(value)
+        if kind is tuple:
+            return ast.Tuple(elts=[self.literal(v) for v in value], ctx=ast.Load())
+        if kind is frozenset:  # a set display where the compiler folds one (``in {1, 2}``)
+            elts = [self.literal(v) for v in _sorted(value)]
+            if in_set and elts:
+                return ast.Set(elts=elts)
+            exact = self.exact_constant(value) if self.exact_constant is not None else None
+            if exact is not None:  # (``frozenset(...)`` calls the global ``frozenset``)
+                return exact
+            return ast.Call(func=ast.Name(id="frozenset", ctx=ast.Load()),
+                            args=[ast.Set(elts=elts)] if elts else [], keywords=[])
+        if self.constant is not None:
+            return self.constant(value)
+        raise self.fail(f"constant without a literal form: {type(value).__name__}")
+
+    def r_Slot(self, node: Slot) -> ast.expr:
+        return ast.Name(id=f"{self.slot_prefix}{node.index}", ctx=ast.Load())
+
+    def r_Shared(self, node: Shared) -> ast.expr:
+        if node.name is not None:
+            if getattr(node, "bind_first", False) and id(node) not in self.seen:
+                self.seen.add(id(node))  # named after a statement had evaluated it
+                return ast.NamedExpr(target=ast.Name(id=node.name, ctx=ast.Store()),
+                                     value=_nameable(self.expr(node.value)))
+            return ast.Name(id=node.name, ctx=ast.Load())
+        targets = getattr(node, "targets", None)
+        count = self.counts.get(id(node), 1)
+        if targets:
+            value = _nameable(self.expr(node.value))
+            for t in targets:
+                if not isinstance(t, ast.Name):
+                    raise self.fail("assignment expression to a non-name")
+                value = ast.NamedExpr(target=ast.Name(id=t.id, ctx=ast.Store()), value=value)
+            if count > 1:
+                if id(node) in self.seen:
+                    return ast.Name(id=targets[-1].id, ctx=ast.Load())
+                self.seen.add(id(node))
+            return value
+        if count <= 1:
+            return self.expr(node.value)
+        if id(node) in self.seen:
+            return ast.Name(id=getattr(node, "walrus", None), ctx=ast.Load())
+        self.seen.add(id(node))
+        tmp = self.names.fresh()
+        attach(node, walrus=tmp)
+        return ast.NamedExpr(target=ast.Name(id=tmp, ctx=ast.Store()),
+                             value=_nameable(self.expr(node.value)))
+
+    def r_Iterator(self, node: Iterator) -> ast.expr:
+        fn = "aiter" if node.kind == "aiter" else "iter"
+        return ast.Call(func=ast.Name(id=fn, ctx=ast.Load()), args=[self.expr(node.value)],
+                        keywords=[])
+
+    def r_Func(self, node: Func) -> ast.expr:
+        if node.rendered is not None:
+            return node.rendered
+        if self.make_lambda is None:
+            raise self.fail("function object without a renderer")
+        if node.code.co_name == "<lambda>":
+            try:
+                return self.make_lambda(node)
+            except DecompilationError:
+                pass
+        if self.make_def is None:
+            raise self.fail("function object without a renderer")
+        fname = self.names.fresh("_f")
+        self.hoisted.append(self.make_def(node, fname, []))
+        self.hoisted.extend(_renamed(fname, node.code.co_name))
+        return ast.Name(id=fname, ctx=ast.Load())
+
+    def r_ClassBuild(self, node: ClassBuild) -> ast.expr:
+        if self.make_class is None:
+            raise self.fail("class creation without a renderer")
+        cname = self.names.fresh("_C")
+        stmt = self.make_class(node, cname, [])
+        self.hoisted.append(stmt)
+        self.hoisted.extend(_renamed(cname, node.cname))
+        return ast.Name(id=cname, ctx=ast.Load())
+
+    def r_BinOp(self, node: ast.BinOp) -> ast.expr:
+        left = self.expr(node.left)
+        right = self.expr(node.right)
+        if getattr(node, "inplace", False):
+            opname = _INPLACE_NAMES[type(node.op)]
+            return ast.Call(func=ast.Attribute(
+                value=ast.Call(func=ast.Name(id="__import__", ctx=ast.Load()),
+                               args=[ast.Constant("operator")], keywords=[]),
+                attr=opname, ctx=ast.Load()), args=[left, right], keywords=[])
+        return ast.BinOp(left=left, op=node.op, right=right)
+
+    def r_Dict(self, node: ast.Dict) -> ast.expr:
+        keys: list[ast.expr | None] = []
+        values: list[ast.expr] = []
+        for k, v in zip(node.keys, node.values, strict=True):
+            keys.append(None if k is None else self.expr(k))
+            values.append(self.expr(v))
+        return ast.Dict(keys=keys, values=values)  # type: ignore[arg-type]
+
+    def r_NamedExpr(self, node: ast.NamedExpr) -> ast.expr:
+        value = self.expr(node.value)
+        return ast.NamedExpr(target=ast.Name(id=node.target.id, ctx=ast.Store()), value=value)
+
+    def r_Compare(self, node: ast.Compare) -> ast.expr:
+        left = self.expr(node.left)
+        comparators = []
+        for c in node.comparators:
+            if isinstance(c, ast.Constant) and isinstance(c.value, frozenset) and c.value:
+                comparators.append(self.literal(c.value, in_set=True))
+            else:
+                comparators.append(self.expr(c))
+        new = ast.Compare(left=left, ops=node.ops, comparators=comparators)
+        if getattr(node, "flipped", False):
+            attach(new, flipped=True)
+        return new
+
+    def r_Special(self, node: Special) -> ast.expr:
+        if node.kind == "stopiteration_error":
+            return self.expr(node.value)  # type: ignore[arg-type]
+        kind = _PRIMITIVES.get(node.kind)
+        if kind is not None:
+            args = node.value.elts if isinstance(node.value, ast.Tuple) else [node.value]
+            args = [self.expr(a) for a in args]  # type: ignore[union-attr]
+            if node.kind == "match_class":
+                args.insert(2, ast.Constant(getattr(node, "count", 0)))
+            return primitive(kind, args)
+        names = self.special_names
+        if names is not None:
+            if id(node) in names:
+                return ast.Name(id=names[id(node)], ctx=ast.Load())
+            if node.kind in ("prev_exc", "lasti", "prev_tb", "prev_value", "prev_type"):
+                return ast.Constant(None)  # bookkeeping only the interpreter reads
+            if node.kind == "with_exit_result":
+                exc = self.expr(node.value)  # type: ignore[arg-type]
+                args: list[ast.expr] = [
+                    ast.Call(func=ast.Name(id="type", ctx=ast.Load()), args=[exc], keywords=[]),
+                    exc, ast.Attribute(value=exc, attr="__traceback__", ctx=ast.Load())]
+                self_arg = getattr(node, "exit_self", None)
+                if self_arg is not None:
+                    args.insert(0, self.expr(self_arg))
+                return ast.Call(func=self.expr(node.exit), args=args,  # type: ignore
+                                keywords=[])
+            if node.kind == "anext_value":
+                return ast.Await(value=ast.Call(func=ast.Name(id="anext", ctx=ast.Load()),
+                                                args=[self.expr(node.value)],  # type: ignore
+                                                keywords=[]))
+        raise self.fail(f"interpreter value '{node.kind}' left in the output")
+
+    def r_ExcMatch(self, node: ExcMatch) -> ast.expr:
+        if self.special_names is not None and not node.star:
+            # 3.10 tests the exception's type, 3.11+ the exception itself
+            exc = node.exc
+            while isinstance(exc, Shared) and exc.name is None:
+                exc = exc.value
+            check = "issubclass" if isinstance(exc, Special) and exc.kind == "exc_type" \
+                else "isinstance"
+            return ast.Call(func=ast.Name(id=check, ctx=ast.Load()),
+                            args=[self.expr(node.exc), self.expr(node.types)], keywords=[])
+        raise self.fail("exception test outside an except clause")
+
+    def r_UnpackItem(self, node: UnpackItem) -> ast.expr:
+        unpack = node.unpack
+        if len(unpack.targets) == 1 and unpack.star is None:
+            # ``*Ts`` (PEP 646, ``def f(*args: *Ts)``): the one item of an unpacking, used
+            # as the value of a star annotation (what a compiler makes of nothing else)
+            return ast.Starred(value=self.expr(unpack.value), ctx=ast.Load())
+        raise self.fail("unpacked item used outside an assignment")
+
+    def r_Null(self, node: Null) -> ast.expr:
+        raise self.fail("NULL left in the output")
+
+    def r_MethodSelf(self, node: MethodSelf) -> ast.expr:
+        raise self.fail("method self left in the output")
+
+    def r_Cell(self, node: Cell) -> ast.expr:
+        # the cell object itself, as a value: ``(lambda: x).__closure__[0]``
+        probe = ast.Lambda(args=no_arguments(), body=ast.Name(id=node.name, ctx=ast.Load()))
+        return ast.Subscript(value=ast.Attribute(value=probe, attr="__closure__",
+                                                 ctx=ast.Load()),
+                             slice=ast.Constant(0), ctx=ast.Load())
+
+    def r_ImportValue(self, node: ImportValue) -> ast.expr:
+        return ast.Call(func=ast.Name(id="__import__", ctx=ast.Load()),
+                        args=[ast.Constant(node.module)], keywords=[])
+
+    def r_ImportItem(self, node: ImportItem) -> ast.expr:
+        return ast.Attribute(value=self.expr(node.source), attr=node.attr, ctx=ast.Load())
+
+
+_INPLACE_NAMES = {
+    ast.Add: "iadd", ast.Sub: "isub", ast.Mult: "imul", ast.Div: "itruediv",
+    ast.FloorDiv: "ifloordiv", ast.Mod: "imod", ast.Pow: "ipow", ast.LShift: "ilshift",
+    ast.RShift: "irshift", ast.BitAnd: "iand", ast.BitOr: "ior", ast.BitXor: "ixor",
+    ast.MatMult: "imatmul",
+}
+
+
+# Special values that are an instruction of their own (the primitives' names)
+_PRIMITIVES = {
+    "match_sequence": "match_sequence", "match_mapping": "match_mapping",
+    "match_keys": "match_keys", "match_class": "match_class",
+    "dict_without_keys": "dict_without_keys", "reraise_star": "prep_reraise_star",
+    "eg_split": "exception_group_split",
+}
+
+
+def _nameable(value: ast.expr) -> ast.expr:
+    """A value an assignment expression can name: a subscript's slice ``a:b`` (or a
+    tuple with slices) becomes the ``slice(a, b)`` object it stands for."""
+    if isinstance(value, ast.Slice):
+        parts = [value.lower, value.upper] + ([value.step] if value.step else [])
+        return ast.Call(func=ast.Name(id="slice", ctx=ast.Load()),
+                        args=[p or ast.Constant(None) for p in parts], keywords=[])
+    if isinstance(value, ast.Tuple) and any(isinstance(e, ast.Slice) for e in value.elts):
+        return ast.Tuple(elts=[_nameable(e) for e in value.elts], ctx=ast.Load())
+    return value
+
+
+def _sorted(values: frozenset[Any]) -> list[Any]:
+    try:
+        return sorted(values)  # type: ignore[type-var]
+    except TypeError:
+        return sorted(values, key=repr)
+
+
+def _copy_pos(new: ast.stmt, old: ast.stmt) -> ast.stmt:
+    line = getattr(old, "line", None)
+    if line is not None:
+        attach(new, line=line)
+    for fact in ("explicit", "implicit", "position"):
+        if getattr(old, fact, False):
+            attach(new, **{fact: getattr(old, fact)})
+    return new
+
+
+def _count_shared(stmts: list[ast.stmt], counts: dict[int, int]) -> None:
+    todo: list[Any] = list(stmts)
+    while todo:
+        n = todo.pop()
+        if isinstance(n, Shared):
+            counts[id(n)] = counts.get(id(n), 0) + 1
+            if counts[id(n)] > 1:
+                continue
+            todo.append(n.value)
+            continue
+        if isinstance(n, ast.AST):
+            for field in n._fields:
+                v = getattr(n, field, None)
+                if isinstance(v, ast.AST):
+                    todo.append(v)
+                elif isinstance(v, list):
+                    todo.extend(x for x in v if isinstance(x, ast.AST))
+
+
+def preview(stmt: ast.stmt, entry: list[ast.expr] | None = None) -> str:
+    """A comparable text of a statement, for matching copies made by the compiler;
+    values of its block's ``entry`` stack that only the interpreter has (a ``with``'s
+    exit) read as their place on it."""
+    if isinstance(stmt, ExcMarker):  # (the same in each copy of a clause's end)
+        value = "" if stmt.value is None else preview(ast.Expr(value=stmt.value), entry)
+        return f"<{stmt.kind} {value} {stmt.flag}>"
+    try:
+        r = Renderer(Names(set()), constant=lambda v: ast.Name(id=f"<const {id(v)}>",
+                                                                ctx=ast.Load()))
+        if entry:
+            r.special_names = {id(e): f"<entry {k}>" for k, e in enumerate(entry)
+                               if isinstance(e, Special)}
+        r.make_lambda = lambda f: ast.Name(id=f"<func {id(f.code)}>", ctx=ast.Load())
+        r.make_def = lambda f, n, d: ast.Pass()
+        rendered = r.stmt(stmt)
+    except DecompilationError:
+        return f"<unrenderable {id(stmt)}>"
+    if rendered is None:
+        return ""
+    try:
+        if isinstance(rendered, list):
+            return "\n".join(ast.dump(s) for s in rendered)
+        return ast.dump(rendered)
+    except ValueError:  # an int too long to print in decimal: the same as no other
+        return f"<unprintable {id(stmt)}>"
+
+
+def _renamed(temp: str, name: str) -> list[ast.stmt]:
+    """A function or class defined under a temporary name gets its own name back:
+    ``_f0.__name__ = 'f'`` and the same for the last part of ``__qualname__``."""
+    if temp == name:
+        return []
+
+    def attr(a: str, ctx: ast.expr_context) -> ast.Attribute:
+        return ast.Attribute(value=ast.Name(id=temp, ctx=ast.Load()), attr=a, ctx=ctx)
+
+    qualname = ast.BinOp(left=ast.Call(func=ast.Attribute(value=attr("__qualname__", ast.Load()),
+                                                           attr="removesuffix", ctx=ast.Load()),
+                                       args=[ast.Constant(temp)], keywords=[]),
+                         op=ast.Add(), right=ast.Constant(name))
+    return [ast.Assign(targets=[attr("__name__", ast.Store())], value=ast.Constant(name)),
+            ast.Assign(targets=[attr("__qualname__", ast.Store())], value=qualname)]

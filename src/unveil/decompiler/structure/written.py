@@ -1,0 +1,168 @@
+"""What the source wrote, told from what the compiler added by positions and lines.
+
+The compiler copies a function's closing ``return None`` into every way that reaches
+it and turns the end of a body into a jump of its own; the copies carry the position of
+the code before them (or of the jump into them), a written statement its own. On 3.10,
+without columns, lines tell them apart where they can.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..graph.cfg import CFG
+    from ..translate.blocks import IRBlock
+
+
+def written_return(cfg: CFG, block: IRBlock) -> bool:
+    """Is ``block``, a ``return None`` alone that several ways go to, a statement of
+    the source? The implicit one at a function's end has no line: the compiler
+    gives each way its own copy, on the line of the jump into it."""
+    line = block.term.line
+    first = cfg.blocks.get(block.blocks[0]) if len(block.blocks) == 1 else None
+    if block.stmts or line is None or first is None or len(first.preds) < 2 \
+            or [i.op for i in first.instrs(cfg.bc)] \
+            != ["LOAD_CONST", "RETURN_VALUE"]:
+        return False
+    return all(cfg.blocks[p].last(cfg.bc).line != line for p in first.preds)
+
+
+def exit_position(cfg: CFG, block: IRBlock) -> tuple[int | None, ...] | None:
+    """Where the ``return`` or ``raise`` that ends ``block`` came from: its position (on
+    3.10 its line). The compiler's copies of an exit share it; the same statement
+    written twice has two."""
+    last = cfg.blocks.get(block.blocks[-1]) if block.blocks else None
+    if last is None:
+        return None
+    ins = last.last(cfg.bc)
+    where = cfg.bc.position(ins)
+    if where is not None and where[0] is not None:
+        return where
+    return (ins.line,) if ins.line is not None else None
+
+
+def written_jump(cfg: CFG, block: IRBlock | None, test: IRBlock, width: int) -> bool:
+    """Is ``block`` a jump of the source's own (a ``continue``: ``width``
+    characters on a line of its own), not the compiler's jump for the end of a
+    body? 3.10 has lines only: one other than the test's."""
+    if block is None or block.stmts or len(block.blocks) != 1 or not test.blocks:
+        return False
+    bc = cfg.bc
+    jump = cfg.blocks[block.blocks[0]].last(bc)
+    tested = cfg.blocks[test.blocks[-1]].last(bc)
+    where = bc.position(jump)
+    if where is None or where[0] is None:
+        return jump.line is not None and jump.line != tested.line
+    # (the compiler's jump has the position of the test, whatever its width)
+    return _width(where) == width and where != bc.position(tested)
+
+
+def written_pass(cfg: CFG, block: IRBlock | None, test: IRBlock) -> bool:
+    """Does ``block``, an arm laid out right after ``test`` that does nothing, start
+    on a line of its own, a ``pass`` statement's (``if c: pass`` / ``else: ...``; its
+    ``NOP``, or the clean-up after it, which takes its line)?"""
+    if block is None or not block.blocks or not test.blocks:
+        return False
+    first = cfg.blocks.get(block.blocks[0])
+    if first is None or first.end <= first.start:
+        return False
+    nop = cfg.bc.instrs[first.start]
+    tested = cfg.blocks[test.blocks[-1]].last(cfg.bc)
+    line = nop.line if nop.op == "NOP" or nop.op in _CLEAN_UP \
+        else cfg.bc.nop_line_before(nop.offset)  # (the reader drops a ``NOP``)
+    return line is not None and tested.line is not None and line > tested.line
+
+
+def implicit_return(cfg: CFG, block: IRBlock) -> bool:
+    """Is the ``return None`` that ends ``block`` the compiler's copy of the return
+    at the function's end (the source wrote none)? A copy has the position of the
+    code before it or of the jump into it; a written ``return`` has its own."""
+    bc = cfg.bc
+    last = cfg.blocks.get(block.blocks[-1]) if block.blocks else None
+    if last is None or last.end - last.start < 2 \
+            or bc.instrs[last.end - 1].op != "RETURN_VALUE" \
+            or bc.instrs[last.end - 2].op != "LOAD_CONST":
+        return False
+    k = last.end - 2
+    load = bc.instrs[k]
+    if k > last.start:
+        before = [bc.instrs[k - 1]]
+    else:
+        if not last.preds:
+            return False
+        before = [cfg.blocks[p].last(bc) for p in last.preds]
+        if any(i.target >= 0 and i.target != last.start for i in before):
+            return False  # (fallen into: a return written after a test)
+    where = bc.position(load)
+    if where is None or where[0] is None:  # (3.10: lines only)
+        # (a written return in a clause shares its line with the clause's clean-up)
+        return load.line is not None and all(
+            i.line == load.line and i.op not in _CLEAN_UP for i in before)
+    if all(bc.position(i) == where and i.op not in _CLEAN_UP for i in before):
+        return True  # (a clause's clean-up before a written return has its position)
+    # (a written ``return`` has the position of the keyword, ``return None`` of the
+    # statement or of its ``None``)
+    return _width(where) not in (4, 6, 11)
+
+
+def written_continue(cfg: CFG, block: IRBlock) -> bool:
+    """Does ``block`` end in a jump back of a ``continue`` statement (the position of
+    the 8 characters ``continue`` on a line of its own, not that of the code before
+    it; 3.10: another line than the code before it)?"""
+    if not block.blocks:
+        return False
+    bc = cfg.bc
+    last = cfg.blocks.get(block.blocks[-1])
+    if last is None or last.end <= last.start or bc.instrs[last.end - 1].op != "JUMP":
+        return False
+    jump = bc.instrs[last.end - 1]
+    k = last.end - 2
+    while k >= last.start and bc.instrs[k].op in _CLEAN_UP:
+        # (a clause's clean-up before the jump has the jump's position: its
+        # ``POP_EXCEPT``, and ``name = None; del name`` for ``except E as name``)
+        k -= 3 if bc.instrs[k].op.startswith("DELETE_") and k - 2 >= last.start \
+            and bc.instrs[k - 1].op.startswith("STORE_") else 1
+    if k >= last.start:
+        before = [bc.instrs[k]]
+    else:
+        before = [cfg.blocks[p].last(bc) for p in last.preds]
+    where = bc.position(jump)
+    if where is None or where[0] is None:
+        return jump.line is not None and bool(before) \
+            and all(i.line is not None and i.line < jump.line for i in before)
+    return _width(where) == 8 and all(bc.position(i) != where for i in before)
+
+
+def continue_before_cleanup(cfg: CFG, block: IRBlock) -> bool:
+    """Does a ``NOP`` the reader dropped, with the position of the 8 characters
+    ``continue`` on a line of its own, stand in the straight code that leads to
+    ``block``'s jump back? A ``continue`` runs the copy of a ``finally`` clause first,
+    and its jump has that copy's position (3.11+)."""
+    bc = cfg.bc
+    cur = cfg.blocks.get(block.blocks[-1]) if block.blocks else None
+    for _ in range(_CLEAN_UP_BLOCKS):
+        if cur is None:
+            return False
+        for k in range(cur.start, cur.end):
+            where = bc.nop_position_before(bc.instrs[k].offset)
+            if where is not None and where[0] is not None and _width(where) == 8:
+                return True
+        if len(cur.preds) != 1:
+            return False
+        cur = cfg.blocks.get(next(iter(cur.preds)))
+    return False
+
+
+_CLEAN_UP_BLOCKS = 3  # blocks looked through: the jump, the clean-up's copy, its start
+
+
+def _width(where: tuple[int | None, ...]) -> int | None:
+    """How many characters a position on one line spans (``None``: several lines, or
+    no columns)."""
+    if where[0] != where[1] or None in where[2:]:
+        return None
+    return where[3] - where[2]  # type: ignore[operator]
+
+
+_CLEAN_UP = ("POP_EXCEPT", "POP_BLOCK", "DELETE_FAST", "DELETE_NAME", "DELETE_DEREF")

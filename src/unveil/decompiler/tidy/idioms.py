@@ -1,0 +1,801 @@
+"""Source idioms recovered from structured statements.
+
+``tidy_raw`` works on the structurer's trees (custom nodes still in place):
+chained comparisons, augmented assignment, ``assert``. ``tidy`` works on plain
+``ast`` after rendering: ``elif``/``else`` shapes the compiler cannot tell apart,
+trailing ``continue``, merged ``with``/``try``, single-use temporaries.
+Every rewrite keeps evaluation order and effects exactly.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import re
+from types import CodeType
+from typing import Any
+
+from ..ir.exprs import Shared, negate
+from ..ir.nodes import (
+    SCOPES,
+    catches_all,
+    ends_in_implicit_return,
+    ends_in_jump,
+    names_from_outside,
+    names_in,
+    same,
+    stmt_blocks,
+    walk,
+)
+
+# ---------------------------------------------------------------- before rendering
+from ..render.renderer import preview
+
+
+def tidy_raw(stmts: list[ast.stmt], chains: bool = True) -> list[ast.stmt]:
+    """``chains``: there may be ``and``s to read as chained comparisons."""
+    return _merge_return_copies([_raw_stmt(s, chains) for s in _asserts(stmts)])
+
+
+def _raw_stmt(s: ast.stmt, chains: bool) -> ast.stmt:
+    for field in ("body", "orelse", "finalbody"):
+        value = getattr(s, field, None)
+        if isinstance(value, list) and value and isinstance(value[0], ast.stmt):
+            setattr(s, field, tidy_raw(value, chains))
+    if isinstance(s, ast.Try) or type(s).__name__ == "TryStar":
+        for h in s.handlers:  # type: ignore[attr-defined]
+            h.body = tidy_raw(h.body, chains)
+    if chains:
+        _walk_exprs(s)
+    if isinstance(s, ast.Assign) and len(s.targets) == 1:
+        aug = _augmented(s.targets[0], s.value)
+        if aug is not None:
+            return aug
+    return s
+
+
+def _walk_exprs(node: ast.AST) -> None:
+    """Rewrite chained comparisons everywhere under ``node`` (in place)."""
+    todo: list[ast.AST] = [node]
+    seen: set[int] = set()
+    while todo:
+        n = todo.pop()
+        if id(n) in seen:
+            continue
+        seen.add(id(n))
+        for field in n._fields:
+            value = getattr(n, field, None)
+            if isinstance(value, ast.BoolOp):
+                setattr(n, field, _chain(value))
+                todo.append(getattr(n, field))
+            elif isinstance(value, ast.AST):
+                todo.append(value)
+            elif isinstance(value, list):
+                for i, v in enumerate(value):
+                    if isinstance(v, ast.BoolOp):
+                        value[i] = _chain(v)
+                        todo.append(value[i])
+                    elif isinstance(v, ast.AST) and not isinstance(v, ast.stmt):
+                        todo.append(v)
+        if isinstance(n, Shared):
+            todo.append(n.value)
+
+
+def _chain(node: ast.BoolOp) -> ast.expr:
+    """``a < b and b < c`` where ``b`` is one value pushed once is ``a < b < c``."""
+    if not isinstance(node.op, ast.And):
+        return node
+    values = list(node.values)
+    out: list[ast.expr] = []
+    for v in values:
+        cur = v
+        prev = out[-1] if out else None
+        if isinstance(prev, ast.Compare) and isinstance(cur, ast.Compare) \
+                and cur.left is prev.comparators[-1] \
+                and getattr(cur.left, "name", None) is None:
+            shared = prev.comparators[-1]
+            # (a middle value named by a walrus keeps its name: ``a < (b := f()) < c``)
+            middle = shared.value if isinstance(shared, Shared) \
+                and not getattr(shared, "targets", None) else shared
+            merged = ast.Compare(left=prev.left, ops=[*prev.ops, *cur.ops],
+                                 comparators=[*prev.comparators[:-1], middle,
+                                              *cur.comparators])
+            out[-1] = merged
+            continue
+        out.append(cur)
+    if len(out) == 1:
+        return out[0]
+    return ast.BoolOp(op=node.op, values=out)
+
+
+def _same_target(target: ast.expr, operand: ast.expr) -> bool:
+    if isinstance(operand, Shared) and operand.name is None:
+        operand = operand.value
+    if isinstance(target, ast.Name) and isinstance(operand, ast.Name):
+        return target.id == operand.id
+    if isinstance(target, ast.Attribute) and isinstance(operand, ast.Attribute):
+        return target.attr == operand.attr and _same_ref(target.value, operand.value)
+    if isinstance(target, ast.Subscript) and isinstance(operand, ast.Subscript):
+        return _same_ref(target.value, operand.value) and _same_ref(target.slice, operand.slice)
+    return False
+
+
+def _same_ref(a: ast.expr, b: ast.expr) -> bool:
+    if a is b:
+        return True
+    if isinstance(a, ast.Name) and isinstance(b, ast.Name):
+        return a.id == b.id and getattr(a, "kind", "") == getattr(b, "kind", "") \
+            and getattr(a, "kind", "fast") in ("fast", "temp")
+    if isinstance(a, ast.Constant) and isinstance(b, ast.Constant):
+        return type(a.value) is type(b.value) and a.value == b.value
+    if isinstance(a, ast.Slice) and isinstance(b, ast.Slice):
+        return all(_same_opt(getattr(a, f), getattr(b, f)) for f in ("lower", "upper", "step"))
+    return False
+
+
+def _same_opt(a: ast.expr | None, b: ast.expr | None) -> bool:
+    if a is None or b is None:
+        return a is None and b is None
+    return _same_ref(a, b)
+
+
+def _augmented(target: ast.expr, value: ast.expr) -> ast.stmt | None:
+    if not isinstance(value, ast.BinOp) or not getattr(value, "inplace", False):
+        return None
+    if not _same_target(target, value.left):
+        return None
+    return ast.AugAssign(target=target, op=value.op, value=value.right)
+
+
+def _asserts(stmts: list[ast.stmt]) -> list[ast.stmt]:
+    out: list[ast.stmt] = []
+    for s in stmts:
+        a = _assert_of(s)
+        if a is None:
+            # the builtin AssertionError raised with no test left (``assert False, msg``,
+            # or a test the structure kept apart): ``raise AssertionError`` would look the
+            # name up in globals
+            msg = _assertion_raised(s)
+            out.append(s if msg is None else ast.Assert(test=ast.Constant(False), msg=msg[0]))
+        else:
+            out.append(a)
+            out.extend(_asserts(s.orelse))  # type: ignore[attr-defined]
+    return out
+
+
+def _assertion_raised(r: ast.stmt) -> tuple[ast.expr | None] | None:
+    """``(message,)`` when ``r`` raises the builtin AssertionError (the interpreter's own,
+    not a global of that name), else None."""
+    if not isinstance(r, ast.Raise) or r.cause is not None or r.exc is None:
+        return None
+    exc = r.exc
+    msg = None
+    if isinstance(exc, ast.Call) and len(exc.args) == 1 and not exc.keywords:
+        msg = exc.args[0]
+        exc = exc.func
+    if not (isinstance(exc, ast.Name) and getattr(exc, "common", False)
+            and exc.id == "AssertionError"):
+        return None
+    return (msg,)
+
+
+def _assert_of(s: ast.stmt) -> ast.stmt | None:
+    if not isinstance(s, ast.If) or len(s.body) != 1:
+        return None
+    raised = _assertion_raised(s.body[0])
+    if raised is None:
+        return None
+    msg = raised[0]
+    test = negate(s.test)
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) \
+            and isinstance(s.test, ast.BoolOp) and isinstance(s.test.op, ast.And):
+        # ``if a and not b: raise AssertionError`` is ``if a: assert b`` (the test
+        # cannot be negated as a whole without changing an ``is``/``in`` operator)
+        first = s.test.values[:-1]
+        guard = first[0] if len(first) == 1 else ast.BoolOp(op=ast.And(), values=first)
+        return ast.If(test=guard, body=[ast.Assert(test=negate(s.test.values[-1]), msg=msg)],
+                      orelse=[])
+    inner = s.test.operand if isinstance(s.test, ast.UnaryOp) \
+        and isinstance(s.test.op, ast.Not) else None
+    if isinstance(inner, ast.BoolOp) and isinstance(inner.op, ast.Or) \
+            and any(getattr(v, "flipped", False) for v in inner.values[:-1]):
+        # ``if not (a or b): raise AssertionError`` whose ``a`` is an ``is``/``in``
+        # test a negation flipped: ``if not a: assert b`` gives it its operator back
+        rest = inner.values[:-1]
+        guard = negate(rest[0] if len(rest) == 1 else ast.BoolOp(op=ast.Or(), values=rest))
+        return ast.If(test=guard, body=[ast.Assert(test=inner.values[-1], msg=msg)],
+                      orelse=[])
+    return ast.Assert(test=test, msg=msg)
+
+
+# ---------------------------------------------------------------- after rendering
+
+
+def tidy(stmts: list[ast.stmt], code: CodeType | None = None,
+         temps: set[str] | None = None) -> list[ast.stmt]:
+    body = _tidy_block(stmts, in_loop=False)
+    slots = _conditional_values(body, set(code.co_varnames) if code is not None else set())
+    if slots:
+        temps = (temps or set()) | slots
+    if temps:
+        locals_: set[str] = set()
+        if code is not None:
+            locals_ = set(code.co_varnames) - set(code.co_cellvars)
+        slot_names = {n for n in names_in(body) if re.fullmatch(r"_*_s\d+", n)}
+        _inline_temps(body, temps, locals_ | temps | (slot_names - set(locals_)))
+        _returns_into_try(body, temps)
+    return body
+
+
+# ---------------------------------------------------------------- conditional values
+
+
+def _conditional_values(stmts: list[ast.stmt], locals_: set[str]) -> set[str]:
+    """``if c: _s = a`` / ``else: _s = b`` (a conditional expression whose test the
+    translator could not fold) back to ``_s = a if c else b``; returns the stack-slot
+    variables so assigned once, for temporary inlining."""
+    done: set[str] = set()
+    for i, s in enumerate(stmts):
+        for field in ("body", "orelse", "finalbody"):
+            inner = getattr(s, field, None)
+            if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt):
+                done |= _conditional_values(inner, locals_)
+        for h in getattr(s, "handlers", None) or ():
+            done |= _conditional_values(h.body, locals_)
+        for c in getattr(s, "cases", None) or ():
+            done |= _conditional_values(c.body, locals_)
+        if isinstance(s, ast.If):
+            value = _as_conditional(s, locals_)
+            if value is not None:
+                stmts[i] = ast.Assign(targets=[ast.Name(id=value[0], ctx=ast.Store())],
+                                      value=value[1])
+                done.add(value[0])
+    return done
+
+
+def _as_conditional(s: ast.If, locals_: set[str]) -> tuple[str, ast.expr] | None:
+    arms: list[tuple[str, ast.expr] | None] = []
+    for arm in (s.body, s.orelse):
+        if len(arm) != 1:
+            return None
+        inner = arm[0]
+        if isinstance(inner, ast.If):
+            arms.append(_as_conditional(inner, locals_))
+        elif isinstance(inner, ast.Assign) and len(inner.targets) == 1 \
+                and isinstance(inner.targets[0], ast.Name) \
+                and re.fullmatch(r"_*_s\d+", inner.targets[0].id) \
+                and inner.targets[0].id not in locals_:
+            arms.append((inner.targets[0].id, inner.value))
+        else:
+            return None
+    a, b = arms
+    if a is None or b is None or a[0] != b[0]:
+        return None
+    return a[0], ast.IfExp(test=s.test, body=a[1], orelse=b[1])
+
+
+# ---------------------------------------------------------------- single-use temporaries
+
+
+def _inline_temps(body: list[ast.stmt], temps: set[str], stable: set[str]) -> None:
+    """``_t = value`` right before the one statement that uses ``_t`` first thing: the
+    value goes in place (the statement evaluates nothing with effects before it)."""
+    loads: dict[str, int] = {}
+    stores: dict[str, int] = {}
+    for node in walk(ast.Module(body=body, type_ignores=[])):
+        if isinstance(node, ast.Name) and node.id in temps:
+            counter = loads if isinstance(node.ctx, ast.Load) else stores
+            counter[node.id] = counter.get(node.id, 0) + 1
+    _inline_in(body, temps, stable, loads, stores)
+
+
+def _inline_in(stmts: list[ast.stmt], temps: set[str], stable: set[str],
+               loads: dict[str, int], stores: dict[str, int]) -> None:
+    for s in stmts:
+        for field in ("body", "orelse", "finalbody"):
+            inner = getattr(s, field, None)
+            if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt):
+                _inline_in(inner, temps, stable, loads, stores)
+        for h in [*(getattr(s, "handlers", []) or []), *(getattr(s, "cases", []) or [])]:
+            _inline_in(h.body, temps, stable, loads, stores)
+    i = len(stmts) - 2
+    while i >= 0:
+        s, nxt = stmts[i], stmts[i + 1]
+        if isinstance(s, ast.Assign) and len(s.targets) == 1 \
+                and isinstance(s.targets[0], ast.Name) and s.targets[0].id in temps:
+            name = s.targets[0].id
+            if loads.get(name) == 1 and stores.get(name) == 1 \
+                    and _replace_first_use(nxt, name, s.value, stable):
+                del stmts[i]
+        i -= 1
+
+
+def _replace_first_use(stmt: ast.stmt, name: str, value: ast.expr, stable: set[str]) -> bool:
+    if isinstance(stmt, ast.While | ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
+                  | ast.Try):
+        return False
+    for parent, field, index, node in _evaluation_order(stmt):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            if node.id == name:
+                if index is None:
+                    setattr(parent, field, value)
+                else:
+                    getattr(parent, field)[index] = value
+                return True
+            if node.id in stable:
+                continue
+            return False
+        if isinstance(node, ast.Constant):
+            continue
+        return False
+    return False
+
+
+def _evaluation_order(stmt: ast.stmt) -> Any:
+    """(parent, field, index, leaf) for the leaves a statement evaluates, in order; an
+    operation with effects is yielded as itself once its operands are done."""
+    def expr(parent: ast.AST, field: str, index: int | None, node: ast.expr) -> Any:
+        if isinstance(node, ast.Name | ast.Constant):
+            yield parent, field, index, node
+            return
+        if isinstance(node, ast.Call) and getattr(node, "container_op", None) \
+                and isinstance(node.func, ast.Attribute):
+            # ``LIST_APPEND`` and friends: the container, the value, then the operation
+            # (no attribute is looked up)
+            yield from expr(node.func, "value", None, node.func.value)
+            for k, item in enumerate(node.args):
+                yield from expr(node, "args", k, item)
+            yield parent, field, index, node
+            return
+        if isinstance(node, ast.Lambda | ast.ListComp | ast.SetComp | ast.DictComp
+                      | ast.GeneratorExp | ast.IfExp | ast.BoolOp | ast.NamedExpr):
+            if isinstance(node, ast.IfExp):
+                yield from expr(node, "test", None, node.test)
+            elif isinstance(node, ast.BoolOp):
+                yield from expr(node, "values", 0, node.values[0])
+            yield parent, field, index, node
+            return
+        for f in node._fields:
+            v = getattr(node, f, None)
+            if isinstance(v, ast.expr):
+                yield from expr(node, f, None, v)
+            elif isinstance(v, list):
+                for k, item in enumerate(v):
+                    if isinstance(item, ast.expr):
+                        yield from expr(node, f, k, item)
+                    elif isinstance(item, ast.keyword):
+                        yield from expr(item, "value", None, item.value)
+        yield parent, field, index, node
+
+    if isinstance(stmt, ast.Assign):
+        yield from expr(stmt, "value", None, stmt.value)
+        return
+    if isinstance(stmt, ast.Return | ast.Expr) and stmt.value is not None:
+        yield from expr(stmt, "value", None, stmt.value)
+        return
+    if isinstance(stmt, ast.If):
+        yield from expr(stmt, "test", None, stmt.test)
+        return
+    if isinstance(stmt, ast.For | ast.AsyncFor):
+        yield from expr(stmt, "iter", None, stmt.iter)
+        return
+    if isinstance(stmt, ast.With | ast.AsyncWith) and stmt.items:
+        yield from expr(stmt.items[0], "context_expr", None, stmt.items[0].context_expr)
+        return
+    if isinstance(stmt, ast.Raise) and stmt.exc is not None:
+        yield from expr(stmt, "exc", None, stmt.exc)
+        return
+
+
+def _returns_into_try(stmts: list[ast.stmt], temps: set[str]) -> None:
+    """``try: ...; _t = value`` then ``return _t``: the compiler leaves ``RETURN_VALUE``
+    out of the protected range, but the source had ``return value`` in the ``try``."""
+    i = 0
+    while i < len(stmts):
+        s = stmts[i]
+        for field in ("body", "orelse", "finalbody"):
+            inner = getattr(s, field, None)
+            if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt):
+                _returns_into_try(inner, temps)
+        for h in [*(getattr(s, "handlers", []) or []), *(getattr(s, "cases", []) or [])]:
+            _returns_into_try(h.body, temps)
+        if isinstance(s, ast.Try) and not s.finalbody and s.body and len(s.orelse) == 1:
+            last = s.body[-1]
+            nxt = s.orelse[0]
+            if isinstance(last, ast.Assign) and len(last.targets) == 1 \
+                    and isinstance(last.targets[0], ast.Name) and last.targets[0].id in temps \
+                    and isinstance(nxt, ast.Return) and isinstance(nxt.value, ast.Name) \
+                    and nxt.value.id == last.targets[0].id:
+                s.body[-1] = ast.Return(value=last.value)
+                s.orelse = []
+        if isinstance(s, ast.Try) and not s.orelse and s.body and i + 1 < len(stmts) \
+                and (not s.finalbody or not s.handlers and not _names_any(s.finalbody, temps)):
+            # (with ``finally``: ``return value`` evaluates it, runs the clean-up, returns)
+            last = s.body[-1]
+            nxt = stmts[i + 1]
+            if isinstance(last, ast.Assign) and len(last.targets) == 1 \
+                    and isinstance(last.targets[0], ast.Name) and last.targets[0].id in temps \
+                    and isinstance(nxt, ast.Return) and isinstance(nxt.value, ast.Name) \
+                    and nxt.value.id == last.targets[0].id:
+                s.body[-1] = ast.Return(value=last.value)
+                del stmts[i + 1]
+        if isinstance(s, ast.Try):
+            _merge_nested_try(s)
+        i += 1
+
+
+def _merge_nested_try(s: ast.Try) -> None:
+    """``try: (try: ... except: ...) finally: ...`` as one ``try``/``except``/``finally``."""
+    if s.finalbody and not s.handlers and len(s.body) == 1 \
+            and isinstance(s.body[0], ast.Try) and s.body[0].handlers \
+            and not s.body[0].finalbody:
+        inner = s.body[0]
+        s.body, s.handlers, s.orelse = inner.body, inner.handlers, inner.orelse
+
+
+def _names_any(stmts: list[ast.stmt], names: set[str]) -> bool:
+    return any(isinstance(n, ast.Name) and n.id in names for s in stmts for n in walk(s))
+
+
+def _tidy_block(stmts: list[ast.stmt], in_loop: bool, loop_body: bool = False) -> list[ast.stmt]:
+    if loop_body:
+        stmts = _trim_trailing_continue(stmts)
+    out: list[ast.stmt] = []
+    for s in stmts:
+        out.extend(_tidy_stmt(s, in_loop))
+    if loop_body:
+        out = _trim_trailing_continue(out)
+    _drop_duplicated_tails(out)
+    return out
+
+
+def _merge_return_copies(stmts: list[ast.stmt]) -> list[ast.stmt]:
+    """``if c: return f(x, a)`` / ``return f(x, b)`` where ``f`` and ``x`` are the very
+    values computed before the test (the same objects in both arms): the compiler copied
+    the end of ``return f(x, a if c else b)`` into both arms of the conditional
+    expression. Runs on raw statements, where object identity says what was computed
+    before the branch."""
+    if not stmts:
+        return stmts
+    last = stmts[-1]
+    if isinstance(last, ast.If) and len(last.body) == 1 and len(last.orelse) == 1:
+        a, b, cut = last.body[0], last.orelse[0], 1
+    elif len(stmts) >= 2 and isinstance(stmts[-2], ast.If) and len(stmts[-2].body) == 1 \
+            and not stmts[-2].orelse:
+        last, a, b, cut = stmts[-2], stmts[-2].body[0], stmts[-1], 2
+    else:
+        return stmts
+    if not (isinstance(a, ast.Return) and isinstance(b, ast.Return)
+            and a.value is not None and b.value is not None):
+        return stmts
+    merged = _merge_one_difference(last.test, a.value, b.value, False)
+    if merged is None:
+        return stmts
+    return stmts[:-cut] + [ast.Return(value=merged)]
+
+
+#: Nodes whose own operation comes after all their operands (so a conditional
+#: expression among the operands is evaluated before it).
+_AFTER_OPERANDS = (ast.Call, ast.BinOp, ast.Subscript, ast.Tuple, ast.List, ast.Set,
+                   ast.Attribute, ast.UnaryOp, ast.Compare, ast.JoinedStr, ast.FormattedValue)
+
+
+def _merge_one_difference(test: ast.expr, a: ast.AST, b: ast.AST,
+                          anchored: bool) -> ast.AST | None:
+    """``a`` with ``a_part if test else b_part`` where ``a`` and ``b`` differ, or None.
+    Everything evaluated before that place must be one object in both (computed before
+    the test), at least one such value must exist on the way (``anchored``), and what
+    comes after must read the same."""
+    if type(a) is not type(b) or not isinstance(a, _AFTER_OPERANDS):
+        return None
+    parts: list[tuple[str, int | None, Any, Any]] = []
+    for field in a._fields:
+        x, y = getattr(a, field, None), getattr(b, field, None)
+        if isinstance(x, list) and isinstance(y, list):
+            if len(x) != len(y):
+                return None
+            for k, (p, q) in enumerate(zip(x, y, strict=True)):
+                if isinstance(p, ast.keyword) and isinstance(q, ast.keyword) \
+                        and p.arg != q.arg:
+                    return None
+                parts.append((field, k, p, q))
+        elif isinstance(x, ast.expr) and isinstance(y, ast.expr):
+            parts.append((field, None, x, y))
+        elif isinstance(x, ast.AST) and isinstance(y, ast.AST):
+            if type(x) is not type(y):  # an operator
+                return None
+        elif x != y:
+            return None
+    spot = next((i for i, (_, _, x, y) in enumerate(parts) if x is not y), None)
+    if spot is None:
+        return None
+    anchored = anchored or spot > 0
+    for _, _, x, y in parts[spot + 1:]:
+        if x is not y and _text(x) != _text(y):
+            return None
+    field, k, x, y = parts[spot]
+    keyword = None
+    if isinstance(x, ast.keyword):
+        keyword, x, y = x.arg, x.value, y.value
+    if isinstance(x, ast.Slice | ast.Starred) or not isinstance(x, ast.expr):
+        return None
+    if _text(x) == _text(y):
+        return None  # the same code computed in each arm: nothing to merge here
+    part: ast.AST | None = _merge_one_difference(test, x, y, anchored)
+    if part is None:
+        if not anchored:
+            return None
+        part = ast.IfExp(test=test, body=x, orelse=y)
+    if keyword is not None or isinstance(parts[spot][2], ast.keyword):
+        part = ast.keyword(arg=keyword, value=part)
+    new = copy.copy(a)
+    if k is None:
+        setattr(new, field, part)
+    else:
+        items = list(getattr(a, field))
+        items[k] = part
+        setattr(new, field, items)
+    return new
+
+
+def _text(node: Any) -> str:
+    try:
+        return preview(ast.Expr(value=node))
+    except Exception:  # noqa: BLE001 - markers without a preview
+        return f"<{id(node)}>"
+
+
+def _drop_duplicated_tails(stmts: list[ast.stmt]) -> None:
+    """The compiler copies a short ``return`` tail into branches that jump to it; when a
+    loop's ``else`` or an ``if`` ends with a copy of the statements after it, drop the copy."""
+    for i, s in enumerate(stmts):
+        tail = stmts[i + 1:]
+        if not tail or not isinstance(tail[-1], ast.Return | ast.Raise) or len(tail) > 3:
+            continue
+        if isinstance(s, ast.For | ast.AsyncFor | ast.While) and s.orelse:
+            _cut_tail(s.orelse, tail, keep_one=False)
+        elif isinstance(s, ast.If) and not s.orelse:
+            _cut_tail(s.body, tail, keep_one=True)
+
+
+def _written_twice(a: ast.stmt, b: ast.stmt) -> bool:
+    """Are ``a`` and ``b``, alike, two statements of the source rather than the
+    compiler's copies of one? Copies keep the position of what they copy, but those of
+    the implicit ``return None`` (which has none) take the position of their jump."""
+    if isinstance(a, ast.Return) and a.value is None and not getattr(a, "explicit", False):
+        return False
+    for fact in ("position", "line"):
+        here, there = getattr(a, fact, None), getattr(b, fact, None)
+        if here is not None and there is not None:
+            return here != there
+    return False
+
+
+def _cut_tail(body: list[ast.stmt], tail: list[ast.stmt], keep_one: bool) -> None:
+    n = len(tail)
+    if len(body) < n or not same(body[-n:], tail):
+        return
+    if any(_written_twice(a, b) for a, b in zip(body[-n:], tail, strict=True)):
+        return
+    if keep_one and len(body) == n:
+        return
+    del body[-n:]
+
+
+def _tidy_stmt(s: ast.stmt, in_loop: bool) -> list[ast.stmt]:
+    if isinstance(s, ast.For | ast.AsyncFor | ast.While):
+        s.body = _tidy_block(s.body, True, loop_body=True) or [ast.Pass()]
+        s.orelse = _tidy_block(s.orelse, in_loop)
+        return [s]
+    if isinstance(s, ast.If):
+        s.body = _tidy_block(s.body, in_loop)
+        s.orelse = _tidy_block(s.orelse, in_loop)
+        if _is_pass_only(s.body) and s.orelse and not getattr(s, "as_tested", False):
+            s.test = negate(s.test)
+            s.body, s.orelse = s.orelse, []
+        if not s.body:
+            s.body = [ast.Pass()]
+        if s.orelse and ends_in_jump(s.body):
+            if in_loop or not ends_in_implicit_return(s.body) \
+                    or len(s.body) > 1 and len(s.orelse) > 1 and same(s.body[-2:], s.orelse[-2:]):
+                # (arms that end in copies of the code after the ``if``: that code)
+                rest = s.orelse
+                s.orelse = []
+                return [s, *rest]
+            # (an arm that ends the function without a ``return``: the rest was the
+            # ``else`` of an ``if``/``elif`` chain)
+            s.orelse = _as_elif_chain(s.orelse)
+        return [s]
+    if isinstance(s, ast.Match):
+        for c in s.cases:
+            c.body = _tidy_block(c.body, in_loop) or [ast.Pass()]
+        return _flat_match(s)
+    if isinstance(s, ast.With | ast.AsyncWith):
+        s.body = _tidy_block(s.body, in_loop) or [ast.Pass()]
+        if len(s.body) == 1 and type(s.body[0]) is type(s):
+            inner = s.body[0]
+            s.items = [*s.items, *inner.items]  # type: ignore[attr-defined]
+            s.body = inner.body  # type: ignore[attr-defined]
+        return [s]
+    if isinstance(s, ast.Try):
+        s.body = _tidy_block(s.body, in_loop) or [ast.Pass()]
+        for h in s.handlers:
+            h.body = _tidy_block(h.body, in_loop) or [ast.Pass()]
+        s.orelse = _tidy_block(s.orelse, in_loop)
+        s.finalbody = _tidy_block(s.finalbody, in_loop)
+        _merge_nested_try(s)
+        return [s]
+    return [s]
+
+
+def _flat_match(s: ast.Match) -> list[ast.stmt]:
+    """``match x: ...; case _: match x: <cases>`` then more, where every case before
+    leaves (returns, raises...): one ``match`` with all the cases, then the rest (the
+    cases that fall through go on to it)."""
+    last = s.cases[-1] if s.cases else None
+    if last is None or not catches_all(last) or last.pattern.name is not None:  # type: ignore[attr-defined]
+        return [s]
+    inner = last.body[0]
+    if not isinstance(inner, ast.Match) or not same(inner.subject, s.subject) \
+            or not isinstance(s.subject, ast.Name) \
+            or not all(ends_in_jump(c.body) for c in s.cases[:-1]):
+        return [s]
+    s.cases = [*s.cases[:-1], *inner.cases]
+    return [s, *last.body[1:]]
+
+
+def _as_elif_chain(stmts: list[ast.stmt]) -> list[ast.stmt]:
+    """``if c: <leaves>`` then the rest, as ``if c: ... else: rest`` (an ``elif``)."""
+    if len(stmts) > 1 and isinstance(stmts[0], ast.If) and not stmts[0].orelse \
+            and ends_in_jump(stmts[0].body):
+        first = stmts[0]
+        first.orelse = _as_elif_chain(stmts[1:])
+        return [first]
+    return stmts
+
+
+def _is_pass_only(stmts: list[ast.stmt]) -> bool:
+    return all(isinstance(s, ast.Pass) for s in stmts)
+
+
+def _trim_trailing_continue(stmts: list[ast.stmt], keep_written: bool = False
+                            ) -> list[ast.stmt]:
+    """``stmts`` without the ``continue`` statements that end them (the end of a loop's
+    body goes on anyway); ``keep_written``: not a ``continue`` the source wrote (in an
+    arm that more code follows, ``if c: ...; continue`` then more code, and in the arms
+    of the last ``if``: 3.10 and 3.11 give a written one a jump of its own)."""
+    while stmts and isinstance(stmts[-1], ast.Continue) \
+            and not (keep_written and getattr(stmts[-1], "written", False)):
+        stmts = stmts[:-1]
+    if stmts and isinstance(stmts[-1], ast.If):
+        last = stmts[-1]
+        if not (last.orelse and last.body and isinstance(last.body[-1], ast.Continue) and (
+                len(last.body) == 1 and getattr(last, "as_tested", False)
+                or getattr(last.body[-1], "written", False))):
+            # (``if c: ...; continue`` then more code, as written: the test jumps over
+            # the arm)
+            last.body = _trim_trailing_continue(last.body, True) or [ast.Pass()]
+        last.orelse = _trim_trailing_continue(last.orelse, True)
+    elif stmts and isinstance(stmts[-1], ast.Match):
+        for c in stmts[-1].cases:  # (a case that only continues says so)
+            c.body = _trim_trailing_continue(c.body) or c.body
+    elif stmts and isinstance(stmts[-1], ast.Try):
+        last = stmts[-1]
+        # (in a ``try`` with a ``finally``, only the compiler's: a written ``continue``
+        # runs its own copy of the ``finally`` and jumps back from there)
+        keep = keep_written or bool(last.finalbody)
+        if last.finalbody and last.body and getattr(last.body[-1], "explicit", False):
+            return stmts
+        last.orelse = _trim_trailing_continue(last.orelse, keep)
+        for h in last.handlers:
+            # (a clause's own jump back: ``except E: continue`` as written; the end
+            # of the clause jumps to the end of the try statement instead)
+            if not (h.body and getattr(h.body[-1], "explicit", False)):
+                h.body = _trim_trailing_continue(h.body, keep) or [ast.Pass()]
+        if not last.orelse:
+            last.body = _trim_trailing_continue(last.body, keep) or [ast.Pass()]
+    return stmts
+
+
+def _unused(x: Any) -> None:
+    return None
+
+
+# ---------------------------------------------------------------- module and class bodies
+
+
+def tidy_scope(stmts: list[ast.stmt], future_annotations: bool = False) -> list[ast.stmt]:
+    """Module and class bodies: the docstring and annotated assignments."""
+    first = stmts[0] if stmts else None
+    if isinstance(first, ast.Assign) and _is_name(first.targets, "__doc__") \
+            and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
+        stmts = [ast.Expr(value=first.value), *stmts[1:]]
+    return _annotated(stmts, future_annotations)
+
+
+def _annotated(stmts: list[ast.stmt], future_annotations: bool) -> list[ast.stmt]:
+    """``x = v`` then ``__annotations__['x'] = T`` as ``x: T = v`` (in nested blocks
+    of the body too)."""
+    out: list[ast.stmt] = []
+    for s in stmts:
+        if not isinstance(s, SCOPES):  # (nested scopes have bodies of their own)
+            for block in stmt_blocks(s):
+                block[:] = _annotated(block, future_annotations)
+        ann = _annotation_store(s)
+        if ann is not None:
+            name, annotation = ann
+            annotation = annotation_expr(annotation, future_annotations)
+            prev = out[-1] if out else None
+            if isinstance(prev, ast.Assign) and len(prev.targets) == 1 \
+                    and isinstance(prev.targets[0], ast.Name) and prev.targets[0].id == name:
+                out[-1] = ast.AnnAssign(target=ast.Name(id=name, ctx=ast.Store()),
+                                        annotation=annotation, value=prev.value, simple=1)
+            else:
+                out.append(ast.AnnAssign(target=ast.Name(id=name, ctx=ast.Store()),
+                                         annotation=annotation, value=None, simple=1))
+            continue
+        out.append(s)
+    return out
+
+
+def _is_name(targets: list[ast.expr], ident: str) -> bool:
+    return len(targets) == 1 and isinstance(targets[0], ast.Name) and targets[0].id == ident
+
+
+def _annotation_store(s: ast.stmt) -> tuple[str, ast.expr] | None:
+    """``__annotations__['x'] = ann`` (what ``x: ann`` compiles to in a module or class)."""
+    if not isinstance(s, ast.Assign) or len(s.targets) != 1:
+        return None
+    t = s.targets[0]
+    if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) \
+            and t.value.id == "__annotations__" and isinstance(t.slice, ast.Constant) \
+            and isinstance(t.slice.value, str) and t.slice.value.isidentifier():
+        return t.slice.value, s.value
+    return None
+
+
+def annotation_expr(node: ast.expr, future: bool) -> ast.expr:
+    """Under ``from __future__ import annotations`` annotations are strings of source."""
+    if future and isinstance(node, ast.Constant) and isinstance(node.value, str):
+        try:
+            parsed = ast.parse(node.value, mode="eval").body
+        except SyntaxError:
+            return node
+        if ast.unparse(parsed) == node.value:
+            return parsed
+    return node
+
+
+def scope_value(stmts: list[ast.stmt], free: tuple[str, ...]) -> ast.expr | None:
+    """The expression of the body of a lambda or of a lazily evaluated scope (see
+    :func:`lambda_body`), naming the free variables ``free`` of its code that it no longer
+    reads: the compiler folded away the code that did (``1 or P``) but kept them free;
+    ``1 if True else P`` compiles to the same."""
+    value = lambda_body(stmts)
+    if value is None:
+        return None
+    named = names_from_outside(value)
+    lost = [ast.Name(id=f, ctx=ast.Load()) for f in free
+            if f.isidentifier() and not f.startswith("__class") and f not in named]
+    if not lost:
+        return value
+    return ast.IfExp(test=ast.Constant(True), body=value,
+                     orelse=lost[0] if len(lost) == 1 else ast.Tuple(elts=lost, ctx=ast.Load()))
+
+
+def lambda_body(stmts: list[ast.stmt]) -> ast.expr | None:
+    """The expression of a lambda body: ``return e``, or returns in if/else branches (the
+    compiler turns ``c and x or y``-like conditional expressions into branches)."""
+    if not stmts:
+        return ast.Constant(None)
+    first = stmts[0]
+    if isinstance(first, ast.Return) and len(stmts) == 1:
+        return first.value or ast.Constant(None)
+    if isinstance(first, ast.If):
+        rest = lambda_body(first.orelse + stmts[1:]) if (first.orelse or stmts[1:]) else None
+        # (a test that decides nothing, ``x if (y if c else y) else z``: tested all the same)
+        body = rest if all(isinstance(s, ast.Pass) for s in first.body) and not first.orelse \
+            else lambda_body(first.body)
+        if body is not None and rest is not None:
+            return ast.IfExp(test=first.test, body=body, orelse=rest)
+    return None
