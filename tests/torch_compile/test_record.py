@@ -204,7 +204,7 @@ def test_constants_marshal_cannot_write_travel_as_their_repr() -> None:
     import marshal
 
     import unveil
-    from unveil.torch.record import RecordedConstant, _portable, _restored
+    from unveil.torch.record import RecordedConstant, _portable, restored
 
     def f(box):
         box.dtype = None
@@ -225,7 +225,7 @@ def test_constants_marshal_cannot_write_travel_as_their_repr() -> None:
     portable = _portable(code, table)
     assert table == [dtype, device]  # (each object once: the decompiler names it once)
     reprs: list[object] = [repr(c) for c in table]
-    back = _restored(marshal.loads(marshal.dumps(portable)), reprs)
+    back = restored(marshal.loads(marshal.dumps(portable)), reprs)
     assert unveil.decompile(back) == unveil.decompile(code)
     flat = [c for c in back.co_consts if not isinstance(c, type(code))]
     assert any(isinstance(c, RecordedConstant) and repr(c) == repr(dtype) for c in flat)

@@ -229,7 +229,7 @@ def _portable_value(const: Any, table: list[Any]) -> Any:
     return (_MARK, len(table) - 1)
 
 
-def _restored(code: CodeType, table: list[Any]) -> CodeType:
+def restored(code: CodeType, table: list[Any]) -> CodeType:
     """Undo :func:`_portable` (``table``: the reprs, or :class:`RecordedConstant` objects
     made from them on first use), each constant a :class:`RecordedConstant`."""
     return _with_consts(code, _restored_value, table)
@@ -237,7 +237,7 @@ def _restored(code: CodeType, table: list[Any]) -> CodeType:
 
 def _restored_value(const: Any, table: list[Any]) -> Any:
     if isinstance(const, CodeType):
-        return _restored(const, table)
+        return restored(const, table)
     if type(const) is tuple:
         if len(const) == 2 and const[0] == _MARK:
             if not isinstance(table[const[1]], RecordedConstant):
@@ -384,7 +384,7 @@ def finish(directory: Path, data: dict[str, Any]) -> None:
     dump.manifest.torch_version = data.get("torch_version")
     dump.manifest.errors.extend(data.get("errors") or [])
     table: list[Any] = list(data.get("constants") or [])
-    codes: list[CodeType | None] = [None if c is None else _restored(c, table)
+    codes: list[CodeType | None] = [None if c is None else restored(c, table)
                                     for c in data["codes"]]
     trace = dump._trace
     breaks: dict[str, list[GraphBreak]] = {}

@@ -51,17 +51,17 @@ from ..codeobj import CodeFlag
 from ..decompiler.graph.regions import dominators, natural_loops
 from ..decompiler.tidy.temporaries import Fixed, Known
 from .equivalence_ops import (
-    _STEPS,
-    _exc_triple,
+    STEPS,
+    exc_triple,
 )
 from .equivalence_terms import (
-    _BLOCKS,
-    _SIGNATURE_FLAGS,
-    _SUPPORTED,
+    BLOCKS,
     MAX_BACK_JUMPS,
     MAX_PATHS,
     MAX_STEPS,
     NONE,
+    SIGNATURE_FLAGS,
+    SUPPORTED,
     UNBOUND,
     Loop,
     Obj,
@@ -69,9 +69,9 @@ from .equivalence_terms import (
     Summary,
     Term,
     Undecided,
-    _condition,
-    _const_value,
+    condition,
     const_term,
+    const_value,
 )
 from .explain import step_words
 
@@ -121,7 +121,7 @@ class Explorer:
         for i in reversed(raw):  # a jump may land on the EXTENDED_ARG of its target
             if i.opname == "EXTENDED_ARG":
                 self.index[i.offset] = self.index[i.offset + 2]
-        self.handlers = [] if _BLOCKS else parse_exception_table(code)
+        self.handlers = [] if BLOCKS else parse_exception_table(code)
         # where each FOR_ITER goes on once its iterator is exhausted (which pops it)
         self.for_exits = {k: self.index[for_iter_exit(raw, i, raw.index(i))]
                           for k, i in enumerate(self.instrs) if i.opname == "FOR_ITER"}
@@ -189,7 +189,7 @@ class Explorer:
                 raise Undecided(f"more than {MAX_STEPS} steps")
             ins = self.instrs[state.pc]
             state.pc += 1
-            step = _STEPS.get(ins.opname)
+            step = STEPS.get(ins.opname)
             if step is None:
                 raise Undecided(f"{ins.opname} is not modelled")
             if step(self, state, ins) is False:
@@ -336,7 +336,7 @@ class Explorer:
 
     def handled(self, state: State) -> bool:
         """Whether an exception raised now has a handler in this frame."""
-        if _BLOCKS:
+        if BLOCKS:
             return any(target is not None for target, _ in state.blocks)
         offset = self.instrs[state.pc - 1].offset
         return any(h.start <= offset < h.end for h in self.handlers)
@@ -345,7 +345,7 @@ class Explorer:
         """Raise ``exc`` at the current instruction: to its handler, or out of the frame."""
         if forked:
             state.note(("raised",))
-        if _BLOCKS:
+        if BLOCKS:
             self.raise_to_block(state, exc)
             return
         offset = self.instrs[state.pc - 1].offset
@@ -372,9 +372,9 @@ class Explorer:
                 continue
             del state.stack[level:]
             state.blocks.append((None, level))
-            state.stack.extend(_exc_triple(state.exc_info))
+            state.stack.extend(exc_triple(state.exc_info))
             state.exc_info = exc
-            state.stack.extend(_exc_triple(exc))
+            state.stack.extend(exc_triple(exc))
             state.pc = self.index[target]
             self.work.append(state)
             return
@@ -465,7 +465,7 @@ class Explorer:
             self.flush(state)
             if term not in state.bools:
                 term = self.effect(state, "bool", term, result_bool=True)
-            cond, taken = _condition(self.render(state, term, escape=False), jump_if)
+            cond, taken = condition(self.render(state, term, escape=False), jump_if)
             other = state.fork()
             other.note(("if", cond, not taken))
             other.outcomes[term] = not jump_if
@@ -487,7 +487,7 @@ class Explorer:
             if result is not None:
                 return result
         if fn[0] == "strmethod" and not kwnames and all(a[:2] == ("const", "str") for a in args):
-            value = getattr(_const_value(fn[1]), fn[2])(*map(_const_value, args))
+            value = getattr(const_value(fn[1]), fn[2])(*map(const_value, args))
             return const_term(value)
         if fn[0] == "method":  # a method we do not model: the object escapes
             fn = ("getattr", fn[1], fn[2])
@@ -664,7 +664,7 @@ def _nargs(code: CodeType) -> int:
 
 def _signature(code: CodeType) -> tuple[Any, ...]:
     return (code.co_argcount, code.co_posonlyargcount, code.co_kwonlyargcount,
-            code.co_varnames[:_nargs(code)], code.co_flags & _SIGNATURE_FLAGS,
+            code.co_varnames[:_nargs(code)], code.co_flags & SIGNATURE_FLAGS,
             code.co_freevars)
 
 
@@ -768,7 +768,7 @@ def prove_equivalent(original: CodeType, candidate: CodeType, *,
     """Whether ``candidate`` does what ``original`` does on every path (see the module
     docstring for what that covers). ``fixed``: globals (and attributes of them) that the
     caller knows hold one value while the frame runs, read as terms. Never raises."""
-    if not _SUPPORTED:
+    if not SUPPORTED:
         return Verdict(False, f"not checked on Python {sys.version_info[0]}."
                               f"{sys.version_info[1]}")
     if original is candidate:  # (a nested function's code the recompiled code kept)

@@ -10,22 +10,22 @@ from typing import Any
 
 from ..bytecode import Raw
 from .equivalence_terms import (
-    _BLOCKS,
-    _FUNCTION_ATTRS,
-    _FUNCTION_NAMES,
-    _NULL_FIRST,
-    _PY314,
+    BLOCKS,
+    FUNCTION_ATTRS,
+    FUNCTION_NAMES,
     NONE,
     NULL,
+    NULL_FIRST,
+    PY314,
     UNBOUND,
     Exploring,
     Obj,
     State,
     Term,
     Undecided,
-    _const_value,
-    _function_attr,
     const_term,
+    const_value,
+    function_attr,
     is_term,
 )
 
@@ -116,10 +116,10 @@ def _bound(ex: Exploring, st: State, name: str) -> Term | None:
 
 def _push_callable(stack: list[Term], value: Term, null: bool) -> None:
     """Push ``value``, with a NULL where this version's calls expect one beside it."""
-    if null and _NULL_FIRST:
+    if null and NULL_FIRST:
         stack.append(NULL)
     stack.append(value)
-    if null and not _NULL_FIRST:
+    if null and not NULL_FIRST:
         stack.append(NULL)
 
 
@@ -135,7 +135,7 @@ def _outside(ex: Exploring, st: State, ins: Raw) -> bool:
             value = ("fixed", ins.argval)
         else:
             value = ("global", ins.argval, st.now())
-        _push_callable(s, value, not _BLOCKS and ins.arg & 1)
+        _push_callable(s, value, not BLOCKS and ins.arg & 1)
     elif op == "LOAD_DEREF":
         stored = st.stores.get(("STORE_DEREF", ins.argval))
         s.append(stored[0] if stored else ("deref", ins.argval, st.now()))
@@ -156,9 +156,9 @@ def _outside(ex: Exploring, st: State, ins: Raw) -> bool:
         obj = ex.local_obj(st, owner)
         if obj is not None and obj.kind == "list" and ins.argval in ("append", "extend", "pop"):
             value: Term = ("method", owner, ins.argval)
-        elif obj is not None and obj.kind == "function" and ins.argval in _FUNCTION_ATTRS:
+        elif obj is not None and obj.kind == "function" and ins.argval in FUNCTION_ATTRS:
             # a function made here: ``(lambda: x).__closure__[0]`` is x's cell
-            value = _function_attr(obj, ins.argval)
+            value = function_attr(obj, ins.argval)
         elif owner[:2] == ("const", "str") and ins.argval in ("removeprefix", "removesuffix"):
             value = ("strmethod", owner, ins.argval)
         elif owner[0] == "fixed" and len(owner) == 2 and ex.fixed is not None and ex.fixed(owner[1], ins.argval):
@@ -173,8 +173,8 @@ def _outside(ex: Exploring, st: State, ins: Raw) -> bool:
     elif op == "STORE_ATTR":
         owner, value = s.pop(), s.pop()
         obj = ex.local_obj(st, owner)
-        if obj is not None and obj.kind == "function" and ins.argval in _FUNCTION_NAMES:
-            obj.items[_FUNCTION_NAMES[ins.argval]] = value
+        if obj is not None and obj.kind == "function" and ins.argval in FUNCTION_NAMES:
+            obj.items[FUNCTION_NAMES[ins.argval]] = value
         else:
             ex.effect(st, "setattr", owner, ins.argval, value)
     elif op == "DELETE_ATTR":
@@ -200,7 +200,7 @@ def _pop(stack: list[Term], n: int) -> list[Term]:
 def _callee(first: Term, second: Term) -> tuple[Term, list[Term]]:
     """The callable and its self argument (if any) from the two slots under a call's
     arguments: NULL and callable, or method and self (3.13+: callable, then self or NULL)."""
-    if _NULL_FIRST:
+    if NULL_FIRST:
         return (second, []) if first == NULL else (first, [second])
     return (first, []) if second == NULL else (first, [second])
 
@@ -229,13 +229,13 @@ def _calls(ex: Exploring, st: State, ins: Raw) -> bool:
         s.append(_call_keywords_last(ex, st, fn, self_arg + args, names))
         return True
     # CALL_FUNCTION_EX
-    if _PY314:  # a kwargs slot, NULL when there are none
+    if PY314:  # a kwargs slot, NULL when there are none
         kwargs = s.pop()
         kwargs = None if kwargs == NULL else kwargs
     else:
         kwargs = s.pop() if ins.arg & 1 else None
     star = s.pop()
-    if _BLOCKS:
+    if BLOCKS:
         fn = s.pop()
     else:
         second, first = s.pop(), s.pop()
@@ -283,7 +283,7 @@ def _operators(ex: Exploring, st: State, ins: Raw) -> bool:
             s.append(_getitem(ex, st, left, right))
             return True
         if op == "BINARY_OP" and ins.argrepr == "+" and left[:2] == right[:2] == ("const", "str"):
-            s.append(const_term(_const_value(left) + _const_value(right)))
+            s.append(const_term(const_value(left) + const_value(right)))
             return True
         # the argument names the operator (argrepr alone may be empty or ambiguous)
         to_bool = op == "COMPARE_OP" and sys.version_info >= (3, 13) and ins.arg & 16
@@ -356,7 +356,7 @@ def _containers(ex: Exploring, st: State, ins: Raw) -> bool:
         if op == "SET_UPDATE" and items is None:
             items = _frozenset_items(value)
         if obj is not None and obj.kind == "set":
-            if items is not None and all(_set_key(i) for i in items):
+            if items is not None and all(set_key(i) for i in items):
                 for item in items:
                     _set_add(obj.items, item)
             else:  # hashing the items, iterating the value, may run code
@@ -438,7 +438,7 @@ def _key(term: Term) -> Any:
 def _new_set(ex: Exploring, st: State, items: list[Term]) -> Term:
     """A set display: the frame's own set while its items are constants whose hash and
     equality run no code; else one effect (hashing them may run code)."""
-    if not all(_set_key(i) for i in items):
+    if not all(set_key(i) for i in items):
         return ex.effect(st, "set", tuple(items))
     made: list[Term] = []
     for item in items:
@@ -446,7 +446,7 @@ def _new_set(ex: Exploring, st: State, items: list[Term]) -> Term:
     return ex.new_obj(st, "set", made)
 
 
-def _set_key(term: Term) -> bool:
+def set_key(term: Term) -> bool:
     """Whether a set holds ``term`` as equality of values says: a constant whose hash
     and equality run no code, and no NaN (a set tells NaNs apart by identity)."""
     def plain(value: Any) -> bool:
@@ -582,7 +582,7 @@ def _flow(ex: Exploring, st: State, ins: Raw) -> bool:
         return False
     elif op == "RERAISE":
         exc = s.pop()
-        if _BLOCKS:  # 3.10: the (type, value, traceback) a handler found
+        if BLOCKS:  # 3.10: the (type, value, traceback) a handler found
             del s[-2:]
             exc = exc[1]
         # (3.11+: with an argument, it reads the offset under the exception, not pops it)
@@ -593,7 +593,7 @@ def _flow(ex: Exploring, st: State, ins: Raw) -> bool:
         s.append(st.exc_info)
         st.exc_info = exc
         s.append(exc)
-    elif op == "POP_EXCEPT" and _BLOCKS:
+    elif op == "POP_EXCEPT" and BLOCKS:
         target, level = st.blocks.pop()
         st.exc_info = s[-1][1]
         del s[-3:]
@@ -611,10 +611,10 @@ def _flow(ex: Exploring, st: State, ins: Raw) -> bool:
         s.append(ex.effect(st, "special", s.pop(), ins.argrepr))
         s.append(NULL)
     elif op == "WITH_EXCEPT_START":
-        exit_fn, exc = (s[-7], s[-1][1]) if _BLOCKS else (s[-5] if _PY314 else s[-4], s[-1])
+        exit_fn, exc = (s[-7], s[-1][1]) if BLOCKS else (s[-5] if PY314 else s[-4], s[-1])
         s.append(ex.effect(st, "call", exit_fn, ("exc_args", exc), (), ()))
     elif op == "MAKE_FUNCTION":
-        qualname = s.pop() if _BLOCKS else None
+        qualname = s.pop() if BLOCKS else None
         code = s.pop()
         parts = []
         if sys.version_info < (3, 13):
@@ -651,7 +651,7 @@ _BINARY_310 = {
     "SUBTRACT", "LSHIFT", "RSHIFT", "AND", "XOR", "OR"}
 
 
-def _exc_triple(exc: Term) -> list[Term]:
+def exc_triple(exc: Term) -> list[Term]:
     """What 3.10 pushes for an exception: its traceback, value and type (type on top)."""
     return [("exc_tb", exc), ("exc_value", exc), ("exc_type", exc)]
 
@@ -693,7 +693,7 @@ def _py310(ex: Exploring, st: State, ins: Raw) -> bool:
     else:  # BINARY_X / INPLACE_X: the opcode names the operator
         right, left = s.pop(), s.pop()
         if op == "BINARY_ADD" and left[:2] == right[:2] == ("const", "str"):
-            s.append(const_term(_const_value(left) + _const_value(right)))
+            s.append(const_term(const_value(left) + const_value(right)))
         else:
             s.append(ex.effect(st, "BINARY_OP", op, left, right))
     return True
@@ -727,10 +727,10 @@ _GROUPS = {
            "BEFORE_WITH LOAD_SPECIAL WITH_EXCEPT_START MAKE_FUNCTION SET_FUNCTION_ATTRIBUTE "
            "GET_ITER FOR_ITER",
 }
-if _BLOCKS:
+if BLOCKS:
     _GROUPS[_py310] = ("SETUP_FINALLY SETUP_WITH POP_BLOCK JUMP_IF_NOT_EXC_MATCH JUMP_ABSOLUTE "
                        "DUP_TOP DUP_TOP_TWO ROT_TWO ROT_THREE ROT_FOUR ROT_N CALL_FUNCTION "
                        "CALL_FUNCTION_KW CALL_METHOD "
                        + " ".join(f"{kind}_{name}" for kind in ("BINARY", "INPLACE")
                                   for name in sorted(_BINARY_310)))
-_STEPS = {name: step for step, names in _GROUPS.items() for name in names.split()}
+STEPS = {name: step for step, names in _GROUPS.items() for name in names.split()}

@@ -18,11 +18,11 @@ MAX_PATHS = 4096
 MAX_STEPS = 50_000  # instructions executed, all paths together
 MAX_BACK_JUMPS = 8  # on one path: more is a loop, which is not checked
 
-_NULL_FIRST = sys.version_info < (3, 13)  # 3.10-3.12 push NULL below the callable
-_BLOCKS = sys.version_info < (3, 11)  # 3.10 sets up handlers at run time (a block stack)
-_PY314 = sys.version_info >= (3, 14)  # kwargs slot in CALL_FUNCTION_EX, LOAD_SPECIAL, ...
-_SUPPORTED = (3, 10) <= sys.version_info[:2] <= (3, 14)
-_SIGNATURE_FLAGS = (CodeFlag.VARARGS | CodeFlag.VARKEYWORDS | CodeFlag.GENERATOR
+NULL_FIRST = sys.version_info < (3, 13)  # 3.10-3.12 push NULL below the callable
+BLOCKS = sys.version_info < (3, 11)  # 3.10 sets up handlers at run time (a block stack)
+PY314 = sys.version_info >= (3, 14)  # kwargs slot in CALL_FUNCTION_EX, LOAD_SPECIAL, ...
+SUPPORTED = (3, 10) <= sys.version_info[:2] <= (3, 14)
+SIGNATURE_FLAGS = (CodeFlag.VARARGS | CodeFlag.VARKEYWORDS | CodeFlag.GENERATOR
                     | CodeFlag.COROUTINE | CodeFlag.ITERABLE_COROUTINE | CodeFlag.ASYNC_GENERATOR)
 
 Term = tuple  # a symbolic value; see the module docstring
@@ -146,7 +146,7 @@ class Summary:
     endings: list[tuple[str, State, tuple[Any, ...]]] = field(default_factory=list)
 
 
-def _condition(cond: Any, outcome: bool) -> tuple[Any, bool]:
+def condition(cond: Any, outcome: bool) -> tuple[Any, bool]:
     """``not x`` taken false is ``x`` taken true; ``a is not b`` is ``a is b`` inverted."""
     while cond[0] == "not":
         cond, outcome = cond[1], not outcome
@@ -184,17 +184,17 @@ def is_term(left: Term, right: Term, negated: bool) -> Term:
 # __name__, __qualname__]. __qualname__ is kept (code may read and set it) but not compared:
 # recompiled code is compiled inside a wrapper function, so the qualified names of its
 # nested functions differ by that prefix; they only show in reprs and tracebacks.
-_FUNCTION_NAMES = {"__name__": 2, "__qualname__": 3}
-_FUNCTION_ATTRS = ("__closure__", *_FUNCTION_NAMES)
+FUNCTION_NAMES = {"__name__": 2, "__qualname__": 3}
+FUNCTION_ATTRS = ("__closure__", *FUNCTION_NAMES)
 
 
-def _function_attr(obj: Obj, name: str) -> Term:
+def function_attr(obj: Obj, name: str) -> Term:
     if name == "__closure__":
         return dict(obj.items[1]).get(8, NONE)
-    return obj.items[_FUNCTION_NAMES[name]]  # type: ignore[no-any-return]
+    return obj.items[FUNCTION_NAMES[name]]  # type: ignore[no-any-return]
 
 
-def _const_value(term: Term) -> Any:
+def const_value(term: Term) -> Any:
     """The value of a constant string term."""
     return ast.literal_eval(term[2])
 

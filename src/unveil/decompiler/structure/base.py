@@ -11,8 +11,7 @@ from dataclasses import dataclass, field
 
 from ..ir.exprs import ExcMatch, Shared, Slot, Special, handler_values_only
 from ..ir.facts import attach
-from ..ir.markers import ExcMarker
-from ..ir.markers import is_marker as _is_marker
+from ..ir.markers import ExcMarker, is_marker
 from ..ir.nodes import same
 from ..render.renderer import preview
 from ..translate.blocks import IRBlock
@@ -58,14 +57,14 @@ class ClauseInfo:
     exits: list[tuple[int, int]] = field(default_factory=list)  # (block, first stmt after)
 
 
-_MAX_VISITS = 4
-_STRUCTURAL = {"prev_exc", "lasti", "exit", "exit_self", "prev_tb", "prev_value", "prev_type"}
+MAX_VISITS = 4
+STRUCTURAL = {"prev_exc", "lasti", "exit", "exit_self", "prev_tb", "prev_value", "prev_type"}
 
 
 # ---------------------------------------------------------------- statement helpers
 
 
-def _term_key(block: IRBlock) -> tuple[str, ...]:
+def term_key(block: IRBlock) -> tuple[str, ...]:
     """What a block ends with, comparable across copies the compiler made."""
     term = block.term
     if term.kind == "goto":
@@ -76,49 +75,49 @@ def _term_key(block: IRBlock) -> tuple[str, ...]:
     return (term.kind, value)
 
 
-def _none_to_missing(node: ast.expr | None) -> ast.expr | None:
+def none_to_missing(node: ast.expr | None) -> ast.expr | None:
     if isinstance(node, ast.Constant) and node.value is None:
         return None
     return node
 
 
-def _slot_store(slot: Slot) -> ast.Name:
+def slot_store(slot: Slot) -> ast.Name:
     node = ast.Name(id=f"_s{slot.index}", ctx=ast.Store())
     attach(node, slot=slot.index)
     return node
 
 
-def _assign_slots(pairs: list[tuple[Slot, ast.expr]]) -> ast.stmt:
-    return ast.Assign(targets=[ast.Tuple(elts=[_slot_store(s) for s, _ in pairs],
+def assign_slots(pairs: list[tuple[Slot, ast.expr]]) -> ast.stmt:
+    return ast.Assign(targets=[ast.Tuple(elts=[slot_store(s) for s, _ in pairs],
                                          ctx=ast.Store())],
                       value=ast.Tuple(elts=[v for _, v in pairs], ctx=ast.Load()))
 
 
-def _computed_after(value: ast.expr | None, marker: ast.stmt) -> bool:
+def computed_after(value: ast.expr | None, marker: ast.stmt) -> bool:
     """Was ``value`` computed after the ``POP_EXCEPT`` ``marker`` (not a constant)?"""
     before = getattr(marker, "before", None)
     return value is not None and before is not None and not isinstance(value, ast.Constant) \
         and id(value) not in before
 
 
-def _find_marker(stmts: list[ast.stmt], kind: str) -> int | None:
+def find_marker(stmts: list[ast.stmt], kind: str) -> int | None:
     for i, s in enumerate(stmts):
-        if _is_marker(s, kind):
+        if is_marker(s, kind):
             return i
     return None
 
 
-def _is_exc(node: ast.expr | None) -> bool:
+def is_exc(node: ast.expr | None) -> bool:
     return isinstance(node, Special) and node.kind in ("exc", "exc_type")
 
 
-def _starts_loop(b: int, ctx: Ctx) -> bool:
+def starts_loop(b: int, ctx: Ctx) -> bool:
     """A construct whose body begins at the head of the loop it is in (``while True:
     try: ...``): its first block is not the loop's ``continue``."""
     return ctx.loop is not None and ctx.loop.header == b
 
 
-def _hoist_common_tail(stmts: list[ast.stmt], written: bool = False) -> list[ast.stmt]:
+def hoist_common_tail(stmts: list[ast.stmt], written: bool = False) -> list[ast.stmt]:
     """``if c: A; T`` / ``else: T`` as ``if c: A`` then ``T`` (nested ifs too): the
     compiler copies a short ending (``return x``) into both arms of an ``if`` that ends
     a copied clean-up. So is ``try: A; T`` / ``except: B; T`` then ``T`` for a
@@ -146,8 +145,8 @@ def _hoist_common_tail(stmts: list[ast.stmt], written: bool = False) -> list[ast
     if not stmts or not isinstance(stmts[-1], ast.If) or not stmts[-1].orelse:
         return stmts
     node = stmts[-1]
-    body = _hoist_common_tail(node.body, written)
-    orelse = _hoist_common_tail(node.orelse, written)
+    body = hoist_common_tail(node.body, written)
+    orelse = hoist_common_tail(node.orelse, written)
     n = 0
     while n < min(len(body), len(orelse)) and same(body[-1 - n], orelse[-1 - n]) \
             and (not written or _copy_of(body[-1 - n], orelse[-1 - n])):
@@ -175,7 +174,7 @@ def _copy_of(a: ast.stmt, b: ast.stmt) -> bool:
         or getattr(a, "implicit", False) == getattr(b, "implicit", False)
 
 
-def _breaks_for(body: list[ast.stmt], is_copy: Callable[[ast.stmt], bool]) -> list[ast.stmt]:
+def breaks_for(body: list[ast.stmt], is_copy: Callable[[ast.stmt], bool]) -> list[ast.stmt]:
     """A loop's ``body`` with the compiler's copies of what follows the loop (``is_copy``)
     as the ``break`` they were (in its ifs, not in inner loops or clauses)."""
     out: list[ast.stmt] = []
@@ -183,14 +182,14 @@ def _breaks_for(body: list[ast.stmt], is_copy: Callable[[ast.stmt], bool]) -> li
         if is_copy(stmt):
             out.append(ast.Break())
         elif isinstance(stmt, ast.If):
-            out.append(ast.If(test=stmt.test, body=_breaks_for(stmt.body, is_copy),
-                              orelse=_breaks_for(stmt.orelse, is_copy)))
+            out.append(ast.If(test=stmt.test, body=breaks_for(stmt.body, is_copy),
+                              orelse=breaks_for(stmt.orelse, is_copy)))
         else:
             out.append(stmt)
     return out
 
 
-def _strip_reraise(stmts: list[ast.stmt]) -> list[ast.stmt] | None:
+def strip_reraise(stmts: list[ast.stmt]) -> list[ast.stmt] | None:
     """A ``finally`` handler's statements without the re-raise that ends every path
     (the compiler copies it into both arms of an ``if`` that ends the clause); None
     when some path does not end in one."""
@@ -201,8 +200,8 @@ def _strip_reraise(stmts: list[ast.stmt]) -> list[ast.stmt] | None:
         head = stmts[:-1]
         if head and isinstance(head[-1], ast.If):
             # ``if c: ...; raise`` then ``raise``: both are the one re-raise at the end
-            body = _strip_reraise(head[-1].body)
-            orelse = _strip_reraise(head[-1].orelse) if head[-1].orelse else []
+            body = strip_reraise(head[-1].body)
+            orelse = strip_reraise(head[-1].orelse) if head[-1].orelse else []
             head = [*head[:-1], ast.If(test=head[-1].test,
                                        body=(head[-1].body if body is None else body)
                                        or [ast.Pass()],
@@ -211,36 +210,36 @@ def _strip_reraise(stmts: list[ast.stmt]) -> list[ast.stmt] | None:
             # a ``break`` out of the clause's last loop goes to the re-raise: the compiler
             # gave it a copy of its own
             loop = copy.copy(head[-1])
-            loop.body = _breaks_for(loop.body, _is_reraise)
+            loop.body = breaks_for(loop.body, _is_reraise)
             head = [*head[:-1], loop]
         return head
     if isinstance(last, ast.If) and last.orelse:
         # (an arm that leaves the statement, by ``return``, ``break``, ``continue`` or a
         # new exception, is as written: the finally swallows the exception there)
-        leave = (_leaves(last.body), _leaves(last.orelse))
+        leave = (leaves(last.body), leaves(last.orelse))
         if all(leave):
             return None
-        body = _without_exit_markers(last.body) if leave[0] else _strip_reraise(last.body)
+        body = _without_exit_markers(last.body) if leave[0] else strip_reraise(last.body)
         orelse = _without_exit_markers(last.orelse) if leave[1] \
-            else _strip_reraise(last.orelse)
+            else strip_reraise(last.orelse)
         if body is None or orelse is None:
             return None
         return [*stmts[:-1], ast.If(test=last.test, body=body or [ast.Pass()], orelse=orelse)]
     return None
 
 
-def _canonical(stmt: ast.stmt) -> ast.stmt:
+def canonical(stmt: ast.stmt) -> ast.stmt:
     """``stmt`` as two copies of one ``finally`` are compared: in a loop's body, a
     ``continue`` that ends it (or ends the arms of the ``if`` that ends it) is left out,
     since the structurer writes one copy with it and the other without."""
     if isinstance(stmt, ast.While | ast.For | ast.AsyncFor):
         fields = {f: getattr(stmt, f, None) for f in stmt._fields}
-        fields["body"] = _without_trailing_continue([_canonical(s) for s in stmt.body]) \
+        fields["body"] = _without_trailing_continue([canonical(s) for s in stmt.body]) \
             or [ast.Pass()]
         return type(stmt)(**fields)
     if isinstance(stmt, ast.If):
-        return ast.If(test=stmt.test, body=[_canonical(s) for s in stmt.body],
-                      orelse=[_canonical(s) for s in stmt.orelse])
+        return ast.If(test=stmt.test, body=[canonical(s) for s in stmt.body],
+                      orelse=[canonical(s) for s in stmt.orelse])
     return stmt
 
 
@@ -260,7 +259,7 @@ def _without_exit_markers(stmts: list[ast.stmt]) -> list[ast.stmt]:
     out: a ``finally`` that leaves swallows the exception there, as written."""
     out: list[ast.stmt] = []
     for k, stmt in enumerate(stmts):
-        if _is_marker(stmt, "pop_except") and k + 1 < len(stmts) \
+        if is_marker(stmt, "pop_except") and k + 1 < len(stmts) \
                 and isinstance(stmts[k + 1], ast.Return | ast.Break | ast.Continue | ast.Raise):
             continue
         if k == len(stmts) - 1 and isinstance(stmt, ast.If):
@@ -270,20 +269,20 @@ def _without_exit_markers(stmts: list[ast.stmt]) -> list[ast.stmt]:
     return out
 
 
-def _flatten_leaving(stmts: list[ast.stmt]) -> list[ast.stmt]:
+def flatten_leaving(stmts: list[ast.stmt]) -> list[ast.stmt]:
     """Each ``if c: ...; return`` with ``else: rest`` in ``stmts`` as the ``if`` then
     ``rest`` (the copies of one ``finally`` come out in either form)."""
     out: list[ast.stmt] = []
     for stmt in stmts:
-        if isinstance(stmt, ast.If) and stmt.orelse and _leaves(stmt.body):
+        if isinstance(stmt, ast.If) and stmt.orelse and leaves(stmt.body):
             out.append(ast.If(test=stmt.test, body=stmt.body, orelse=[]))
-            out.extend(_flatten_leaving(stmt.orelse))
+            out.extend(flatten_leaving(stmt.orelse))
         else:
             out.append(stmt)
     return out
 
 
-def _leaves(stmts: list[ast.stmt]) -> bool:
+def leaves(stmts: list[ast.stmt]) -> bool:
     """Whether every path through ``stmts`` ends in a ``return``, ``break``, ``continue``
     or a ``raise`` of a new exception (never the handler's re-raise)."""
     if not stmts:
@@ -294,18 +293,18 @@ def _leaves(stmts: list[ast.stmt]) -> bool:
     if isinstance(last, ast.Raise):
         return not _is_reraise(last)
     if isinstance(last, ast.If) and last.orelse:
-        return _leaves(last.body) and _leaves(last.orelse)
+        return leaves(last.body) and leaves(last.orelse)
     return False
 
 
-def _fold_nested_ifs(stmts: list[ast.stmt]) -> list[ast.stmt]:
+def fold_nested_ifs(stmts: list[ast.stmt]) -> list[ast.stmt]:
     """``if a: if b: X`` (neither with ``else``) as ``if a and b: X``: the handler's copy
     of a ``finally`` keeps the two tests apart where each jumps to its own re-raise."""
     out: list[ast.stmt] = []
     for stmt in stmts:
         if isinstance(stmt, ast.If):
-            body = _fold_nested_ifs(stmt.body)
-            orelse = _fold_nested_ifs(stmt.orelse)
+            body = fold_nested_ifs(stmt.body)
+            orelse = fold_nested_ifs(stmt.orelse)
             if not orelse and len(body) == 1 and isinstance(body[0], ast.If) \
                     and not body[0].orelse:
                 tests = [t for x in (stmt.test, body[0].test) for t in (
@@ -321,27 +320,27 @@ def _fold_nested_ifs(stmts: list[ast.stmt]) -> list[ast.stmt]:
 
 def _is_reraise(stmt: ast.stmt) -> bool:
     return isinstance(stmt, ast.Raise) and stmt.exc is None and \
-        _is_exc(getattr(stmt, "reraise_of", None))
+        is_exc(getattr(stmt, "reraise_of", None))
 
 
-def _is_next_store(stmt: ast.stmt) -> bool:
+def is_next_store(stmt: ast.stmt) -> bool:
     return isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and \
         isinstance(stmt.value, Special) and stmt.value.kind == "next"
 
 
-def _eg_match_of(node: ast.expr | None) -> ExcMatch | None:
+def eg_match_of(node: ast.expr | None) -> ExcMatch | None:
     """The ``except*`` type test whose match part ``node`` is (``CHECK_EG_MATCH``)."""
     while isinstance(node, Shared):
         node = node.value
     return getattr(node, "eg_match", None)
 
 
-def _eg_test(test: ast.expr | None) -> ExcMatch | None:
+def eg_test(test: ast.expr | None) -> ExcMatch | None:
     """``<match part> is None``: the test that skips an ``except*`` clause."""
     if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Is) \
             and isinstance(test.comparators[0], ast.Constant) \
             and test.comparators[0].value is None:
-        return _eg_match_of(test.left)
+        return eg_match_of(test.left)
     return None
 
 
@@ -355,10 +354,10 @@ def _is_eg_split(node: ast.expr) -> bool:
     return isinstance(node, Special) and node.kind == "eg_split"
 
 
-def _is_eg_machinery(stmt: ast.stmt) -> bool:
+def is_eg_machinery(stmt: ast.stmt) -> bool:
     """What an ``except*`` handler does besides its clauses: save the exception, start
     the list of raised exceptions, split the rest."""
-    if _is_marker(stmt, "push_exc_info"):
+    if is_marker(stmt, "push_exc_info"):
         return True
     if not isinstance(stmt, ast.Assign):
         return False
@@ -368,35 +367,35 @@ def _is_eg_machinery(stmt: ast.stmt) -> bool:
     return isinstance(value, ast.List) and not value.elts or _is_eg_split(value)
 
 
-def _is_eg_collect(block: IRBlock) -> bool:
+def is_eg_collect(block: IRBlock) -> bool:
     """The handler around an ``except*`` clause body: forget the clause's name, add the
     exception to the list of raised ones and go on to the next clause."""
     stmts = block.stmts
-    i = 2 if _is_name_cleanup(stmts, 0) else 0
+    i = 2 if is_name_cleanup(stmts, 0) else 0
     if block.term.kind != "goto" or len(stmts) not in (i + 1, i + 2) \
-            or not all(_is_list_append(s) for s in stmts[i:]):
+            or not all(is_list_append(s) for s in stmts[i:]):
         return False
-    return _is_exc(stmts[i].value.args[0])  # type: ignore[attr-defined]
+    return is_exc(stmts[i].value.args[0])  # type: ignore[attr-defined]
 
 
-def _strip_clause_end(stmts: list[ast.stmt], name: str | None,
+def strip_clause_end(stmts: list[ast.stmt], name: str | None,
                       lists: frozenset[str]) -> list[ast.stmt] | None:
     """An ``except*`` clause body without what the compiler adds where it ends (the
     clean-up of its name, adding the rest to the list), on every path that gets there;
     None when a path ends without it."""
     out = list(stmts)
-    if out and _is_list_append(out[-1], lists):
+    if out and is_list_append(out[-1], lists):
         out.pop()
     if name is None:
         return out
-    if _is_name_cleanup(out, len(out) - 2, name):
+    if is_name_cleanup(out, len(out) - 2, name):
         return out[:-2]
     if out and isinstance(out[-1], ast.Raise):
         return out
     if out and isinstance(out[-1], ast.If):
         last = out[-1]
-        body = _strip_clause_end(last.body, name, lists)
-        orelse = _strip_clause_end(last.orelse, name, lists)
+        body = strip_clause_end(last.body, name, lists)
+        orelse = strip_clause_end(last.orelse, name, lists)
         if body is None or orelse is None:
             return None
         out[-1] = ast.If(test=last.test, body=body or [ast.Pass()], orelse=orelse)
@@ -404,7 +403,7 @@ def _strip_clause_end(stmts: list[ast.stmt], name: str | None,
     return None
 
 
-def _is_list_append(stmt: ast.stmt, lists: frozenset[str] = frozenset()) -> bool:
+def is_list_append(stmt: ast.stmt, lists: frozenset[str] = frozenset()) -> bool:
     """``LIST_APPEND`` to a list on the stack (or to one of the named ``lists``): an
     ``except*`` statement's own list of raised exceptions."""
     if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)
@@ -417,15 +416,15 @@ def _is_list_append(stmt: ast.stmt, lists: frozenset[str] = frozenset()) -> bool
     return isinstance(target, Slot) or isinstance(target, ast.Name) and target.id in lists
 
 
-def _stores_exc(stmt: ast.stmt) -> bool:
-    return isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and _is_exc(stmt.value)
+def stores_exc(stmt: ast.stmt) -> bool:
+    return isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and is_exc(stmt.value)
 
 
-def _has_unassigned(block: IRBlock) -> bool:
+def has_unassigned(block: IRBlock) -> bool:
     return False
 
 
-def _is_name_cleanup(stmts: list[ast.stmt], i: int, name: str | None = None) -> bool:
+def is_name_cleanup(stmts: list[ast.stmt], i: int, name: str | None = None) -> bool:
     """``name = None; del name`` (the clean-up after ``except ... as name``)."""
     if i + 1 >= len(stmts):
         return False
@@ -440,7 +439,7 @@ def _is_name_cleanup(stmts: list[ast.stmt], i: int, name: str | None = None) -> 
     return name is None or a.targets[0].id == name
 
 
-def _clause_cleanup(name: str | None) -> list[ast.stmt]:
+def clause_cleanup(name: str | None) -> list[ast.stmt]:
     stmts: list[ast.stmt] = [ExcMarker("pop_except")]
     if name is not None:
         stmts.append(ast.Assign(targets=[ast.Name(id=name, ctx=ast.Store())],
@@ -449,7 +448,7 @@ def _clause_cleanup(name: str | None) -> list[ast.stmt]:
     return stmts
 
 
-def _enter_value(stmt: ast.stmt) -> ast.expr | None:
+def enter_value(stmt: ast.stmt) -> ast.expr | None:
     """The ``__enter__`` result consumed by the first statement of a with body."""
     value = None
     if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
@@ -467,14 +466,14 @@ def _enter_value(stmt: ast.stmt) -> ast.expr | None:
     return None
 
 
-def _exit_call_for(mgr: ast.expr | None, is_async: bool) -> ast.stmt:
+def exit_call_for(mgr: ast.expr | None, is_async: bool) -> ast.stmt:
     marker = ast.Expr(value=ast.Constant(None))
     attach(marker, with_exit=mgr)
     attach(marker, is_async=is_async)
     return marker
 
 
-def _mentions_special(node: ast.AST | None, kind: str) -> bool:
+def mentions_special(node: ast.AST | None, kind: str) -> bool:
     if node is None:
         return False
     todo: list[ast.AST] = [node]
@@ -499,7 +498,7 @@ def _stmt_key(stmt: ast.stmt) -> str:
     return preview(stmt)
 
 
-def _matches(stmt: ast.stmt, pattern: ast.stmt) -> bool:
+def matches(stmt: ast.stmt, pattern: ast.stmt) -> bool:
     exit_mgr = getattr(pattern, "with_exit", None)
     if getattr(pattern, "is_async", None) is not None:
         return _is_exit_call(stmt, exit_mgr, bool(getattr(pattern, "is_async", False)))
@@ -509,11 +508,11 @@ def _matches(stmt: ast.stmt, pattern: ast.stmt) -> bool:
 
 
 def _is_exit_call(stmt: ast.stmt, mgr: ast.expr | None, is_async: bool) -> bool:
-    exit_ = _exit_called(stmt, is_async)
+    exit_ = exit_called(stmt, is_async)
     return exit_ is not None and exit_.value is mgr
 
 
-def _exit_called(stmt: ast.stmt, is_async: bool) -> Special | None:
+def exit_called(stmt: ast.stmt, is_async: bool) -> Special | None:
     """The ``__exit__`` a ``with``'s exit-call statement calls (its ``value``: the
     manager), or None when ``stmt`` is not one."""
     if not isinstance(stmt, ast.Expr):
@@ -531,22 +530,22 @@ def _exit_called(stmt: ast.stmt, is_async: bool) -> Special | None:
     return func if isinstance(func, Special) and func.kind == "exit" else None
 
 
-def _entry_index(block: IRBlock, value: ast.expr | None) -> int | None:
+def entry_index(block: IRBlock, value: ast.expr | None) -> int | None:
     """Where ``value`` (the very node) stands on ``block``'s entry stack, or None."""
     return next((i for i, e in enumerate(block.entry) if e is value), None)
 
 
-_COMPOUND = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try,
+COMPOUND = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try,
              ast.Match)
 
 
-def _strip_prefix(stmts: list[ast.stmt], pattern: list[ast.stmt]) -> list[ast.stmt]:
+def strip_prefix(stmts: list[ast.stmt], pattern: list[ast.stmt]) -> list[ast.stmt]:
     if not pattern:
         return stmts
     if len(stmts) < len(pattern):
         return stmts
     for s, p in zip(stmts, pattern, strict=False):
-        if not _matches(s, p):
+        if not matches(s, p):
             return stmts
     return stmts[len(pattern):]
 
@@ -558,7 +557,7 @@ def _strip_suffix_before_exit(out: list[ast.stmt], pattern: list[ast.stmt],
     n = len(pattern)
     if n == 0:
         return
-    if len(out) >= n and all(_matches(s, p) for s, p in zip(out[-n:], pattern, strict=True)):
+    if len(out) >= n and all(matches(s, p) for s, p in zip(out[-n:], pattern, strict=True)):
         if isinstance(exit_stmt, ast.Return) and _computed_later(exit_stmt.value, out[-n:]):
             # not a ``return`` inside the construct: the construct was left first (a
             # ``break`` out of a loop) and the compiler copied the code after it here
@@ -577,13 +576,13 @@ def _computed_later(value: ast.expr | None, stmts: list[ast.stmt]) -> bool:
         max(d for d in done if d is not None) < seq
 
 
-def _strip_all(out: list[ast.stmt], ctx: Ctx) -> None:
+def strip_all(out: list[ast.stmt], ctx: Ctx) -> None:
     ret = out.pop()
-    _strip_cleanups(out, ctx.cleanups, ret)
+    strip_cleanups(out, ctx.cleanups, ret)
     out.append(ret)
 
 
-def _strip_cleanups(out: list[ast.stmt], active: tuple[Cleanup, ...],
+def strip_cleanups(out: list[ast.stmt], active: tuple[Cleanup, ...],
                     exit_stmt: ast.stmt) -> None:
     """Remove the clean-up copies of ``active`` constructs that end ``out`` before an
     exit: innermost last, or (when the exit's code runs each construct's clean-up in
@@ -601,13 +600,13 @@ def _strip_cleanups(out: list[ast.stmt], active: tuple[Cleanup, ...],
     out[:] = trial
 
 
-def _handler_values(block: IRBlock) -> bool:
+def handler_values(block: IRBlock) -> bool:
     """Does ``block`` leave only a handler's values on the stack (the exception and the
     one it replaced: a loop in a ``finally`` handler tests under them)?"""
     return handler_values_only(block.exit)
 
 
-def _passes_under(block: IRBlock) -> bool:
+def passes_under(block: IRBlock) -> bool:
     """Are the values ``block`` leaves on the stack only a ``with``'s ``__exit__`` (and
     manager) or values of other blocks (a ``for`` loop's iterator under an inner loop's
     test), passing through as they came, so that another block may stand for it?"""

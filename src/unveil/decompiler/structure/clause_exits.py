@@ -15,13 +15,13 @@ from .base import (
     Ctx,
     Loop,
     Unstructurable,
-    _computed_after,
-    _entry_index,
-    _is_name_cleanup,
-    _none_to_missing,
-    _strip_all,
-    _strip_prefix,
-    _term_key,
+    computed_after,
+    entry_index,
+    is_name_cleanup,
+    none_to_missing,
+    strip_all,
+    strip_prefix,
+    term_key,
 )
 from .written import exit_position, implicit_return, written_continue
 
@@ -42,7 +42,7 @@ class ClauseExits:
         info = ctx.clause
         assert info is not None
         rest = stmts[idx + 1:]
-        if info.name is not None and _is_name_cleanup(rest, 0, info.name):
+        if info.name is not None and is_name_cleanup(rest, 0, info.name):
             rest = rest[2:]
         term = block.term
         outer = replace(ctx, clause=None, cleanups=ctx.cleanups[:-1])
@@ -50,7 +50,7 @@ class ClauseExits:
         if not rest and term.kind in ("return", "raise") and loop is not None \
                 and loop.follow is not None and loop.follow in self.blocks \
                 and not self.blocks[loop.follow].stmts \
-                and _term_key(self.blocks[loop.follow]) == _term_key(block) \
+                and term_key(self.blocks[loop.follow]) == term_key(block) \
                 and exit_position(self.g.cfg, self.blocks[loop.follow]) \
                 == exit_position(self.g.cfg, block):
             # the compiler copied the code after the loop (a return or raise) into the
@@ -59,8 +59,8 @@ class ClauseExits:
             return
         in_place = self.returns_in_place and isinstance(term.value, ast.Constant)
         if not rest and (term.kind == "return" and not in_place
-                         and _computed_after(term.value, stmts[idx])
-                         or term.kind == "raise" and (term.value is None or _computed_after(
+                         and computed_after(term.value, stmts[idx])
+                         or term.kind == "raise" and (term.value is None or computed_after(
                              term.value, stmts[idx]))):
             # the compiler copied a ``return`` or ``raise`` after the statement into the
             # clause; a raise there must stay outside it (inside, the exception would get
@@ -72,16 +72,16 @@ class ClauseExits:
                 and not self._strip_enclosing(rest, outer, clauses=True):
             # (3.10) returned through the enclosing clauses' ends in the same block
             out.extend(rest)
-            out.append(ast.Return(value=_none_to_missing(term.value)))
-            _strip_all(out, outer)
+            out.append(ast.Return(value=none_to_missing(term.value)))
+            strip_all(out, outer)
             return
         if not rest:
             if term.kind == "return":
-                ret = ast.Return(value=_none_to_missing(term.value))
+                ret = ast.Return(value=none_to_missing(term.value))
                 if ret.value is None and implicit_return(self.g.cfg, block):
                     attach(ret, implicit=True)
                 out.append(ret)
-                _strip_all(out, outer)
+                strip_all(out, outer)
                 return
             if term.kind == "raise":
                 out.append(ast.Raise(exc=term.value, cause=term.cause))
@@ -117,8 +117,8 @@ class ClauseExits:
             returned = self._returned_through_clauses(block, stmts[idx], outer, rest)
             if returned is not None:
                 out.extend(returned[1])  # (the enclosing clauses' ends)
-                out.append(ast.Return(value=_none_to_missing(returned[0])))
-                _strip_all(out, outer)
+                out.append(ast.Return(value=none_to_missing(returned[0])))
+                strip_all(out, outer)
                 return
         consumed = len(block.stmts) - len(rest)
         info.exits.append((block.id, consumed))
@@ -134,7 +134,7 @@ class ClauseExits:
             return False
         if isinstance(value, ast.Constant):
             return self.returns_in_place or self._unwound_by(marker, returns)
-        return not _computed_after(value, marker)
+        return not computed_after(value, marker)
 
     def _unwound_by(self, marker: ast.stmt, returns: IRBlock) -> bool:
         """Does the ``POP_EXCEPT`` of ``marker`` have the source position (3.11+) of
@@ -172,11 +172,11 @@ class ClauseExits:
         value = chain[-1].term.value
         if not isinstance(value, ast.Constant):
             # where the returned value stands on each block's entry, from the last back
-            at = _entry_index(chain[-1], value)
+            at = entry_index(chain[-1], value)
             for b in reversed(chain[:-1]):
                 if at is None or at >= len(b.exit):
                     return None
-                at = _entry_index(b, b.exit[at])
+                at = entry_index(b, b.exit[at])
             if at is None or at >= len(block.exit) or not passed:
                 return None
             value = block.exit[at]
@@ -201,7 +201,7 @@ class ClauseExits:
         for cleanup in reversed(ctx.cleanups[ctx.loop_cleanups:]):
             if cleanup.kind == "clause":
                 return None
-            stripped = _strip_prefix(stmts, cleanup.stmts)
+            stripped = strip_prefix(stmts, cleanup.stmts)
             if stripped is stmts:
                 return None
             stmts = stripped
@@ -298,4 +298,4 @@ class ClauseExits:
 
     def content_key(self, block: IRBlock) -> tuple[object, ...]:
         """What a short exit block does, comparable across the compiler's copies."""
-        return (tuple(preview(s) for s in block.stmts), _term_key(block))
+        return (tuple(preview(s) for s in block.stmts), term_key(block))

@@ -15,44 +15,44 @@ from ..ir.markers import ExcMarker
 from ..render.renderer import preview
 from ..translate.blocks import IRBlock, IRGraph, Term
 from .base import (
-    _COMPOUND,
+    COMPOUND,
     ClauseInfo,
     Cleanup,
     Ctx,
     Loop,
     Unstructurable,
-    _clause_cleanup,
-    _eg_match_of,
-    _eg_test,
-    _enter_value,
-    _entry_index,
-    _exit_call_for,
-    _find_marker,
-    _flatten_leaving,
-    _fold_nested_ifs,
-    _hoist_common_tail,
-    _is_eg_machinery,
-    _is_exc,
-    _is_list_append,
-    _is_marker,
-    _matches,
-    _mentions_special,
-    _starts_loop,
-    _stores_exc,
-    _strip_clause_end,
-    _strip_prefix,
-    _strip_reraise,
-    _term_key,
+    clause_cleanup,
+    eg_match_of,
+    eg_test,
+    enter_value,
+    entry_index,
+    exit_call_for,
+    find_marker,
+    flatten_leaving,
+    fold_nested_ifs,
+    hoist_common_tail,
+    is_eg_machinery,
+    is_exc,
+    is_list_append,
+    is_marker,
+    matches,
+    mentions_special,
+    starts_loop,
+    stores_exc,
+    strip_clause_end,
+    strip_prefix,
+    strip_reraise,
+    term_key,
 )
 from .copies import (
-    _breaks_to_after,
-    _fold_test_temps,
-    _returned_from_body,
-    _returned_through_slot,
-    _returning_arms,
-    _returning_clauses,
-    _starts_with,
-    _value_spills,
+    breaks_to_after,
+    fold_test_temps,
+    returned_from_body,
+    returned_through_slot,
+    returning_arms,
+    returning_clauses,
+    starts_with,
+    value_spills,
 )
 from .written import implicit_return
 
@@ -141,26 +141,26 @@ class Clauses:
 
     def handler_kind(self, h: int) -> str:
         block = self.blocks[h]
-        stmts = [s for s in block.stmts if not _is_marker(s, "push_exc_info")]
+        stmts = [s for s in block.stmts if not is_marker(s, "push_exc_info")]
         term = block.term
         if term.kind == "end_async_for" and not stmts:
             return "async_for"
-        if term.kind == "branch" and _eg_test(term.test) is not None:
+        if term.kind == "branch" and eg_test(term.test) is not None:
             return "except_star"
         if term.kind == "branch" and not stmts:
             test = term.test
             if isinstance(test, ExcMatch) and not test.star:
                 return "except"
-            if _mentions_special(test, "with_exit_result"):
+            if mentions_special(test, "with_exit_result"):
                 return "with"
             if isinstance(test, ExcMatch) and test.star:
                 return "except_star"
         own = self._pushed_by_exception(h)
-        if any(_is_exc(x) and any(x is y for y in own) for x in block.exit):
+        if any(is_exc(x) and any(x is y for y in own) for x in block.exit):
             # the exception stays on the stack (under a with's values); not one of an
             # enclosing handler's (a bare ``except:`` inside a ``finally`` handler)
             return "finally"
-        if term.kind == "reraise" and _is_exc(term.value) \
+        if term.kind == "reraise" and is_exc(term.value) \
                 and (not own or any(term.value is y for y in own)):
             return "finally"
         return "except"
@@ -200,7 +200,7 @@ class Clauses:
                     continue
                 if self.exit_tail(s, cleanup or [], ctx, continuation)  \
                         or self._constant_return_in(s, lines) or cleanup and any(
-                        isinstance(x, _COMPOUND) for x in cleanup) and self.collapse_copy(
+                        isinstance(x, COMPOUND) for x in cleanup) and self.collapse_copy(
                         s, cleanup, ctx, returned=True) and self.exit_tail(s, cleanup, ctx,
                                                                              continuation):
                     # (a copy with blocks of its own, a loop's, then the return of what
@@ -208,7 +208,7 @@ class Clauses:
                     tails.add(s)
                     block = self.blocks[s]
                     if block.term.kind == "goto" \
-                            and _value_spills(block) == len(block.stmts) \
+                            and value_spills(block) == len(block.stmts) \
                             and self.blocks[block.term.targets[0]].term.kind == "return":
                         tails.add(block.term.targets[0])  # (the return it jumps to)
                 else:
@@ -232,7 +232,7 @@ class Clauses:
                     warm = {e for e in exits if self.position(e) < cold} or exits
             normal = max(warm, key=self.position)
             others = exits - {normal}
-            if cleanup and any(isinstance(s, _COMPOUND) for s in cleanup):
+            if cleanup and any(isinstance(s, COMPOUND) for s in cleanup):
                 for e in others:  # (each copy of a clean-up with blocks of its own)
                     if not self.exit_tail(e, cleanup, ctx, ("", "")):
                         self.collapse_copy(e, cleanup, ctx)
@@ -289,15 +289,15 @@ class Clauses:
                         clause=None)
         first = self.blocks[start]
         try:
-            stmts = _fold_nested_ifs(_hoist_common_tail(_returning_clauses(
-                _returned_through_slot(self.seq(start, probe), first), first)))
+            stmts = fold_nested_ifs(hoist_common_tail(returning_clauses(
+                returned_through_slot(self.seq(start, probe), first), first)))
         except Unstructurable:
             return False
         finally:
             for b in own | handlers:  # (a probe: the blocks are written again where used)
                 self.visits[b] = max(0, self.visits.get(b, 1) - 1)
         if len(stmts) != len(cleanup) + 1 or not isinstance(stmts[-1], ast.Return) \
-                or not all(_matches(x, p) for x, p in zip(stmts, cleanup, strict=False)):
+                or not all(matches(x, p) for x, p in zip(stmts, cleanup, strict=False)):
             return False
         value = stmts[-1].value
         if returned and not any(value is e for e in first.entry):
@@ -355,7 +355,7 @@ class Clauses:
                 # (a ``with``'s exit, then ``return None``: a written ``return`` in the
                 # body and the end of the function read alike on 3.10)
                 return ("unique", bid)
-            return (texts, _term_key(block), where, len(block.entry), block.handler_block,
+            return (texts, term_key(block), where, len(block.entry), block.handler_block,
                     tuple(type(e).__name__ for e in block.entry))
 
         def leaves(bid: int) -> bool:  # (or only jumps on: the clauses' way out, the body's)
@@ -385,9 +385,9 @@ class Clauses:
         block = self.blocks.get(bid)
         if block is None:
             return False
-        spills = _value_spills(block)
+        spills = value_spills(block)
         stmts = block.stmts[spills:]
-        rest = _strip_prefix(stmts, cleanup)
+        rest = strip_prefix(stmts, cleanup)
         if cleanup and rest is stmts:
             return False
         term = block.term
@@ -405,7 +405,7 @@ class Clauses:
             nxt = self.blocks.get(term.targets[0])
             if nxt is None or nxt.term.kind != "return" or len(nxt.entry) != len(block.exit):
                 return False
-            k = _entry_index(nxt, nxt.term.value)
+            k = entry_index(nxt, nxt.term.value)
             return k is not None \
                 and getattr(block.exit[k], "origin", None) is block.stmts[0].value \
                 and not self._strip_enclosing(nxt.stmts, ctx, clauses=True)
@@ -427,7 +427,7 @@ class Clauses:
                 nxt = self.blocks.get(nxt.term.targets[0])
             if nxt is not None and nxt.term.kind == "return" \
                     and not self._strip_enclosing([*passed, *nxt.stmts], ctx):
-                k = _entry_index(nxt, nxt.term.value)
+                k = entry_index(nxt, nxt.term.value)
                 if not passed and k is not None and len(nxt.entry) == len(block.exit) \
                         and not any(block.exit[k] is e for e in block.entry):
                     # the value returned is computed after the copy (a body's own
@@ -449,7 +449,7 @@ class Clauses:
         if term.kind != "return":
             return False
         if continuation is not None:
-            return _term_key(block) != continuation
+            return term_key(block) != continuation
         value = term.value
         if self.returns_in_place and isinstance(value, ast.Constant):
             return True
@@ -463,7 +463,7 @@ class Clauses:
         for outer in reversed(ctx.cleanups):
             if not stmts or outer.kind == "clause" and not clauses:
                 break
-            stripped = _strip_prefix(stmts, outer.stmts)
+            stripped = strip_prefix(stmts, outer.stmts)
             if stripped is stmts:
                 break
             stmts = stripped
@@ -479,7 +479,7 @@ class Clauses:
         seen = 0
         while target is not None and seen < 4:
             seen += 1
-            stmts = [s for s in target.stmts if not _is_marker(s, "pop_except")]
+            stmts = [s for s in target.stmts if not is_marker(s, "pop_except")]
             if stmts:
                 return None
             if target.term.kind == "goto":
@@ -488,11 +488,11 @@ class Clauses:
                     return ("goto", str(nxt))  # (a ``break``/``continue`` of its own)
                 follow = self.blocks.get(nxt)
                 if follow is not None and not follow.stmts or follow is not None and all(
-                        _is_marker(x, "pop_except") for x in follow.stmts):
+                        is_marker(x, "pop_except") for x in follow.stmts):
                     target = follow
                     continue
                 return ("goto", str(nxt))
-            return _term_key(target)
+            return term_key(target)
         return None
 
     def after_suppression(self, h: int, region: frozenset[int], ctx: Ctx) -> int | None:
@@ -507,7 +507,7 @@ class Clauses:
             if target is None or bid in region:
                 return None
             k = 0
-            while k < len(target.stmts) and _is_marker(target.stmts[k], "pop_except"):
+            while k < len(target.stmts) and is_marker(target.stmts[k], "pop_except"):
                 k += 1
             if k == len(target.stmts) and target.term.kind == "goto":
                 bid = self.through(target.term.targets[0])
@@ -524,21 +524,21 @@ class Clauses:
         return None
 
     def with_stmt(self, b: int, h: int, ctx: Ctx, out: list[ast.stmt]) -> int | None:
-        if not out or not _is_marker(out[-1], "with"):
+        if not out or not is_marker(out[-1], "with"):
             raise Unstructurable("with body without its set-up")
         marker = out.pop()
         assert isinstance(marker, ExcMarker)
         mgr = marker.value
         is_async = marker.flag
         region = self.protected(h) & ctx.region
-        exit_call = _exit_call_for(mgr, is_async)
+        exit_call = exit_call_for(mgr, is_async)
         follow, tails = self.body_exit(region, ctx, [exit_call], self.suppress_continuation(h, ctx))
         block = self.blocks[b]
         target: ast.expr | None = None
         skip = 0
         if block.stmts:
             first = block.stmts[0]
-            value = _enter_value(first)
+            value = enter_value(first)
             if value is not None:
                 skip = 1
                 if isinstance(first, ast.Assign):
@@ -546,7 +546,7 @@ class Clauses:
         cleanup = Cleanup([exit_call], "with")
         sub = replace(ctx, handler=h, region=region | tails | (ctx.tails & ctx.region), follow=follow,
                       cleanups=(*ctx.cleanups, cleanup), tails=ctx.tails | tails)
-        body = self.seq(b, sub, skip_stmts=skip, at_header=_starts_loop(b, ctx))
+        body = self.seq(b, sub, skip_stmts=skip, at_header=starts_loop(b, ctx))
         item = ast.withitem(context_expr=mgr, optional_vars=target)
         cls = ast.AsyncWith if is_async else ast.With
         out.append(cls(items=[item], body=body or [ast.Pass()]))
@@ -560,40 +560,40 @@ class Clauses:
                        out: list[ast.stmt]) -> int | None:
         """Continue at ``follow`` whose first statements are a construct's exit copy."""
         block = self.blocks[follow]
-        stripped = _strip_prefix(block.stmts, strip)
+        stripped = strip_prefix(block.stmts, strip)
         if stripped is block.stmts and strip:
-            if not any(isinstance(s, _COMPOUND) for s in strip):
+            if not any(isinstance(s, COMPOUND) for s in strip):
                 raise Unstructurable("construct exit without its clean-up copy")
             # a clean-up with blocks of its own (a ``with`` in ``finally``): structure
             # what follows and take the copy off its front
-            spills = _value_spills(block)
+            spills = value_spills(block)
             raw = self.seq(follow, ctx)
             # (the compiler copies a constant ``return`` of the body into each path of
             # the copy; one after the statement is written once, after it)
             copied = len(raw) > spills and isinstance(raw[-1], ast.If) and raw[-1].orelse \
                 and isinstance(raw[-1].body[-1], ast.Return)
-            returning = _returning_clauses(raw, block)
+            returning = returning_clauses(raw, block)
             # (an ending written twice stays apart, unless only the copy's own if ends
             # in both: a return in the finally and the function's implicit one)
-            rest_stmts = _flatten_leaving(_fold_nested_ifs(_hoist_common_tail(returning,
+            rest_stmts = flatten_leaving(fold_nested_ifs(hoist_common_tail(returning,
                                                                               True)))
-            if not _starts_with(rest_stmts[spills:], strip):
-                rest_stmts = _flatten_leaving(_fold_nested_ifs(_hoist_common_tail(
+            if not starts_with(rest_stmts[spills:], strip):
+                rest_stmts = flatten_leaving(fold_nested_ifs(hoist_common_tail(
                     returning)))
             head, rest_stmts = rest_stmts[:spills], rest_stmts[spills:]
-            if not _starts_with(rest_stmts, strip):
+            if not starts_with(rest_stmts, strip):
                 # an arm of the copy that returns, sharing the return after it; a
                 # ``break`` out of the copy's last loop to the return after it
-                rest_stmts = _breaks_to_after(_flatten_leaving(_returning_arms(rest_stmts)),
+                rest_stmts = breaks_to_after(flatten_leaving(returning_arms(rest_stmts)),
                                               len(strip))
-                if not _starts_with(rest_stmts, strip):
+                if not starts_with(rest_stmts, strip):
                     raise Unstructurable("construct exit without its clean-up copy")
             after = rest_stmts[len(strip):]
             node = out[-1]
             if isinstance(node, ast.Try) and node.finalbody:
                 # values named before the copy were computed at the end of the body,
                 # and a ``return`` of one is the body's own ``return``
-                value = _returned_from_body(after, block, head)
+                value = returned_from_body(after, block, head)
                 if value is None and copied and not head and len(after) == 1 \
                         and isinstance(after[0], ast.Return) \
                         and isinstance(after[0].value, ast.Constant):
@@ -650,14 +650,14 @@ class Clauses:
                 body_exit, tails = after_try, tails - {after_try}
         sub = replace(ctx, handler=h, region=region | tails | (ctx.tails & ctx.region), follow=body_exit,
                       tails=ctx.tails | tails)
-        body = self.seq(b, sub, at_header=_starts_loop(b, ctx))
+        body = self.seq(b, sub, at_header=starts_loop(b, ctx))
         handlers: list[ast.ExceptHandler] = []
         exits: list[tuple[int, int]] = []
         cur: int | None = h
         first = True
         while cur is not None:
             hb = self.visit(cur)
-            stmts = [s for s in hb.stmts if not (first and _is_marker(s, "push_exc_info"))]
+            stmts = [s for s in hb.stmts if not (first and is_marker(s, "push_exc_info"))]
             first = False
             term = hb.term
             if term.kind == "branch" and not stmts and isinstance(term.test, ExcMatch):
@@ -666,13 +666,13 @@ class Clauses:
                 clause_block = self.blocks[match_t]
                 cname: str | None = None
                 skip = 0
-                if clause_block.stmts and _stores_exc(clause_block.stmts[0]):
+                if clause_block.stmts and stores_exc(clause_block.stmts[0]):
                     tgt = clause_block.stmts[0].targets[0]  # type: ignore[attr-defined]
                     if isinstance(tgt, ast.Name):
                         cname = tgt.id
                         skip = 1
                 info = ClauseInfo(cname, ctx.follow)
-                cleanup = Cleanup(_clause_cleanup(cname), "clause")
+                cleanup = Cleanup(clause_cleanup(cname), "clause")
                 csub = replace(ctx, clause=info, follow=None, region=hregion,
                                cleanups=(*ctx.cleanups, cleanup))
                 cbody = self.seq_clause(match_t, csub, skip)
@@ -681,15 +681,15 @@ class Clauses:
                 exits.extend(info.exits)
                 cur = next_t
                 continue
-            if term.kind == "reraise" and not stmts and _is_exc(term.value):
+            if term.kind == "reraise" and not stmts and is_exc(term.value):
                 break
             # a bare ``except:`` clause: the rest of this handler
             info = ClauseInfo(None, ctx.follow)
-            cleanup = Cleanup(_clause_cleanup(None), "clause")
+            cleanup = Cleanup(clause_cleanup(None), "clause")
             csub = replace(ctx, clause=info, follow=None, region=hregion,
                            cleanups=(*ctx.cleanups, cleanup))
             self.visits[cur] -= 1
-            cbody = self.seq_clause(cur, csub, 1 if hb.stmts and _is_marker(
+            cbody = self.seq_clause(cur, csub, 1 if hb.stmts and is_marker(
                 hb.stmts[0], "push_exc_info") else 0)
             handlers.append(ast.ExceptHandler(type=None, name=None, body=cbody or [ast.Pass()]))
             exits.extend(info.exits)
@@ -776,7 +776,7 @@ class Clauses:
         body_exit, tails = self.body_exit(region, ctx)
         sub = replace(ctx, handler=h, region=region | tails | (ctx.tails & ctx.region),
                       follow=body_exit, tails=ctx.tails | tails)
-        body = self.seq(b, sub, at_header=_starts_loop(b, ctx))
+        body = self.seq(b, sub, at_header=starts_loop(b, ctx))
         depth = len(self.blocks[h].entry) + 3  # ..., prev exc, exc, raised list, rest
         cleanup = self.blocks[h].handler_block  # around all of the handler's code
         if cleanup is None:
@@ -792,20 +792,20 @@ class Clauses:
         # it back into the block that raises what is left
         ends = [bid for bid in self._machinery if len(self.blocks[bid].entry) in (depth - 1, depth)
                 and self.blocks[bid].term.kind == "branch"
-                and _mentions_special(self.blocks[bid].term.test, "reraise_star")]
+                and mentions_special(self.blocks[bid].term.test, "reraise_star")]
         if len(ends) != 1:
             raise Unstructurable("except* statement without its end")
         for p in self.preds(ends[0]):
             pb = self.blocks[p]
-            if pb.stmts and _is_list_append(pb.stmts[-1], lists) and p in self._machinery:
+            if pb.stmts and is_list_append(pb.stmts[-1], lists) and p in self._machinery:
                 pb.stmts = pb.stmts[:-1]
         cur = h
         while True:
             hb = self.visit(cur)
-            eg = _eg_test(hb.term.test) if hb.term.kind == "branch" else None
+            eg = eg_test(hb.term.test) if hb.term.kind == "branch" else None
             if eg is None:
                 break
-            if any(not _is_eg_machinery(s) for s in hb.stmts):
+            if any(not is_eg_machinery(s) for s in hb.stmts):
                 raise Unstructurable("code between except* clauses")
             no_match, match_t = hb.term.targets
             join = self.through(no_match)
@@ -813,11 +813,11 @@ class Clauses:
             name: str | None = None
             if first and isinstance(first[0], ast.Assign) and len(first[0].targets) == 1 \
                     and isinstance(first[0].targets[0], ast.Name) \
-                    and _eg_match_of(first[0].value) is not None:
+                    and eg_match_of(first[0].value) is not None:
                 name = first[0].targets[0].id
             csub = replace(ctx, follow=join, region=hregion, clause=None)
             cbody = self.seq(match_t, csub, skip_stmts=1 if name else 0)
-            stripped = _strip_clause_end(cbody, name, lists)
+            stripped = strip_clause_end(cbody, name, lists)
             if stripped is None:
                 raise Unstructurable("except* clause without its name's clean-up")
             cbody = stripped
@@ -828,14 +828,14 @@ class Clauses:
             raise Unstructurable("except* without clauses")
         # the end: raise what is left (PREP_RERAISE_STAR), or leave the handler
         last = self.blocks[cur]
-        if last.term.kind != "branch" or not _mentions_special(last.term.test, "reraise_star"):
+        if last.term.kind != "branch" or not mentions_special(last.term.test, "reraise_star"):
             raise Unstructurable("except* statement without its end")
         n = last.term.targets[0]  # (``rest is None``: nothing left to raise)
         for _ in range(4):
             block = self.visit(n)
-            idx = _find_marker(block.stmts, "pop_except")
+            idx = find_marker(block.stmts, "pop_except")
             if idx is not None:
-                if any(not _is_marker(x, "pop_except") for x in block.stmts[:idx]):
+                if any(not is_marker(x, "pop_except") for x in block.stmts[:idx]):
                     raise Unstructurable("code before the end of an except* statement")
                 merge = self.clause_merge([(n, idx + 1)])
                 break
@@ -892,7 +892,7 @@ class Clauses:
                 continue
             seen.add(n)
             block = self.blocks[n]
-            if ctx.clause is not None and _find_marker(block.stmts, "pop_except") is not None:
+            if ctx.clause is not None and find_marker(block.stmts, "pop_except") is not None:
                 return None  # (the code ends the enclosing except clause: after the try)
             code_before |= bool(block.stmts) or block.term.kind != "goto"
             todo.extend(self._succs(n))
@@ -945,19 +945,19 @@ class Clauses:
     def finally_stmt(self, b: int, h: int, ctx: Ctx, out: list[ast.stmt]) -> int | None:
         hb = self.blocks[h]
         fctx = replace(ctx, follow=None, clause=None, region=self.handler_region(h, ctx))
-        skip = 1 if hb.stmts and _is_marker(hb.stmts[0], "push_exc_info") else 0
-        stripped = _strip_reraise(self.seq(h, fctx, skip_stmts=skip))
+        skip = 1 if hb.stmts and is_marker(hb.stmts[0], "push_exc_info") else 0
+        stripped = strip_reraise(self.seq(h, fctx, skip_stmts=skip))
         if stripped is None:
             raise Unstructurable("finally handler does not re-raise")
         # (the compiler copies the short end of a clean-up into both arms of its last
         # ``if``, on the way to the re-raise: written once, after the ``if``)
-        final = _fold_test_temps(_flatten_leaving(_fold_nested_ifs(_hoist_common_tail(stripped))))
+        final = fold_test_temps(flatten_leaving(fold_nested_ifs(hoist_common_tail(stripped))))
         region = self.protected(h) & ctx.region
         body_exit, tails = self.body_exit(region, ctx, final)
         cleanup = Cleanup(final, "finally")
         sub = replace(ctx, handler=h, region=region | tails | (ctx.tails & ctx.region), follow=body_exit,
                       cleanups=(*ctx.cleanups, cleanup), tails=ctx.tails | tails)
-        body = self.seq(b, sub, at_header=_starts_loop(b, ctx))
+        body = self.seq(b, sub, at_header=starts_loop(b, ctx))
         node = ast.Try(body=body or [ast.Pass()], handlers=[], orelse=[],
                        finalbody=final or [ast.Pass()])
         out.append(node)

@@ -14,25 +14,25 @@ import copy
 from ..ir.exprs import Slot
 from ..ir.nodes import same
 from ..translate.blocks import IRBlock
-from .base import _COMPOUND, _breaks_for, _canonical, _leaves, _matches
+from .base import COMPOUND, breaks_for, canonical, leaves, matches
 
 
-def _starts_with(stmts: list[ast.stmt], prefix: list[ast.stmt]) -> bool:
+def starts_with(stmts: list[ast.stmt], prefix: list[ast.stmt]) -> bool:
     """Whether ``stmts`` begins with a copy of ``prefix`` (loops compared as
     :func:`_canonical` writes them)."""
     return len(stmts) >= len(prefix) and all(
-        _matches(s, p) or isinstance(p, _COMPOUND) and _matches(_canonical(s), _canonical(p))
+        matches(s, p) or isinstance(p, COMPOUND) and matches(canonical(s), canonical(p))
         for s, p in zip(stmts, prefix, strict=False))
 
 
-def _returning_arms(stmts: list[ast.stmt]) -> list[ast.stmt]:
+def returning_arms(stmts: list[ast.stmt]) -> list[ast.stmt]:
     """``if c: X else: Y`` then ``return v`` as ``if c: X; return v else: Y`` then ``return
     v`` (the same for ``continue`` and ``break``): an arm that goes on to the way out after
     it (the compiler shares the way out the other copy of a ``finally`` writes in the
     arm)."""
     if len(stmts) >= 2 and isinstance(stmts[-1], ast.Return | ast.Continue | ast.Break) \
             and isinstance(stmts[-2], ast.If) and stmts[-2].orelse \
-            and not _leaves(stmts[-2].body):
+            and not leaves(stmts[-2].body):
         last, way_out = stmts[-2], stmts[-1]
         again = ast.Return(value=way_out.value) if isinstance(way_out, ast.Return) \
             else type(way_out)()
@@ -42,7 +42,7 @@ def _returning_arms(stmts: list[ast.stmt]) -> list[ast.stmt]:
     return stmts
 
 
-def _returning_clauses(stmts: list[ast.stmt], block: IRBlock) -> list[ast.stmt]:
+def returning_clauses(stmts: list[ast.stmt], block: IRBlock) -> list[ast.stmt]:
     """``try: X; return v`` / ``except E: Y; return v`` (/ ``finally: F``) as ``try: X`` /
     ``except E: Y`` (/ ``finally: F``) then ``return v``, where ``v`` is the value
     ``block`` was entered with: a ``try`` in a ``finally`` copy that a ``return`` of the
@@ -53,8 +53,8 @@ def _returning_clauses(stmts: list[ast.stmt], block: IRBlock) -> list[ast.stmt]:
         return stmts
     node = stmts[-1]
     if isinstance(node, ast.If):
-        return [*stmts[:-1], ast.If(test=node.test, body=_returning_clauses(node.body, block),
-                                    orelse=_returning_clauses(node.orelse, block))]
+        return [*stmts[:-1], ast.If(test=node.test, body=returning_clauses(node.body, block),
+                                    orelse=returning_clauses(node.orelse, block))]
     if not isinstance(node, ast.Try) or node.orelse or not (node.handlers or node.finalbody):
         return stmts
     last = node.body[-1]
@@ -74,7 +74,7 @@ def _returning_clauses(stmts: list[ast.stmt], block: IRBlock) -> list[ast.stmt]:
                                  orelse=[], finalbody=node.finalbody), last]
 
 
-def _value_spills(block: IRBlock) -> int:
+def value_spills(block: IRBlock) -> int:
     """How many statements at the start of ``block`` name a value it was entered with
     (``_t = value`` before a clean-up copy that could change what ``value`` reads)."""
     k = 0
@@ -87,7 +87,7 @@ def _value_spills(block: IRBlock) -> int:
     return k
 
 
-def _returned_from_body(after: list[ast.stmt], block: IRBlock,
+def returned_from_body(after: list[ast.stmt], block: IRBlock,
                         spills: list[ast.stmt]) -> ast.expr | None:
     """The value of ``return value`` (all of ``after``) when the body computed it: it came
     to the construct's exit on the stack, or named by one of ``spills``."""
@@ -102,7 +102,7 @@ def _returned_from_body(after: list[ast.stmt], block: IRBlock,
     return None
 
 
-def _breaks_to_after(stmts: list[ast.stmt], n: int) -> list[ast.stmt]:
+def breaks_to_after(stmts: list[ast.stmt], n: int) -> list[ast.stmt]:
     """When the copy (the first ``n`` statements) ends in a loop and a ``return`` follows
     it, that loop's copies of the return are its ``break``: the compiler gave the
     ``break`` a copy of the short code after the loop."""
@@ -113,11 +113,11 @@ def _breaks_to_after(stmts: list[ast.stmt], n: int) -> list[ast.stmt]:
         return stmts
     after = stmts[n]
     changed = copy.copy(loop)
-    changed.body = _breaks_for(loop.body, lambda s: isinstance(s, ast.Return) and same(s, after))
+    changed.body = breaks_for(loop.body, lambda s: isinstance(s, ast.Return) and same(s, after))
     return [*stmts[:n - 1], changed, *stmts[n:]]
 
 
-def _fold_test_temps(stmts: list[ast.stmt]) -> list[ast.stmt]:
+def fold_test_temps(stmts: list[ast.stmt]) -> list[ast.stmt]:
     """``_t = x`` then ``if _t:`` as ``if x:`` where ``_t`` is a temporary of the reader's
     (its load says so) read nowhere else: one copy of a clean-up can name an ``if``'s test
     where the other does not (the handler's copy, with the exception under it on the
@@ -156,7 +156,7 @@ def _fold_test_temps(stmts: list[ast.stmt]) -> list[ast.stmt]:
     return fold(stmts)
 
 
-def _returned_through_slot(stmts: list[ast.stmt], block: IRBlock) -> list[ast.stmt]:
+def returned_through_slot(stmts: list[ast.stmt], block: IRBlock) -> list[ast.stmt]:
     """A copy's statements with ``_sK = v`` among them, then ``return _sK``, where ``v``
     arrives on ``block``'s stack (the value a ``return`` leaves under a copied loop, named
     where the loop's test is entered from two places): without the assignment, then

@@ -19,11 +19,11 @@ from ..render.renderer import preview
 from ..translate.blocks import IRBlock, Term
 from .base import (
     Ctx,
-    _computed_after,
-    _find_marker,
-    _handler_values,
-    _is_name_cleanup,
-    _passes_under,
+    computed_after,
+    find_marker,
+    handler_values,
+    is_name_cleanup,
+    passes_under,
 )
 from .written import implicit_return, written_continue
 
@@ -128,7 +128,7 @@ class LoopExits:
                     if x in seen or x == h or x not in self.blocks or x not in ctx.region:
                         continue
                     seen.add(x)
-                    on = inside and _find_marker(self.blocks[x].stmts, "pop_except") is None
+                    on = inside and find_marker(self.blocks[x].stmts, "pop_except") is None
                     if x in body:  # (on through the handler's own code only)
                         if x == hb or dominates(self.idom, hb, x):
                             todo.extend((s, on) for s in self._succs(x))
@@ -157,7 +157,7 @@ class LoopExits:
         its exits is part of the body (``if x: return`` then ``break``, where the natural
         loop stops at the test because no path from it comes back). Adds that code to
         ``body``; returns the exits left."""
-        stops = _stops(ctx)
+        stops = outer_stops(ctx)
         outer = set(self.chain(h))  # (the handlers of constructs around the loop)
         changed = True
         while changed and len(breaks) > 1:
@@ -196,7 +196,7 @@ class LoopExits:
         loop's body to that loop's head): ``if c: f(); break`` in several places, each
         code the loop's own. Adds that code to ``body``; returns the exit left."""
         ends = {natural_exit, self.through(natural_exit)} - {None}
-        stops = _stops(ctx)
+        stops = outer_stops(ctx)
         own: set[int] = set()
         todo = list(breaks)
         while todo:
@@ -217,7 +217,7 @@ class LoopExits:
         """Exits that each run straight-line code of their own (entered only from the
         loop) and then go on to one block: ``stmts; break`` in several places. That
         code is the loop's and the block where they meet is its one exit."""
-        stops = _stops(ctx)
+        stops = outer_stops(ctx)
         joins: set[int] = set()
         own: set[int] = set()
         for t in breaks:
@@ -327,7 +327,7 @@ class LoopExits:
         ``body``; returns the exit."""
         end = max(self.position(b) for b in body) if natural_exit is None \
             else self.position(natural_exit)
-        stops = _stops(ctx)
+        stops = outer_stops(ctx)
         own: set[int] = set()
         beyond: set[int] = set()
         todo = list(breaks)
@@ -467,7 +467,7 @@ class LoopExits:
                 and isinstance(named, ast.Name) and isinstance(value, ast.Name) \
                 and value.id == named.id and (not stmts or (
                     isinstance(stmts[0], ExcMarker) and stmts[0].kind == "pop_except"
-                    and (len(stmts) == 1 or len(stmts) == 3 and _is_name_cleanup(stmts, 1)))):
+                    and (len(stmts) == 1 or len(stmts) == 3 and is_name_cleanup(stmts, 1)))):
             return passed
         return None
 
@@ -476,7 +476,7 @@ class LoopExits:
         """Several exits where all but one are the same return: keep the real one (not
         where the enclosing construct goes on: a ``with``'s exit is a ``return`` too; nor
         the loop's natural exit that a ``break`` jumps to as well: the code after it)."""
-        stops = _stops(ctx)
+        stops = outer_stops(ctx)
         real = {b for b in breaks if not self._is_tail(b) or b in stops or b == natural_exit}
         return real if len(real) == 1 else breaks
 
@@ -493,13 +493,13 @@ class LoopExits:
         ``POP_EXCEPT``)?"""
         preds = self.preds(bid)
         return bool(preds) and all(
-            _find_marker(self.blocks[p].stmts, "pop_except") is not None for p in preds)
+            find_marker(self.blocks[p].stmts, "pop_except") is not None for p in preds)
 
     def _ends_enclosing_clause(self, bid: int, h: int) -> bool:
         """Does block ``bid`` end an except clause that holds loop ``h`` (its
         ``POP_EXCEPT`` pops no more values than the loop's head is entered with)?"""
         block = self.blocks[bid]
-        return _find_marker(block.stmts, "pop_except") is not None \
+        return find_marker(block.stmts, "pop_except") is not None \
             and len(block.entry) <= len(self.blocks[h].entry)
 
     def _after_the_clause(self, bid: int) -> bool:
@@ -508,10 +508,10 @@ class LoopExits:
         Entered from a loop in the clause (the loop's iterator the only value above the
         clause's), it is where a ``break`` goes, not a return written in the loop."""
         block = self.blocks[bid]
-        idx = _find_marker(block.stmts, "pop_except")
+        idx = find_marker(block.stmts, "pop_except")
         return idx is not None and idx == len(block.stmts) - 1 \
             and block.term.kind == "return" \
-            and _computed_after(block.term.value, block.stmts[idx])
+            and computed_after(block.term.value, block.stmts[idx])
 
     def _ends_in_a_try_of_the_loop(self, target: int, body: set[int]) -> bool:
         """Is ``target`` code under a ``try`` that starts in the loop (it cannot come
@@ -554,7 +554,7 @@ class LoopExits:
         laid out after all of the loop's code, its handlers' included: what a ``break``
         goes to, not a ``return`` in the clause (3.12+, where handlers are laid out
         last: the code after the loop that ``tails.share_loop_exits`` gave back)."""
-        return _find_marker(self.blocks[src].stmts, "pop_except") is not None \
+        return find_marker(self.blocks[src].stmts, "pop_except") is not None \
             and self.position(tail) > max(self.position(b) for b in body)
 
     def _jumped_back_to(self, h: int, body: set[int]) -> bool:
@@ -599,7 +599,7 @@ class LoopExits:
             block = self.blocks[bid]
             term = block.term
             if term.kind != "branch" or term.test is None or not (
-                    _passes_under(block) or _handler_values(block)):
+                    passes_under(block) or handler_values(block)):
                 continue
             seen = tests.setdefault((ways(term.targets), block.handler_block), {})
             if not seen:
@@ -616,7 +616,7 @@ class LoopExits:
                 # ``if a: while b:``: the test before the loop folded ``a`` and ``b``
                 # into one ``a and b``; ``b`` alone is the loop's test
                 first = self._split_and(~first, text)
-            if _handler_values(block) and not (
+            if handler_values(block) and not (
                     len(self.blocks[first].exit) == len(block.exit) and all(
                         x is y for x, y in zip(self.blocks[first].exit, block.exit,
                                                strict=True))):
@@ -664,7 +664,7 @@ class LoopExits:
         while True:
             block = self.blocks.get(bid)
             if block is None or block.stmts \
-                    or not (_passes_under(block) or _handler_values(block)) \
+                    or not (passes_under(block) or handler_values(block)) \
                     or len(block.exit) != len(block.entry) or block.term.kind != "goto" \
                     or any(x is not y for x, y in zip(block.exit, block.entry, strict=True)):
                 return bid
@@ -709,7 +709,7 @@ class LoopExits:
         return any(text(p) in before for p in tests)
 
 
-def _stops(ctx: Ctx) -> set[int | None]:
+def outer_stops(ctx: Ctx) -> set[int | None]:
     """Where the enclosing constructs go on: code there is not a loop's own."""
     return {ctx.follow} | ({ctx.loop.cont, ctx.loop.follow} if ctx.loop else set())
 

@@ -36,27 +36,27 @@ from ..ir.facts import attach
 from ..ir.markers import ExcMarker
 from ..translate.blocks import IRBlock, IRGraph, Term
 from .base import (
-    _MAX_VISITS,
-    _STRUCTURAL,
+    MAX_VISITS,
+    STRUCTURAL,
     Ctx,
     Loop,
     Unstructurable,
-    _assign_slots,
-    _exit_called,
-    _find_marker,
-    _has_unassigned,
-    _is_eg_collect,
-    _is_name_cleanup,
-    _is_next_store,
-    _none_to_missing,
-    _slot_store,
-    _strip_cleanups,
-    _strip_prefix,
+    assign_slots,
+    exit_called,
+    find_marker,
+    has_unassigned,
+    is_eg_collect,
+    is_name_cleanup,
+    is_next_store,
+    none_to_missing,
+    slot_store,
+    strip_cleanups,
+    strip_prefix,
 )
 from .clause_exits import ClauseExits
 from .clauses import Clauses
 from .ifs import IfEnds
-from .loops import LoopExits, _stops
+from .loops import LoopExits, outer_stops
 from .written import (
     continue_before_cleanup,
     exit_position,
@@ -184,7 +184,7 @@ class Structurer(LoopExits, IfEnds, Clauses, ClauseExits):
         block = self.blocks.get(bid)
         if block is None:
             return False
-        if _is_eg_collect(block):
+        if is_eg_collect(block):
             # an ``except*`` clause body's handler: what it raises is collected and
             # raised at the end of the statement, as the clause itself says
             return True
@@ -197,7 +197,7 @@ class Structurer(LoopExits, IfEnds, Clauses, ClauseExits):
             if isinstance(s, ExcMarker) and s.kind == "pop_except":
                 i += 1
                 continue
-            if _is_name_cleanup(stmts, i):
+            if is_name_cleanup(stmts, i):
                 i += 2
                 continue
             return False
@@ -372,7 +372,7 @@ class Structurer(LoopExits, IfEnds, Clauses, ClauseExits):
     def visit(self, bid: int) -> IRBlock:
         n = self.visits.get(bid, 0) + 1
         self.visits[bid] = n
-        if n > _MAX_VISITS:
+        if n > MAX_VISITS:
             raise Unstructurable(f"block {bid} emitted too often")
         block = self.blocks.get(bid)
         if block is None:  # (hand-made bytecode: a handler's chain leads nowhere)
@@ -427,9 +427,9 @@ class Structurer(LoopExits, IfEnds, Clauses, ClauseExits):
             block = self.visit(b)
             stmts = block.stmts[skip_stmts:] if first else block.stmts
             if first and strip is not None:
-                stmts = _strip_prefix(stmts, strip)
+                stmts = strip_prefix(stmts, strip)
             if ctx.clause is not None:
-                idx = _find_marker(stmts, "pop_except")
+                idx = find_marker(stmts, "pop_except")
                 if idx is not None:
                     out.extend(stmts[:idx])
                     self.clause_exit(block, stmts, idx, ctx, out)
@@ -442,7 +442,7 @@ class Structurer(LoopExits, IfEnds, Clauses, ClauseExits):
             elif term.kind == "branch":
                 b = self.if_stmt(b, ctx, out)
             elif term.kind == "return":
-                ret = attach(ast.Return(value=_none_to_missing(term.value)),
+                ret = attach(ast.Return(value=none_to_missing(term.value)),
                              position=exit_position(self.g.cfg, block))
                 if ret.value is None and (written_return(self.g.cfg, block)
                                           or b in ctx.tails and block.stmts):
@@ -497,7 +497,7 @@ class Structurer(LoopExits, IfEnds, Clauses, ClauseExits):
         if block is None or block.term.kind != "goto" or block.term.targets[0] not in ctx.tails:
             return False
         tail = self.blocks[block.term.targets[0]]
-        return all(_exit_called(s, False) is not None for s in block.stmts) \
+        return all(exit_called(s, False) is not None for s in block.stmts) \
             or len(self.preds(bid)) == 1 and tail.term.kind == "return" \
             and len(tail.entry) > len(block.entry)
 
@@ -583,7 +583,7 @@ class Structurer(LoopExits, IfEnds, Clauses, ClauseExits):
                 value = stack[k]
                 if isinstance(value, Slot) and value.index == slot.index:
                     continue
-                if isinstance(value, Special) and value.kind in _STRUCTURAL:
+                if isinstance(value, Special) and value.kind in STRUCTURAL:
                     continue  # consumed by the construct itself (handler, with, loop)
                 if self.is_for_iterator_edge(src, dst, k):
                     continue
@@ -596,8 +596,8 @@ class Structurer(LoopExits, IfEnds, Clauses, ClauseExits):
                        for _, v in pairs for s in ast.walk(v))
         del reads
         if conflict and len(pairs) > 1:
-            return [_assign_slots(pairs)]
-        return [ast.Assign(targets=[_slot_store(s)], value=v) for s, v in pairs]
+            return [assign_slots(pairs)]
+        return [ast.Assign(targets=[slot_store(s)], value=v) for s, v in pairs]
 
     def is_for_iterator_edge(self, src: int, dst: int, k: int) -> bool:
         """The iterator a ``for``/``async for`` header receives from before the loop (the
@@ -618,7 +618,7 @@ class Structurer(LoopExits, IfEnds, Clauses, ClauseExits):
                 active = ctx.cleanups
             else:
                 active = ctx.cleanups[ctx.loop_cleanups:]
-            _strip_cleanups(out, active, stmt)
+            strip_cleanups(out, active, stmt)
         out.append(stmt)
 
     # ------------------------------------------------------------ if
@@ -706,7 +706,7 @@ class Structurer(LoopExits, IfEnds, Clauses, ClauseExits):
             if n in seen or n not in ctx.region or n not in self.blocks:
                 continue
             seen.add(n)
-            if _find_marker(self.blocks[n].stmts, "pop_except") is None:
+            if find_marker(self.blocks[n].stmts, "pop_except") is None:
                 todo.extend(self._succs(n))
         return False
 
@@ -734,7 +734,7 @@ class Structurer(LoopExits, IfEnds, Clauses, ClauseExits):
         if term.kind == "for":
             body_start, natural_exit = term.targets
             kind = "for"
-        elif term.kind == "branch" and not block.stmts and not _has_unassigned(block):
+        elif term.kind == "branch" and not block.stmts and not has_unassigned(block):
             t, e = term.targets
             # (the compiler writes a ``while`` test twice, the copy at the loop's end:
             # a test only at the top is an ``if`` of ``while True:``)
@@ -815,7 +815,7 @@ class Structurer(LoopExits, IfEnds, Clauses, ClauseExits):
                     and max(max(self.blocks[n].blocks or [n]) for n in own - body) \
                     < self.position(natural_exit) \
                     and (self._join_of_exits(other, {natural_exit}, ctx) == join
-                         or {self.through(j) for j in join} <= _stops(ctx)):
+                         or {self.through(j) for j in join} <= outer_stops(ctx)):
                 # ``if c: f(); break`` laid out in the loop, and an ``else`` whose code
                 # goes on to the same block (the compiler's jump there from the break,
                 # given back by tails), or where the enclosing construct goes on
@@ -868,7 +868,7 @@ class Structurer(LoopExits, IfEnds, Clauses, ClauseExits):
             first = self.blocks.get(body_start)
             target: ast.expr = ast.Name(id="_", ctx=ast.Store())
             skip = 0
-            if first is not None and first.stmts and _is_next_store(first.stmts[0]):
+            if first is not None and first.stmts and is_next_store(first.stmts[0]):
                 target = first.stmts[0].targets[0]  # type: ignore[attr-defined]
                 skip = 1
             stmts = self.seq_from_edge(h, body_start, sub, skip)

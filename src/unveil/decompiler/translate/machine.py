@@ -19,12 +19,12 @@ from ..ir.facts import attach
 from ..ir.markers import ExcMarker, ImportItem, ImportValue
 from ..ir.nodes import children, replace_under, walk
 
-_BINOPS: dict[str, type[ast.operator]] = {
+BINOPS: dict[str, type[ast.operator]] = {
     "+": ast.Add, "-": ast.Sub, "*": ast.Mult, "/": ast.Div, "//": ast.FloorDiv, "%": ast.Mod,
     "**": ast.Pow, "<<": ast.LShift, ">>": ast.RShift, "&": ast.BitAnd, "|": ast.BitOr,
     "^": ast.BitXor, "@": ast.MatMult,
 }
-_CMPOPS: dict[str, type[ast.cmpop]] = {
+CMPOPS: dict[str, type[ast.cmpop]] = {
     "<": ast.Lt, "<=": ast.LtE, "==": ast.Eq, "!=": ast.NotEq, ">": ast.Gt, ">=": ast.GtE,
 }
 _seq = itertools.count(1)
@@ -89,7 +89,7 @@ class Context:
 _SHUFFLES = {"SWAP", "COPY", "LOAD_CONST", "MAKE_FUNCTION", "SET_FUNCTION_ATTRIBUTE",
              "PUSH_NULL", "NOP"}
 
-_NAME_STORES = {"STORE_FAST", "STORE_NAME", "STORE_GLOBAL", "STORE_DEREF"}
+NAME_STORES = {"STORE_FAST", "STORE_NAME", "STORE_GLOBAL", "STORE_DEREF"}
 _UNPACK_CONSUMERS = {"STORE_FAST", "STORE_NAME", "STORE_GLOBAL", "STORE_DEREF", "STORE_ATTR",
                      "STORE_SUBSCR", "STORE_SLICE", "POP_TOP", "UNPACK_SEQUENCE", "UNPACK_EX",
                      "SWAP", "COPY"}
@@ -632,7 +632,7 @@ def chained_stores(following: list[Instr], count: int, copies: bool = True) -> b
             count += (ins.arg or 0) - 1  # (a target list: each of its items stored)
         elif op == "UNPACK_EX" and not depth:
             count += sum(ins.argval)
-        elif op in _NAME_STORES and not depth or op == "STORE_ATTR" and depth == 1 \
+        elif op in NAME_STORES and not depth or op == "STORE_ATTR" and depth == 1 \
                 or op == "STORE_SUBSCR" and depth == 2 or op == "STORE_SLICE" and depth == 3:
             depth = 0
             count -= 1
@@ -643,7 +643,7 @@ def chained_stores(following: list[Instr], count: int, copies: bool = True) -> b
     return False
 
 
-def _plain_import_chain(item: ImportItem) -> bool:
+def plain_import_chain(item: ImportItem) -> bool:
     source: ast.expr = item
     while isinstance(source, ImportItem):
         source = source.source
@@ -708,7 +708,7 @@ def _class_body(node: ast.expr) -> bool:
 # ---------------------------------------------------------------- opcode families
 
 
-def _family(ops: dict[str, str]) -> Callable[[type], type]:
+def family(ops: dict[str, str]) -> Callable[[type], type]:
     def deco(cls: type) -> type:
         cls.ops = ops  # type: ignore[attr-defined]
         return cls

@@ -24,10 +24,10 @@ from ..ir.exprs import (
 )
 from ..ir.facts import attach
 from ..ir.markers import ClassBuild, ExcMarker, ImportItem, ImportValue, intrinsic
-from .machine import Machine, _family, stamp
+from .machine import Machine, family, stamp
 
 
-@_family({
+@family({
     "CALL": "call", "CALL_KW": "call_kw", "CALL_FUNCTION": "call_function",
     "CALL_FUNCTION_KW": "call_function_kw", "CALL_EX": "call_ex",
     "CALL_FUNCTION_EX": "call_function_ex", "CALL_INTRINSIC_1": "call_intrinsic_1",
@@ -191,7 +191,7 @@ def _keyword_names(mapping: ast.Dict) -> list[str] | None:
     return names  # type: ignore[return-value]
 
 
-@_family({"COMPREHENSION": "comprehension"})
+@family({"COMPREHENSION": "comprehension"})
 class Inlined(Machine):
     """3.12+ inlined comprehensions, folded into one pseudo-instruction beforehand."""
 
@@ -219,7 +219,7 @@ def _with_outer_iterable(node: ast.expr, iterable: ast.expr) -> ast.expr:
     return new
 
 
-@_family({"MAKE_FUNCTION": "make_function", "SET_FUNCTION_ATTRIBUTE": "set_function_attribute"})
+@family({"MAKE_FUNCTION": "make_function", "SET_FUNCTION_ATTRIBUTE": "set_function_attribute"})
 class Functions(Machine):
     """Function objects: the code constant, defaults, annotations and closure cells."""
 
@@ -254,7 +254,7 @@ class Functions(Machine):
         self.push(func)
 
 
-@_family({"IMPORT_NAME": "import_name", "IMPORT_FROM": "import_from",
+@family({"IMPORT_NAME": "import_name", "IMPORT_FROM": "import_from",
           "IMPORT_STAR": "import_star"})
 class Imports(Machine):
     """``import`` statements, assembled from IMPORT_NAME, IMPORT_FROM and the stores after."""
@@ -283,7 +283,7 @@ class Imports(Machine):
                                  names=[ast.alias(name="*")], level=module.level))
 
 
-@_family({
+@family({
     "PUSH_EXC_INFO": "push_exc_info", "POP_EXCEPT": "pop_except",
     "CHECK_EXC_MATCH": "check_exc_match", "CHECK_EG_MATCH": "check_eg_match",
     "PREP_RERAISE_STAR": "prep_reraise_star", "WITH_EXCEPT_START": "with_except_start",
@@ -372,7 +372,7 @@ class Exceptions(Machine):
         self.pop()
 
 
-@_family({
+@family({
     "YIELD_VALUE": "yield_value", "YIELD_FROM": "yield_from", "GET_AWAITABLE": "get_awaitable",
     "GET_AITER": "get_aiter", "GET_ANEXT": "get_anext", "END_SEND": "end_send",
     "ASYNC_GEN_WRAP": "async_gen_wrap",
@@ -426,7 +426,7 @@ def _is_none(node: ast.expr) -> bool:
     return isinstance(node, ast.Constant) and node.value is None
 
 
-@_family({
+@family({
     "MATCH_CLASS": "match_class", "MATCH_MAPPING": "match_mapping",
     "MATCH_SEQUENCE": "match_sequence", "MATCH_KEYS": "match_keys",
     "COPY_DICT_WITHOUT_KEYS": "copy_dict_without_keys", "MATCH_CASE": "match_case",

@@ -27,19 +27,19 @@ from ..ir.exprs import (
 from ..ir.facts import attach
 from ..ir.markers import ClassBuild, ImportItem, ImportValue
 from .machine import (
-    _BINOPS,
-    _CMPOPS,
-    _NAME_STORES,
+    BINOPS,
+    CMPOPS,
+    NAME_STORES,
     Machine,
     Unpack,
-    _family,
-    _plain_import_chain,
     chained_stores,
+    family,
+    plain_import_chain,
     stamp,
 )
 
 
-@_family({
+@family({
     "LOAD_CONST": "load_const", "LOAD_FAST": "load_fast", "LOAD_DEREF": "load_deref",
     "LOAD_CLASSDEREF": "load_deref", "LOAD_GLOBAL": "load_global", "LOAD_NAME": "load_name",
     "LOAD_FROM_DICT_OR_GLOBALS": "load_dict_or_globals", "LOAD_ATTR": "load_attr",
@@ -132,7 +132,7 @@ _DELETE_KIND = {"DELETE_FAST": "fast", "DELETE_DEREF": "deref", "DELETE_GLOBAL":
                 "DELETE_NAME": "name"}
 
 
-@_family({
+@family({
     "STORE_FAST": "store_var", "STORE_DEREF": "store_var", "STORE_GLOBAL": "store_var",
     "STORE_NAME": "store_var", "STORE_ATTR": "store_attr", "STORE_SUBSCR": "store_subscr",
     "STORE_SLICE": "store_slice", "DELETE_FAST": "delete_var", "DELETE_DEREF": "delete_var",
@@ -242,7 +242,7 @@ class Stores(Machine):
                                                     ctx=ast.Del())]))
 
 
-@_family({"POP_TOP": "pop_top", "COPY": "copy", "SWAP": "swap", "NOP": "nop"})
+@family({"POP_TOP": "pop_top", "COPY": "copy", "SWAP": "swap", "NOP": "nop"})
 class StackOps(Machine):
     """Instructions that only move values around."""
 
@@ -272,7 +272,7 @@ class StackOps(Machine):
         if isinstance(value, ImportValue):
             self.finish_import(value)
             return
-        if isinstance(value, ImportItem) and _plain_import_chain(value):
+        if isinstance(value, ImportItem) and plain_import_chain(value):
             return  # the intermediate module of ``import a.b.c as d``
         if isinstance(value, UnpackItem):
             self.store(ast.Name(id=self._stored_again() or "_", ctx=ast.Store()), value)
@@ -329,7 +329,7 @@ class StackOps(Machine):
         # (a function stored by a walrus is one object: ``g(f := lambda: 0)``)
         if is_stable(value) and not isinstance(value, ast.List | ast.Set | ast.Dict) and (
                 isinstance(value, Marker) and not isinstance(value, Func) or not (
-                depth == 1 and self.following and (self.following[0].op in _NAME_STORES
+                depth == 1 and self.following and (self.following[0].op in NAME_STORES
                                                    or chained_stores(self.following, 2)))):
             if isinstance(value, Func):
                 value.copied = True
@@ -422,7 +422,7 @@ def _folds_format(fmt: str, n: int) -> bool:
     return not any(i.opname in ("BINARY_OP", "BINARY_MODULO") for i in dis.get_instructions(code))
 
 
-@_family({
+@family({
     "UNARY_NOT": "unary", "UNARY_NEGATIVE": "unary", "UNARY_INVERT": "unary",
     "UNARY_POSITIVE": "unary", "TO_BOOL": "to_bool", "BINARY_OP": "binary_op",
     "BINARY_SUBSCR": "binary_subscr", "BINARY_SLICE": "binary_slice",
@@ -450,7 +450,7 @@ class Operators(Machine):
             # ``'%s' % (a,)`` would compile to an f-string: the source kept its ``%``
             # by writing the format as an f-string
             left = ast.JoinedStr(values=[left])
-        node = stamp(ast.BinOp(left=left, op=_BINOPS[sym.rstrip("=")](), right=right))
+        node = stamp(ast.BinOp(left=left, op=BINOPS[sym.rstrip("=")](), right=right))
         attach(node, inplace=inplace)
         self.push(node)
 
@@ -469,7 +469,7 @@ class Operators(Machine):
     def compare(self, ins: Instr) -> None:
         right = self.pop()
         left = self.pop()
-        self.push(stamp(ast.Compare(left=left, ops=[_CMPOPS[ins.argval]()],
+        self.push(stamp(ast.Compare(left=left, ops=[CMPOPS[ins.argval]()],
                                     comparators=[right])))
 
     def is_op(self, ins: Instr) -> None:
@@ -505,7 +505,7 @@ def _none_to_missing(node: ast.expr) -> ast.expr | None:
     return node
 
 
-@_family({
+@family({
     "BUILD_TUPLE": "build_tuple", "BUILD_LIST": "build_list", "BUILD_SET": "build_set",
     "BUILD_MAP": "build_map", "BUILD_CONST_KEY_MAP": "build_const_key_map",
     "BUILD_STRING": "build_string", "BUILD_SLICE": "build_slice",
