@@ -88,7 +88,7 @@ def test_modules_and_classes_are_small_or_documented() -> None:
 #   with tidy's ``comprehensions``.
 DECOMPILER_LAYERS = (
     "ir", "graph", "translate", "render", "scope", "structure", "tidy", "rewrite",
-    "functions", "deep", "api",
+    "pipeline", "functions", "deep", "api",
 )
 
 

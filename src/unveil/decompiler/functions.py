@@ -1,8 +1,8 @@
 """Whole code objects: function signatures, bodies, lambdas, comprehensions, classes, modules.
 
-:class:`CodeDecompiler` runs the pipeline for one code object — read, blocks,
-translate, structure (or the state-machine fallback), tidy, render — and
-decompiles the code objects nested in it through the same class.
+:class:`CodeDecompiler` runs the stages of :mod:`.pipeline` for one code object's body,
+writes the signature, class or module around it, and decompiles the code objects nested
+in it through the same class.
 """
 
 from __future__ import annotations
@@ -20,23 +20,19 @@ from .. import bytecode
 from ..codeobj import COMPREHENSIONS as KINDS
 from ..codeobj import CodeFlag, code_kind, iter_code_objects
 from ..errors import DecompilationError
-from .graph import cfg as cfg_mod
 from .ir.exprs import Func, Iterator, Names
 from .ir.facts import attach
 from .ir.markers import ClassBuild
 from .ir.nodes import SCOPES, children, drop_implicit_returns, names_in, no_arguments
+from .pipeline import Pipeline, Unit
 from .render.renderer import Renderer
 from .rewrite import patterns
 from .rewrite.inline_comprehensions import fold
-from .rewrite.tails import undo_copies
-from .structure.fallback import lower
-from .structure.structurer import Structurer, Unstructurable
 from .tidy.annotations import apply_to_scope, items_of
-from .tidy.body_returns import returns_inside, stuck_returns, without_scope_returns
+from .tidy.body_returns import without_scope_returns
 from .tidy.comprehensions import comprehension_from_code
 from .tidy.generics import alias_statement, generic_value, type_param_nodes
-from .tidy.idioms import annotation_expr, scope_value, tidy, tidy_raw, tidy_scope
-from .translate.blocks import Translator
+from .tidy.idioms import annotation_expr, scope_value, tidy_scope
 from .translate.machine import Context
 
 VERSION = sys.version_info[:2]
@@ -99,7 +95,9 @@ class CodeDecompiler:
         self.constants = constants or Constants()
         self.names = names or Names(all_names(code))
         self.qualname = getattr(code, "co_qualname", code.co_name)
-        self.fallback_reason: str | None = None
+        self.pipeline = Pipeline(Unit(code, self.names, self.qualname,
+                                      self.constants.lowered is code, self.context,
+                                      self.renderer))
 
     # ------------------------------------------------------------ pipeline
 
@@ -113,115 +111,21 @@ class CodeDecompiler:
     def raw_statements(self) -> list[ast.stmt]:
         """The body structured but not rendered, without the state-machine fallback: a
         type-parameter scope's straight-line code, read for the markers it builds."""
-        bc = fold(bytecode.read(self.code), self)
-        bc = undo_copies(bc)
-        ctx = Context(self.code, self.names, make_comprehension=self.make_comprehension)
-        ctx.make_generic = self.make_generic
-        ir = Translator(cfg_mod.build(bc), ctx, []).run()
-        try:
-            return tidy_raw(Structurer(ir).run())
-        except Unstructurable as exc:
-            raise DecompilationError(f"type parameter scope: {exc}",
-                                     code_name=self.qualname) from None
+        return self.pipeline.raw(fold(bytecode.read(self.code), self))
 
     def region_statements(self, bc: bytecode.Bytecode,
                           entry: list[ast.expr]) -> list[ast.stmt]:
         """Statements of ``bc`` (all of a code object, or a region of it) run from
         ``entry`` as the initial stack."""
-        as_compiled = fold(bc, self)
-        body = self._readings(as_compiled, entry, body_ends=False)
-        if self.fallback_reason is None or entry \
-                or code_kind(self.code) not in ("module", "class"):
-            return body
-        # a module or class body cannot return: read again with the copies of its end
-        # shared (a ``break`` the compiler gave the body's end to)
-        first_reason, self.fallback_reason = self.fallback_reason, None
-        again = self._readings(as_compiled, entry, body_ends=True)
-        if self.fallback_reason is None:
-            return again
-        self.fallback_reason = first_reason
-        return body
+        return self.pipeline.region(bc, entry, lambda bc: fold(bc, self))
 
-    def _readings(self, as_compiled: bytecode.Bytecode, entry: list[ast.expr], *,
-                  body_ends: bool) -> list[ast.stmt]:
-        """The body with ``match`` statements where it structures with them, else with
-        the cases' primitive tests (see :meth:`region_statements`)."""
-        bc = undo_copies(as_compiled, body_ends=body_ends)
-        with_cases = patterns.fold(bc)
-        if with_cases is bc:
-            return self._region_body(bc, entry, matches=False, as_compiled=as_compiled)
-        # ``match`` statements when the whole body structures with them; otherwise the
-        # cases' primitive tests, unless those do not structure either
-        try:
-            body: list[ast.stmt] | None = self._region_body(with_cases, entry)
-        except DecompilationError:
-            body = None
-        folded_reason, self.fallback_reason = self.fallback_reason, None
-        if body is not None and folded_reason is None:
-            return body
-        try:
-            plain = self._region_body(bc, entry, matches=False, as_compiled=as_compiled)
-        except DecompilationError:
-            if body is None:
-                raise
-            plain = None
-        if plain is None or body is not None and self.fallback_reason is not None:
-            self.fallback_reason = folded_reason  # both lowered: the shorter one
-            return body  # type: ignore[return-value]
-        return plain
-
-    def _region_body(self, bc: bytecode.Bytecode, entry: list[ast.expr], *,
-                     matches: bool = True,
-                     as_compiled: bytecode.Bytecode | None = None) -> list[ast.stmt]:
-        """``matches``: ``bc`` may hold ``MATCH_CASE`` (folded pattern code).
-        ``as_compiled``: ``bc`` with the compiler's copies as they were, for the state
-        machine when it cannot be built from ``bc``."""
-        code = self.code
-        graph_cfg = cfg_mod.build(bc)
-        ctx = Context(code, self.names, make_comprehension=self.make_comprehension)
-        ctx.imported = self.constants.imported
+    def context(self, imported: bool) -> Context:
+        """A translation context for this code object (see :class:`pipeline.Unit`)."""
+        ctx = Context(self.code, self.names, make_comprehension=self.make_comprehension)
+        if imported:
+            ctx.imported = self.constants.imported
         ctx.make_generic = self.make_generic
-        ir = Translator(graph_cfg, ctx, entry).run()
-        try:
-            if self.constants.lowered is code and not entry:
-                raise Unstructurable("the fallback was asked for (force_fallback)")
-            try:
-                raw = Structurer(ir).run()
-            except Unstructurable:
-                # the second reading of what the layout leaves open, on a fresh graph
-                # (the first attempt rewrote blocks of this one)
-                ir = Translator(graph_cfg, ctx, entry).run()
-                raw = Structurer(ir, returns_in_place=True).run()
-            # (nested code objects are tidied as they are decompiled)
-            raw = tidy_raw(raw, chains=bytecode.branches(code))
-            body = self.renderer().body(raw)
-            if code_kind(code) in ("module", "class") and not entry \
-                    and stuck_returns(body) \
-                    and returns_inside(without_scope_returns(copy.deepcopy(body))):
-                # (the returns the caller cannot take out: inside a loop, a try)
-                raise Unstructurable("a return inside a module or class body")
-        except (Unstructurable, DecompilationError) as exc:
-            self.fallback_reason = str(exc)
-            try:
-                body = self.state_machine(graph_cfg, ctx, entry)
-            except DecompilationError:
-                if as_compiled is None or as_compiled is bc:
-                    raise
-                # (the copies given back their jumps for the structured reading are
-                # not needed here: the code as it was compiled)
-                body = self.state_machine(cfg_mod.build(as_compiled), ctx, entry)
-        if matches:
-            body = patterns.merge_matches(body, self.names.generated)
-        return tidy(body, code, self.names.generated)
-
-    def state_machine(self, graph_cfg: cfg_mod.CFG, ctx: Context,
-                      entry: list[ast.expr] | None = None) -> list[ast.stmt]:
-        """The control flow as a loop over a state variable (always correct)."""
-        ir = Translator(graph_cfg, ctx, entry, lowering=True).run()
-        raw, special_names, _ = lower(ir, self.names)
-        renderer = self.renderer()
-        renderer.special_names = special_names
-        return renderer.body(raw)
+        return ctx
 
     def renderer(self) -> Renderer:
         return Renderer(self.names, make_lambda=self.make_lambda, make_def=self.make_def,
