@@ -14,6 +14,7 @@ from ..translate.blocks import IRBlock, IRGraph
 from .base import (
     Ctx,
     Loop,
+    Parts,
     Unstructurable,
     computed_after,
     entry_index,
@@ -26,7 +27,7 @@ from .base import (
 from .written import exit_position, implicit_return, written_continue
 
 
-class ClauseExits:
+class ClauseExits(Parts):
     """The exits of an except clause (a mixin: it uses the structurer's graph, contexts,
     ``seq`` and the clean-up helpers of :class:`~.structure_clauses.Clauses`)."""
 

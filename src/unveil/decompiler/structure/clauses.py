@@ -20,6 +20,7 @@ from .base import (
     Cleanup,
     Ctx,
     Loop,
+    Parts,
     Unstructurable,
     clause_cleanup,
     eg_match_of,
@@ -59,7 +60,7 @@ from .written import implicit_return
 _LEAVES = (ast.Return, ast.Raise, ast.Break, ast.Continue)
 
 
-class Clauses:
+class Clauses(Parts):
     """The ``try``, ``with`` and ``async for`` statements of :class:`~.structure.Structurer`
     (a mixin: it uses the structurer's graph, contexts and ``seq``/``edge``)."""
 

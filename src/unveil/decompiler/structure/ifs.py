@@ -13,10 +13,10 @@ import ast
 from ..graph.regions import EXIT, dominates
 from ..ir.facts import attach
 from ..translate.blocks import IRBlock, Term
-from .base import Ctx, Loop
+from .base import Ctx, Loop, Parts
 
 
-class IfEnds:
+class IfEnds(Parts):
     """Where :meth:`~.structure.Structurer.if_stmt` ends (a mixin)."""
 
     blocks: dict[int, IRBlock]

@@ -19,6 +19,7 @@ from ..render.renderer import preview
 from ..translate.blocks import IRBlock, Term
 from .base import (
     Ctx,
+    Parts,
     computed_after,
     find_marker,
     handler_values,
@@ -28,7 +29,7 @@ from .base import (
 from .written import implicit_return, written_continue
 
 
-class LoopExits:
+class LoopExits(Parts):
     """The exit analysis of :meth:`~.structure.Structurer.loop_stmt` (a mixin)."""
 
     def _add_tails(self, header: int, body: set[int]) -> None:
