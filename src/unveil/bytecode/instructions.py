@@ -36,6 +36,7 @@ import bisect
 import dis
 import opcode as _opcode
 import sys
+import weakref
 from dataclasses import dataclass, field, replace
 from types import CodeType
 from typing import Any
@@ -136,8 +137,7 @@ class Bytecode:
     def position_at(self, offset: int) -> tuple[int | None, ...] | None:
         """:meth:`position` of the instruction at byte ``offset``."""
         if self._positions is None:
-            code = self.code
-            self._positions = list(code.co_positions()) if hasattr(code, "co_positions") else []
+            self._positions = _code_tables(self.code)[0]
         k = offset // 2
         return self._positions[k] if 0 <= k < len(self._positions) else None
 
@@ -163,21 +163,46 @@ class Bytecode:
 
     def _nop_before(self, offset: int) -> tuple[int, int | None] | None:
         if self._nops is None:
-            self._nops = {}
-            lines = line_table(self.code)
-            nop: int | None = None
-            for ins in instructions(self.code):
-                if ins.opname in ("CACHE", "EXTENDED_ARG", "NOT_TAKEN"):
-                    continue
-                if nop is not None:
-                    self._nops[ins.offset] = (nop, lines.get(nop))
-                nop = ins.offset if ins.opname in ("NOP", "POP_BLOCK") else None
+            self._nops = _code_tables(self.code)[1]
         return self._nops.get(offset)
 
     def describe(self, index: int) -> str:
         """``OPNAME argval`` of instruction ``index``, for error messages."""
         ins = self.instrs[index]
         return ins.op if ins.argval is None else f"{ins.op} {ins.argval!r}"
+
+
+# The tables of a code object itself, not of its instructions as rewritten: built once
+# for all the Bytecodes of one code (each pass, each inlined comprehension's region
+# makes a new one: building them again for each is quadratic in a long function). The
+# last few codes, weakly (as listing.instructions); never changed once built.
+_TABLES: list[tuple[weakref.ref[CodeType], list[tuple[int | None, ...]],
+                    dict[int, tuple[int, int | None]]]] = []
+
+
+def _forget_tables(gone: weakref.ref[CodeType]) -> None:
+    _TABLES[:] = [entry for entry in _TABLES if entry[0] is not gone]
+
+
+def _code_tables(code: CodeType) -> tuple[list[tuple[int | None, ...]],
+                                          dict[int, tuple[int, int | None]]]:
+    """(positions by instruction, the ``NOP`` before each offset) of ``code``."""
+    for known, positions, nops in _TABLES:
+        if known() is code:
+            return positions, nops
+    positions = list(code.co_positions()) if hasattr(code, "co_positions") else []
+    nops: dict[int, tuple[int, int | None]] = {}
+    lines = line_table(code)
+    nop: int | None = None
+    for ins in instructions(code):
+        if ins.opname in ("CACHE", "EXTENDED_ARG", "NOT_TAKEN"):
+            continue
+        if nop is not None:
+            nops[ins.offset] = (nop, lines.get(nop))
+        nop = ins.offset if ins.opname in ("NOP", "POP_BLOCK") else None
+    _TABLES.insert(0, (weakref.ref(code, _forget_tables), positions, nops))
+    del _TABLES[8:]
+    return positions, nops
 
 
 def retarget(bc: Bytecode, instrs: list[Instr], handlers: list[Handler | None],

@@ -78,6 +78,8 @@ class Pipeline:
     def __init__(self, unit: Unit) -> None:
         self.unit = unit
         self.fallback_reason: str | None = None
+        self._branches: bool | None = None  # (bytecode.branches(code), once: each
+        #                                     inlined comprehension's region asks)
 
     def region(self, bc: bytecode.Bytecode, entry: list[ast.expr],
                inline: Callable[[bytecode.Bytecode], bytecode.Bytecode]) -> list[ast.stmt]:
@@ -156,7 +158,9 @@ class Pipeline:
                 ir = Translator(graph_cfg, ctx, entry).run()
                 raw = Structurer(ir, returns_in_place=True).run()
             # (nested code objects are tidied as they are decompiled)
-            raw = tidy_raw(raw, chains=bytecode.branches(code))
+            if self._branches is None:
+                self._branches = bytecode.branches(code)
+            raw = tidy_raw(raw, chains=self._branches)
             body = self.unit.renderer().body(raw)
             if code_kind(code) in ("module", "class") and not entry \
                     and stuck_returns(body) \

@@ -8,6 +8,7 @@ positions and gives them back their jump (one expression's copies:
 
 from __future__ import annotations
 
+import heapq
 from dataclasses import replace
 
 from ...bytecode import COLD_HANDLERS, CONDITIONAL_JUMPS, Bytecode, Instr
@@ -257,10 +258,20 @@ def share_loop_exits(bc: Bytecode) -> Bytecode:
     made: dict[tuple[object, ...], int] = {}
     protected: dict[int, list[int]] | None = None
     # (the innermost loop around each instruction: of those around it, the last begun)
+    # (a sweep: a handler laid out at the end that jumps back, 3.12+, is a "loop" over
+    # all the code in between; filling in each one's range is quadratic)
     innermost: list[tuple[int, int] | None] = [None] * len(instrs)
-    for f, e in loops:
-        for k in range(f + 1, min(e, len(instrs))):
-            innermost[k] = (f, e)
+    begun: list[tuple[int, int]] = []  # (-f, -e): the last in ``loops`` order on top
+    next_loop = 0
+    for k in range(len(instrs)):
+        while next_loop < len(loops) and loops[next_loop][0] < k:
+            f, e = loops[next_loop]
+            heapq.heappush(begun, (-f, -e))
+            next_loop += 1
+        while begun and -begun[0][1] <= k:
+            heapq.heappop(begun)
+        if begun:
+            innermost[k] = (-begun[0][0], -begun[0][1])
     for k, ins in enumerate(instrs):
         if k + 1 >= len(instrs) or ins.op not in ("POP_TOP", "POP_EXCEPT") \
                 and bc.nop_line_before(instrs[k + 1].offset) is None:

@@ -77,12 +77,11 @@ def _merge_tails_once(bc: Bytecode) -> Bytecode:
         # ``c`` of ``x if c or d else y``)
         earlier = [k for k in sources.get(j + 1, ()) if k < j and instrs[k].op in CONDITIONAL_JUMPS
                    and instrs[k].line == ins.line]
-        first = _arm(bc, j + 1, entries, allow_entry=bool(earlier),
-                     max_entries=len(earlier)) \
-            if len(earlier) == entries.get(j + 1, 0) else None
-        second = _arm(bc, ins.target, entries, allow_entry=True,
-                      max_entries=len(sources.get(ins.target, ())) if same_line else 1,
-                      outer=outer)
+        if len(earlier) != entries.get(j + 1, 0):
+            continue
+        first, second = _both_arms(
+            bc, entries, (j + 1, bool(earlier), len(earlier), None),
+            (ins.target, True, len(sources.get(ins.target, ())) if same_line else 1, outer))
         if first is None or second is None:
             continue
         # (a kept test, ``x or y``: the jump's arm is the kept value, all of it shared)
@@ -164,12 +163,38 @@ def reachable(bc: Bytecode, exceptions: bool = True) -> set[int]:
     return seen
 
 
+_LONG: list[int] = []  # (an arm longer than the limit it was walked to)
+
+
+def _both_arms(bc: Bytecode, entries: dict[int, int], a: tuple, b: tuple
+               ) -> tuple[list[int] | None, list[int] | None]:
+    """:func:`_arm` of both ``a`` and ``b`` (start, allow_entry, max_entries, outer), or
+    Nones once either is None: walked to a doubling limit, so that the walk of an arm
+    that fails stops the other's (linear, not quadratic, in a function of straight
+    code that the first arm of every test runs on to the end of)."""
+    limit = 64
+    first = second = _LONG
+    while True:
+        if first is _LONG:
+            first = _arm(bc, a[0], entries, a[1], a[2], a[3], limit)
+            if first is None:
+                return None, None
+        if second is _LONG:
+            second = _arm(bc, b[0], entries, b[1], b[2], b[3], limit)
+            if second is None:
+                return None, None
+        if first is not _LONG and second is not _LONG:
+            return first, second
+        limit *= 4
+
+
 def _arm(bc: Bytecode, start: int, entries: dict[int, int],
          allow_entry: bool, max_entries: int = 1,
-         outer: dict[int, int] | None = None) -> list[int] | None:
+         outer: dict[int, int] | None = None, limit: int = -1) -> list[int] | None:
     """Indices from ``start`` to a terminal instruction, straight-line and entered only
     at ``start`` (at most ``max_entries`` times) and by the ``outer`` jumps of an
-    enclosing expression, all under one exception handler; None otherwise."""
+    enclosing expression, all under one exception handler; None otherwise (``_LONG``
+    once more than ``limit`` instructions were walked, where ``limit`` >= 0)."""
     instrs = bc.instrs
     if start >= len(instrs):
         return None
@@ -188,6 +213,8 @@ def _arm(bc: Bytecode, start: int, entries: dict[int, int],
         out.append(k)
         if op in TERMINAL:
             return out if all(t <= k for t in inner) else None
+        if len(out) == limit:
+            return _LONG
         if op == "JUMP" and instrs[k].target > k and entries.get(instrs[k].target) == 1:
             k = entered = instrs[k].target  # a jump to code entered only from here
             continue

@@ -627,14 +627,14 @@ class Clauses(Parts):
         flow comes back into the region)."""
         extra: set[int] = set()
         todo = [h]
-        stops = set(ctx.region)
+        stops: set[int] = set()  # (and the region's blocks, not copied: one per try)
         if ctx.loop is not None:
             stops |= {ctx.loop.cont}
             if ctx.loop.follow is not None:
                 stops.add(ctx.loop.follow)
         while todo:
             n = todo.pop()
-            if n in extra or n in stops or n not in self.blocks:
+            if n in extra or n in ctx.region or n in stops or n not in self.blocks:
                 continue
             extra.add(n)
             todo.extend(self._succs(n))

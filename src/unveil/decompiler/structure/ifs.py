@@ -65,12 +65,14 @@ class IfEnds(Parts):
             then_t, else_t = else_t, then_t  # (the test as laid out: ``if x is None``)
         if self.blocks[b].term.fall != then_t or else_t < then_t:
             return EXIT
-        body, other = self._arm_reach(b, then_t, ctx), self._arm_reach(b, else_t, ctx)
-        if not other or body & other or min(other) < else_t:
-            return EXIT
+        body = self._arm_reach(b, then_t, ctx)
         arm = {n for n in body if n < else_t}  # (the body's blocks laid out before the else)
         term = self.blocks[max(arm, default=then_t)].term
-        if term.kind != "goto" or term.targets[0] <= max(other):
+        if term.kind != "goto":
+            return EXIT  # (before the else's reach: all of the rest of an elif chain)
+        other = self._arm_reach(b, else_t, ctx)
+        if not other or body & other or min(other) < else_t \
+                or term.targets[0] <= max(other):
             return EXIT
         after = term.targets[0]
         if any(s not in arm and s != after and (

@@ -549,8 +549,10 @@ def _drop_duplicated_tails(stmts: list[ast.stmt]) -> None:
     """The compiler copies a short ``return`` tail into branches that jump to it; when a
     loop's ``else`` or an ``if`` ends with a copy of the statements after it, drop the copy."""
     for i, s in enumerate(stmts):
+        if not 0 < len(stmts) - i - 1 <= 3:
+            continue  # (before the tail is copied: quadratic in a long body)
         tail = stmts[i + 1:]
-        if not tail or not isinstance(tail[-1], ast.Return | ast.Raise) or len(tail) > 3:
+        if not isinstance(tail[-1], ast.Return | ast.Raise):
             continue
         if isinstance(s, ast.For | ast.AsyncFor | ast.While) and s.orelse:
             _cut_tail(s.orelse, tail, keep_one=False)

@@ -109,6 +109,43 @@ _MIN_SPECULATION = 400
 _MAX_APART = 3
 
 
+class _Members:
+    """Blocks ``base`` less ``less`` and ``more``, for ``in`` only: a set of the blocks
+    around a fold without copying ``base`` (a superblock's blocks, as many as the
+    function's statements; copied for every branch folded, quadratic). ``base`` does not
+    change while this is in use; ``add``/``update`` add to ``more``."""
+
+    __slots__ = ("base", "more", "less", "depth")
+
+    def __init__(self, base: set[int] | _Members, more: object = (), less: object = ()
+                 ) -> None:
+        self.depth = base.depth + 1 if isinstance(base, _Members) else 1
+        if self.depth > 16:  # (a deep chain of views: one set again)
+            base, self.depth = base.flat(), 1
+        self.base = base
+        self.more = set(more)  # type: ignore[call-overload]
+        self.less = set(less)  # type: ignore[call-overload]
+
+    def __contains__(self, x: object) -> bool:
+        return x in self.more or (x not in self.less and x in self.base)
+
+    def __or__(self, other: object) -> _Members:
+        return _Members(self, other)
+
+    def __sub__(self, other: object) -> _Members:
+        return _Members(self, (), other)
+
+    def add(self, x: int) -> None:
+        self.more.add(x)
+
+    def update(self, xs: object) -> None:
+        self.more.update(xs)  # type: ignore[call-overload]
+
+    def flat(self) -> set[int]:
+        base = self.base.flat() if isinstance(self.base, _Members) else self.base
+        return {x for x in base if x not in self.less} | self.more
+
+
 class Translator:
     """Runs the executor over a CFG's blocks in reverse postorder and builds the IR graph.
 
@@ -269,27 +306,31 @@ class Translator:
     def _translate(self, block: Block, entry: list[ast.expr]) -> IRBlock:
         state = State(list(entry))
         absorbed = [block.id]
+        absorbed_set = {block.id}
         b = block
         while True:
             term = self._run_block(b, state)
             while term.kind == "branch":
-                folded = self._collapse(term, state, b.handler, set(absorbed), set(absorbed))
+                folded = self._collapse(term, state, b.handler, _Members(absorbed_set),
+                                        _Members(absorbed_set))
                 if folded is None:
                     break
                 term, absorbed_more = folded
                 absorbed.extend(absorbed_more)
+                absorbed_set.update(absorbed_more)
             if term.kind == "goto":
                 nxt = self.cfg.blocks.get(term.targets[0])
                 # (values left on the stack keep the blocks together, unless they are
                 # those the block was entered with, a loop's iterator, or only those of
                 # the except clause that holds the code: 3.10's ``break`` from a loop in
                 # the clause to the clause's code after it)
-                if nxt is not None and self._mergeable(nxt, b.handler, absorbed) \
+                if nxt is not None and self._mergeable(nxt, b.handler, absorbed_set) \
                         and (not self._jumps_away(b, nxt) or bool(state.stack) and (
                             len(state.stack) != len(entry)
                             or any(x is not y for x, y in zip(state.stack, entry, strict=True)))
                             and not handler_values_only(state.stack)):
                     absorbed.append(nxt.id)
+                    absorbed_set.add(nxt.id)
                     b = nxt
                     continue
             break
@@ -305,13 +346,13 @@ class Translator:
         the layout tells the structurer where ``else`` clauses end."""
         return nxt.start != b.end and self.bc.instrs[b.end - 1].op == "JUMP"
 
-    def _mergeable(self, nxt: Block, handler: Handler | None, absorbed: list[int]) -> bool:
+    def _mergeable(self, nxt: Block, handler: Handler | None,
+                   absorbed: set[int] | _Members) -> bool:
         if nxt.id == self.cfg.entry or nxt.handles or nxt.id in absorbed:
             return False
         if nxt.handler != handler or self.bc.instrs[nxt.start].op == "FOR_ITER":
             return False  # (a loop's test is a block of its own, also where none jumps back)
-        preds = set(nxt.preds)
-        return len(nxt.preds) == 1 or preds <= set(absorbed)
+        return len(nxt.preds) == 1 or all(p in absorbed for p in nxt.preds)
 
     def _finish(self, term: Term, state: State, handler: Handler | None) -> None:
         """Assign to temporaries what is still pending before the block is left."""
@@ -422,8 +463,8 @@ class Translator:
         ex.spec_floor = _current_seq()
         st = state.fork()
         absorbed = [block.id]
-        local_region = set(region) | {block.id}
-        local_inside = set(inside) | {block.id}
+        local_region = _Members(region, (block.id,))
+        local_inside = _Members(inside, (block.id,))
         try:
             b = block
             while True:
@@ -441,7 +482,7 @@ class Translator:
                     nxt = self.cfg.blocks.get(term.targets[0])
                     if nxt is not None and nxt.id not in self.owner \
                             and nxt.id not in local_region \
-                            and self._mergeable(nxt, handler, list(local_inside)):
+                            and self._mergeable(nxt, handler, local_inside):
                         absorbed.append(nxt.id)
                         local_region.add(nxt.id)
                         local_inside.add(nxt.id)
@@ -489,14 +530,14 @@ class Translator:
         assert test is not None
         # the edges of this very branch are not folded yet
         joined = inside
-        inside = inside - {term.src}
+        inside = _Members(inside, (), (term.src,))
         outer = pending | {term.src} if term.src is not None else pending
         if any(isinstance(n, Special) and n.kind == "eg_split" for n in nodes_under(test)):
             return None  # an ``except*`` clause's test stays one, however empty its body
         then_o = self._explore(then_t, state, handler, region, inside, term.src, outer)
         if then_o is None or then_o.state.stmts:
             return None
-        else_o = self._explore(else_t, state, handler, region | set(then_o.absorbed), inside,
+        else_o = self._explore(else_t, state, handler, _Members(region, then_o.absorbed), inside,
                                term.src, outer)
         if else_o is None or else_o.state.stmts:
             return None
@@ -520,8 +561,8 @@ class Translator:
             join = then_o.targets[0]
             merged = merge_values(test, then_o.state.stack, else_o.state.stack,
                                    term.fall == else_t)
-            if merged is not None and self._join_closed(join, joined | pending, then_o, else_o,
-                                                        pending, region):
+            if merged is not None and self._join_closed(join, _Members(joined, pending), then_o,
+                                                        else_o, pending, region):
                 state.stack[:] = merged
                 return Term("goto", [join], line=term.line), then_o.absorbed + else_o.absorbed
             return None
@@ -649,7 +690,7 @@ class Translator:
             for popped in (1, 0):
                 pop_target = side.targets[popped]
                 probe = self._explore(pop_target, State(list(stack2)), handler,
-                                      region | set(side.absorbed), set())
+                                      _Members(region, side.absorbed), set())
                 if probe is not None and probe.kind == "goto" and probe.targets == [x] \
                         and not probe.state.stmts and probe.absorbed == [pop_target] \
                         and same_stack(probe.state.stack, state.stack, None, None):
@@ -840,11 +881,14 @@ class Translator:
         jb = self.cfg.blocks.get(join)
         if jb is None or jb.handles:
             return False
-        inside = set(folded) | set(then_o.absorbed) | set(else_o.absorbed)
-        extra = [p for p in jb.preds if p not in inside]
+        absorbed = {*then_o.absorbed, *else_o.absorbed}
+        extra = [p for p in jb.preds if p not in folded and p not in absorbed]
         if not extra:
             return True
-        return bool(pending) and set(extra) <= region | self.layout.ahead(pending, join)
+        if not pending:
+            return False
+        ahead = self.layout.ahead(pending, join)
+        return all(p in region or p in ahead for p in extra)
 
 def _current_seq() -> int:
     probe = stamp(ast.Constant(None))
