@@ -4,8 +4,8 @@ Each size of each shape is a fresh process. A shape is a block of code the funct
 repeats with varying names and constants: ``block`` (an assignment, an ``if``/``else``, a
 ``for`` loop, a ``try``/``except``, calls), ``ifexp`` (``acc = acc + (x if acc % k else
 -x)``), ``boolops`` (``and``/``or`` chains), ``comprehensions`` (one per statement),
-``try_with`` (``try``/``except`` and ``with`` blocks), ``elif`` (one long ``if``/``elif``
-chain) and ``closures`` (a small nested function per block). Reported per shape and size:
+``try_with`` (``try``/``except`` and ``with`` blocks), ``elif`` (``if``/``elif`` chains of
+500 arms) and ``closures`` (a small nested function per block). Reported per shape and size:
 the time of ``unveil.decompile``, the peak memory the process gained while decompiling
 (``ru_maxrss``), the same function's ``compile()`` time as the baseline, and whether the
 output has the shape of the input (no ``_s<n>``/``_t<n>`` temporaries, no state machine:
@@ -56,7 +56,7 @@ SHAPES = {
         acc += v{n}
 """,
     "elif": """\
-    elif x == {i}:
+    {kw} x == {i}:
         acc = {i}
 """,
     "closures": """\
@@ -65,15 +65,16 @@ SHAPES = {
     acc = acc + c{i}()
 """,
 }
-OPENING = {"elif": "    if x == -1:\n        acc = -1\n"}  # (the chain's first test)
+CHAIN = 500  # arms of one elif chain (CPython's parser cannot take 10,000 in one)
 
 
 def source(shape: str, lines: int) -> str:
     """A function of about ``lines`` lines of ``shape``."""
     block = SHAPES[shape]
     count = max(1, lines // block.count("\n"))
-    body = "".join(block.format(i=i, n=i % 50) for i in range(count))
-    return HEADER + OPENING.get(shape, "") + body + "    return acc, y\n"
+    body = "".join(block.format(i=i, n=i % 50, kw="elif" if i % CHAIN else "if")
+                   for i in range(count))
+    return HEADER + body + "    return acc, y\n"
 
 
 def measure(shape: str, lines: int) -> dict[str, object]:
@@ -130,6 +131,11 @@ def main() -> int:
                 rows.append({"shape": shape, "lines": size, "timeout_s": args.timeout})
                 print(f"{shape:>15} {size:>7}  over {args.timeout:.0f} s", flush=True)
                 break  # (the larger sizes take longer still)
+            except subprocess.CalledProcessError as exc:
+                error = (exc.stderr.strip().splitlines() or ["?"])[-1]
+                rows.append({"shape": shape, "lines": size, "error": error})
+                print(f"{shape:>15} {size:>7}  failed: {error}", flush=True)
+                continue
             row = json.loads(done.stdout.strip().splitlines()[-1])
             rows.append(row)
             done_rows.append(row)
