@@ -16,7 +16,10 @@ const pyodideDir = path.resolve(
   process.env.UNVEIL_PYODIDE_DIR ?? path.join(repo, ".cache/pyodide/node_modules/pyodide"),
 );
 const { loadPyodide } = await import(pathToFileURL(path.join(pyodideDir, "pyodide.mjs")).href);
-const py = await loadPyodide({ indexURL: pyodideDir + path.sep, env: { HOME: "/home/pyodide" } });
+// (PYTHONHASHSEED passes through: scripts/same_output.py needs a fixed one)
+const env = { HOME: "/home/pyodide" };
+if (process.env.PYTHONHASHSEED) env.PYTHONHASHSEED = process.env.PYTHONHASHSEED;
+const py = await loadPyodide({ indexURL: pyodideDir + path.sep, env });
 const write = (fd) => ({ write: (buf) => fs.writeSync(fd, buf), isatty: false });
 py.setStdout(write(1));
 py.setStderr(write(2));

@@ -1,11 +1,16 @@
 """Is the decompiler's output unchanged? Fingerprints of its text, to compare before and
 after a change that must not alter output (a move, a refactor, a speed-up).
 
-    python scripts/same_output.py stdlib OUT.json          # every stdlib module, this Python
+    python scripts/same_output.py stdlib OUT.json [DIR]    # every stdlib module, this Python
+                                                           #   (or the stdlib in DIR)
     python scripts/same_output.py record DIR               # (torch venv) real-model frames,
                                                            #   recorded once with unveil.record
     python scripts/same_output.py frames DIR OUT.json      # their files, written by this tree
     python scripts/same_output.py compare A.json B.json    # exit status 1 when they differ
+
+On 3.14, in Pyodide: ``PYTHONHASHSEED=0 node scripts/pyodide_python.mjs
+scripts/same_output.py stdlib OUT.json /tmp/std314`` (the stdlib unzipped from Pyodide's
+``python_stdlib.zip``, as ``scripts/pyodide_python.mjs`` says).
 
 ``stdlib`` decompiles each module of the running interpreter's standard library (the
 files ``benchmarks/stdlib_roundtrip.py`` reads) as one module code object (nested code
@@ -43,11 +48,11 @@ def _digest(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:20]
 
 
-def stdlib(out: Path) -> int:
+def stdlib(out: Path, root: Path | None = None) -> int:
     sys.path.insert(0, str(SRC))
     import unveil
 
-    root = Path(sysconfig.get_paths()["stdlib"])
+    root = root or Path(sysconfig.get_paths()["stdlib"])
     files = sorted(p for p in root.rglob("*.py")
                    if not EXCLUDE & set(p.relative_to(root).parts[:-1]))
     result: dict[str, str] = {}
@@ -141,11 +146,12 @@ def compare(a: Path, b: Path) -> int:
 
 
 def main(argv: list[str]) -> int:
-    if os.environ.get("PYTHONHASHSEED") != "0":  # (set literals' order follows the seed)
+    if os.environ.get("PYTHONHASHSEED") != "0":  # (set literals' order follows the seed;
+        #                                            in Pyodide: set it when loading)
         os.environ["PYTHONHASHSEED"] = "0"
         return subprocess.call([sys.executable, str(HERE), *argv])
-    if argv[:1] == ["stdlib"] and len(argv) == 2:
-        return stdlib(Path(argv[1]))
+    if argv[:1] == ["stdlib"] and len(argv) in (2, 3):
+        return stdlib(Path(argv[1]), Path(argv[2]) if len(argv) == 3 else None)
     if argv[:1] == ["record"] and len(argv) == 2:
         return record(Path(argv[1]))
     if argv[:1] == ["_record"] and len(argv) == 3:
