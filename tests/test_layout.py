@@ -87,7 +87,7 @@ def test_modules_and_classes_are_small_or_documented() -> None:
 #   comprehension's region through the driver (``scope.Scope``) and makes it an expression
 #   with tidy's ``comprehensions``.
 DECOMPILER_LAYERS = (
-    "ir", "graph", "translate", "render", "scope", "structure", "tidy", "rewrite",
+    "graph", "ir", "translate", "render", "scope", "structure", "tidy", "rewrite",
     "pipeline", "functions", "deep", "api",
 )
 

@@ -10,12 +10,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from ..ir.blocks import IRBlock, IRGraph
 from ..ir.exprs import ExcMatch, Shared, Slot, Special, handler_values_only
 from ..ir.facts import attach
 from ..ir.markers import ExcMarker, is_marker
 from ..ir.nodes import same
 from ..render.renderer import preview
-from ..translate.blocks import IRBlock, IRGraph
 
 
 class Unstructurable(Exception):

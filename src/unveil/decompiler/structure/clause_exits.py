@@ -7,10 +7,10 @@ from __future__ import annotations
 import ast
 from dataclasses import replace
 
+from ..ir.blocks import IRBlock, IRGraph
 from ..ir.exprs import Slot, Special
 from ..ir.facts import attach
 from ..render.renderer import preview
-from ..translate.blocks import IRBlock, IRGraph
 from .base import (
     Ctx,
     Loop,

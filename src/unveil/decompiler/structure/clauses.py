@@ -10,10 +10,10 @@ from dataclasses import replace
 
 from ...bytecode import COLD_HANDLERS, ELSE_AFTER_BODY
 from ..graph.regions import dominators
+from ..ir.blocks import IRBlock, IRGraph, Term
 from ..ir.exprs import ExcMatch, Slot, Special
 from ..ir.markers import ExcMarker
 from ..render.renderer import preview
-from ..translate.blocks import IRBlock, IRGraph, Term
 from .base import (
     COMPOUND,
     ClauseInfo,

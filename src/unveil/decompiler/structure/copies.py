@@ -11,9 +11,9 @@ from __future__ import annotations
 import ast
 import copy
 
+from ..ir.blocks import IRBlock
 from ..ir.exprs import Slot
 from ..ir.nodes import same
-from ..translate.blocks import IRBlock
 from .base import COMPOUND, breaks_for, canonical, leaves, matches
 
 

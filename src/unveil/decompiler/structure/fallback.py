@@ -30,10 +30,10 @@ import sys
 from typing import Any
 
 from ...errors import DecompilationError
+from ..ir.blocks import IRBlock, IRGraph
 from ..ir.exprs import Names, Slot, Special
 from ..ir.facts import attach
 from ..ir.markers import ExcMarker, is_marker
-from ..translate.blocks import IRBlock, IRGraph
 
 VERSION = sys.version_info[:2]
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 import ast
 
 from ..graph.regions import EXIT, dominates
+from ..ir.blocks import IRBlock, Term
 from ..ir.facts import attach
-from ..translate.blocks import IRBlock, Term
 from .base import Ctx, Loop, Parts
 
 

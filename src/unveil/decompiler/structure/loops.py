@@ -14,9 +14,9 @@ import ast
 
 from ...bytecode import COLD_HANDLERS, COPIED_BREAK_RETURNS, COPIED_LOOP_TESTS
 from ..graph.regions import dominates
+from ..ir.blocks import IRBlock, Term
 from ..ir.markers import ExcMarker
 from ..render.renderer import preview
-from ..translate.blocks import IRBlock, Term
 from .base import (
     Ctx,
     Parts,

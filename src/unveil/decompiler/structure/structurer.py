@@ -31,10 +31,10 @@ from ..graph.regions import (
     postdominators,
     reverse_postorder,
 )
+from ..ir.blocks import IRBlock, IRGraph, Term
 from ..ir.exprs import Iterator, Shared, Slot, Special, negate, operator_flips
 from ..ir.facts import attach
 from ..ir.markers import ExcMarker
-from ..translate.blocks import IRBlock, IRGraph, Term
 from .base import (
     MAX_VISITS,
     STRUCTURAL,

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from ..graph.cfg import CFG
-    from ..translate.blocks import IRBlock
+    from ..ir.blocks import IRBlock
 
 
 def written_return(cfg: CFG, block: IRBlock) -> bool:

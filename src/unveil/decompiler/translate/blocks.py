@@ -13,13 +13,14 @@ boundaries as variables named after the stack slot (``_s0``...), assigned on the
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 from ...bytecode import Handler
 from ...errors import DecompilationError
 from ..graph.cfg import CFG, Block
 from ..graph.layout import Layout
 from ..graph.regions import reverse_postorder
+from ..ir.blocks import IRBlock, IRGraph, Term
 from ..ir.exprs import (
     Cell,
     ExcMatch,
@@ -38,54 +39,6 @@ from ..ir.nodes import nodes_under
 from .executor import Executor
 from .machine import Context, Speculation, State, stamp
 from .merging import boolop, conditional, merge_values, same_stack
-
-
-@dataclass(slots=True)
-class Term:
-    """How an IR block ends.
-
-    ``kind``: ``goto`` (targets[0]), ``branch`` (test; targets = [then, else]),
-    ``for`` (test is the iterator; targets = [body, exit]), ``return`` (value),
-    ``raise`` (value, cause; value None re-raises), ``reraise`` (value).
-    """
-
-    kind: str
-    targets: list[int] = field(default_factory=list)
-    test: ast.expr | None = None
-    value: ast.expr | None = None
-    cause: ast.expr | None = None
-    line: int | None = None
-    src: int = -1  # the block whose last instruction made this terminator
-    fall: int = -1  # for a branch: the target laid out right after it (the ``if`` body)
-    back: bool = False  # a goto: a jump straight back (a ``continue``, a loop's end)
-
-
-@dataclass(slots=True)
-class IRBlock:
-    id: int
-    blocks: list[int]
-    entry: list[ast.expr]
-    stmts: list[ast.stmt]
-    exit: list[ast.expr]
-    term: Term
-    handler: Handler | None
-    handler_block: int | None = None
-    preds: list[int] = field(default_factory=list)
-    line: int | None = None
-
-    @property
-    def succs(self) -> list[int]:
-        return self.term.targets
-
-
-@dataclass(slots=True)
-class IRGraph:
-    blocks: dict[int, IRBlock]
-    entry: int
-    cfg: CFG
-
-    def ordered(self) -> list[IRBlock]:
-        return [self.blocks[k] for k in sorted(self.blocks)]
 
 
 @dataclass(slots=True)
