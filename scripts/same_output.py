@@ -106,14 +106,10 @@ def record(target: Path) -> int:
     return 0
 
 
-def _normalised(text: str) -> str:
-    text = re.sub(r"(__compiled_fn_\d+)_[0-9a-f_]{36}", r"\1", text)
-    text = re.sub(r"(___check_(?:obj|type)_id\([^,]+, )\d+", r"\1ID", text)
-    text = re.sub(r"at 0x[0-9a-f]+", "at 0x", text)
-    return re.sub(r"_\d{9,}_", "_ID_", text)
-
-
 def frames(recordings: Path, out: Path) -> int:
+    sys.path.insert(0, str(BENCHMARKS))
+    from record_models import normalised  # (what differs between two processes, left out)
+
     result: dict[str, str] = {}
     env = dict(os.environ, PYTHONPATH=str(SRC) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     with tempfile.TemporaryDirectory() as tmp:
@@ -125,7 +121,7 @@ def frames(recordings: Path, out: Path) -> int:
             for path in sorted(copy.rglob("*.py")):
                 if path.name.startswith(("__transformed_code_", "full_code_for_")):
                     key = f"{dump.name}/{path.relative_to(copy)}"
-                    result[key] = _digest(_normalised(path.read_text()))
+                    result[key] = _digest(normalised(path.read_text(), path.name))
     out.write_text(json.dumps({"python": sys.version.split()[0], "texts": result}, indent=1))
     print(f"{len(result)} files of {len(list(recordings.iterdir()))} recordings")
     return 0

@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -226,7 +227,9 @@ def test_a_new_run_replaces_a_finished_dump_with_the_same_names(tmp_path: Path) 
     assert "__transformed_code_1_for_data_dependent.py" not in runs[1]
 
 
-def test_each_distributed_rank_dumps_under_its_own_directory(tmp_path: Path) -> None:
+@contextlib.contextmanager
+def _one_rank_group() -> Iterator[None]:
+    """A gloo process group of one rank on a free local port (skips without one)."""
     dist = pytest.importorskip("torch.distributed")
     if not dist.is_available():
         pytest.skip("torch.distributed is not available")
@@ -238,10 +241,14 @@ def test_each_distributed_rank_dumps_under_its_own_directory(tmp_path: Path) -> 
     dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=0,
                             world_size=1)
     try:
-        with unveil.prepare_debug(tmp_path):
-            torch.compile(data_dependent, backend="eager")(torch.ones(2))
+        yield
     finally:
         dist.destroy_process_group()
+
+
+def test_each_distributed_rank_dumps_under_its_own_directory(tmp_path: Path) -> None:
+    with _one_rank_group(), unveil.prepare_debug(tmp_path):
+        torch.compile(data_dependent, backend="eager")(torch.ones(2))
     assert (tmp_path / "rank_0" / "__transformed_code_0_for_data_dependent.py").exists()
     assert (tmp_path / "rank_0" / "manifest.json").exists()
 
@@ -250,13 +257,9 @@ def test_fsdp2_blocks_each_compiled_run_unveils_code(tmp_path: Path) -> None:
     """FSDP2 (``fully_shard`` on each block, each block compiled; gloo, one rank): every
     frame Dynamo transforms runs unveil's code, forward and backward give what a run
     without unveil gives, and no warning claims a frame came from Dynamo's cache."""
-    dist = pytest.importorskip("torch.distributed")
-    if not dist.is_available():
-        pytest.skip("torch.distributed is not available")
     fsdp = pytest.importorskip("torch.distributed.fsdp")
     if not hasattr(fsdp, "fully_shard"):
         pytest.skip("this PyTorch has no FSDP2 (torch.distributed.fsdp.fully_shard)")
-    import socket
 
     class Block(torch.nn.Module):
         def __init__(self) -> None:
@@ -280,18 +283,13 @@ def test_fsdp2_blocks_each_compiled_run_unveils_code(tmp_path: Path) -> None:
             out.sum().backward()
         return out.detach(), [p.grad.full_tensor() for p in model.parameters()]
 
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=0,
-                            world_size=1)
     try:
-        plain = step(None)
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            ours = step(tmp_path)
+        with _one_rank_group():
+            plain = step(None)
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                ours = step(tmp_path)
     finally:
-        dist.destroy_process_group()
         torch._dynamo.reset()
     assert torch.equal(plain[0], ours[0])
     assert all(torch.equal(a, b) for a, b in zip(plain[1], ours[1], strict=True))
