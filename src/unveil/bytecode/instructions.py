@@ -36,7 +36,6 @@ import bisect
 import dis
 import opcode as _opcode
 import sys
-import weakref
 from dataclasses import dataclass, field, replace
 from types import CodeType
 from typing import Any
@@ -44,7 +43,7 @@ from typing import Any
 from ..codeobj import CodeFlag
 from ..errors import DecompilationError
 from .exceptions import RawHandler, parse_exception_table, simulate_block_stack
-from .listing import Raw, instructions
+from .listing import Raw, RecentCodes, instructions
 
 VERSION = sys.version_info[:2]
 
@@ -174,23 +173,20 @@ class Bytecode:
 
 # The tables of a code object itself, not of its instructions as rewritten: built once
 # for all the Bytecodes of one code (each pass, each inlined comprehension's region
-# makes a new one: building them again for each is quadratic in a long function). The
-# last few codes, weakly (as listing.instructions); never changed once built.
-_TABLES: list[tuple[weakref.ref[CodeType], list[tuple[int | None, ...]],
-                    dict[int, tuple[int, int | None]]]] = []
-
-
-def _forget_tables(gone: weakref.ref[CodeType]) -> None:
-    _TABLES[:] = [entry for entry in _TABLES if entry[0] is not gone]
+# makes a new one: building them again for each is quadratic in a long function); never
+# changed once built.
+_TABLES: RecentCodes[tuple[list[tuple[int | None, ...]], dict[int, tuple[int, int | None]]]] \
+    = RecentCodes()
 
 
 def _code_tables(code: CodeType) -> tuple[list[tuple[int | None, ...]],
                                           dict[int, tuple[int, int | None]]]:
     """(positions by instruction, the ``NOP`` before each offset) of ``code``."""
-    for known, positions, nops in _TABLES:
-        if known() is code:
-            return positions, nops
-    positions = list(code.co_positions()) if hasattr(code, "co_positions") else []
+    known = _TABLES.get(code)
+    if known is not None:
+        return known
+    positions: list[tuple[int | None, ...]] = \
+        list(code.co_positions()) if hasattr(code, "co_positions") else []
     nops: dict[int, tuple[int, int | None]] = {}
     lines = line_table(code)
     nop: int | None = None
@@ -200,8 +196,7 @@ def _code_tables(code: CodeType) -> tuple[list[tuple[int | None, ...]],
         if nop is not None:
             nops[ins.offset] = (nop, lines.get(nop))
         nop = ins.offset if ins.opname in ("NOP", "POP_BLOCK") else None
-    _TABLES.insert(0, (weakref.ref(code, _forget_tables), positions, nops))
-    del _TABLES[8:]
+    _TABLES.put(code, (positions, nops))
     return positions, nops
 
 

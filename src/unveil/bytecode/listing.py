@@ -21,9 +21,11 @@ import opcode as _opcode
 import sys
 import weakref
 from types import CodeType
-from typing import Any, NamedTuple
+from typing import Any, Generic, NamedTuple, TypeVar
 
 from ..errors import BadInputError
+
+_T = TypeVar("_T")
 
 VERSION = sys.version_info[:2]
 
@@ -138,9 +140,9 @@ def instructions(code: CodeType) -> list[Raw]:
     """``dis.get_instructions(code)`` as :class:`Raw` records (see the module docstring).
     The last few code objects listed are remembered (weakly, by identity): Dynamo's code
     is read by the decompiler and then by the equivalence check."""
-    for known, listed in _RECENT:
-        if known() is code:
-            return list(listed)
+    listed = _RECENT.get(code)
+    if listed is not None:
+        return list(listed)
     try:
         result = _decode(code) if _CACHES is not None else None
         if result is None:
@@ -154,18 +156,34 @@ def instructions(code: CodeType) -> list[Raw]:
             raise BadInputError(f"malformed bytecode in {where(code)}: the jump at offset "
                                 f"{r.offset} goes to offset {r.argval}, where no "
                                 "instruction starts")
-    _RECENT.insert(0, (weakref.ref(code, _forget), tuple(result)))
-    del _RECENT[8:]
+    _RECENT.put(code, tuple(result))
     return result
 
 
-# (code, its instructions), newest first; an entry goes with its code object, so the
-# constants its instructions hold (a tensor, say) are not kept alive here
-_RECENT: list[tuple[weakref.ref[CodeType], tuple[Raw, ...]]] = []
+class RecentCodes(Generic[_T]):
+    """A value per code object for the last ``size`` code objects, newest first, each
+    held weakly: an entry goes with its code object, so the constants it holds (a
+    tensor, say) are not kept alive here."""
+
+    def __init__(self, size: int = 8) -> None:
+        self.size = size
+        self._entries: list[tuple[weakref.ref[CodeType], _T]] = []
+
+    def get(self, code: CodeType) -> _T | None:
+        for known, value in self._entries:
+            if known() is code:
+                return value
+        return None
+
+    def put(self, code: CodeType, value: _T) -> None:
+        self._entries.insert(0, (weakref.ref(code, self._forget), value))
+        del self._entries[self.size:]
+
+    def _forget(self, gone: weakref.ref[CodeType]) -> None:
+        self._entries[:] = [entry for entry in self._entries if entry[0] is not gone]
 
 
-def _forget(gone: weakref.ref[CodeType]) -> None:
-    _RECENT[:] = [entry for entry in _RECENT if entry[0] is not gone]
+_RECENT: RecentCodes[tuple[Raw, ...]] = RecentCodes()  # (code, its instructions)
 
 
 def _decode(code: CodeType) -> list[Raw] | None:
