@@ -18,12 +18,11 @@ from .instructions import (
     Handler,
     Instr,
     for_iter_exit,
-    instructions,
     line_table,
     read,
     retarget,
 )
-from .listing import LITERAL_TYPES, Raw, branches, qualname_constants
+from .listing import LITERAL_TYPES, Raw, branches, instructions, qualname_constants
 
 __all__ = ["COLD_HANDLERS", "CONDITIONAL_JUMPS", "COPIED_BREAK_RETURNS", "COPIED_LOOP_TESTS", "ELSE_AFTER_BODY",
            "FOLDED_NOT_TESTS", "INLINED_COMPREHENSIONS", "LITERAL_TYPES", "Bytecode", "Handler", "Instr", "Raw", "branches", "for_iter_exit",

@@ -77,7 +77,7 @@ def simulate_block_stack(code: CodeType, instrs: list[Raw]) -> list[RawHandler]:
     state: dict[int, tuple[int, tuple[tuple[str, int, int], ...]]] = {}
     # a generator starts with the value it was first sent, which GEN_START pops
     start_depth = 1 if instrs and instrs[0].opname == "GEN_START" else 0
-    work = [(0, start_depth, ())]
+    work: list[tuple[int, int, tuple[tuple[str, int, int], ...]]] = [(0, start_depth, ())]
     handlers: dict[int, tuple[int, int]] = {}
     while work:
         k, depth, blocks = work.pop()

@@ -38,7 +38,7 @@ import opcode as _opcode
 import sys
 from dataclasses import dataclass, field, replace
 from types import CodeType
-from typing import Any
+from typing import Any, cast
 
 from ..codeobj import CodeFlag
 from ..errors import DecompilationError
@@ -414,7 +414,7 @@ def read(code: CodeType) -> Bytecode:
             emit("RETURN_VALUE", ins)
             continue
         if name == "LOAD_GLOBAL":
-            null = VERSION >= (3, 11) and bool(ins.arg & 1)
+            null = VERSION >= (3, 11) and bool(cast(int, ins.arg) & 1)
             if null and VERSION < (3, 13):
                 emit("PUSH_NULL", ins)
             emit("LOAD_GLOBAL", ins, argval=ins.argval)
@@ -422,7 +422,7 @@ def read(code: CodeType) -> Bytecode:
                 emit("PUSH_NULL", ins)
             continue
         if name == "LOAD_ATTR":
-            if VERSION >= (3, 12) and ins.arg & 1:
+            if VERSION >= (3, 12) and cast(int, ins.arg) & 1:
                 emit("LOAD_METHOD", ins, argval=ins.argval)
             else:
                 emit("LOAD_ATTR", ins, argval=ins.argval)
@@ -431,7 +431,7 @@ def read(code: CodeType) -> Bytecode:
             emit("LOAD_METHOD", ins, argval=ins.argval)
             continue
         if name == "LOAD_SUPER_ATTR":
-            emit("LOAD_SUPER_ATTR", ins, ins.arg & 3, ins.argval)
+            emit("LOAD_SUPER_ATTR", ins, cast(int, ins.arg) & 3, ins.argval)
             continue
         if name == "LOAD_LOCALS" and k < n and raw[k].opname == "LOAD_FROM_DICT_OR_DEREF" \
                 and raw[k].offset not in jump_targets:
@@ -444,7 +444,7 @@ def read(code: CodeType) -> Bytecode:
             emit("LOAD_COMMON", ins, argval="AssertionError")
             continue
         if name == "LOAD_COMMON_CONSTANT":
-            emit("LOAD_COMMON", ins, argval=_COMMON_CONSTANTS[ins.arg])
+            emit("LOAD_COMMON", ins, argval=_COMMON_CONSTANTS[cast(int, ins.arg)])
             continue
         if name in _JUMPS_UNCONDITIONAL:
             emit("JUMP", ins, jump=ins.argval)
@@ -485,10 +485,10 @@ def read(code: CodeType) -> Bytecode:
             emit("TO_BOOL", ins)
             continue
         if name == "COMPARE_OP":
-            emit("COMPARE_OP", ins, argval=_compare_op(ins.arg))
+            emit("COMPARE_OP", ins, argval=_compare_op(cast(int, ins.arg)))
             continue
         if name == "BINARY_OP":
-            sym = _NB_OPS[ins.arg]
+            sym = _NB_OPS[cast(int, ins.arg)]
             if sym == "[]":
                 emit("BINARY_SUBSCR", ins)
             else:
@@ -508,12 +508,12 @@ def read(code: CodeType) -> Bytecode:
             emit("COPY", ins, 2, 2)
             continue
         if name in ("ROT_TWO", "ROT_THREE", "ROT_FOUR", "ROT_N"):
-            depth = {"ROT_TWO": 2, "ROT_THREE": 3, "ROT_FOUR": 4}.get(name, ins.arg)
+            depth = {"ROT_TWO": 2, "ROT_THREE": 3, "ROT_FOUR": 4}.get(name, cast(int, ins.arg))
             for d in range(depth, 1, -1):
                 emit("SWAP", ins, d, d)
             continue
         if name == "KW_NAMES":
-            kw_names = code.co_consts[ins.arg]  # 3.11's dis leaves argval unknown
+            kw_names = code.co_consts[cast(int, ins.arg)]  # 3.11's dis leaves argval unknown
             continue
         if name in ("CALL", "CALL_METHOD"):
             if kw_names is not None:
@@ -527,12 +527,12 @@ def read(code: CodeType) -> Bytecode:
             if VERSION >= (3, 14):
                 emit("CALL_EX", ins, 2, 2)
             elif VERSION >= (3, 11):
-                emit("CALL_EX", ins, ins.arg & 1, ins.arg & 1)
+                emit("CALL_EX", ins, cast(int, ins.arg) & 1, cast(int, ins.arg) & 1)
             else:
-                emit("CALL_FUNCTION_EX", ins, ins.arg & 1, ins.arg & 1)
+                emit("CALL_FUNCTION_EX", ins, cast(int, ins.arg) & 1, cast(int, ins.arg) & 1)
             continue
         if name == "CALL_INTRINSIC_1":
-            desc = _INTR1[ins.arg]
+            desc = _INTR1[cast(int, ins.arg)]
             mapped = _INTRINSIC_1.get(desc)
             if mapped in ("IMPORT_STAR", "PRINT_EXPR"):
                 # 3.12+: the intrinsic returns None, which a POP_TOP drops; the old
@@ -549,7 +549,7 @@ def read(code: CodeType) -> Bytecode:
                 emit("CALL_INTRINSIC_1", ins, ins.arg, desc)
             continue
         if name == "CALL_INTRINSIC_2":
-            desc = _INTR2[ins.arg]
+            desc = _INTR2[cast(int, ins.arg)]
             if desc == "INTRINSIC_PREP_RERAISE_STAR":
                 emit("PREP_RERAISE_STAR", ins)
             else:
@@ -560,7 +560,7 @@ def read(code: CodeType) -> Bytecode:
             if VERSION >= (3, 13):
                 while k < n and raw[k].opname == "SET_FUNCTION_ATTRIBUTE" \
                         and raw[k].offset not in jump_targets:
-                    flags |= raw[k].arg
+                    flags |= cast(int, raw[k].arg)
                     first_index.setdefault(raw[k].offset, len(out))
                     k += 1
             # 3.10 pushes the qualified name last; arg bit 0x100 says so
@@ -614,7 +614,7 @@ def read(code: CodeType) -> Bytecode:
             emit("YIELD_VALUE", ins, ins.arg, ins.arg)
             continue
         if name == "UNPACK_EX":
-            emit("UNPACK_EX", ins, ins.arg, (ins.arg & 0xFF, ins.arg >> 8))
+            emit("UNPACK_EX", ins, ins.arg, (cast(int, ins.arg) & 0xFF, cast(int, ins.arg) >> 8))
             continue
         if name in _COUNTED:
             emit(name, ins, ins.arg, ins.arg)
@@ -648,7 +648,7 @@ def _next_real(raw: list[Raw], k: int) -> Raw | None:
 
 def for_iter_exit(raw: list[Raw], ins: Raw, k: int) -> int:
     """Byte offset where a ``FOR_ITER`` continues once its iterator is exhausted."""
-    target = ins.argval
+    target: int = ins.argval
     if VERSION < (3, 12):
         return target
     idx = next((j for j in range(k, len(raw)) if raw[j].offset == target), None)
@@ -782,7 +782,7 @@ def _inlined_builtin_call(raw: list[Raw], k: int) -> bool:
         return False
     const, is_op, jump = raw[k], raw[k + 1], raw[k + 2]
     return const.opname == "LOAD_COMMON_CONSTANT" \
-        and _COMMON_CONSTANTS[const.arg] in ("any", "all", "tuple") \
+        and _COMMON_CONSTANTS[cast(int, const.arg)] in ("any", "all", "tuple") \
         and is_op.opname == "IS_OP" and is_op.arg == 0 \
         and jump.opname == "POP_JUMP_IF_FALSE" and jump.argval > jump.offset
 

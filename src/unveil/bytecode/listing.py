@@ -21,7 +21,7 @@ import opcode as _opcode
 import sys
 import weakref
 from types import CodeType
-from typing import Any, Generic, NamedTuple, TypeVar
+from typing import Any, Generic, NamedTuple, TypeVar, cast
 
 from ..errors import BadInputError
 
@@ -121,13 +121,13 @@ def qualname_constants(code: CodeType) -> set[int]:
     """Indices in ``co_consts`` of the strings that give nested code its ``__qualname__``:
     on 3.10 the one ``MAKE_FUNCTION`` takes; in a class body, the one stored to
     ``__qualname__`` (3.11+ keeps a function's in its code object, ``co_qualname``)."""
-    found = set()
+    found: set[int] = set()
     listed = instructions(code)
     for ins, after in zip(listed, listed[1:], strict=False):
         if ins.opname == "LOAD_CONST" and isinstance(ins.argval, str) and (
                 (after.opname == "MAKE_FUNCTION" and VERSION < (3, 11))
                 or (after.opname == "STORE_NAME" and after.argval == "__qualname__")):
-            found.add(ins.arg)
+            found.add(cast(int, ins.arg))  # LOAD_CONST has an argument
     return found
 
 

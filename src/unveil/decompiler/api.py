@@ -100,7 +100,7 @@ def decompile_node(obj: object, constants: Constants | None = None) -> ast.AST:
         value = scope_value(stmts, code.co_freevars)
         if value is None:  # (bytecode no compiler wrote for a lambda, e.g. Dynamo's)
             node = function_def(code, LAMBDA_NAME, dec=dec, statements=stmts)
-            args = node.args  # type: ignore[attr-defined]
+            args = node.args
         else:
             args = build_arguments(code, None, dec.renderer())
         if isinstance(func, FunctionType):
@@ -119,10 +119,10 @@ def decompile_node(obj: object, constants: Constants | None = None) -> ast.AST:
     node = function_def(code, name if name.isidentifier() else "_f", dec)
     if isinstance(func, FunctionType):
         scope = _type_param_scope(func)
-        _apply_function_defaults(node.args, func, dec.renderer(), constants, scope)  # type: ignore
+        _apply_function_defaults(node.args, func, dec.renderer(), constants, scope)
         attach(node, returns=getattr(node.args, "returns", None))
         if scope is not func.__globals__:
-            node.type_params = _type_params(func, scope, dec.renderer())  # type: ignore
+            node.type_params = _type_params(func, scope, dec.renderer())  # type: ignore[union-attr]  # 3.12 field
         if _needs_typing_import(node, func.__globals__):
             return ast.Module(body=[ast.Import(names=[ast.alias(name="typing")]), node],
                               type_ignores=[])
@@ -135,7 +135,8 @@ def _needs_typing_import(node: ast.AST, globals_: dict[str, Any]) -> bool:
 
     if globals_.get("typing") is typing:
         return False
-    heads = [a.annotation for a in ast.walk(node) if isinstance(a, ast.arg) and a.annotation]
+    heads: list[ast.expr | None] = [
+        a.annotation for a in ast.walk(node) if isinstance(a, ast.arg) and a.annotation]
     heads.append(getattr(node, "returns", None))
     return any(isinstance(n, ast.Name) and n.id == "typing"
                for h in heads if h is not None for n in ast.walk(h))
@@ -154,7 +155,7 @@ def _type_param_scope(func: FunctionType) -> dict[str, Any]:
 def _type_params(func: FunctionType, scope: dict[str, Any], r: Renderer) -> list[ast.AST]:
     """``ast`` type parameters for a live generic function's ``__type_params__``."""
     out: list[ast.AST] = []
-    for p in func.__type_params__:
+    for p in func.__type_params__:  # type: ignore[attr-defined]  # 3.12+
         kind = type(p).__name__
         fields: dict[str, Any] = {"name": p.__name__}
         if kind == "TypeVar":
@@ -182,7 +183,7 @@ def comprehension_statement(code: CodeType, constants: Constants,
     stmt: ast.stmt = ast.Expr(value=expr)
     if compilable and code.co_flags & CodeFlag.COROUTINE and code.co_name != "<genexpr>":
         # (or ``await``) inside: only an async function may hold it
-        stmt = ast.AsyncFunctionDef(name="__unveil_async__", args=no_arguments(),
+        stmt = ast.AsyncFunctionDef(name="__unveil_async__", args=no_arguments(),  # type: ignore[call-arg]  # 3.12 field
                                     body=[stmt], decorator_list=[], returns=None,
                                     type_params=[])
     return stmt
@@ -199,7 +200,7 @@ def _apply_function_defaults(args: ast.arguments, func: FunctionType, r: Rendere
     defaults = func.__defaults__ or ()
     args.defaults = [value(v) for v in defaults]
     kw = func.__kwdefaults__ or {}
-    args.kw_defaults = [value(kw[a.arg]) if a.arg in kw else None  # type: ignore[misc]
+    args.kw_defaults = [value(kw[a.arg]) if a.arg in kw else None
                         for a in args.kwonlyargs]
     annotations = getattr(func, "__annotations__", None) or {}
     future = bool(func.__code__.co_flags & CodeFlag.FUTURE_ANNOTATIONS)
@@ -292,7 +293,7 @@ def _prefer_global_names(node: ast.expr, globals_: dict[str, Any]) -> ast.expr:
                         return ast.Name(id=k, ctx=ast.Load())
             return self.generic_visit(n)
 
-    return Shorten().visit(node)  # type: ignore[no-any-return]
+    return Shorten().visit(node)
 
 
 def class_source(cls: type) -> str:
@@ -350,7 +351,7 @@ def _find_class(stmts: list[ast.stmt], path: list[str], line: int) -> ast.stmt |
     name, rest = path[0], path[1:]
     if rest[:1] == ["<locals>"]:
         rest = rest[1:]
-    found: list[ast.stmt] = []
+    found: list[ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef] = []
     todo: list[ast.AST] = list(stmts)
     while todo:
         node = todo.pop()
@@ -362,7 +363,7 @@ def _find_class(stmts: list[ast.stmt], path: list[str], line: int) -> ast.stmt |
             todo.extend(children(node))
     candidates = [n for n in found if isinstance(n, ast.ClassDef)] if not rest else found
     results = [r for r in (candidates if not rest else
-                           [_find_class(n.body, rest, line) for n in candidates])  # type: ignore
+                           [_find_class(n.body, rest, line) for n in candidates])
                if r is not None]
     if not results:
         return None
@@ -395,7 +396,7 @@ def class_statement(cls: type) -> ast.stmt:
             for accessor, deco in ((value.fget, None), (value.fset, "setter"),
                                    (value.fdel, "deleter")):
                 if isinstance(accessor, FunctionType):
-                    node = decompile_node(accessor, constants).body[0]  # type: ignore
+                    node = decompile_node(accessor, constants).body[0]  # type: ignore[attr-defined]  # a Module
                     node.name = key
                     if deco is None:
                         node.decorator_list = [ast.Name(id="property", ctx=ast.Load())]
@@ -417,11 +418,11 @@ def class_statement(cls: type) -> ast.stmt:
         else:
             body.append(ast.Assign(targets=[ast.Name(id=key, ctx=ast.Store())],
                                    value=_value_expr(value, globals_, r)))
-    bases = [ast.Name(id=b.__name__, ctx=ast.Load()) for b in cls.__bases__
+    bases: list[ast.expr] = [ast.Name(id=b.__name__, ctx=ast.Load()) for b in cls.__bases__
              if b is not object]
     keywords = [] if type(cls) is type or any(type(b) is type(cls) for b in cls.__bases__) \
         else [ast.keyword(arg="metaclass", value=ast.Name(id=type(cls).__name__, ctx=ast.Load()))]
-    return ast.ClassDef(name=cls.__name__, bases=bases, keywords=keywords,
+    return ast.ClassDef(name=cls.__name__, bases=bases, keywords=keywords,  # type: ignore[call-arg]  # 3.12 field
                         body=body or [ast.Pass()], decorator_list=[], type_params=[])
 
 
@@ -673,9 +674,9 @@ def _definition_for(code: CodeType, kind: str, constants: Constants,
         params: list[ast.AST] = []
         if ".type_params" in code.co_freevars:
             # a generic class's body: its other free variables behave as type parameters
-            params = [ast.TypeVar(name=n, bound=None) for n in code.co_freevars  # type: ignore
-                      if n.isidentifier()] or [ast.TypeVar(name="_T", bound=None)]  # type: ignore
-        return ast.ClassDef(name=code.co_name, bases=[], keywords=[],
+            params = [ast.TypeVar(name=n, bound=None) for n in code.co_freevars  # type: ignore[attr-defined]  # 3.12+
+                      if n.isidentifier()] or [ast.TypeVar(name="_T", bound=None)]  # type: ignore[attr-defined]  # 3.12+
+        return ast.ClassDef(name=code.co_name, bases=[], keywords=[],  # type: ignore[call-arg]  # 3.12 field
                             body=class_body(dec, _names_around(code)) or [ast.Pass()],
                             decorator_list=[],
                             type_params=params)
@@ -695,14 +696,14 @@ def _definition_for(code: CodeType, kind: str, constants: Constants,
                 and isinstance(stmt, ast.Expr):
             # 3.12+ inlines a list, set or dict comprehension except in an annotation
             # scope that sees a class's names (where such a code object comes from)
-            alias = ast.TypeAlias(name=ast.Name(id="__unveil_alias__", ctx=ast.Store()),  # type: ignore
+            alias = ast.TypeAlias(name=ast.Name(id="__unveil_alias__", ctx=ast.Store()),  # type: ignore[attr-defined]  # 3.12+
                                   type_params=[], value=stmt.value)
-            return ast.ClassDef(name="__unveil_class__", bases=[], keywords=[], body=[alias],
+            return ast.ClassDef(name="__unveil_class__", bases=[], keywords=[], body=[alias],  # type: ignore[call-arg]  # 3.12 field
                                 decorator_list=[], type_params=[])
         return stmt
-    params = code.co_varnames[:code.co_argcount]
-    if code.co_name.isidentifier() and (params == (".format",) or (
-            "__classdict__" in code.co_freevars and params == ())):
+    positional = code.co_varnames[:code.co_argcount]
+    if code.co_name.isidentifier() and (positional == (".format",) or (
+            "__classdict__" in code.co_freevars and positional == ())):
         # a lazily evaluated annotation scope in a class body (a type alias's value, a
         # type parameter's bound or default): an alias compiles to the same function
         value = generics.lazy_value(dec, code)
@@ -712,8 +713,8 @@ def _definition_for(code: CodeType, kind: str, constants: Constants,
             return ast.FunctionDef(
                 name="__unveil_generic__", args=no_arguments(), body=[ast.Pass()],
                 decorator_list=[], returns=None,
-                type_params=[ast.TypeVar(name=code.co_name, bound=value)])  # type: ignore
-        return ast.TypeAlias(name=ast.Name(id=code.co_name, ctx=ast.Store()),  # type: ignore
+                type_params=[ast.TypeVar(name=code.co_name, bound=value)])  # type: ignore[attr-defined, call-arg]  # 3.12+
+        return ast.TypeAlias(name=ast.Name(id=code.co_name, ctx=ast.Store()),  # type: ignore[attr-defined]  # 3.12+
                              type_params=[], value=value)
     name = code.co_name if code.co_name.isidentifier() else "_unveil_f"
     if simplify is not None:  # (the body decompiled as function_def would, simplified)
@@ -722,7 +723,7 @@ def _definition_for(code: CodeType, kind: str, constants: Constants,
         node = function_def(code, name, dec, dec=child, statements=stmts)
     else:
         node = function_def(code, name, dec)
-    node.decorator_list = []  # type: ignore[attr-defined]
+    node.decorator_list = []
     return node
 
 
@@ -766,20 +767,20 @@ def _closure_wrapper(node: ast.stmt, code: CodeType, outer: Sequence[str] = ()) 
     own = getattr(node, "name", None)
     if isinstance(own, ast.Name):  # ``type X = ...``: the alias's name is a Name node
         own = own.id
-    bound = {p.name for p in getattr(node, "type_params", None) or ()}  # type: ignore
+    bound = {p.name for p in getattr(node, "type_params", None) or ()}
     free = [n for n in code.co_freevars if n not in bound and n != ".type_params"]
     free += [n for n in outer if n not in free]
     if "__classdict__" in free:
         # code inside a class body that sees the class namespace (3.12+ annotation and
         # type parameter scopes)
         free.remove("__classdict__")
-        node = ast.ClassDef(name="__unveil_class__", bases=[], keywords=[], body=[node],
+        node = ast.ClassDef(name="__unveil_class__", bases=[], keywords=[], body=[node],  # type: ignore[call-arg]  # 3.12 field
                             decorator_list=[], type_params=[])
     elif code.co_flags & CodeFlag.METHOD and (
             isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
             or isinstance(node, ast.Assign) and isinstance(node.value, ast.Lambda)):
         # 3.14 marks functions (and lambdas) defined in a class body
-        node = ast.ClassDef(name="__unveil_class__", bases=[], keywords=[], body=[node],
+        node = ast.ClassDef(name="__unveil_class__", bases=[], keywords=[], body=[node],  # type: ignore[call-arg]  # 3.12 field
                             decorator_list=[], type_params=[])
     if not free:
         return ast.Module(body=[node], type_ignores=[])
@@ -788,8 +789,8 @@ def _closure_wrapper(node: ast.stmt, code: CodeType, outer: Sequence[str] = ()) 
         # the code reads its own name as a global: the definition must not make it a
         # local of the wrapper (a closure variable for the code)
         head.append(ast.Global(names=[own]))
-    outer = holder("__unveil_closure__", [*head, *cells(free), node])
-    return ast.Module(body=[outer], type_ignores=[])
+    wrapper = holder("__unveil_closure__", [*head, *cells(free), node])
+    return ast.Module(body=[wrapper], type_ignores=[])
 
 
 def _in_enclosing_scopes(node: ast.stmt, code: CodeType) -> ast.Module | None:
@@ -815,7 +816,7 @@ def _in_enclosing_scopes(node: ast.stmt, code: CodeType) -> ast.Module | None:
         return None
     body: list[ast.stmt] = [*cells(free), node]
     for kind, name in reversed(scopes):
-        body = [holder(name, body) if kind == "function" else ast.ClassDef(
+        body = [holder(name, body) if kind == "function" else ast.ClassDef(  # type: ignore[call-arg]  # 3.12 field
             name=name, bases=[], keywords=[], body=body, decorator_list=[], type_params=[])]
     return ast.Module(body=body, type_ignores=[])
 

@@ -14,7 +14,7 @@ import sys
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from types import CodeType
-from typing import Any
+from typing import Any, cast
 
 from .. import bytecode
 from ..codeobj import COMPREHENSIONS as KINDS
@@ -173,7 +173,7 @@ class CodeDecompiler:
             if code.co_flags & CodeFlag.NEWLOCALS else set(code.co_freevars)
         body = class_body(child, around)
         params = cb.type_params
-        return ast.ClassDef(name=name, bases=[r.expr(b) for b in cb.bases],
+        return ast.ClassDef(name=name, bases=[r.expr(b) for b in cb.bases],  # type: ignore[call-arg]  # 3.12 field
                             keywords=[ast.keyword(arg=k.arg, value=r.expr(k.value))
                                       for k in cb.keywords],
                             body=body or [ast.Pass()], decorator_list=decorators,
@@ -230,7 +230,7 @@ def build_arguments(code: CodeType, func: Func | None, r: Renderer,
         args=[arg(n) for n in pos[nposonly:]],
         vararg=arg(vararg) if vararg else None,
         kwonlyargs=[arg(n) for n in kwonly],
-        kw_defaults=[kw_defaults.get(n) for n in kwonly],  # type: ignore[misc]
+        kw_defaults=[kw_defaults.get(n) for n in kwonly],
         kwarg=arg(kwarg) if kwarg else None,
         defaults=defaults,
     )
@@ -257,15 +257,15 @@ def _dict_items(node: ast.expr, r: Renderer) -> dict[str, ast.expr]:
     if isinstance(node, ast.Name) and isinstance(origin, ast.Dict) \
             and all(isinstance(k, ast.Constant) and isinstance(k.value, str)
                     for k in origin.keys):
-        return {k.value: ast.Subscript(value=ast.Name(id=node.id, ctx=ast.Load()),  # type: ignore
-                                       slice=ast.Constant(k.value), ctx=ast.Load())
+        return {k.value: ast.Subscript(value=ast.Name(id=node.id, ctx=ast.Load()),  # type: ignore[union-attr]  # Constants
+                                       slice=ast.Constant(k.value), ctx=ast.Load())  # type: ignore[union-attr]  # Constants
                 for k in origin.keys}
     if isinstance(node, ast.Dict):
-        out = {}
+        out: dict[str, ast.expr] = {}
         for k, v in zip(node.keys, node.values, strict=True):
             if not isinstance(k, ast.Constant):
                 raise DecompilationError("keyword defaults with computed names")
-            out[k.value] = r.expr(v)
+            out[cast(str, k.value)] = r.expr(v)
         return out
     raise DecompilationError("keyword defaults are not a dict")
 
@@ -278,13 +278,13 @@ def _annotations(node: ast.expr | None, r: Renderer) -> dict[str, ast.expr]:
         out = {}
         for k, v in zip(items[0::2], items[1::2], strict=True):
             if isinstance(k, ast.Constant):
-                out[k.value] = r.expr(v)
+                out[cast(str, k.value)] = r.expr(v)
         return out
     if isinstance(node, ast.Constant) and isinstance(node.value, tuple):
         vals = node.value
         return {k: ast.Constant(v) for k, v in zip(vals[0::2], vals[1::2], strict=True)}
     if isinstance(node, ast.Dict):
-        return {k.value: r.expr(v) for k, v in zip(node.keys, node.values, strict=True)
+        return {cast(str, k.value): r.expr(v) for k, v in zip(node.keys, node.values, strict=True)
                 if isinstance(k, ast.Constant)}
     return {}
 
@@ -373,7 +373,7 @@ def scope_names(body: list[ast.stmt]) -> ScopeNames:
             nested |= names_in([node])
             if isinstance(node, SCOPES):
                 if not isinstance(node, ast.Lambda):
-                    bound.add(node.name)  # type: ignore[attr-defined]
+                    bound.add(node.name)
                 if not getattr(node, "type_params", None):
                     todo.extend(_scope_parts(node))
                 continue
@@ -549,7 +549,7 @@ def _scope_parts(node: ast.AST) -> list[ast.AST]:
     after the decorators sees) the enclosing scope evaluates: decorators, defaults, bases."""
     parts: list[ast.AST] = list(getattr(node, "decorator_list", ()))
     if isinstance(node, ast.ClassDef):
-        return parts + node.bases + node.keywords  # type: ignore[operator]
+        return parts + node.bases + node.keywords
     args = node.args  # type: ignore[attr-defined]
     return parts + [d for d in (*args.defaults, *args.kw_defaults) if d]
 
@@ -608,12 +608,12 @@ def _body_table(code: CodeType, body: list[ast.stmt], names: list[str],
     head = [d for d in declarations(code) if not present & set(d.names)]  # type: ignore[attr-defined]
     inner_body = [*head, *body, *binding] if bind else [*head, *body]
     is_class = not code.co_flags & CodeFlag.NEWLOCALS
-    inner = ast.ClassDef(name="_unveil_scope", bases=[], keywords=[],
+    inner = ast.ClassDef(name="_unveil_scope", bases=[], keywords=[],  # type: ignore[call-arg]  # 3.12 field
                          body=inner_body or [ast.Pass()], decorator_list=[],
-                         type_params=[]) if is_class else ast.AsyncFunctionDef(
+                         type_params=[]) if is_class else ast.AsyncFunctionDef(  # type: ignore[call-arg]  # 3.12 field
         name="_unveil_scope", args=no_arguments(),
         body=inner_body or [ast.Pass()], decorator_list=[], returns=None, type_params=[])
-    outer = ast.FunctionDef(name="_unveil_outer", args=no_arguments(),
+    outer = ast.FunctionDef(name="_unveil_outer", args=no_arguments(),  # type: ignore[call-arg]  # 3.12 field
                             body=[*binding, inner], decorator_list=[], returns=None,
                             type_params=[])
     try:
@@ -629,7 +629,8 @@ def _body_table(code: CodeType, body: list[ast.stmt], names: list[str],
 def function_def(code: CodeType, name: str, parent: CodeDecompiler | None = None,
                  func: Func | None = None, decorators: list[ast.expr] | None = None,
                  dec: CodeDecompiler | None = None,
-                 statements: list[ast.stmt] | None = None) -> ast.stmt:
+                 statements: list[ast.stmt] | None = None
+                 ) -> ast.FunctionDef | ast.AsyncFunctionDef:
     """``def name(...)`` for ``code``; ``dec`` and its ``statements``, when the caller
     has decompiled the body already."""
     if dec is None:
@@ -679,7 +680,7 @@ def function_def(code: CodeType, name: str, parent: CodeDecompiler | None = None
     params: list[ast.AST] = []
     if func is not None and func.type_params and parent is not None:
         params = type_param_nodes(parent, func.type_params)
-    node = cls(name=name, args=args, body=body or [ast.Pass()],
+    node = cls(name=name, args=args, body=body or [ast.Pass()],  # type: ignore[call-arg]  # 3.12 field
                decorator_list=decorators or [], returns=returns, type_params=params)
     return node
 

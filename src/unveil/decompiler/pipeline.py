@@ -134,7 +134,7 @@ class Pipeline:
             plain = None
         if plain is None or body is not None and self.fallback_reason is not None:
             self.fallback_reason = folded_reason  # both lowered: the shorter one
-            return body  # type: ignore[return-value]  (body is set when plain is None)
+            return body  # type: ignore[return-value]  # body is set when plain is None
         return plain
 
     def _body(self, bc: bytecode.Bytecode, entry: list[ast.expr], *,

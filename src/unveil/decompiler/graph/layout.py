@@ -5,6 +5,8 @@ that only jump on. Queries on one code object's CFG and positions; no translatio
 
 from __future__ import annotations
 
+from collections.abc import Container
+
 from ...bytecode import CONDITIONAL_JUMPS
 from .cfg import CFG
 
@@ -80,7 +82,7 @@ class Layout:
         if where is None or tested_at is None or where[2] is None or tested_at[3] is None:
             return False
         return where == tested_at or where[0] == where[1] == tested_at[1] \
-            and where[2] >= tested_at[3]  # type: ignore[operator]
+            and where[2] >= tested_at[3]
 
     def is_return(self, bid: int) -> bool:
         block = self.cfg.blocks.get(bid)
@@ -133,7 +135,7 @@ class Layout:
         return twin if self.exit_copy(bid, twin, clean_up=True) else None
 
     def through_jumps(self, bid: int, owned: set[int],
-                      taken: dict[int, int] | set[int] = frozenset()) -> tuple[int, list[int]]:
+                      taken: Container[int] = frozenset()) -> tuple[int, list[int]]:
         """Where ``bid`` leads past blocks that only jump, and those of them that only
         ``owned`` blocks (or each other) enter: folding the edge leaves them unused
         (unless ``taken`` already, into a block of their own)."""

@@ -16,7 +16,7 @@ from __future__ import annotations
 import ast
 import itertools
 import math
-from typing import Any
+from typing import Any, ClassVar, cast
 
 from ...bytecode import FOLDED_NOT_TESTS
 from .facts import attach
@@ -27,7 +27,7 @@ from .facts import attach
 class Marker(ast.expr):
     """Base of the decompiler's own expression nodes."""
 
-    _fields: tuple[str, ...] = ()
+    _fields: ClassVar[tuple[str, ...]] = ()
 
 
 class Slot(Marker):
@@ -174,7 +174,7 @@ class ExcMatch(Marker):
 
 
 def const(value: object) -> ast.expr:
-    return ast.Constant(value=value)
+    return ast.Constant(value=cast(Any, value))  # code constants: tuples, frozensets too
 
 
 def name(ident: str, kind: str = "fast") -> ast.Name:

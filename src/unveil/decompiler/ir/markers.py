@@ -9,7 +9,7 @@ built: an import, a class, a PEP 695 generic, an exception-handling step.
 from __future__ import annotations
 
 import ast
-from typing import Any
+from typing import Any, TypeVar
 
 from .exprs import Func, Marker, Shared
 
@@ -123,7 +123,7 @@ def intrinsic(op: str, args: list[ast.expr]) -> ast.expr | None:
     """The marker for a type-parameter intrinsic, or None for any other intrinsic."""
     if op in ("INTRINSIC_TYPEVAR", "INTRINSIC_TYPEVARTUPLE", "INTRINSIC_PARAMSPEC"):
         if len(args) == 1 and _is_str(args[0]):
-            return TypeParam(_KINDS[op], args[0].value)  # type: ignore[attr-defined]
+            return TypeParam(_KINDS[op], args[0].value)  # type: ignore[attr-defined]  # a str
     elif op in ("INTRINSIC_TYPEVAR_WITH_BOUND", "INTRINSIC_TYPEVAR_WITH_CONSTRAINTS"):
         if _is_str(args[0]) and isinstance(args[1], Func):
             param = TypeParam("TypeVar", args[0].value, args[1])  # type: ignore[attr-defined]
@@ -149,7 +149,8 @@ def intrinsic(op: str, args: list[ast.expr]) -> ast.expr | None:
             none = isinstance(items[1], ast.Constant) and items[1].value is None
             params = [] if none else param_list(items[1])
             if params is not None:
-                return TypeAliasValue(items[0].value, params, items[2])  # type: ignore
+                return TypeAliasValue(items[0].value,  # type: ignore[attr-defined]  # a str
+                                      params, items[2])
     return None
 
 
@@ -158,11 +159,14 @@ def param_list(node: ast.expr) -> list[TypeParam] | None:
     if isinstance(node, ast.Tuple):
         items = [unshared(e) for e in node.elts]
         if all(isinstance(e, TypeParam) for e in items):
-            return items  # type: ignore[return-value]
+            return items
     return None
 
 
-def clone_marker(node: Any) -> Any:
+_M = TypeVar("_M", bound=ast.AST)
+
+
+def clone_marker(node: _M) -> _M:
     """A shallow copy of a marker (``copy.copy`` would call its ``__init__``)."""
     new = type(node).__new__(type(node))
     new.__dict__.update(node.__dict__)

@@ -7,7 +7,7 @@ statements ends."""
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import TypeVar
 
 _AST = ast.AST
@@ -62,7 +62,7 @@ def no_arguments() -> ast.arguments:
 def holder(name: str, body: list[ast.stmt]) -> ast.FunctionDef:
     """``def name(): body``: a scope for recompiling nested code in."""
     return ast.FunctionDef(name=name, args=no_arguments(), body=body, decorator_list=[],
-                           returns=None, type_params=[])
+                           returns=None, type_params=[])  # type: ignore[call-arg]  # 3.12 field
 
 
 def cells(names: list[str]) -> list[ast.stmt]:
@@ -71,7 +71,7 @@ def cells(names: list[str]) -> list[ast.stmt]:
             for n in names]
 
 
-def names_in(stmts: list[ast.stmt]) -> set[str]:
+def names_in(stmts: Sequence[ast.AST]) -> set[str]:
     """The ids of all ``Name`` nodes anywhere in ``stmts`` (nested scopes included)."""
     out: set[str] = set()
     todo: list[ast.AST] = list(stmts)
@@ -194,7 +194,7 @@ def same(a: object, b: object) -> bool:
             for name in x._fields:
                 todo.append((getattr(x, name, None), getattr(y, name, None)))
         elif isinstance(x, list):
-            if len(x) != len(y):  # type: ignore[arg-type]  (then zip is strict)
+            if len(x) != len(y):  # type: ignore[arg-type]  # y is a list too (then zip is strict)
                 return False
             todo.extend(zip(x, y, strict=True))  # type: ignore[call-overload]
         elif type(x) is int:  # (equal ints have equal reprs; a huge one has no repr)

@@ -12,11 +12,11 @@ from __future__ import annotations
 import ast
 import copy
 import dis
-from typing import Any
+from typing import Any, TypeGuard, cast
 
 try:  # 3.14 moved the unparser out of ``ast``
     from _ast_unparse import Unparser as _Base  # type: ignore[import-not-found]
-    from _ast_unparse import _Precedence  # type: ignore[import-not-found]
+    from _ast_unparse import _Precedence
 except ImportError:  # pragma: no cover - depends on the version
     _Base = getattr(ast, "_Unparser", None)
     _Precedence = getattr(ast, "_Precedence", None)
@@ -28,7 +28,7 @@ def _bare_tuple(node: ast.expr | None) -> bool:
 
 
 if _Base is not None and _Precedence is not None:
-    class _Printer(_Base):  # type: ignore[misc, valid-type]
+    class _Printer(_Base):
         def get_type_comment(self, node: ast.AST) -> str | None:
             # (the base reads ``lineno``, which the decompiler's nodes do not have)
             comment = getattr(node, "type_comment", None)
@@ -102,10 +102,10 @@ if _Base is not None and _Precedence is not None:
                 self.set_precedence(_Precedence.TUPLE, node.value)
             super().visit_AugAssign(node)
 else:  # pragma: no cover
-    _Printer = None
+    _Printer = None  # type: ignore[misc, assignment]  # no unparser to subclass
 
 
-def _negative_number(node: ast.expr) -> bool:
+def _negative_number(node: ast.expr) -> TypeGuard[ast.Constant]:
     """A constant int or float whose literal starts with a minus sign."""
     return isinstance(node, ast.Constant) and type(node.value) in (int, float) \
         and repr(node.value).startswith("-")
@@ -114,7 +114,8 @@ def _negative_number(node: ast.expr) -> bool:
 def _signed(node: ast.Constant) -> ast.expr:
     """``-x`` as the unary minus it is, so the printer knows its precedence."""
     return ast.copy_location(
-        ast.UnaryOp(op=ast.USub(), operand=ast.copy_location(ast.Constant(-node.value), node)),
+        ast.UnaryOp(op=ast.USub(), operand=ast.copy_location(
+            ast.Constant(-cast("int | float", node.value)), node)),
         node)
 
 
@@ -150,7 +151,7 @@ def _folded_dump(node: ast.AST) -> str:
             self.generic_visit(op)
             if isinstance(op.op, ast.USub) and isinstance(op.operand, ast.Constant) \
                     and type(op.operand.value) in (int, float, complex):
-                return ast.Constant(-op.operand.value)
+                return ast.Constant(-cast("int | float | complex", op.operand.value))
             return op
 
     return ast.dump(_Fold().visit(copy.deepcopy(node)))
@@ -196,4 +197,4 @@ def unparse(node: Any) -> str:
     """Source text of ``node`` (no locations needed)."""
     if _Printer is None:
         return ast.unparse(node)
-    return _Printer().visit(node)  # type: ignore[no-any-return]
+    return _Printer().visit(node)

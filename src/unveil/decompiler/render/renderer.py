@@ -14,7 +14,7 @@ import ast
 import math
 from collections.abc import Callable
 from types import CodeType
-from typing import Any
+from typing import Any, TypeAlias, cast
 
 from ...errors import DecompilationError
 from ..ir.exprs import (
@@ -40,6 +40,7 @@ from .primitives import primitive
 from .privates import mangle
 
 _LITERAL_TYPES = (str, bytes, int, float, complex, bool, type(None), type(Ellipsis))
+_Target: TypeAlias = "ast.Name | ast.Attribute | ast.Subscript"  # what a statement stores to
 
 
 class Renderer:
@@ -117,7 +118,8 @@ class Renderer:
             return _copy_pos(ast.Assign(targets=targets, value=value), s)
         if isinstance(s, ast.AugAssign):
             target = self.target(s.target)
-            return _copy_pos(ast.AugAssign(target=target, op=s.op, value=self.expr(s.value)), s)
+            return _copy_pos(ast.AugAssign(target=cast(_Target, target), op=s.op,
+                                           value=self.expr(s.value)), s)
         if isinstance(s, ast.Expr):
             return _copy_pos(ast.Expr(value=self.expr(s.value)), s)
         if isinstance(s, ast.Return):
@@ -154,14 +156,15 @@ class Renderer:
                                   else self.target(i.optional_vars)) for i in s.items]
             return type(s)(items=items, body=self.stmts(s.body) or [ast.Pass()])
         if isinstance(s, ast.Try) or type(s).__name__ == "TryStar":
+            s = cast(ast.Try, s)  # or a TryStar: the same fields
             handlers = []
-            for h in s.handlers:  # type: ignore[attr-defined]
+            for h in s.handlers:
                 handlers.append(ast.ExceptHandler(
                     type=None if h.type is None else self.expr(h.type), name=h.name,
                     body=self.stmts(h.body) or [ast.Pass()]))
-            return type(s)(body=self.stmts(s.body) or [ast.Pass()],  # type: ignore[call-arg]
-                           handlers=handlers, orelse=self.stmts(s.orelse),  # type: ignore
-                           finalbody=self.stmts(s.finalbody))  # type: ignore[attr-defined]
+            return type(s)(body=self.stmts(s.body) or [ast.Pass()],
+                           handlers=handlers, orelse=self.stmts(s.orelse),
+                           finalbody=self.stmts(s.finalbody))
         if isinstance(s, ast.Match):
             return ast.Match(subject=self.expr(s.subject),
                              cases=[ast.match_case(pattern=c.pattern,
@@ -174,7 +177,7 @@ class Renderer:
                       | ast.Nonlocal):
             return s
         if isinstance(s, ast.AnnAssign):
-            return ast.AnnAssign(target=self.target(s.target),
+            return ast.AnnAssign(target=cast(_Target, self.target(s.target)),
                                  annotation=self.expr(s.annotation),
                                  value=None if s.value is None else self.expr(s.value),
                                  simple=s.simple)
@@ -316,8 +319,9 @@ class Renderer:
         if self.exact_constant is not None and all(
                 p is None or isinstance(p, ast.Constant) and type(p.value) in _LITERAL_TYPES
                 for p in parts):
-            name = self.exact_constant(slice(*(None if p is None else p.value  # type: ignore
-                                               for p in parts)))
+            name = self.exact_constant(slice(*(
+                None if p is None else p.value  # type: ignore[attr-defined]  # a Constant
+                for p in parts)))
             if name is not None:
                 return name
         return _nameable(ast.Slice(*parts))
@@ -384,7 +388,7 @@ class Renderer:
         if count <= 1:
             return self.expr(node.value)
         if id(node) in self.seen:
-            return ast.Name(id=getattr(node, "walrus", None), ctx=ast.Load())
+            return ast.Name(id=cast(str, getattr(node, "walrus", None)), ctx=ast.Load())
         self.seen.add(id(node))
         tmp = self.names.fresh()
         attach(node, walrus=tmp)
@@ -439,7 +443,7 @@ class Renderer:
         for k, v in zip(node.keys, node.values, strict=True):
             keys.append(None if k is None else self.expr(k))
             values.append(self.expr(v))
-        return ast.Dict(keys=keys, values=values)  # type: ignore[arg-type]
+        return ast.Dict(keys=keys, values=values)
 
     def r_NamedExpr(self, node: ast.NamedExpr) -> ast.expr:
         value = self.expr(node.value)
@@ -464,7 +468,7 @@ class Renderer:
         kind = _PRIMITIVES.get(node.kind)
         if kind is not None:
             args = node.value.elts if isinstance(node.value, ast.Tuple) else [node.value]
-            args = [self.expr(a) for a in args]  # type: ignore[union-attr]
+            args = [self.expr(a) for a in args]  # type: ignore[arg-type]  # a primitive's is set
             if node.kind == "match_class":
                 args.insert(2, ast.Constant(getattr(node, "count", 0)))
             return primitive(kind, args)
@@ -476,18 +480,19 @@ class Renderer:
                 return ast.Constant(None)  # bookkeeping only the interpreter reads
             if node.kind == "with_exit_result":
                 exc = self.expr(node.value)  # type: ignore[arg-type]
-                args: list[ast.expr] = [
+                args = [
                     ast.Call(func=ast.Name(id="type", ctx=ast.Load()), args=[exc], keywords=[]),
                     exc, ast.Attribute(value=exc, attr="__traceback__", ctx=ast.Load())]
                 self_arg = getattr(node, "exit_self", None)
                 if self_arg is not None:
                     args.insert(0, self.expr(self_arg))
-                return ast.Call(func=self.expr(node.exit), args=args,  # type: ignore
-                                keywords=[])
+                return ast.Call(func=self.expr(node.exit),  # type: ignore[attr-defined]  # a fact
+                                args=args, keywords=[])
             if node.kind == "anext_value":
-                return ast.Await(value=ast.Call(func=ast.Name(id="anext", ctx=ast.Load()),
-                                                args=[self.expr(node.value)],  # type: ignore
-                                                keywords=[]))
+                return ast.Await(value=ast.Call(
+                    func=ast.Name(id="anext", ctx=ast.Load()),
+                    args=[self.expr(node.value)],  # type: ignore[arg-type]  # set for anext
+                    keywords=[]))
         raise self.fail(f"interpreter value '{node.kind}' left in the output")
 
     def r_ExcMatch(self, node: ExcMatch) -> ast.expr:
@@ -562,7 +567,7 @@ def _nameable(value: ast.expr) -> ast.expr:
 
 def _sorted(values: frozenset[Any]) -> list[Any]:
     try:
-        return sorted(values)  # type: ignore[type-var]
+        return sorted(values)
     except TypeError:
         return sorted(values, key=repr)
 
