@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from ...bytecode import CONDITIONAL_JUMPS, Bytecode, Instr, retarget
 from ..ir.nodes import catches_all, ends_in_jump, stmt_blocks
@@ -341,10 +341,10 @@ class _Reader:
             stack.append(_Lit(ast.Attribute(value=base.expr, attr=ins.argval, ctx=ast.Load())))
         elif op == "BUILD_TUPLE":
             n = ins.arg or 0
-            parts = [pop() for _ in range(n)][::-1]
-            if not all(isinstance(p, _Lit) for p in parts):
+            lits = [pop() for _ in range(n)][::-1]
+            if not all(isinstance(p, _Lit) for p in lits):
                 raise NotAPattern("tuple of values")
-            stack.append(_Lit(ast.Tuple(elts=[p.expr for p in parts],  # type: ignore
+            stack.append(_Lit(ast.Tuple(elts=[cast(_Lit, p).expr for p in lits],
                                         ctx=ast.Load())))
         elif op == "COPY":
             k = ins.arg or 1
@@ -447,7 +447,7 @@ class _Reader:
             if not (isinstance(index, _Lit) and isinstance(index.expr, ast.Constant)
                     and type(index.expr.value) is int):
                 raise NotAPattern("subscript of a match result")
-            parts = _result_items(result)  # type: ignore[arg-type]
+            parts = _result_items(cast(_Result, result))  # (tested above)
             if not 0 <= index.expr.value < len(parts):
                 raise NotAPattern("subscript of a match result")
             stack.append(_V(parts[index.expr.value]))
@@ -579,14 +579,14 @@ def _own(node: Node, others: list[Node]) -> ast.pattern | None:
         return ast.MatchClass(cls=cls, patterns=[_pattern(i) for i in items[:count]],
                               kwd_attrs=list(attrs),
                               kwd_patterns=[_pattern(i) for i in items[count:]])
-    values = [t for t in node.tests if t[0] in ("eq", "is")]
-    if len(values) > 1 or len(node.tests) != len(values):
+    tested = [t for t in node.tests if t[0] in ("eq", "is")]
+    if len(tested) > 1 or len(node.tests) != len(tested):
         if node.tests:
             raise NotAPattern("tests that make no pattern")
-    if values:
-        kind, value = values[0]
+    if tested:
+        kind, value = tested[0]
         if kind == "is":
-            return ast.MatchSingleton(value=value)
+            return ast.MatchSingleton(value=cast("bool | None", value))
         assert isinstance(value, ast.expr)
         if not (_literal(value) or _dotted(value, bare=False)):
             raise NotAPattern("value pattern")
@@ -602,7 +602,7 @@ def _sequence(node: Node, subscripted: list[Node]) -> ast.pattern:
         raise NotAPattern("two length tests")
     exact = min_len = None
     if lengths:
-        _, cmp, n = lengths[0]
+        _, cmp, n = cast(tuple[str, str, int], lengths[0])
         if cmp == "==":
             exact = n
         else:
@@ -614,7 +614,7 @@ def _sequence(node: Node, subscripted: list[Node]) -> ast.pattern:
                 or exact is None and min_len is None and (star is None or count != 1):
             raise NotAPattern("unpacking and length disagree")
         items = [node.items[i] for i in range(count)]
-        out = []
+        out: list[ast.pattern] = []
         for i, item in enumerate(items):
             if i == star:
                 names = item.all_names()
@@ -888,7 +888,7 @@ def _capture_default(m: ast.Match) -> None:
 
 def _is_default(case: ast.match_case) -> bool:
     """``case _:``"""
-    return catches_all(case) and case.pattern.name is None  # type: ignore[attr-defined]
+    return catches_all(case) and cast(ast.MatchAs, case.pattern).name is None
 
 
 def _same_subject(a: ast.Match, b: ast.Match) -> bool:

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import heapq
 from dataclasses import replace
+from typing import TypeAlias, cast
 
-from ...bytecode import COLD_HANDLERS, CONDITIONAL_JUMPS, Bytecode, Instr
+from ...bytecode import COLD_HANDLERS, CONDITIONAL_JUMPS, Bytecode, Handler, Instr
 from ...codeobj import code_kind
 from .tails_expressions import (
     FLOW,
@@ -119,7 +120,7 @@ def share_clean_up_exits(bc: Bytecode) -> Bytecode:
     """
     instrs = bc.instrs
     entered = jumped_to(bc)
-    exits: dict[tuple[object, ...], int] | None = None
+    exits: dict[tuple[object, ...] | None, int] | None = None
     new: list[Instr] | None = None
     for t, ins in enumerate(instrs):
         if ins.op != "POP_TOP" or t not in entered or not t:
@@ -147,11 +148,11 @@ def share_clean_up_exits(bc: Bytecode) -> Bytecode:
     return Bytecode(bc.code, new, list(bc.handlers)) if new else bc
 
 
-def _entered_exits(bc: Bytecode, entered: set[int]) -> dict[tuple[object, ...], int]:
+def _entered_exits(bc: Bytecode, entered: set[int]) -> dict[tuple[object, ...] | None, int]:
     """The blocks a jump enters that run straight to a raise or return, by their code,
     source positions and handler (see :func:`_exit_key`)."""
     instrs = bc.instrs
-    found: dict[tuple[object, ...], int] = {}
+    found: dict[tuple[object, ...] | None, int] = {}  # (looked up with a None key too)
     for s in sorted(entered):
         end = s
         while end < len(instrs) and instrs[end].op not in FLOW \
@@ -241,7 +242,7 @@ def share_loop_exits(bc: Bytecode) -> Bytecode:
     if not loops:
         return bc
     # straight code that ends in a return or a raise, by its instructions
-    endings: dict[tuple[object, ...], list[int]] = {}
+    endings: dict[tuple[object, ...] | None, list[int]] = {}
     for t, ins in enumerate(instrs):
         if ins.op not in ("RETURN_VALUE", "RAISE_VARARGS"):
             continue
@@ -255,7 +256,7 @@ def share_loop_exits(bc: Bytecode) -> Bytecode:
                 endings.setdefault(key, []).append(b)
     new: list[Instr] | None = None
     handlers = list(bc.handlers)
-    made: dict[tuple[object, ...], int] = {}
+    made: dict[tuple[object, ...] | None, int] = {}
     protected: dict[int, list[int]] | None = None
     # (the innermost loop around each instruction: of those around it, the last begun)
     # (a sweep: a handler laid out at the end that jumps back, 3.12+, is a "loop" over
@@ -276,7 +277,7 @@ def share_loop_exits(bc: Bytecode) -> Bytecode:
         if k + 1 >= len(instrs) or ins.op not in ("POP_TOP", "POP_EXCEPT") \
                 and bc.nop_line_before(instrs[k + 1].offset) is None:
             continue  # (what a break leaves: a pop, a clause's end, a NOP on its line)
-        inner = [innermost[k]] if innermost[k] is not None else []
+        inner = [cast(tuple[int, int], innermost[k])] if innermost[k] is not None else []
         if not inner and COLD_HANDLERS and ins.op == "POP_EXCEPT":
             if protected is None:
                 protected = _protected_by(bc)
@@ -354,8 +355,9 @@ def _break_position(bc: Bytecode, ins: Instr, before: Instr) -> bool:
     """Has ``ins`` the position of a ``break`` (5 characters) other than ``before``'s
     (3.11+: ``if c: break`` on one line)?"""
     where = bc.position(ins)
-    return where is not None and None not in where and where[0] == where[1] \
-        and where[3] - where[2] == 5 and where != bc.position(before)  # type: ignore[operator]
+    return (where is not None and None not in where and where[0] == where[1]
+            and where[3] - where[2] == 5  # type: ignore[operator]  # no None in it
+            and where != bc.position(before))
 
 
 def _protected_by(bc: Bytecode) -> dict[int, list[int]]:
@@ -398,6 +400,10 @@ def _statement_start(instrs: list[Instr], b: int, entered: set[int]) -> bool:
     return ins.line != prev.line and prev.op not in FLOW and ins.op not in _CLEAN_UP
 
 
+#: a copied exit: its code, its instructions' positions, its handler
+_CopyKey: TypeAlias = "tuple[tuple[object, ...], tuple[object, ...], Handler | None]"
+
+
 def share_copied_exits(bc: Bytecode, lines: bool = False) -> Bytecode:
     """Give a jump to a small block that returns its jump again.
 
@@ -433,11 +439,11 @@ def share_copied_exits(bc: Bytecode, lines: bool = False) -> Bytecode:
         places[w] = places.get(w, 0) + 1
     latest: dict[tuple[object, ...], int] = {}  # stretch -> its last start
     count: dict[tuple[object, ...], int] = {}
-    stretches: list[list[tuple[int, tuple[object, ...]]]] = []
+    stretches: list[list[tuple[int, _CopyKey]]] = []
     for r, ins in enumerate(instrs):
         if ins.op != "RETURN_VALUE":
             continue
-        found = []
+        found: list[tuple[int, _CopyKey]] = []
         # (3.10: a value and its return alone, at an except clause's end)
         for s in range(r - (1 if clauses else 2), max(r - MAX_COPY, -1), -1):
             if instrs[s].op in FLOW or s + 1 in entered or s not in normal and not clauses:

@@ -14,8 +14,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
+from typing import cast
 
-from ...bytecode import CONDITIONAL_JUMPS, Bytecode, Instr, retarget
+from ...bytecode import CONDITIONAL_JUMPS, Bytecode, Handler, Instr, retarget
 from ...codeobj import code_kind
 
 TERMINAL = {"RETURN_VALUE", "RAISE_VARARGS", "RERAISE"}
@@ -58,7 +59,7 @@ def _merge_tails_once(bc: Bytecode) -> Bytecode:
     tests_on: dict[int, list[int]] = {}  # the live conditional jumps, by line
     for k in sorted(k for targets in sources.values() for k in targets):
         if instrs[k].op in CONDITIONAL_JUMPS and instrs[k].line is not None:
-            tests_on.setdefault(instrs[k].line, []).append(k)  # type: ignore[arg-type]
+            tests_on.setdefault(cast(int, instrs[k].line), []).append(k)
     new = list(instrs)
     changed = False
     for j, ins in enumerate(instrs):
@@ -157,7 +158,7 @@ def reachable(bc: Bytecode, exceptions: bool = True) -> set[int]:
         if ins.target >= 0:
             todo.append(ins.target)
         if exceptions and bc.handlers[k] is not None:
-            todo.append(bc.handlers[k].target)
+            todo.append(cast(Handler, bc.handlers[k]).target)
         if ins.op not in TERMINAL and ins.op != "JUMP":
             todo.append(k + 1)
     return seen
@@ -173,6 +174,8 @@ def _both_arms(bc: Bytecode, entries: dict[int, int], a: tuple, b: tuple
     that fails stops the other's (linear, not quadratic, in a function of straight
     code that the first arm of every test runs on to the end of)."""
     limit = 64
+    first: list[int] | None
+    second: list[int] | None
     first = second = _LONG
     while True:
         if first is _LONG:

@@ -8,7 +8,7 @@ import ast
 import copy
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 from ..ir.blocks import IRBlock, IRGraph
 from ..ir.exprs import ExcMatch, Shared, Slot, Special, handler_values_only
@@ -75,6 +75,7 @@ class Parts:
     _epreds: dict[int, list[int]]
     _machinery: dict[int, int]
     _postdoms: dict[frozenset[int], dict[int, int]]
+    _rpo: dict[int, int] | None
 
     if TYPE_CHECKING:
         # Structurer's
@@ -182,6 +183,7 @@ def hoist_common_tail(stmts: list[ast.stmt], written: bool = False) -> list[ast.
     ``return`` of a constant ``T``: each arm that ends in it falls through to it.
     ``written``: a written ``return None`` and the implicit one are not one ending.
     (New nodes: ``stmts`` is left as it was.)"""
+    tail: ast.stmt | None
     if len(stmts) >= 2 and isinstance(stmts[-2], ast.Try) and not stmts[-2].finalbody \
             and isinstance(stmts[-1], ast.Return) \
             and isinstance(stmts[-1].value, ast.Constant | None):
@@ -202,16 +204,16 @@ def hoist_common_tail(stmts: list[ast.stmt], written: bool = False) -> list[ast.
         return stmts
     if not stmts or not isinstance(stmts[-1], ast.If) or not stmts[-1].orelse:
         return stmts
-    node = stmts[-1]
-    body = hoist_common_tail(node.body, written)
-    orelse = hoist_common_tail(node.orelse, written)
+    last = stmts[-1]
+    body = hoist_common_tail(last.body, written)
+    orelse = hoist_common_tail(last.orelse, written)
     n = 0
     while n < min(len(body), len(orelse)) and same(body[-1 - n], orelse[-1 - n]) \
             and (not written or _copy_of(body[-1 - n], orelse[-1 - n])):
         n += 1
     if n == 0:
         return stmts
-    return [*stmts[:-1], ast.If(test=node.test, body=body[:len(body) - n] or [ast.Pass()],
+    return [*stmts[:-1], ast.If(test=last.test, body=body[:len(body) - n] or [ast.Pass()],
                                 orelse=orelse[:len(orelse) - n]), *body[len(body) - n:]]
 
 
@@ -291,7 +293,7 @@ def canonical(stmt: ast.stmt) -> ast.stmt:
     ``continue`` that ends it (or ends the arms of the ``if`` that ends it) is left out,
     since the structurer writes one copy with it and the other without."""
     if isinstance(stmt, ast.While | ast.For | ast.AsyncFor):
-        fields = {f: getattr(stmt, f, None) for f in stmt._fields}
+        fields: dict[str, Any] = {f: getattr(stmt, f, None) for f in stmt._fields}
         fields["body"] = _without_trailing_continue([canonical(s) for s in stmt.body]) \
             or [ast.Pass()]
         return type(stmt)(**fields)
@@ -381,7 +383,7 @@ def _is_reraise(stmt: ast.stmt) -> bool:
         is_exc(getattr(stmt, "reraise_of", None))
 
 
-def is_next_store(stmt: ast.stmt) -> bool:
+def is_next_store(stmt: ast.stmt) -> TypeGuard[ast.Assign]:
     return isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and \
         isinstance(stmt.value, Special) and stmt.value.kind == "next"
 
@@ -433,7 +435,7 @@ def is_eg_collect(block: IRBlock) -> bool:
     if block.term.kind != "goto" or len(stmts) not in (i + 1, i + 2) \
             or not all(is_list_append(s) for s in stmts[i:]):
         return False
-    return is_exc(stmts[i].value.args[0])  # type: ignore[attr-defined]
+    return is_exc(stmts[i].value.args[0])  # type: ignore[attr-defined]  # an append call
 
 
 def strip_clause_end(stmts: list[ast.stmt], name: str | None,
@@ -474,7 +476,7 @@ def is_list_append(stmt: ast.stmt, lists: frozenset[str] = frozenset()) -> bool:
     return isinstance(target, Slot) or isinstance(target, ast.Name) and target.id in lists
 
 
-def stores_exc(stmt: ast.stmt) -> bool:
+def stores_exc(stmt: ast.stmt) -> TypeGuard[ast.Assign]:
     return isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and is_exc(stmt.value)
 
 
@@ -575,7 +577,7 @@ def exit_called(stmt: ast.stmt, is_async: bool) -> Special | None:
     manager), or None when ``stmt`` is not one."""
     if not isinstance(stmt, ast.Expr):
         return None
-    value = stmt.value
+    value: ast.expr | None = stmt.value
     if is_async:
         if not isinstance(value, ast.Await):
             return None

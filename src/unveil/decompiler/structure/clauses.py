@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import copy
 from dataclasses import replace
+from typing import cast
 
 from ...bytecode import COLD_HANDLERS, ELSE_AFTER_BODY
 from ..graph.regions import dominators
@@ -408,11 +409,12 @@ class Clauses(Parts):
                 return False
             k = entry_index(nxt, nxt.term.value)
             return k is not None \
-                and getattr(block.exit[k], "origin", None) is block.stmts[0].value \
+                and getattr(block.exit[k], "origin", None) is cast(
+                    ast.Assign, block.stmts[0]).value \
                 and not self._strip_enclosing(nxt.stmts, ctx, clauses=True)
         if spills:  # the value, named before the clean-up copy could change it
             return term.kind == "return" \
-                and getattr(term.value, "origin", None) is block.stmts[0].value
+                and getattr(term.value, "origin", None) is cast(ast.Assign, block.stmts[0]).value
         if term.kind == "goto" and term.targets[0] in ctx.tails:
             # on to an enclosing construct's exit tail (a ``return`` in a ``with`` in a
             # ``try``: the with's clean-up copy, then the try's return), which may run
@@ -548,7 +550,7 @@ class Clauses(Parts):
         sub = replace(ctx, handler=h, region=region | tails | (ctx.tails & ctx.region), follow=follow,
                       cleanups=(*ctx.cleanups, cleanup), tails=ctx.tails | tails)
         body = self.seq(b, sub, skip_stmts=skip, at_header=starts_loop(b, ctx))
-        item = ast.withitem(context_expr=mgr, optional_vars=target)
+        item = ast.withitem(context_expr=cast(ast.expr, mgr), optional_vars=target)
         cls = ast.AsyncWith if is_async else ast.With
         out.append(cls(items=[item], body=body or [ast.Pass()]))
         if follow is None:
@@ -668,7 +670,7 @@ class Clauses(Parts):
                 cname: str | None = None
                 skip = 0
                 if clause_block.stmts and stores_exc(clause_block.stmts[0]):
-                    tgt = clause_block.stmts[0].targets[0]  # type: ignore[attr-defined]
+                    tgt = clause_block.stmts[0].targets[0]
                     if isinstance(tgt, ast.Name):
                         cname = tgt.id
                         skip = 1
@@ -703,7 +705,7 @@ class Clauses(Parts):
             # (3.10: a ``break`` laid out after the clauses, which the body jumps over
             # them to, is the ``else`` clause's; one in the body comes before them)
             after = self.finish_try(body[:-1], handlers, body_exit, merge, h, ctx, out)
-            out[-1].orelse = [body[-1]]  # type: ignore[attr-defined]
+            out[-1].orelse = [body[-1]]  # type: ignore[attr-defined]  # finish_try's Try
             return after
         return self.finish_try(body, handlers, body_exit, merge, h, ctx, out)
 
@@ -756,7 +758,7 @@ class Clauses(Parts):
                                 "except clauses and else go on in different places")
                         self.end_clauses(handlers, trailing)
                         trailing, orelse = orelse, []
-        make = ast.TryStar if star else ast.Try  # type: ignore[attr-defined]
+        make = ast.TryStar if star else ast.Try  # type: ignore[attr-defined, unused-ignore]  # 3.10
         node = make(body=body or [ast.Pass()], handlers=handlers, orelse=orelse,
                     finalbody=[])
         out.append(node)
@@ -786,7 +788,7 @@ class Clauses(Parts):
             if cleanup in self._raw_chain(bid):
                 self._machinery[bid] = depth
         handlers: list[ast.ExceptHandler] = []
-        lists = frozenset(s.targets[0].id for s in self.blocks[h].stmts  # type: ignore
+        lists = frozenset(s.targets[0].id for s in self.blocks[h].stmts
                           if isinstance(s, ast.Assign) and isinstance(s.value, ast.List)
                           and isinstance(s.targets[0], ast.Name))
         # 3.13+ copies "add the rest to the list" into each way the last clause ends: put

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import copy
+from typing import cast
 
 from ..ir.blocks import IRBlock
 from ..ir.exprs import Slot
@@ -96,7 +97,8 @@ def returned_from_body(after: list[ast.stmt], block: IRBlock,
     value = after[0].value
     if len(spills) == 1:
         origin = getattr(value, "origin", None)
-        return origin if origin is not None and origin is spills[0].value else None  # type: ignore[attr-defined]
+        return origin if origin is not None \
+            and origin is cast(ast.Assign, spills[0]).value else None  # (spills: assignments)
     if not spills and any(value is e for e in block.entry):
         return value
     return None

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import ast
 import sys
-from typing import Any
+from typing import Any, cast
 
 from ...errors import DecompilationError
 from ..ir.blocks import IRBlock, IRGraph
@@ -75,8 +75,8 @@ class Lowering:
         if chain:
             last = chain[0]
             while isinstance(last, ast.If) and last.orelse:
-                last = last.orelse[0]  # type: ignore[assignment]
-            last.orelse = [fail]  # type: ignore[attr-defined]
+                last = last.orelse[0]
+            cast(ast.If, last).orelse = [fail]  # (the chain's ifs, all)
         return [
             ast.Assign(targets=[self.store(self.state)], value=ast.Constant(self.g.entry)),
             ast.Assign(targets=[self.store(self.handled)], value=ast.List(elts=[],
@@ -208,7 +208,8 @@ class Lowering:
         mgr = self.names.fresh("_mgr")
         exit_name, enter_name = self.names.fresh("_exit"), self.names.fresh("_enter")
         klass = self.names.fresh("_cls")
-        out: list[ast.stmt] = [ast.Assign(targets=[self.store(mgr)], value=marker.value)]
+        out: list[ast.stmt] = [ast.Assign(targets=[self.store(mgr)],
+                                          value=cast(ast.expr, marker.value))]  # (the manager)
         out += special_lookup(mgr, klass, {"enter": enter_name, "exit": exit_name},
                               bool(marker.flag))
         unbound = any(x.kind == "exit_self" for x in specials)
@@ -278,7 +279,7 @@ class Lowering:
         raise DecompilationError(f"cannot lower terminator {kind}")
 
     def protect(self, body: list[ast.stmt], block: IRBlock) -> ast.stmt:
-        handler = self.g.blocks.get(block.handler_block)  # type: ignore[arg-type]
+        handler = self.g.blocks.get(block.handler_block)  # type: ignore[arg-type]  # None: no block
         if handler is None:
             raise DecompilationError("handler block missing")
         caught = self.names.fresh("_e")

@@ -11,6 +11,7 @@ of them are the loop's own code, so that one exit is left.
 from __future__ import annotations
 
 import ast
+from typing import cast
 
 from ...bytecode import COLD_HANDLERS, COPIED_BREAK_RETURNS, COPIED_LOOP_TESTS
 from ..graph.regions import dominates
@@ -222,6 +223,7 @@ class LoopExits(Parts):
         joins: set[int] = set()
         own: set[int] = set()
         for t in breaks:
+            seen: set[int]
             n, seen = t, set()
             while True:
                 preds = self.preds(n)
@@ -635,7 +637,7 @@ class LoopExits(Parts):
         """Remember block ``bid``'s test by its text, and each ``and`` that ends it
         (``b`` of ``a and b``) as a test to split off (stored as ``~bid``)."""
         test = self.blocks[bid].term.test
-        seen.setdefault(preview(ast.Expr(value=test)), bid)
+        seen.setdefault(preview(ast.Expr(value=cast(ast.expr, test))), bid)  # (a branch's)
         if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) \
                 and not self.blocks[bid].exit:
             for _, text in _and_tails(test.values):

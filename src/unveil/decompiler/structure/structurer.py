@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import replace
+from typing import cast
 
 from ..graph.regions import (
     EXIT,
@@ -291,7 +292,7 @@ class Structurer(LoopExits, IfEnds, Clauses, ClauseExits):
             return set()
         chain = self.chain(next(iter(region)))
         outer = chain[chain.index(handler) + 1:]  # the handlers around the statement
-        depths = {self.blocks[b].handler.depth for b in region  # type: ignore[union-attr]
+        depths = {self.blocks[b].handler.depth for b in region  # type: ignore[union-attr]  # (if)
                   if self.blocks[b].handler_block == handler and self.blocks[b].handler}
         if len(depths) != 1 or min(depths) < 0:  # (< 0: hand-made bytecode)
             return set()
@@ -675,9 +676,10 @@ class Structurer(LoopExits, IfEnds, Clauses, ClauseExits):
             test = negate(test)
             then_body, else_body = else_body, []
             as_tested = False
-        elif not as_tested and then_body and not else_body and operator_flips(block.term.test) \
+        elif not as_tested and then_body and not else_body \
+                and operator_flips(cast(ast.expr, block.term.test)) \
                 and not isinstance(then_body[-1], ast.Raise):  # (nor ``assert a in b``)
-            test = block.term.test  # (``if a in b: pass`` / ``else:``, as written)
+            test = cast(ast.expr, block.term.test)  # (``if a in b: pass`` / ``else:``, as written)
             then_body, else_body = [], then_body
             as_tested = passed = True
         if not then_body:
@@ -866,14 +868,14 @@ class Structurer(LoopExits, IfEnds, Clauses, ClauseExits):
             iterable, is_async = self.for_iterable(h, body, out)
             self.visit(h)
             first = self.blocks.get(body_start)
-            target: ast.expr = ast.Name(id="_", ctx=ast.Store())
+            for_target: ast.expr = ast.Name(id="_", ctx=ast.Store())
             skip = 0
             if first is not None and first.stmts and is_next_store(first.stmts[0]):
-                target = first.stmts[0].targets[0]  # type: ignore[attr-defined]
+                for_target = first.stmts[0].targets[0]
                 skip = 1
             stmts = self.seq_from_edge(h, body_start, sub, skip)
             cls = ast.AsyncFor if is_async else ast.For
-            node = cls(target=target, iter=iterable, body=stmts or [ast.Pass()],
+            node = cls(target=for_target, iter=iterable, body=stmts or [ast.Pass()],
                        orelse=[])
         elif kind in ("while", "while_not"):
             self.visit(h)

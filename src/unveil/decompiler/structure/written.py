@@ -162,7 +162,7 @@ def _width(where: tuple[int | None, ...]) -> int | None:
     no columns)."""
     if where[0] != where[1] or None in where[2:]:
         return None
-    return where[3] - where[2]  # type: ignore[operator]
+    return where[3] - where[2]  # type: ignore[operator]  # no None in them (tested above)
 
 
 _CLEAN_UP = ("POP_EXCEPT", "POP_BLOCK", "DELETE_FAST", "DELETE_NAME", "DELETE_DEREF")

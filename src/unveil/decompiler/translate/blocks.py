@@ -13,7 +13,9 @@ boundaries as variables named after the stack slot (``_s0``...), assigned on the
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
+from typing import TypeAlias, TypeGuard, cast
 
 from ...bytecode import Handler
 from ...errors import DecompilationError
@@ -69,35 +71,41 @@ class _Members:
     change while this is in use; ``add``/``update`` add to ``more``."""
 
     __slots__ = ("base", "more", "less", "depth")
+    base: set[int] | _Members
+    more: set[int]
+    less: set[int]
+    depth: int
 
-    def __init__(self, base: set[int] | _Members, more: object = (), less: object = ()
-                 ) -> None:
+    def __init__(self, base: set[int] | _Members, more: Iterable[int] = (),
+                 less: Iterable[int] = ()) -> None:
         self.depth = base.depth + 1 if isinstance(base, _Members) else 1
         if self.depth > 16:  # (a deep chain of views: one set again)
-            base, self.depth = base.flat(), 1
+            base, self.depth = cast(_Members, base).flat(), 1
         self.base = base
-        self.more = set(more)  # type: ignore[call-overload]
-        self.less = set(less)  # type: ignore[call-overload]
+        self.more = set(more)
+        self.less = set(less)
 
     def __contains__(self, x: object) -> bool:
         return x in self.more or (x not in self.less and x in self.base)
 
-    def __or__(self, other: object) -> _Members:
+    def __or__(self, other: Iterable[int]) -> _Members:
         return _Members(self, other)
 
-    def __sub__(self, other: object) -> _Members:
+    def __sub__(self, other: Iterable[int]) -> _Members:
         return _Members(self, (), other)
 
     def add(self, x: int) -> None:
         self.more.add(x)
 
-    def update(self, xs: object) -> None:
-        self.more.update(xs)  # type: ignore[call-overload]
+    def update(self, xs: Iterable[int]) -> None:
+        self.more.update(xs)
 
     def flat(self) -> set[int]:
         base = self.base.flat() if isinstance(self.base, _Members) else self.base
         return {x for x in base if x not in self.less} | self.more
 
+
+_Blocks: TypeAlias = "set[int] | _Members"  # blocks, for ``in``
 
 class Translator:
     """Runs the executor over a CFG's blocks in reverse postorder and builds the IR graph.
@@ -250,7 +258,8 @@ class Translator:
                         k < len(st) and st[k] is first for st in incoming):
                     entry[k] = first  # (a function or class name pushed before a branch)
                 elif _is_temp(first) and all(k < len(st) and _is_temp(st[k])
-                                             and st[k].id == first.id for st in incoming):
+                                             and cast(ast.Name, st[k]).id == first.id
+                                             for st in incoming):
                     entry[k] = first  # the same temporary on every path
         return entry
 
@@ -365,8 +374,8 @@ class Translator:
         if op == "RAISE_VARARGS":
             n = last.arg or 0
             cause = ex.pop() if n == 2 else None
-            value = ex.pop() if n >= 1 else None
-            return Term("raise", value=value, cause=cause, line=line)
+            raised = ex.pop() if n >= 1 else None
+            return Term("raise", value=raised, cause=cause, line=line)
         if op == "RERAISE":
             items = ex.popn(last.argval or 1)
             # 3.10 re-raises a (traceback, value, type) triple: keep the value
@@ -386,7 +395,7 @@ class Translator:
     # ------------------------------------------------------------ folding branches
 
     def _explore(self, target: int, state: State, handler: Handler | None,
-                 region: set[int], inside: set[int], src: int | None = None,
+                 region: _Blocks, inside: _Blocks, src: int | None = None,
                  pending: frozenset[int] = frozenset()) -> _Outcome | None:
         """Run speculatively from ``target``; ``None`` when it has effects or is not simple.
 
@@ -454,7 +463,7 @@ class Translator:
             ex.speculative, ex.spec_floor, ex.state, ex.ins, ex.spec_counts, ex.walrus = saved
 
     def _collapse(self, term: Term, state: State, handler: Handler | None,
-                  inside: set[int], region: set[int],
+                  inside: _Blocks, region: _Blocks,
                   pending: frozenset[int] = frozenset()) -> tuple[Term, list[int]] | None:
         """Fold the branch ``term`` into an expression or a compound condition.
 
@@ -476,7 +485,7 @@ class Translator:
             self.apart -= apart
 
     def _fold(self, term: Term, state: State, handler: Handler | None,
-              inside: set[int], region: set[int],
+              inside: _Blocks, region: _Blocks,
               pending: frozenset[int]) -> tuple[Term, list[int]] | None:
         then_t, else_t = term.targets
         test = term.test
@@ -575,12 +584,14 @@ class Translator:
                                       or not else_o.absorbed
                                       and self.layout.constant_dropped(t2, other, term.src))
                 if self.layout.leads_to(other, e2, hops):
-                    new = conditional(test, then_o.test, stamp(ast.Constant(False)), False) \
-                        if known else boolop(ast.And, test, then_o.test)
+                    new = conditional(test, cast(ast.expr, then_o.test),  # (a branch's)
+                                      stamp(ast.Constant(False)), False) \
+                        if known else boolop(ast.And, test, cast(ast.expr, then_o.test))
                     return self._compound(new, t2, e2, state, then_o, kept, term, hops)
                 if self.layout.leads_to(other, t2, hops) and not kept:
-                    new = conditional(test, then_o.test, stamp(ast.Constant(True)), False) \
-                        if known else boolop(ast.Or, negate(test), then_o.test)
+                    new = conditional(test, cast(ast.expr, then_o.test),
+                                      stamp(ast.Constant(True)), False) \
+                        if known else boolop(ast.Or, negate(test), cast(ast.expr, then_o.test))
                     return self._compound(new, t2, e2, state, then_o, kept, term, hops)
         if else_o.kind == "branch" and then_o.kind == "goto" and else_o.absorbed:
             t2, e2 = else_o.targets
@@ -588,10 +599,10 @@ class Translator:
             if other is not None and same_stack(else_o.state.stack, state.stack, test,
                                                  else_o.test):
                 if self.layout.leads_to(other, t2, hops):
-                    new = boolop(ast.Or, test, else_o.test)
+                    new = boolop(ast.Or, test, cast(ast.expr, else_o.test))
                     return self._compound(new, t2, e2, state, else_o, kept, term, hops)
                 if self.layout.leads_to(other, e2, hops) and not kept:
-                    new = boolop(ast.And, negate(test), else_o.test)
+                    new = boolop(ast.And, negate(test), cast(ast.expr, else_o.test))
                     return self._compound(new, t2, e2, state, else_o, kept, term, hops)
         if then_o.kind == "branch" and else_o.kind == "branch" and not kept \
                 and then_o.absorbed and else_o.absorbed \
@@ -600,7 +611,7 @@ class Translator:
             assert then_o.test is not None and else_o.test is not None
             # (a target may be a block that only jumps on: ``q if (r if s else t) else u``)
             owned = set(then_o.absorbed) | set(else_o.absorbed)
-            hops: list[int] = []
+            hops = []
             ends: list[list[int]] = []
             for side in (then_o, else_o):
                 ends.append([])
@@ -624,7 +635,7 @@ class Translator:
 
     def _threaded_kept(self, term: Term, test: ast.expr, state: State, then_o: _Outcome,
                        else_o: _Outcome, handler: Handler | None,
-                       region: set[int]) -> tuple[Term, list[int]] | None:
+                       region: _Blocks) -> tuple[Term, list[int]] | None:
         """``a and b or c`` (3.10, 3.11: ``(a or b) and c``): a test whose short-circuit
         target is also where the next (kept) test goes after popping its value."""
         for side, other, negated in ((then_o, else_o, False), (else_o, then_o, True)):
@@ -736,7 +747,8 @@ class Translator:
                 t2, e2 = (t2, other) if kind is ast.And else (other, e2)
                 if then_o.fall in (to, end):
                     then_o = replace(then_o, fall=other)
-            new = boolop(kind, test if kind is ast.And else negate(test), then_o.test)
+            new = boolop(kind, test if kind is ast.And else negate(test),
+                         cast(ast.expr, then_o.test))
             break
         else:
             return None
@@ -825,8 +837,8 @@ class Translator:
                 return t
         return None
 
-    def _join_closed(self, join: int, folded: set[int], then_o: _Outcome, else_o: _Outcome,
-                     pending: frozenset[int], region: set[int]) -> bool:
+    def _join_closed(self, join: int, folded: _Blocks, then_o: _Outcome, else_o: _Outcome,
+                     pending: frozenset[int], region: _Blocks) -> bool:
         """All entries into ``join`` come from the two folded branches, or from the other
         arm of a conditional being folded around them, which meets them there (3.12+
         jumps from ``a or b`` in ``a or b if t else c`` straight to the end of the whole
@@ -852,7 +864,7 @@ def _mentions(node: ast.expr | None, target: ast.expr) -> bool:
     return node is not None and any(n is target for n in ast.walk(node))
 
 
-def _is_temp(node: ast.expr | None) -> bool:
+def _is_temp(node: ast.expr | None) -> TypeGuard[ast.Name]:
     return isinstance(node, ast.Name) and getattr(node, "kind", "") == "temp"
 
 

@@ -28,7 +28,8 @@ _FAMILIES = (Loads, Stores, StackOps, Operators, Displays, Calls, Inlined, Funct
              Exceptions, Generators, Matching)
 
 
-class Executor(*_FAMILIES):  # type: ignore[misc]
+class Executor(Loads, Stores, StackOps, Operators, Displays, Calls, Inlined, Functions, Imports,
+               Exceptions, Generators, Matching):  # (the bases are _FAMILIES)
     """Runs non-terminator instructions on a :class:`State`, one handler per opcode family."""
 
     def __init__(self, ctx: Context) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 import itertools
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar, NoReturn, TypeGuard, TypeVar, cast
 
 from ...bytecode import Instr
 from ...codeobj import CodeFlag
@@ -102,6 +102,7 @@ class Speculation(Exception):
 class Machine:
     """Stack primitives, statement emission and evaluation-order bookkeeping."""
 
+    ops: ClassVar[dict[str, str]]  # an opcode family's table (set by :func:`family`)
     following: list[Instr] = []
     skip: int = 0
     order_from: int | None = None  # a SWAP's order check still to do
@@ -170,7 +171,7 @@ class Machine:
         if start is not None:
             self.check_order(min(start, len(self.state.stack)))
 
-    def fail(self, message: str) -> None:
+    def fail(self, message: str) -> NoReturn:
         ins = self.ins
         raise DecompilationError(
             message, code_name=self.ctx.qualname,
@@ -211,7 +212,7 @@ class Machine:
                     temps.append(name(tmp, "temp"))
                 else:
                     temps.append(None)
-            attach(unpack, temps=temps)
+            attach(unpack, temps=temps)  # type: ignore[type-var]  # an Unpack: no ast node
             self.append(ast.Assign(targets=[unpack.target()], value=unpack.value))
             stack = self.state.stack
             for k, entry in enumerate(stack):
@@ -279,7 +280,7 @@ class Machine:
                 # the unpacking (and its stores so far) happened before the statement
                 stack[i] = self.force_unpack(node)
             elif _class_arguments(node):
-                self._materialize_bases(node, writes)  # type: ignore[arg-type]
+                self._materialize_bases(node, writes)
             elif self.needs_temp(node, writes):
                 stack[i] = self.materialize(node)
 
@@ -349,7 +350,7 @@ class Machine:
             elif isinstance(node, UnpackItem):
                 stack[i] = self.force_unpack(node)
             elif _class_arguments(node):
-                self._materialize_bases(node, ())  # type: ignore[arg-type]
+                self._materialize_bases(node, ())
             elif self.needs_temp(node, ()) or isinstance(node, ast.List | ast.Set | ast.Dict):
                 stack[i] = self.materialize(node)
 
@@ -489,7 +490,7 @@ class Machine:
             if id(x) not in ids:
                 return None
             if id(x) not in found:
-                found[id(x)] = self.materialize(x)  # type: ignore[arg-type]
+                found[id(x)] = self.materialize(cast(ast.expr, x))  # (one of the loads)
             return found[id(x)]
 
         stack = self.state.stack
@@ -624,8 +625,8 @@ def chained_stores(following: list[Instr], count: int, copies: bool = True) -> b
             depth -= 1  # (a key computed: ``a[n - i - 1]``)
         elif op in ("UNARY_NEGATIVE", "UNARY_INVERT", "UNARY_NOT") and depth:
             pass
-        elif op == "BUILD_SLICE" and depth >= ins.arg:
-            depth -= ins.arg - 1
+        elif op == "BUILD_SLICE" and depth >= cast(int, ins.arg):
+            depth -= cast(int, ins.arg) - 1
         elif op == "COPY" and ins.arg == 1 and not depth and copies:
             count += 1
         elif op == "UNPACK_SEQUENCE" and not depth:
@@ -652,7 +653,7 @@ def plain_import_chain(item: ImportItem) -> bool:
 
 def _collect_seqs(node: ast.expr, seen: set[int]) -> list[int]:
     out: list[int] = []
-    todo = [node]
+    todo: list[Any] = [node]  # (expressions and the other nodes under them)
     while todo:
         n = todo.pop()
         if isinstance(n, Shared):
@@ -665,7 +666,7 @@ def _collect_seqs(node: ast.expr, seen: set[int]) -> list[int]:
         for field in n._fields:
             child = getattr(n, field, None)
             if isinstance(child, ast.AST):
-                todo.append(child)  # type: ignore[arg-type]
+                todo.append(child)
             elif isinstance(child, list):
                 todo.extend(c for c in child if isinstance(c, ast.AST))
     return out
@@ -687,13 +688,13 @@ def _first_seq(node: ast.expr) -> int:
 def _awaited_enter(node: ast.expr) -> bool:
     if not isinstance(node, ast.Await):
         return False
-    value = node.value
+    value: ast.expr | None = node.value
     if isinstance(value, Special) and value.kind == "awaitable":
         value = value.value
     return isinstance(value, Special) and value.kind == "enter"
 
 
-def _class_arguments(node: ast.expr) -> bool:
+def _class_arguments(node: ast.expr) -> TypeGuard[ast.Tuple]:
     """The arguments of ``__build_class__`` (a class body's function among them), as a
     tuple for ``CALL_FUNCTION_EX``."""
     return isinstance(node, ast.Tuple) and any(_class_body(e) for e in node.elts)
@@ -708,8 +709,11 @@ def _class_body(node: ast.expr) -> bool:
 # ---------------------------------------------------------------- opcode families
 
 
-def family(ops: dict[str, str]) -> Callable[[type], type]:
-    def deco(cls: type) -> type:
-        cls.ops = ops  # type: ignore[attr-defined]
+_F = TypeVar("_F", bound=type[Machine])
+
+
+def family(ops: dict[str, str]) -> Callable[[_F], _F]:
+    def deco(cls: _F) -> _F:
+        cls.ops = ops
         return cls
     return deco

@@ -14,15 +14,16 @@ def same_value(a: ast.expr, b: ast.expr) -> bool:
         return True
     if type(a) is not type(b):
         return False
-    if isinstance(a, ast.Constant):
-        return type(a.value) is type(b.value) and a.value == b.value  # type: ignore[attr-defined]
-    if isinstance(a, ast.Name):
+    # (``b`` is of ``a``'s type: each isinstance of it below holds)
+    if isinstance(a, ast.Constant) and isinstance(b, ast.Constant):
+        return type(a.value) is type(b.value) and a.value == b.value
+    if isinstance(a, ast.Name) and isinstance(b, ast.Name):
         return a.id == b.id and getattr(a, "kind", "") == getattr(b, "kind", "") \
-            and getattr(a, "kind", "") in ("fast", "temp")  # type: ignore[attr-defined]
-    if isinstance(a, Slot):
-        return a.index == b.index  # type: ignore[attr-defined]
-    if isinstance(a, Special):
-        return a.kind == b.kind and a.value is b.value  # type: ignore[attr-defined]
+            and getattr(a, "kind", "") in ("fast", "temp")
+    if isinstance(a, Slot) and isinstance(b, Slot):
+        return a.index == b.index
+    if isinstance(a, Special) and isinstance(b, Special):
+        return a.kind == b.kind and a.value is b.value
     return False
 
 

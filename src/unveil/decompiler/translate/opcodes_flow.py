@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import keyword
+from typing import Any, cast
 
 from ...bytecode import Instr
 from ...codeobj import COMPREHENSIONS, GENERIC_PREFIX
@@ -98,7 +99,7 @@ class Calls(Machine):
             if len(args) < 2 or not isinstance(args[0], Func) \
                     or not isinstance(args[1], ast.Constant):
                 self.fail(f"unrecognised class creation {args}")
-            cb = ClassBuild(args[0], args[1].value, args[2:], keywords)  # type: ignore[arg-type]
+            cb = ClassBuild(args[0], cast(str, args[1].value), args[2:], keywords)
             return stamp(cb)
         if isinstance(func, Func) and self.ctx.make_comprehension is not None \
                 and func.code.co_name in COMPREHENSIONS and len(args) == 1 and not keywords:
@@ -134,7 +135,7 @@ def _callable_of(a: ast.expr, b: ast.expr) -> tuple[ast.expr, ast.expr | None]:
 
 def _split_keywords(args: list[ast.expr], names: ast.expr) -> tuple[list[ast.expr],
                                                                       list[ast.keyword]]:
-    kwnames = names.value if isinstance(names, ast.Constant) else ()
+    kwnames: object = names.value if isinstance(names, ast.Constant) else ()
     if not isinstance(kwnames, tuple) or len(kwnames) > len(args) \
             or not all(isinstance(k, str) for k in kwnames):
         raise DecompilationError(f"a call's keyword names are {kwnames!r:.60}, not a tuple "
@@ -171,7 +172,7 @@ def _star_kwargs(kwargs: ast.expr | None) -> list[ast.keyword]:
                     out.append(ast.keyword(arg=None, value=v))
                 else:
                     out.extend(ast.keyword(arg=n, value=x)
-                               for n, x in zip(names, v.values, strict=True))
+                               for n, x in zip(names, cast(ast.Dict, v).values, strict=True))
             elif isinstance(k, ast.Constant) and isinstance(k.value, str) \
                     and k.value.isidentifier():
                 out.append(ast.keyword(arg=k.value, value=v))
@@ -188,7 +189,7 @@ def _keyword_names(mapping: ast.Dict) -> list[str] | None:
              for k in mapping.keys]
     if not names or None in names or len(set(names)) != len(names):
         return None
-    return names  # type: ignore[return-value]
+    return cast("list[str]", names)
 
 
 @family({"COMPREHENSION": "comprehension"})
@@ -211,11 +212,11 @@ class Inlined(Machine):
 def _with_outer_iterable(node: ast.expr, iterable: ast.expr) -> ast.expr:
     import copy
 
-    new = copy.copy(node)
-    gens = list(new.generators)  # type: ignore[attr-defined]
+    new: Any = copy.copy(node)  # (a comprehension)
+    gens = list(new.generators)
     gens[0] = copy.copy(gens[0])
     gens[0].iter = iterable
-    new.generators = gens  # type: ignore[attr-defined]
+    new.generators = gens
     return new
 
 
@@ -267,7 +268,7 @@ class Imports(Machine):
                                      args=[const(ins.argval), name("globals", "global"),
                                            const(None), fromlist, level], keywords=[])))
             return
-        self.push(ImportValue(ins.argval, fromlist.value, level.value))
+        self.push(ImportValue(ins.argval, fromlist.value, cast(int, level.value)))
 
     def import_from(self, ins: Instr) -> None:
         source = self.top()
@@ -381,9 +382,9 @@ class Generators(Machine):
     """yield, yield from and await."""
 
     def yield_value(self, ins: Instr) -> None:
-        value = self.pop()
+        value: ast.expr | None = self.pop()
         if isinstance(value, Special) and value.kind == "async_gen_wrap":
-            value = value.value  # type: ignore[assignment]
+            value = value.value
         self.push(stamp(ast.Yield(value=None if _is_none(value) else value)))
 
     def yield_from(self, ins: Instr) -> None:
@@ -394,7 +395,7 @@ class Generators(Machine):
         if isinstance(receiver, Iterator) and receiver.kind == "yield_from":
             self.push(stamp(ast.YieldFrom(value=receiver.value)))
         elif isinstance(receiver, Special) and receiver.kind == "awaitable":
-            inner = receiver.value
+            inner = cast(ast.expr, receiver.value)  # (an awaitable's value is set)
             if getattr(inner, "async_comprehension", False):
                 self.push(inner)  # an async comprehension is awaited by its call site
             else:
@@ -422,7 +423,7 @@ class Generators(Machine):
         self.push(Special("async_gen_wrap", self.pop()))
 
 
-def _is_none(node: ast.expr) -> bool:
+def _is_none(node: ast.expr | None) -> bool:
     return isinstance(node, ast.Constant) and node.value is None
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 import dis
 import functools
-from typing import Any
+from typing import Any, cast
 
 from ...bytecode import Instr
 from ..ir.exprs import (
@@ -340,7 +340,7 @@ class StackOps(Machine):
         if getattr(value, "_seq", None) is None:
             stamp(shared)  # (made now: a branch being explored may name it)
         else:
-            attach(shared, _seq=value._seq)  # type: ignore[attr-defined]
+            attach(shared, _seq=value._seq)  # type: ignore[attr-defined]  # a fact, no field
         stack = self.state.stack
         stack[-depth] = shared
         self.push(shared)
@@ -537,7 +537,8 @@ class Displays(Machine):
 
     def build_map(self, ins: Instr) -> None:
         flat = self.popn(2 * (ins.arg or 0))
-        self.push(stamp(ast.Dict(keys=flat[0::2], values=flat[1::2])))
+        self.push(stamp(ast.Dict(keys=cast("list[ast.expr | None]", flat[0::2]),
+                                 values=flat[1::2])))
 
     def build_const_key_map(self, ins: Instr) -> None:
         keys = self.pop()
@@ -637,12 +638,12 @@ class Displays(Machine):
         value = self.pop()
         target = self._container(ins.arg or 1)
         if isinstance(target, ast.Dict):
-            target.keys.append(None)  # type: ignore[arg-type]
+            target.keys.append(None)
             target.values.append(value)
         else:
             # ``{**value}``: DICT_UPDATE takes mappings only, not pairs like dict.update
             if not isinstance(value, ast.Dict):
-                value = ast.Dict(keys=[None], values=[value])  # type: ignore[list-item]
+                value = ast.Dict(keys=[None], values=[value])
             self.emit(ast.Expr(value=_append_call(target, "update", value)))
 
     def list_to_tuple(self, ins: Instr) -> None:
@@ -732,7 +733,7 @@ class Displays(Machine):
             self.fail("template without constant strings")
         values: list[ast.expr] = []
         items = list(interps.elts)
-        for i, s in enumerate(strings.value):
+        for i, s in enumerate(cast(tuple[str, ...], strings.value)):
             if s:
                 values.append(const(s))
             if i < len(items):
