@@ -32,33 +32,46 @@ def unmangled(owner: str, name: str) -> str:
 
 def unmangle(tree: ast.AST) -> None:
     """Write private names as the source had them inside each ``class`` statement."""
-    for node in ast.walk(tree):
+    todo = [tree]
+    while todo:  # (statements only: a class statement is never inside an expression)
+        node = todo.pop()
         if isinstance(node, ast.ClassDef):
             for stmt in node.body:
                 _rename(stmt, node.name)
+        todo.extend(n for n in ast.iter_child_nodes(node) if isinstance(n, _HOLDS_STATEMENTS))
+
+
+_HOLDS_STATEMENTS = (ast.stmt, ast.excepthandler, ast.match_case)
 
 
 def _rename(node: ast.AST, owner: str) -> None:
+    mangled = f"_{owner.lstrip('_')}__"
+    if mangled == "___":
+        return  # (an owner of underscores only mangles nothing)
+
+    def fix(name: str) -> str:
+        return unmangled(owner, name) if name.startswith(mangled) else name
+
     todo = [node]
     while todo:
         n = todo.pop()
         if isinstance(n, ast.Name):
-            n.id = unmangled(owner, n.id)
+            n.id = fix(n.id)
         elif isinstance(n, ast.Attribute):
-            n.attr = unmangled(owner, n.attr)
+            n.attr = fix(n.attr)
         elif isinstance(n, ast.arg):
-            n.arg = unmangled(owner, n.arg)
+            n.arg = fix(n.arg)
         elif isinstance(n, ast.keyword) and n.arg is not None:
-            n.arg = unmangled(owner, n.arg)
+            n.arg = fix(n.arg)
         elif isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef):
-            n.name = unmangled(owner, n.name)
+            n.name = fix(n.name)
         elif isinstance(n, ast.Global | ast.Nonlocal):
-            n.names = [unmangled(owner, x) for x in n.names]
+            n.names = [fix(x) for x in n.names]
         elif isinstance(n, ast.ExceptHandler) and n.name is not None:
-            n.name = unmangled(owner, n.name)
+            n.name = fix(n.name)
         if isinstance(n, ast.ClassDef):
             # its name, decorators, bases and keywords belong to the enclosing class
-            n.name = unmangled(owner, n.name)
+            n.name = fix(n.name)
             todo.extend([*n.decorator_list, *n.bases, *n.keywords])
             continue  # (its body mangles with its own name: unmangle() visits it)
         todo.extend(ast.iter_child_nodes(n))

@@ -38,5 +38,7 @@ class Executor(Loads, Stores, StackOps, Operators, Displays, Calls, Inlined, Fun
         self.ins = None
         self.spec_counts = {}
         self.walrus = {}
-        self._table = {op: getattr(self, method)
-                       for family in _FAMILIES for op, method in family.ops.items()}
+
+
+Executor._table = {op: getattr(Executor, method)
+                   for family in _FAMILIES for op, method in family.ops.items()}

@@ -103,14 +103,15 @@ class Machine:
     """Stack primitives, statement emission and evaluation-order bookkeeping."""
 
     ops: ClassVar[dict[str, str]]  # an opcode family's table (set by :func:`family`)
-    following: list[Instr] = []
+    _instrs: list[Instr] = []  # the instructions run() runs, and where it is in them
+    _at: int = 0
     skip: int = 0
     order_from: int | None = None  # a SWAP's order check still to do
     previous: Instr | None = None  # the instruction before the current one, in its block
     ctx: Context
     state: State
     ins: Instr | None
-    _table: dict[str, Callable[[Instr], None]]
+    _table: ClassVar[dict[str, Callable[[Machine, Instr], None]]]  # op -> handler, per class
     speculative: bool = False
     spec_floor: int = 0
     spec_counts: dict[tuple[int, str], int]
@@ -153,16 +154,21 @@ class Machine:
                 self.skip -= 1
                 continue
             self.ins = ins
-            self.following = instrs[i + 1:i + 64]
+            self._instrs, self._at = instrs, i  # (set each time: a handler may run() too)
             handler = table.get(ins.op)
             if handler is None:
                 self.fail("no translation for instruction")
             if self.order_from is not None and ins.op not in _SHUFFLES:
                 self.settle_order()
             self.previous = instrs[i - 1] if i else None
-            handler(ins)
+            handler(self, ins)
         if self.order_from is not None:
             self.settle_order()
+
+    @property
+    def following(self) -> list[Instr]:
+        """The (up to 63) instructions after the current one in its block."""
+        return self._instrs[self._at + 1:self._at + 64]
 
     def settle_order(self) -> None:
         """Check the evaluation order after the stack shuffles just done (a second
