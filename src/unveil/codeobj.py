@@ -9,7 +9,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Iterator
 from types import CodeType
-from typing import NamedTuple
+from typing import Literal, NamedTuple, TypeAlias
 
 
 class CodeFlag(enum.IntFlag):
@@ -38,7 +38,12 @@ COMPREHENSIONS = {"<listcomp>": "list", "<setcomp>": "set", "<dictcomp>": "dict"
 GENERIC_PREFIX = "<generic parameters of "
 
 
-def code_kind(code: CodeType) -> str:
+#: what a code object is the body of (:func:`code_kind`)
+CodeKind: TypeAlias = Literal["module", "lambda", "genexpr", "comprehension", "generic", "class",
+                              "function"]
+
+
+def code_kind(code: CodeType) -> CodeKind:
     """``module``, ``lambda``, ``genexpr``, ``comprehension`` (list, set, dict),
     ``generic`` (a PEP 695 type-parameter scope), ``class`` (a class body) or
     ``function``."""

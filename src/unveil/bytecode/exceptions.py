@@ -28,7 +28,7 @@ class RawHandler:
 
 def parse_exception_table(code: CodeType) -> list[RawHandler]:
     """Decode ``co_exceptiontable`` (3.11+): varint entries of start, size, target, depth/lasti."""
-    table = code.co_exceptiontable
+    table: bytes = code.co_exceptiontable  # type: ignore[attr-defined, unused-ignore]  # 3.11+
     out: list[RawHandler] = []
     pos = 0
 

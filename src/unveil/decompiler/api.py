@@ -122,7 +122,7 @@ def decompile_node(obj: object, constants: Constants | None = None) -> ast.AST:
         _apply_function_defaults(node.args, func, dec.renderer(), constants, scope)
         attach(node, returns=getattr(node.args, "returns", None))
         if scope is not func.__globals__:
-            node.type_params = _type_params(func, scope, dec.renderer())  # type: ignore[union-attr]  # 3.12 field
+            node.type_params = _type_params(func, scope, dec.renderer())  # type: ignore[union-attr, unused-ignore]  # 3.12 field
         if _needs_typing_import(node, func.__globals__):
             return ast.Module(body=[ast.Import(names=[ast.alias(name="typing")]), node],
                               type_ignores=[])
@@ -152,10 +152,11 @@ def _type_param_scope(func: FunctionType) -> dict[str, Any]:
     return scope
 
 
-def _type_params(func: FunctionType, scope: dict[str, Any], r: Renderer) -> list[ast.AST]:
-    """``ast`` type parameters for a live generic function's ``__type_params__``."""
-    out: list[ast.AST] = []
-    for p in func.__type_params__:  # type: ignore[attr-defined]  # 3.12+
+def _type_params(func: FunctionType, scope: dict[str, Any], r: Renderer) -> list[Any]:
+    """``ast`` type parameters for a live generic function's ``__type_params__`` (3.12+)."""
+    out: list[Any] = []
+    params: tuple[Any, ...] = getattr(func, "__type_params__", ())
+    for p in params:
         kind = type(p).__name__
         fields: dict[str, Any] = {"name": p.__name__}
         if kind == "TypeVar":
@@ -183,7 +184,7 @@ def comprehension_statement(code: CodeType, constants: Constants,
     stmt: ast.stmt = ast.Expr(value=expr)
     if compilable and code.co_flags & CodeFlag.COROUTINE and code.co_name != "<genexpr>":
         # (or ``await``) inside: only an async function may hold it
-        stmt = ast.AsyncFunctionDef(name="__unveil_async__", args=no_arguments(),  # type: ignore[call-arg]  # 3.12 field
+        stmt = ast.AsyncFunctionDef(name="__unveil_async__", args=no_arguments(),  # type: ignore[call-arg, unused-ignore]  # 3.12 field
                                     body=[stmt], decorator_list=[], returns=None,
                                     type_params=[])
     return stmt
@@ -422,7 +423,7 @@ def class_statement(cls: type) -> ast.stmt:
              if b is not object]
     keywords = [] if type(cls) is type or any(type(b) is type(cls) for b in cls.__bases__) \
         else [ast.keyword(arg="metaclass", value=ast.Name(id=type(cls).__name__, ctx=ast.Load()))]
-    return ast.ClassDef(name=cls.__name__, bases=bases, keywords=keywords,  # type: ignore[call-arg]  # 3.12 field
+    return ast.ClassDef(name=cls.__name__, bases=bases, keywords=keywords,  # type: ignore[call-arg, unused-ignore]  # 3.12 field
                         body=body or [ast.Pass()], decorator_list=[], type_params=[])
 
 
@@ -671,12 +672,12 @@ def _definition_for(code: CodeType, kind: str, constants: Constants,
         if owner is not None:
             return owner
     if kind == "class":
-        params: list[ast.AST] = []
+        params: list[Any] = []  # ast.TypeVar (3.12+)
         if ".type_params" in code.co_freevars:
             # a generic class's body: its other free variables behave as type parameters
-            params = [ast.TypeVar(name=n, bound=None) for n in code.co_freevars  # type: ignore[attr-defined]  # 3.12+
-                      if n.isidentifier()] or [ast.TypeVar(name="_T", bound=None)]  # type: ignore[attr-defined]  # 3.12+
-        return ast.ClassDef(name=code.co_name, bases=[], keywords=[],  # type: ignore[call-arg]  # 3.12 field
+            params = [ast.TypeVar(name=n, bound=None) for n in code.co_freevars  # type: ignore[attr-defined, unused-ignore]  # 3.12+
+                      if n.isidentifier()] or [ast.TypeVar(name="_T", bound=None)]  # type: ignore[attr-defined, unused-ignore]  # 3.12+
+        return ast.ClassDef(name=code.co_name, bases=[], keywords=[],  # type: ignore[call-arg, unused-ignore]  # 3.12 field
                             body=class_body(dec, _names_around(code)) or [ast.Pass()],
                             decorator_list=[],
                             type_params=params)
@@ -696,9 +697,9 @@ def _definition_for(code: CodeType, kind: str, constants: Constants,
                 and isinstance(stmt, ast.Expr):
             # 3.12+ inlines a list, set or dict comprehension except in an annotation
             # scope that sees a class's names (where such a code object comes from)
-            alias = ast.TypeAlias(name=ast.Name(id="__unveil_alias__", ctx=ast.Store()),  # type: ignore[attr-defined]  # 3.12+
+            alias = ast.TypeAlias(name=ast.Name(id="__unveil_alias__", ctx=ast.Store()),  # type: ignore[attr-defined, unused-ignore]  # 3.12+
                                   type_params=[], value=stmt.value)
-            return ast.ClassDef(name="__unveil_class__", bases=[], keywords=[], body=[alias],  # type: ignore[call-arg]  # 3.12 field
+            return ast.ClassDef(name="__unveil_class__", bases=[], keywords=[], body=[alias],  # type: ignore[call-arg, unused-ignore]  # 3.12 field
                                 decorator_list=[], type_params=[])
         return stmt
     positional = code.co_varnames[:code.co_argcount]
@@ -713,8 +714,8 @@ def _definition_for(code: CodeType, kind: str, constants: Constants,
             return ast.FunctionDef(
                 name="__unveil_generic__", args=no_arguments(), body=[ast.Pass()],
                 decorator_list=[], returns=None,
-                type_params=[ast.TypeVar(name=code.co_name, bound=value)])  # type: ignore[attr-defined, call-arg]  # 3.12+
-        return ast.TypeAlias(name=ast.Name(id=code.co_name, ctx=ast.Store()),  # type: ignore[attr-defined]  # 3.12+
+                type_params=[ast.TypeVar(name=code.co_name, bound=value)])  # type: ignore[attr-defined, call-arg, unused-ignore]  # 3.12+
+        return ast.TypeAlias(name=ast.Name(id=code.co_name, ctx=ast.Store()),  # type: ignore[attr-defined, unused-ignore]  # 3.12+
                              type_params=[], value=value)
     name = code.co_name if code.co_name.isidentifier() else "_unveil_f"
     if simplify is not None:  # (the body decompiled as function_def would, simplified)
@@ -774,13 +775,13 @@ def _closure_wrapper(node: ast.stmt, code: CodeType, outer: Sequence[str] = ()) 
         # code inside a class body that sees the class namespace (3.12+ annotation and
         # type parameter scopes)
         free.remove("__classdict__")
-        node = ast.ClassDef(name="__unveil_class__", bases=[], keywords=[], body=[node],  # type: ignore[call-arg]  # 3.12 field
+        node = ast.ClassDef(name="__unveil_class__", bases=[], keywords=[], body=[node],  # type: ignore[call-arg, unused-ignore]  # 3.12 field
                             decorator_list=[], type_params=[])
     elif code.co_flags & CodeFlag.METHOD and (
             isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
             or isinstance(node, ast.Assign) and isinstance(node.value, ast.Lambda)):
         # 3.14 marks functions (and lambdas) defined in a class body
-        node = ast.ClassDef(name="__unveil_class__", bases=[], keywords=[], body=[node],  # type: ignore[call-arg]  # 3.12 field
+        node = ast.ClassDef(name="__unveil_class__", bases=[], keywords=[], body=[node],  # type: ignore[call-arg, unused-ignore]  # 3.12 field
                             decorator_list=[], type_params=[])
     if not free:
         return ast.Module(body=[node], type_ignores=[])
@@ -816,7 +817,7 @@ def _in_enclosing_scopes(node: ast.stmt, code: CodeType) -> ast.Module | None:
         return None
     body: list[ast.stmt] = [*cells(free), node]
     for kind, name in reversed(scopes):
-        body = [holder(name, body) if kind == "function" else ast.ClassDef(  # type: ignore[call-arg]  # 3.12 field
+        body = [holder(name, body) if kind == "function" else ast.ClassDef(  # type: ignore[call-arg, unused-ignore]  # 3.12 field
             name=name, bases=[], keywords=[], body=body, decorator_list=[], type_params=[])]
     return ast.Module(body=body, type_ignores=[])
 

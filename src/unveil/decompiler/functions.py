@@ -173,7 +173,7 @@ class CodeDecompiler:
             if code.co_flags & CodeFlag.NEWLOCALS else set(code.co_freevars)
         body = class_body(child, around)
         params = cb.type_params
-        return ast.ClassDef(name=name, bases=[r.expr(b) for b in cb.bases],  # type: ignore[call-arg]  # 3.12 field
+        return ast.ClassDef(name=name, bases=[r.expr(b) for b in cb.bases],  # type: ignore[call-arg, unused-ignore]  # 3.12 field
                             keywords=[ast.keyword(arg=k.arg, value=r.expr(k.value))
                                       for k in cb.keywords],
                             body=body or [ast.Pass()], decorator_list=decorators,
@@ -608,12 +608,12 @@ def _body_table(code: CodeType, body: list[ast.stmt], names: list[str],
     head = [d for d in declarations(code) if not present & set(d.names)]  # type: ignore[attr-defined]
     inner_body = [*head, *body, *binding] if bind else [*head, *body]
     is_class = not code.co_flags & CodeFlag.NEWLOCALS
-    inner = ast.ClassDef(name="_unveil_scope", bases=[], keywords=[],  # type: ignore[call-arg]  # 3.12 field
+    inner = ast.ClassDef(name="_unveil_scope", bases=[], keywords=[],  # type: ignore[call-arg, unused-ignore]  # 3.12 field
                          body=inner_body or [ast.Pass()], decorator_list=[],
-                         type_params=[]) if is_class else ast.AsyncFunctionDef(  # type: ignore[call-arg]  # 3.12 field
+                         type_params=[]) if is_class else ast.AsyncFunctionDef(  # type: ignore[call-arg, unused-ignore]  # 3.12 field
         name="_unveil_scope", args=no_arguments(),
         body=inner_body or [ast.Pass()], decorator_list=[], returns=None, type_params=[])
-    outer = ast.FunctionDef(name="_unveil_outer", args=no_arguments(),  # type: ignore[call-arg]  # 3.12 field
+    outer = ast.FunctionDef(name="_unveil_outer", args=no_arguments(),  # type: ignore[call-arg, unused-ignore]  # 3.12 field
                             body=[*binding, inner], decorator_list=[], returns=None,
                             type_params=[])
     try:
@@ -677,10 +677,10 @@ def function_def(code: CodeType, name: str, parent: CodeDecompiler | None = None
     is_async = bool(code.co_flags & (CodeFlag.COROUTINE | CodeFlag.ASYNC_GENERATOR)) and \
         not _is_plain_generator(code)
     cls = ast.AsyncFunctionDef if is_async else ast.FunctionDef
-    params: list[ast.AST] = []
+    params: list[Any] = []  # ast.type_param (3.12+)
     if func is not None and func.type_params and parent is not None:
         params = type_param_nodes(parent, func.type_params)
-    node = cls(name=name, args=args, body=body or [ast.Pass()],  # type: ignore[call-arg]  # 3.12 field
+    node = cls(name=name, args=args, body=body or [ast.Pass()],  # type: ignore[call-arg, unused-ignore]  # 3.12 field
                decorator_list=decorators or [], returns=returns, type_params=params)
     return node
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import ast
 import itertools
 import math
-from typing import Any, ClassVar, cast
+from typing import Any, ClassVar, Literal, TypeAlias, cast
 
 from ...bytecode import FOLDED_NOT_TESTS
 from .facts import attach
@@ -76,22 +76,36 @@ class Cell(Marker):
         self.name = name
 
 
-class Special(Marker):
-    """A value the interpreter pushes for its own use.
+#: what a :class:`Special` stands for
+SpecialKind: TypeAlias = Literal[
+    # values exception handlers push for themselves (3.10: six of them)
+    "exc", "prev_exc", "lasti", "exc_type", "exc_tb", "prev_type", "prev_value", "prev_tb",
+    "next",  # the item FOR_ITER pushes
+    "exit", "exit_self", "enter", "with_exit_result",  # with set-up and clean-up
+    "anext", "anext_value", "awaitable", "async_gen_wrap", "stopiteration_error", "saved",
+    "build_class", "convert",
+    # a primitive's stand-in (see COMPUTED_SPECIALS)
+    "match_sequence", "match_mapping", "match_keys", "match_class", "dict_without_keys",
+    "reraise_star", "eg_split",
+    "intrinsic",  # a CALL_INTRINSIC the IR has no node for (``name`` says which)
+]
 
-    ``kind`` is one of: ``exc`` (the exception a handler caught), ``prev_exc`` (the
-    exception info saved by ``PUSH_EXC_INFO``), ``lasti``, ``exc_type``/``exc_tb`` and
-    ``prev_type``/``prev_value``/``prev_tb`` (3.10 handlers push six values), ``next``
-    (the item ``FOR_ITER`` pushes), ``exit``/``exit_self``/``enter`` (``with`` set-up,
-    ``value`` the manager), ``sent`` (the value a generator was resumed with).
+
+class Special(Marker):
+    """A value the interpreter pushes for its own use (``kind``, see :data:`SpecialKind`):
+    the exception a handler caught (``exc``), the exception info saved by
+    ``PUSH_EXC_INFO`` (``prev_exc``), the item ``FOR_ITER`` pushes (``next``), a ``with``
+    statement's ``exit``/``exit_self``/``enter`` (``value`` the manager), a primitive's
+    stand-in...
     """
 
     _fields = ("kind", "value")
 
-    def __init__(self, kind: str, value: ast.expr | None = None) -> None:
+    def __init__(self, kind: SpecialKind, value: ast.expr | None = None, name: str = "") -> None:
         super().__init__()
-        self.kind = kind
+        self.kind: SpecialKind = kind
         self.value = value
+        self.name = name  # an ``intrinsic``'s name (``INTRINSIC_...``)
 
 
 HANDLER_VALUES = frozenset({"exc", "prev_exc", "lasti",  # (3.10: a handler's six values)
@@ -126,15 +140,19 @@ class UnpackItem(Marker):
         self.index = index
 
 
+#: how an :class:`Iterator` was made: ``GET_ITER``, ``GET_YIELD_FROM_ITER``, ``GET_AITER``
+IteratorKind: TypeAlias = Literal["iter", "yield_from", "aiter"]
+
+
 class Iterator(Marker):
     """``iter(value)`` as pushed by ``GET_ITER``."""
 
     _fields = ("value", "kind")
 
-    def __init__(self, value: ast.expr, kind: str = "iter") -> None:
+    def __init__(self, value: ast.expr, kind: IteratorKind = "iter") -> None:
         super().__init__()
         self.value = value
-        self.kind = kind  # iter, yield_from, aiter
+        self.kind: IteratorKind = kind
 
 
 class Func(Marker):
@@ -177,14 +195,12 @@ def const(value: object) -> ast.expr:
     return ast.Constant(value=cast(Any, value))  # code constants: tuples, frozensets too
 
 
-def name(ident: str, kind: str = "fast") -> ast.Name:
+#: how a name is loaded or stored (the ``kind`` fact of an ``ast.Name`` made by :func:`name`)
+NameKind: TypeAlias = Literal["fast", "deref", "global", "name", "temp"]
+
+
+def name(ident: str, kind: NameKind = "fast") -> ast.Name:
     node = ast.Name(id=ident, ctx=ast.Load())
-    attach(node, kind=kind)
-    return node
-
-
-def store_name(ident: str, kind: str = "fast") -> ast.Name:
-    node = ast.Name(id=ident, ctx=ast.Store())
     attach(node, kind=kind)
     return node
 

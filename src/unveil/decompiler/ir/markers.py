@@ -9,7 +9,7 @@ built: an import, a class, a PEP 695 generic, an exception-handling step.
 from __future__ import annotations
 
 import ast
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeAlias, TypeVar
 
 from .exprs import Func, Marker, Shared
 
@@ -53,26 +53,35 @@ class ClassBuild(Marker):
         self.type_params: list[TypeParam] | None = None  # PEP 695, see generics.py
 
 
+#: what an :class:`ExcMarker` marks
+MarkerKind: TypeAlias = Literal["push_exc_info", "pop_except", "with", "annotate",
+                                "setup_annotations"]
+
+
 class ExcMarker(ast.stmt):
     """A statement-level marker: ``push_exc_info``, ``pop_except``, ``with`` (set-up)..."""
 
     _fields = ("kind", "value", "flag")
 
-    def __init__(self, kind: str, value: ast.expr | None = None, flag: bool = False) -> None:
+    def __init__(self, kind: MarkerKind, value: ast.expr | None = None,
+                 flag: bool = False) -> None:
         super().__init__()
-        self.kind = kind
+        self.kind: MarkerKind = kind
         self.value = value
         self.flag = flag
 
 
-def is_marker(stmt: ast.stmt, kind: str) -> bool:
+def is_marker(stmt: ast.stmt, kind: MarkerKind) -> bool:
     """Is ``stmt`` the marker ``kind`` (``push_exc_info``, ``pop_except``...)?"""
     return isinstance(stmt, ExcMarker) and stmt.kind == kind
 
 
 # ---------------------------------------------------------------- PEP 695 generics
 
-_KINDS = {
+#: the class a PEP 695 type parameter is made with
+TypeParamKind: TypeAlias = Literal["TypeVar", "TypeVarTuple", "ParamSpec"]
+
+_KINDS: dict[str, TypeParamKind] = {
     "INTRINSIC_TYPEVAR": "TypeVar",
     "INTRINSIC_TYPEVARTUPLE": "TypeVarTuple",
     "INTRINSIC_PARAMSPEC": "ParamSpec",
@@ -87,10 +96,10 @@ class TypeParam(Marker):
     _fields = ()
     stable = True  # creating one has no effect; identity is kept by ``Shared``
 
-    def __init__(self, kind: str, pname: str, bound: Func | None = None,
+    def __init__(self, kind: TypeParamKind, pname: str, bound: Func | None = None,
                  default: Func | None = None) -> None:
         super().__init__()
-        self.kind = kind
+        self.kind: TypeParamKind = kind
         self.pname = pname
         self.bound = bound
         self.default = default

@@ -62,7 +62,7 @@ def no_arguments() -> ast.arguments:
 def holder(name: str, body: list[ast.stmt]) -> ast.FunctionDef:
     """``def name(): body``: a scope for recompiling nested code in."""
     return ast.FunctionDef(name=name, args=no_arguments(), body=body, decorator_list=[],
-                           returns=None, type_params=[])  # type: ignore[call-arg]  # 3.12 field
+                           returns=None, type_params=[])  # type: ignore[call-arg, unused-ignore]  # 3.12 field
 
 
 def cells(names: list[str]) -> list[ast.stmt]:

@@ -493,7 +493,7 @@ class Renderer:
                     func=ast.Name(id="anext", ctx=ast.Load()),
                     args=[self.expr(node.value)],  # type: ignore[arg-type]  # set for anext
                     keywords=[]))
-        raise self.fail(f"interpreter value '{node.kind}' left in the output")
+        raise self.fail(f"interpreter value '{node.name or node.kind}' left in the output")
 
     def r_ExcMatch(self, node: ExcMatch) -> ast.expr:
         if self.special_names is not None and not node.star:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, TypeGuard
 from ..ir.blocks import IRBlock, IRGraph
 from ..ir.exprs import ExcMatch, Shared, Slot, Special, handler_values_only
 from ..ir.facts import attach
-from ..ir.markers import ExcMarker, is_marker
+from ..ir.markers import ExcMarker, MarkerKind, is_marker
 from ..ir.nodes import same
 from ..render.renderer import preview
 
@@ -159,7 +159,7 @@ def computed_after(value: ast.expr | None, marker: ast.stmt) -> bool:
         and id(value) not in before
 
 
-def find_marker(stmts: list[ast.stmt], kind: str) -> int | None:
+def find_marker(stmts: list[ast.stmt], kind: MarkerKind) -> int | None:
     for i, s in enumerate(stmts):
         if is_marker(s, kind):
             return i

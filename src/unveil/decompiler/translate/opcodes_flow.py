@@ -112,14 +112,16 @@ class Calls(Machine):
     def call_intrinsic_1(self, ins: Instr) -> None:
         value = self.pop()
         marker = intrinsic(str(ins.argval), [value])
-        self.push(stamp(marker if marker is not None else Special(str(ins.argval), value)))
+        self.push(stamp(marker if marker is not None
+                        else Special("intrinsic", value, str(ins.argval))))
 
     def call_intrinsic_2(self, ins: Instr) -> None:
         b = self.pop()
         a = self.pop()
         marker = intrinsic(str(ins.argval), [a, b])
         self.push(stamp(marker if marker is not None else
-                        Special(str(ins.argval), ast.Tuple(elts=[a, b], ctx=ast.Load()))))
+                        Special("intrinsic", ast.Tuple(elts=[a, b], ctx=ast.Load()),
+                                str(ins.argval))))
 
 
 def _callable_of(a: ast.expr, b: ast.expr) -> tuple[ast.expr, ast.expr | None]:

@@ -727,7 +727,7 @@ class Displays(Machine):
         template_cls = getattr(ast, "TemplateStr", None)
         if template_cls is None:
             self.fail("t-strings need Python 3.14")
-        if isinstance(interps, ast.Constant) and interps.value == ():
+        if isinstance(interps, ast.Constant) and cast(object, interps.value) == ():
             interps = ast.Tuple(elts=[], ctx=ast.Load())  # ``t""``: no interpolations
         if not isinstance(strings, ast.Constant) or not isinstance(interps, ast.Tuple):
             self.fail("template without constant strings")
