@@ -11,7 +11,7 @@ import tokenize
 import types
 from collections.abc import Callable, Sequence
 from types import CodeType, FunctionType
-from typing import Any
+from typing import Any, cast
 
 from .. import bytecode
 from .._io import write_atomic
@@ -28,7 +28,7 @@ from .functions import (
     function_def,
     module_body,
 )
-from .ir.facts import attach
+from .ir.facts import LINE, RETURNS, attach, fact
 from .ir.nodes import cells, children, holder, no_arguments, walk
 from .render.emit import unparse
 from .render.privates import unmangle
@@ -120,7 +120,7 @@ def decompile_node(obj: object, constants: Constants | None = None) -> ast.AST:
     if isinstance(func, FunctionType):
         scope = _type_param_scope(func)
         _apply_function_defaults(node.args, func, dec.renderer(), constants, scope)
-        attach(node, returns=getattr(node.args, "returns", None))
+        attach(node, returns=fact(node.args, RETURNS, None))
         if scope is not func.__globals__:
             node.type_params = _type_params(func, scope, dec.renderer())  # type: ignore[union-attr, unused-ignore]  # 3.12 field
         if _needs_typing_import(node, func.__globals__):
@@ -137,7 +137,7 @@ def _needs_typing_import(node: ast.AST, globals_: dict[str, Any]) -> bool:
         return False
     heads: list[ast.expr | None] = [
         a.annotation for a in ast.walk(node) if isinstance(a, ast.arg) and a.annotation]
-    heads.append(getattr(node, "returns", None))
+    heads.append(fact(node, RETURNS, None))
     return any(isinstance(n, ast.Name) and n.id == "typing"
                for h in heads if h is not None for n in ast.walk(h))
 
@@ -368,7 +368,7 @@ def _find_class(stmts: list[ast.stmt], path: list[str], line: int) -> ast.stmt |
                if r is not None]
     if not results:
         return None
-    return min(results, key=lambda n: abs(getattr(n, "line", line) - line))
+    return min(results, key=lambda n: abs(cast(int, fact(n, LINE, line)) - line))
 
 
 def class_statement(cls: type) -> ast.stmt:
@@ -623,7 +623,7 @@ def _origin_lines(rendered: ast.AST, parsed: ast.AST) -> dict[int, int]:
     for a, b in zip(ours, theirs, strict=True):
         if type(a) is not type(b):
             return {}
-        line = getattr(a, "line", None)
+        line = fact(a, LINE, None)
         if isinstance(line, int) and line > 0:
             out.setdefault(b.lineno, line)
     return out

@@ -21,7 +21,7 @@ from ..codeobj import COMPREHENSIONS as KINDS
 from ..codeobj import CodeFlag, code_kind, iter_code_objects
 from ..errors import DecompilationError
 from .ir.exprs import Func, Iterator, Names
-from .ir.facts import attach
+from .ir.facts import EXPLICIT, ORIGIN, RETURNS, attach, fact
 from .ir.markers import ClassBuild
 from .ir.nodes import SCOPES, children, drop_implicit_returns, names_in, no_arguments
 from .pipeline import Pipeline, Unit
@@ -239,7 +239,7 @@ def build_arguments(code: CodeType, func: Func | None, r: Renderer,
 
 
 def _tuple_items(node: ast.expr, r: Renderer) -> list[ast.expr]:
-    origin = getattr(node, "origin", None)
+    origin = fact(node, ORIGIN, None)
     if isinstance(node, ast.Name) and isinstance(origin, ast.Tuple) \
             and not any(isinstance(e, ast.Starred) for e in origin.elts):
         # defaults computed before a branch and named: each is an item of that tuple
@@ -253,7 +253,7 @@ def _tuple_items(node: ast.expr, r: Renderer) -> list[ast.expr]:
 
 
 def _dict_items(node: ast.expr, r: Renderer) -> dict[str, ast.expr]:
-    origin = getattr(node, "origin", None)
+    origin = fact(node, ORIGIN, None)
     if isinstance(node, ast.Name) and isinstance(origin, ast.Dict) \
             and all(isinstance(k, ast.Constant) and isinstance(k.value, str)
                     for k in origin.keys):
@@ -637,7 +637,7 @@ def function_def(code: CodeType, name: str, parent: CodeDecompiler | None = None
         dec = parent.child(code) if parent is not None else CodeDecompiler(code)
     body = dec.statements() if statements is None else statements
     if body and isinstance(body[-1], ast.Return) and body[-1].value is None \
-            and not getattr(body[-1], "explicit", False):
+            and not fact(body[-1], EXPLICIT, False):
         body = body[:-1]
     drop_implicit_returns(body)
     patterns.drop_final_return(body)
@@ -673,7 +673,7 @@ def function_def(code: CodeType, name: str, parent: CodeDecompiler | None = None
         args = parent.arguments(func)
     else:
         args = build_arguments(code, None, dec.renderer())
-    returns = getattr(args, "returns", None)
+    returns = fact(args, RETURNS, None)
     is_async = bool(code.co_flags & (CodeFlag.COROUTINE | CodeFlag.ASYNC_GENERATOR)) and \
         not _is_plain_generator(code)
     cls = ast.AsyncFunctionDef if is_async else ast.FunctionDef

@@ -19,7 +19,7 @@ import math
 from typing import Any, ClassVar, Literal, TypeAlias, cast
 
 from ...bytecode import FOLDED_NOT_TESTS
-from .facts import attach
+from .facts import FLIPPED, KIND, SEQ, attach, fact
 
 # ---------------------------------------------------------------- extra nodes
 
@@ -239,7 +239,7 @@ def is_stable(node: ast.expr) -> bool:
     if getattr(node, "stable", False):
         return True
     if isinstance(node, ast.Name):
-        return getattr(node, "kind", "fast") in ("fast", "temp")
+        return fact(node, KIND, "fast") in ("fast", "temp")
     if isinstance(node, ast.Tuple | ast.List | ast.Set):
         # a display made later is a new, equal object: nothing else holds this one yet
         # (a value used twice is ``Shared``)
@@ -315,16 +315,16 @@ def negate(node: ast.expr) -> ast.expr:
         return node.operand
     if isinstance(node, ast.Compare) and len(node.ops) == 1 \
             and type(node.ops[0]) in _INVERSE_CMP \
-            and (FOLDED_NOT_TESTS or getattr(node, "flipped", False)):
+            and (FOLDED_NOT_TESTS or fact(node, FLIPPED, False)):
         new: ast.expr = ast.Compare(left=node.left, ops=[_INVERSE_CMP[type(node.ops[0])]()],
                                     comparators=node.comparators)
-        attach(new, flipped=not getattr(node, "flipped", False))
+        attach(new, flipped=not fact(node, FLIPPED, False))
     elif isinstance(node, ast.BoolOp) and _cheaper_inside(node):
         op = ast.And() if isinstance(node.op, ast.Or) else ast.Or()
         new = ast.BoolOp(op=op, values=[negate(v) for v in node.values])
     else:
         new = ast.UnaryOp(op=ast.Not(), operand=node)
-    seq = getattr(node, "_seq", None)
+    seq = fact(node, SEQ, None)
     if seq is not None:
         attach(new, _seq=seq)
     return new
@@ -336,14 +336,14 @@ def operator_flips(node: ast.expr) -> bool:
     ``if a in b: pass`` with an ``else``, not from a negation in the source. 3.14
     keeps ``not a in b`` in a test as written."""
     return FOLDED_NOT_TESTS and isinstance(node, ast.Compare) and len(node.ops) == 1 \
-        and type(node.ops[0]) in _INVERSE_CMP and not getattr(node, "flipped", False)
+        and type(node.ops[0]) in _INVERSE_CMP and not fact(node, FLIPPED, False)
 
 
 def _restores_operator(node: ast.expr) -> bool:
     """Would negating ``node`` give an ``is``/``in`` test a negation flipped its
     operator back (one inside an ``and``/``or`` that negation goes into)?"""
     if isinstance(node, ast.Compare):
-        return getattr(node, "flipped", False)
+        return fact(node, FLIPPED, False)
     return isinstance(node, ast.BoolOp) and _cheaper_inside(node) \
         and any(_restores_operator(v) for v in node.values)
 
@@ -363,7 +363,7 @@ def _cheaper_inside(node: ast.BoolOp) -> bool:
             inside -= 1
             folds = True
         elif isinstance(v, ast.Compare) and len(v.ops) == 1 and type(v.ops[0]) in _INVERSE_CMP:
-            if not getattr(v, "flipped", False):
+            if not fact(v, FLIPPED, False):
                 return False  # (its operator would change)
             folds = True
         else:

@@ -10,6 +10,8 @@ import ast
 from collections.abc import Callable, Iterator, Sequence
 from typing import TypeVar
 
+from .facts import IMPLICIT, fact
+
 _AST = ast.AST
 
 
@@ -237,7 +239,7 @@ def ends_in_implicit_return(stmts: list[ast.stmt]) -> bool:
         return False
     last = stmts[-1]
     if isinstance(last, ast.Return):
-        return getattr(last, "implicit", False)
+        return fact(last, IMPLICIT, False)
     if isinstance(last, ast.If):
         return ends_in_implicit_return(last.body) or ends_in_implicit_return(last.orelse)
     return False
@@ -246,7 +248,7 @@ def ends_in_implicit_return(stmts: list[ast.stmt]) -> bool:
 def drop_implicit_returns(stmts: list[ast.stmt]) -> None:
     """Remove the copies of the closing ``return None`` that end ``stmts`` (the end of a
     function) and the arms of its final ``if``s."""
-    while stmts and isinstance(stmts[-1], ast.Return) and getattr(stmts[-1], "implicit", False):
+    while stmts and isinstance(stmts[-1], ast.Return) and fact(stmts[-1], IMPLICIT, False):
         stmts.pop()
     last = stmts[-1] if stmts else None
     if isinstance(last, ast.If):

@@ -33,7 +33,24 @@ from ..ir.exprs import (
     UnpackItem,
     float_constant,
 )
-from ..ir.facts import attach
+from ..ir.facts import (
+    AS_TESTED,
+    BIND_FIRST,
+    COUNT,
+    DISPLAY,
+    EXIT_SELF,
+    EXPLICIT,
+    FLIPPED,
+    IMPLICIT,
+    INPLACE,
+    LINE,
+    POSITION,
+    SLOT,
+    TARGETS,
+    WALRUS,
+    attach,
+    fact,
+)
 from ..ir.markers import ClassBuild, ExcMarker, ImportItem, ImportValue, TypeAliasValue
 from ..ir.nodes import no_arguments
 from .primitives import primitive
@@ -92,7 +109,7 @@ class Renderer:
                 out.extend(rendered)
             else:
                 if not hasattr(rendered, "line") and hasattr(s, "line"):
-                    attach(rendered, line=getattr(s, "line", None))  # the source line
+                    attach(rendered, line=fact(s, LINE, None))  # the source line
                 out.append(rendered)
         return out
 
@@ -140,7 +157,7 @@ class Renderer:
             test = self.expr(s.test)
             node = ast.If(test=test, body=self.stmts(s.body) or [ast.Pass()],
                           orelse=self.stmts(s.orelse))
-            return attach(node, as_tested=True) if getattr(s, "as_tested", False) else node
+            return attach(node, as_tested=True) if fact(s, AS_TESTED, False) else node
         if isinstance(s, ast.While):
             test = self.expr(s.test)
             return ast.While(test=test, body=self.stmts(s.body) or [ast.Pass()],
@@ -239,7 +256,7 @@ class Renderer:
 
     def target(self, node: ast.expr) -> ast.expr:
         if isinstance(node, ast.Name):
-            return ast.Name(id=self.slot_name(node) if getattr(node, "slot", None) is not None
+            return ast.Name(id=self.slot_name(node) if fact(node, SLOT, None) is not None
                             else node.id, ctx=node.ctx)
         if isinstance(node, ast.Attribute):
             return ast.Attribute(value=self.expr(node.value), attr=node.attr, ctx=node.ctx)
@@ -293,7 +310,7 @@ class Renderer:
         return ast.Name(id=node.id, ctx=ast.Load())
 
     def r_Constant(self, node: ast.Constant) -> ast.expr:
-        return self.literal(node.value, in_set=bool(getattr(node, "display", False)))
+        return self.literal(node.value, in_set=bool(fact(node, DISPLAY, False)))
 
     def subscript_slice(self, node: ast.expr) -> ast.expr:
         """The key of a subscript: slices in their ``a:b`` form (3.14 folds constant ones:
@@ -367,12 +384,12 @@ class Renderer:
 
     def r_Shared(self, node: Shared) -> ast.expr:
         if node.name is not None:
-            if getattr(node, "bind_first", False) and id(node) not in self.seen:
+            if fact(node, BIND_FIRST, False) and id(node) not in self.seen:
                 self.seen.add(id(node))  # named after a statement had evaluated it
                 return ast.NamedExpr(target=ast.Name(id=node.name, ctx=ast.Store()),
                                      value=_nameable(self.expr(node.value)))
             return ast.Name(id=node.name, ctx=ast.Load())
-        targets = getattr(node, "targets", None)
+        targets = fact(node, TARGETS, None)
         count = self.counts.get(id(node), 1)
         if targets:
             value = _nameable(self.expr(node.value))
@@ -382,13 +399,13 @@ class Renderer:
                 value = ast.NamedExpr(target=ast.Name(id=t.id, ctx=ast.Store()), value=value)
             if count > 1:
                 if id(node) in self.seen:
-                    return ast.Name(id=targets[-1].id, ctx=ast.Load())
+                    return ast.Name(id=cast(ast.Name, targets[-1]).id, ctx=ast.Load())
                 self.seen.add(id(node))
             return value
         if count <= 1:
             return self.expr(node.value)
         if id(node) in self.seen:
-            return ast.Name(id=cast(str, getattr(node, "walrus", None)), ctx=ast.Load())
+            return ast.Name(id=cast(str, fact(node, WALRUS, None)), ctx=ast.Load())
         self.seen.add(id(node))
         tmp = self.names.fresh()
         attach(node, walrus=tmp)
@@ -429,7 +446,7 @@ class Renderer:
     def r_BinOp(self, node: ast.BinOp) -> ast.expr:
         left = self.expr(node.left)
         right = self.expr(node.right)
-        if getattr(node, "inplace", False):
+        if fact(node, INPLACE, False):
             opname = _INPLACE_NAMES[type(node.op)]
             return ast.Call(func=ast.Attribute(
                 value=ast.Call(func=ast.Name(id="__import__", ctx=ast.Load()),
@@ -458,7 +475,7 @@ class Renderer:
             else:
                 comparators.append(self.expr(c))
         new = ast.Compare(left=left, ops=node.ops, comparators=comparators)
-        if getattr(node, "flipped", False):
+        if fact(node, FLIPPED, False):
             attach(new, flipped=True)
         return new
 
@@ -470,7 +487,7 @@ class Renderer:
             args = node.value.elts if isinstance(node.value, ast.Tuple) else [node.value]
             args = [self.expr(a) for a in args]  # type: ignore[arg-type]  # a primitive's is set
             if node.kind == "match_class":
-                args.insert(2, ast.Constant(getattr(node, "count", 0)))
+                args.insert(2, ast.Constant(fact(node, COUNT, 0)))
             return primitive(kind, args)
         names = self.special_names
         if names is not None:
@@ -483,7 +500,7 @@ class Renderer:
                 args = [
                     ast.Call(func=ast.Name(id="type", ctx=ast.Load()), args=[exc], keywords=[]),
                     exc, ast.Attribute(value=exc, attr="__traceback__", ctx=ast.Load())]
-                self_arg = getattr(node, "exit_self", None)
+                self_arg = fact(node, EXIT_SELF, None)
                 if self_arg is not None:
                     args.insert(0, self.expr(self_arg))
                 return ast.Call(func=self.expr(node.exit),  # type: ignore[attr-defined]  # a fact
@@ -573,12 +590,12 @@ def _sorted(values: frozenset[Any]) -> list[Any]:
 
 
 def _copy_pos(new: ast.stmt, old: ast.stmt) -> ast.stmt:
-    line = getattr(old, "line", None)
+    line = fact(old, LINE, None)
     if line is not None:
         attach(new, line=line)
-    for fact in ("explicit", "implicit", "position"):
-        if getattr(old, fact, False):
-            attach(new, **{fact: getattr(old, fact)})
+    for name in (EXPLICIT, IMPLICIT, POSITION):
+        if fact(old, name, False):
+            attach(new, **{str(name): fact(old, name)})
     return new
 
 

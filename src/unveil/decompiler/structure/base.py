@@ -12,7 +12,17 @@ from typing import TYPE_CHECKING, Any, TypeGuard
 
 from ..ir.blocks import IRBlock, IRGraph
 from ..ir.exprs import ExcMatch, Shared, Slot, Special, handler_values_only
-from ..ir.facts import attach
+from ..ir.facts import (
+    BEFORE,
+    EG_MATCH,
+    IMPLICIT,
+    IS_ASYNC,
+    RERAISE_OF,
+    SEQ,
+    WITH_EXIT,
+    attach,
+    fact,
+)
 from ..ir.markers import ExcMarker, MarkerKind, is_marker
 from ..ir.nodes import same
 from ..render.renderer import preview
@@ -154,7 +164,7 @@ def assign_slots(pairs: list[tuple[Slot, ast.expr]]) -> ast.stmt:
 
 def computed_after(value: ast.expr | None, marker: ast.stmt) -> bool:
     """Was ``value`` computed after the ``POP_EXCEPT`` ``marker`` (not a constant)?"""
-    before = getattr(marker, "before", None)
+    before = fact(marker, BEFORE, None)
     return value is not None and before is not None and not isinstance(value, ast.Constant) \
         and id(value) not in before
 
@@ -231,7 +241,7 @@ def _copy_of(a: ast.stmt, b: ast.stmt) -> bool:
     """Can ``a`` and ``b`` (alike) be the compiler's copies of one ``return``? Not the
     implicit ``return None`` and a written one (by its position)."""
     return not isinstance(a, ast.Return) \
-        or getattr(a, "implicit", False) == getattr(b, "implicit", False)
+        or fact(a, IMPLICIT, False) == fact(b, IMPLICIT, False)
 
 
 def breaks_for(body: list[ast.stmt], is_copy: Callable[[ast.stmt], bool]) -> list[ast.stmt]:
@@ -380,7 +390,7 @@ def fold_nested_ifs(stmts: list[ast.stmt]) -> list[ast.stmt]:
 
 def _is_reraise(stmt: ast.stmt) -> bool:
     return isinstance(stmt, ast.Raise) and stmt.exc is None and \
-        is_exc(getattr(stmt, "reraise_of", None))
+        is_exc(fact(stmt, RERAISE_OF, None))
 
 
 def is_next_store(stmt: ast.stmt) -> TypeGuard[ast.Assign]:
@@ -392,7 +402,7 @@ def eg_match_of(node: ast.expr | None) -> ExcMatch | None:
     """The ``except*`` type test whose match part ``node`` is (``CHECK_EG_MATCH``)."""
     while isinstance(node, Shared):
         node = node.value
-    return getattr(node, "eg_match", None)
+    return fact(node, EG_MATCH, None)
 
 
 def eg_test(test: ast.expr | None) -> ExcMatch | None:
@@ -559,9 +569,9 @@ def _stmt_key(stmt: ast.stmt) -> str:
 
 
 def matches(stmt: ast.stmt, pattern: ast.stmt) -> bool:
-    exit_mgr = getattr(pattern, "with_exit", None)
-    if getattr(pattern, "is_async", None) is not None:
-        return _is_exit_call(stmt, exit_mgr, bool(getattr(pattern, "is_async", False)))
+    exit_mgr = fact(pattern, WITH_EXIT, None)
+    if fact(pattern, IS_ASYNC, None) is not None:
+        return _is_exit_call(stmt, exit_mgr, bool(fact(pattern, IS_ASYNC, False)))
     if isinstance(pattern, ExcMarker):
         return isinstance(stmt, ExcMarker) and stmt.kind == pattern.kind
     return _stmt_key(stmt) == _stmt_key(pattern)
@@ -628,10 +638,10 @@ def _strip_suffix_before_exit(out: list[ast.stmt], pattern: list[ast.stmt],
 
 
 def _computed_later(value: ast.expr | None, stmts: list[ast.stmt]) -> bool:
-    seq = getattr(value, "_seq", None)
+    seq = fact(value, SEQ, None)
     if seq is None:
         return False
-    done = [getattr(n, "_seq", None) for s in stmts for n in ast.walk(s)]
+    done = [fact(n, SEQ, None) for s in stmts for n in ast.walk(s)]
     return any(d is not None and d < seq for d in done) and \
         max(d for d in done if d is not None) < seq
 

@@ -9,7 +9,7 @@ from dataclasses import replace
 
 from ..ir.blocks import IRBlock, IRGraph
 from ..ir.exprs import Slot, Special
-from ..ir.facts import attach
+from ..ir.facts import OFFSET, attach, fact
 from ..render.renderer import preview
 from .base import (
     Ctx,
@@ -141,7 +141,7 @@ class ClauseExits(Parts):
         """Does the ``POP_EXCEPT`` of ``marker`` have the source position (3.11+) of
         the ``return`` that ends block ``returns``, and the code before it another one:
         the return's own clean-up?"""
-        offset = getattr(marker, "offset", None)
+        offset = fact(marker, OFFSET, None)
         where = exit_position(self.g.cfg, returns)
         if offset is None or where is None or len(where) < 2:
             return False

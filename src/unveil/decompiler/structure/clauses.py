@@ -13,6 +13,7 @@ from ...bytecode import COLD_HANDLERS, ELSE_AFTER_BODY
 from ..graph.regions import dominators
 from ..ir.blocks import IRBlock, IRGraph, Term
 from ..ir.exprs import ExcMatch, Slot, Special
+from ..ir.facts import ORIGIN, WRITTEN, fact
 from ..ir.markers import ExcMarker
 from ..render.renderer import preview
 from .base import (
@@ -409,12 +410,12 @@ class Clauses(Parts):
                 return False
             k = entry_index(nxt, nxt.term.value)
             return k is not None \
-                and getattr(block.exit[k], "origin", None) is cast(
+                and fact(block.exit[k], ORIGIN, None) is cast(
                     ast.Assign, block.stmts[0]).value \
                 and not self._strip_enclosing(nxt.stmts, ctx, clauses=True)
         if spills:  # the value, named before the clean-up copy could change it
             return term.kind == "return" \
-                and getattr(term.value, "origin", None) is cast(ast.Assign, block.stmts[0]).value
+                and fact(term.value, ORIGIN, None) is cast(ast.Assign, block.stmts[0]).value
         if term.kind == "goto" and term.targets[0] in ctx.tails:
             # on to an enclosing construct's exit tail (a ``return`` in a ``with`` in a
             # ``try``: the with's clean-up copy, then the try's return), which may run
@@ -986,7 +987,7 @@ def _ends(stmts: list[ast.stmt]) -> set[str] | None:
     wrote it), ``raise``; None where one goes on."""
     last = stmts[-1] if stmts else None
     if isinstance(last, ast.Continue):
-        return {"written" if getattr(last, "written", False) else "continue"}
+        return {"written" if fact(last, WRITTEN, False) else "continue"}
     if isinstance(last, ast.Raise):
         return {"raise"}
     if isinstance(last, ast.If) and last.orelse:

@@ -14,6 +14,7 @@ from typing import cast
 
 from ..ir.blocks import IRBlock
 from ..ir.exprs import Slot
+from ..ir.facts import KIND, ORIGIN, SLOT, fact
 from ..ir.nodes import same
 from .base import COMPOUND, breaks_for, canonical, leaves, matches
 
@@ -96,7 +97,7 @@ def returned_from_body(after: list[ast.stmt], block: IRBlock,
         return None
     value = after[0].value
     if len(spills) == 1:
-        origin = getattr(value, "origin", None)
+        origin = fact(value, ORIGIN, None)
         return origin if origin is not None \
             and origin is cast(ast.Assign, spills[0]).value else None  # (spills: assignments)
     if not spills and any(value is e for e in block.entry):
@@ -133,7 +134,7 @@ def fold_test_temps(stmts: list[ast.stmt]) -> list[ast.stmt]:
         return isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 \
             and isinstance(stmt.targets[0], ast.Name) and isinstance(nxt, ast.If) \
             and isinstance(nxt.test, ast.Name) and nxt.test.id == stmt.targets[0].id \
-            and getattr(nxt.test, "kind", None) == "temp" and reads[nxt.test.id] == 2
+            and fact(nxt.test, KIND, None) == "temp" and reads[nxt.test.id] == 2
 
     def fold(body: list[ast.stmt]) -> list[ast.stmt]:
         out: list[ast.stmt] = []
@@ -168,7 +169,7 @@ def returned_through_slot(stmts: list[ast.stmt], block: IRBlock) -> list[ast.stm
         return stmts
     k = ret.value.index
     i = next((j for j, s in enumerate(stmts[:-1]) if isinstance(s, ast.Assign)
-              and len(s.targets) == 1 and getattr(s.targets[0], "slot", None) == k), None)
+              and len(s.targets) == 1 and fact(s.targets[0], SLOT, None) == k), None)
     if i is None:
         return stmts
     head = stmts[i]
@@ -177,7 +178,7 @@ def returned_through_slot(stmts: list[ast.stmt], block: IRBlock) -> list[ast.stm
     if not isinstance(head.value, Slot | ast.Name | ast.Constant) \
             or not any(head.value is e for e in block.entry) \
             or any(isinstance(n, Slot) and n.index == k
-                   or isinstance(n, ast.Name) and getattr(n, "slot", None) == k
+                   or isinstance(n, ast.Name) and fact(n, SLOT, None) == k
                    for s in rest for n in ast.walk(s)):
         return stmts
     return [*rest, ast.Return(value=head.value)]

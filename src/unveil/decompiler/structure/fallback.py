@@ -32,7 +32,7 @@ from typing import Any, cast
 from ...errors import DecompilationError
 from ..ir.blocks import IRBlock, IRGraph
 from ..ir.exprs import Names, Slot, Special
-from ..ir.facts import attach
+from ..ir.facts import SPECIALS, attach, fact
 from ..ir.markers import ExcMarker, is_marker
 
 VERSION = sys.version_info[:2]
@@ -204,7 +204,7 @@ class Lowering:
         and ``__exit__`` looked up on the manager's type (in its order, with its error),
         then the values the bytecode pushes: ``__exit__`` (bound, or unbound and the
         manager on 3.14) and what ``__enter__`` returns."""
-        specials: list[Special] = getattr(marker, "specials", [])
+        specials: list[Special] = fact(marker, SPECIALS, [])
         mgr = self.names.fresh("_mgr")
         exit_name, enter_name = self.names.fresh("_exit"), self.names.fresh("_enter")
         klass = self.names.fresh("_cls")

@@ -36,7 +36,7 @@ from ..ir.exprs import (
     is_stable,
     negate,
 )
-from ..ir.facts import attach
+from ..ir.facts import KIND, SEQ, attach, fact
 from ..ir.nodes import nodes_under
 from .executor import Executor
 from .machine import Context, Speculation, State, stamp
@@ -666,7 +666,7 @@ class Translator:
             first = negate(test) if negated == (op is ast.And) else test
             combined = boolop(op, first, t2)
             shared = Shared(combined)
-            attach(shared, _seq=getattr(combined, "_seq", None))
+            attach(shared, _seq=fact(combined, SEQ, None))
             state.stack.append(shared)
             return (Term("branch", [t_target, e_target], test=shared, line=term.line,
                          src=side.src, fall=side.fall), list(side.absorbed))
@@ -677,7 +677,7 @@ class Translator:
                   ) -> tuple[Term, list[int]]:
         if kept:
             shared = Shared(new)
-            attach(shared, _seq=getattr(new, "_seq", None))
+            attach(shared, _seq=fact(new, SEQ, None))
             state.stack[-1] = shared
             new = shared
         return (Term("branch", [t2, e2], test=new, line=term.line, src=side.src,
@@ -857,7 +857,7 @@ class Translator:
 
 def _current_seq() -> int:
     probe = stamp(ast.Constant(None))
-    return getattr(probe, "_seq", 0)
+    return fact(probe, SEQ, 0)
 
 
 def _mentions(node: ast.expr | None, target: ast.expr) -> bool:
@@ -865,7 +865,7 @@ def _mentions(node: ast.expr | None, target: ast.expr) -> bool:
 
 
 def _is_temp(node: ast.expr | None) -> TypeGuard[ast.Name]:
-    return isinstance(node, ast.Name) and getattr(node, "kind", "") == "temp"
+    return isinstance(node, ast.Name) and fact(node, KIND, "") == "temp"
 
 
 def _is_terminator(op: str) -> bool:

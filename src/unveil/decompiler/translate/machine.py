@@ -15,7 +15,7 @@ from ...bytecode import Instr
 from ...codeobj import CodeFlag
 from ...errors import DecompilationError
 from ..ir.exprs import Cell, Func, Names, Shared, Special, UnpackItem, is_stable, name
-from ..ir.facts import attach
+from ..ir.facts import EMBEDDED, EVALUATED, KIND, SEQ, STALE, TARGETS, TEMPS, WRITES, attach, fact
 from ..ir.markers import ExcMarker, ImportItem, ImportValue
 from ..ir.nodes import children, replace_under, walk
 
@@ -138,7 +138,7 @@ class Machine:
     def check_speculation(self, container: ast.expr | None = None) -> None:
         """Refuse effects that cannot be undone while exploring speculatively."""
         if self.speculative and (container is None
-                                 or getattr(container, "_seq", 0) <= self.spec_floor):
+                                 or fact(container, SEQ, 0) <= self.spec_floor):
             raise Speculation
 
     # ------------------------------------------------------------ driving
@@ -202,7 +202,7 @@ class Machine:
     def force_unpack(self, item: UnpackItem) -> ast.expr:
         """An unpacked item used as a value, not stored: unpack into temporaries now."""
         unpack: Unpack = item.unpack
-        temps = getattr(unpack, "temps", None)
+        temps = fact(unpack, TEMPS, None)
         if temps is None:
             self.check_speculation()
             if unpack.parent is not None:
@@ -223,7 +223,7 @@ class Machine:
             stack = self.state.stack
             for k, entry in enumerate(stack):
                 if isinstance(entry, UnpackItem) and entry.unpack is unpack:
-                    stack[k] = temps[entry.index]
+                    stack[k] = cast(ast.Name, temps[entry.index])  # (not stored yet)
         value = temps[item.index]
         if value is None:
             self.fail("unpacked item used twice")
@@ -299,20 +299,20 @@ class Machine:
             if node.name is not None:
                 return False
             # (a display referred to twice must be one object: it needs its name)
-            return not is_stable(node.value) or bool(getattr(node, "targets", None)) \
+            return not is_stable(node.value) or bool(fact(node, TARGETS, None)) \
                 or isinstance(node.value, ast.List | ast.Set | ast.Dict)
         if isinstance(node, ast.Name):
-            if getattr(node, "kind", "fast") in ("fast",):
+            if fact(node, KIND, "fast") in ("fast",):
                 return node.id in writes
-            return getattr(node, "kind", "") != "temp"
+            return fact(node, KIND, "") != "temp"
         return not is_stable(node)
 
     def materialize(self, node: ast.expr) -> ast.expr:
         """Emit ``_tN = node`` and return what now stands for the value."""
         self.check_speculation()
         if isinstance(node, Shared):
-            targets = list(getattr(node, "targets", None) or [])
-            if node.name is None and getattr(node, "embedded", False) \
+            targets = list(fact(node, TARGETS, None) or [])
+            if node.name is None and fact(node, EMBEDDED, False) \
                     and all(isinstance(t, ast.Name) for t in targets):
                 # an earlier statement evaluates it: bind the name there, with a walrus
                 # (and store it to the names waiting for it right after that statement)
@@ -323,7 +323,7 @@ class Machine:
                     self.append(ast.Assign(targets=targets,
                                            value=ast.Name(node.name, ast.Load())))
             elif node.name is None:
-                targets = list(getattr(node, "targets", None) or [])
+                targets = list(fact(node, TARGETS, None) or [])
                 self._keep_stale(node)
                 tmp = self.ctx.names.fresh()
                 attach(node, targets=[])
@@ -350,7 +350,7 @@ class Machine:
             if not loads and _awaited_enter(node):
                 continue
             if loads and (isinstance(node, ast.Await | ast.Yield | ast.YieldFrom) or isinstance(
-                    node, ast.Name) and getattr(node, "kind", "") != "temp" or isinstance(
+                    node, ast.Name) and fact(node, KIND, "") != "temp" or isinstance(
                     node, Special) and node.kind == "anext_value"):  # (awaits, and can raise)
                 stack[i] = self.materialize(node)
             elif isinstance(node, UnpackItem):
@@ -383,10 +383,10 @@ class Machine:
                 and target.id in ("__classcell__", "__classdictcell__"):
             return  # a class body hands its cells to type(): implicit in source
         if isinstance(target, ast.Name) and target.id == "__classdict__" \
-                and getattr(target, "kind", "") == "deref":
+                and fact(target, KIND, "") == "deref":
             return  # 3.12+: the class namespace's cell, for scopes in the body: implicit
         if isinstance(target, ast.Name) and target.id in ("__annotate__", "__annotate_func__") \
-                and getattr(target, "kind", "") == "name" \
+                and fact(target, KIND, "") == "name" \
                 and isinstance(value, Func) and value.code.co_name == "__annotate__":
             self.emit(ExcMarker("annotate", value))  # 3.14: read back by the scope
             return
@@ -396,7 +396,7 @@ class Machine:
                 # (a value made while exploring a branch may be named there: ``a or
                 # (b := c)``; the walrus table is put back when the exploration ends)
                 self.check_speculation(value)
-                targets = getattr(value, "targets", None) or []
+                targets = fact(value, TARGETS, None) or []
                 attach(value, targets=[*targets, target])
                 if not isinstance(target, ast.Name):
                     if self.stack_top_is(value, refs) and chained_stores(self.following, refs):
@@ -407,9 +407,9 @@ class Machine:
                     self.walrus.setdefault(target.id, []).append((self.state, value))
                     stale = [n for n in self._reads_below(target.id, value)]
                     if stale:
-                        attach(value, stale=[*getattr(value, "stale", ()), *stale])
+                        attach(value, stale=[*fact(value, STALE, ()), *stale])
                 return
-            targets = getattr(value, "targets", None) or []
+            targets = fact(value, TARGETS, None) or []
             attach(value, targets=[])
             self.emit(ast.Assign(targets=[*targets, target], value=value), writes)
             return
@@ -436,7 +436,7 @@ class Machine:
                 alias = ast.alias(name=value.attr, asname=None if ident == value.attr else ident)
                 source.aliases.append(alias)
                 if writes:
-                    attach(source, writes=(*getattr(source, "writes", ()), *writes))
+                    attach(source, writes=(*fact(source, WRITES, ()), *writes))
                 return True
             return False
         # ``import a.b.c as d``: IMPORT_NAME a.b.c, then IMPORT_FROM b, c down the chain
@@ -471,7 +471,7 @@ class Machine:
     def _keep_stale(self, shared: Shared) -> None:
         """Before ``shared``'s stores are written as a statement: the loads of the stored
         names that came before the store (``a <= (a := b)``) get the old values first."""
-        stale = getattr(shared, "stale", None)
+        stale = fact(shared, STALE, None)
         if not stale:
             return
         attach(shared, stale=[])
@@ -535,10 +535,10 @@ class Machine:
             # (embedded: a statement made already evaluates it, walrus included)
             pending = self.walrus[ident] = [
                 (state, shared) for state, shared in self.walrus[ident]
-                if shared.name is None and not getattr(shared, "embedded", False)
-                and not getattr(shared, "evaluated", False) and any(
+                if shared.name is None and not fact(shared, EMBEDDED, False)
+                and not fact(shared, EVALUATED, False) and any(
                     isinstance(t, ast.Name) and t.id == ident
-                    for t in getattr(shared, "targets", None) or ())]
+                    for t in fact(shared, TARGETS, None) or ())]
             # (a block's own: another block's may be evaluated by its branch test)
             for entry in [p for p in pending if p[0] is self.state
                           and id(p[1]) not in inside and id(p[1]) not in later]:
@@ -561,7 +561,7 @@ class Machine:
     def store_unpacked(self, item: UnpackItem, target: ast.expr,
                        writes: tuple[str, ...]) -> None:
         unpack: Unpack = item.unpack
-        if getattr(unpack, "temps", None) is not None:
+        if fact(unpack, TEMPS, None) is not None:
             self.emit(ast.Assign(targets=[target], value=self.force_unpack(item)), writes)
             return
         self.check_speculation()  # the pending unpacking is shared with other paths
@@ -666,7 +666,7 @@ def _collect_seqs(node: ast.expr, seen: set[int]) -> list[int]:
             if n.name is not None or id(n) in seen:
                 continue
             seen.add(id(n))
-        seq = getattr(n, "_seq", None)
+        seq = fact(n, SEQ, None)
         if seq is not None and not is_stable(n):
             out.append(seq)
         for field in n._fields:

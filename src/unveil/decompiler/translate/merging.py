@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 
 from ..ir.exprs import Marker, Shared, Slot, Special, negate
+from ..ir.facts import KIND, REFS, TARGETS, fact
 from .machine import stamp
 
 
@@ -18,8 +19,8 @@ def same_value(a: ast.expr, b: ast.expr) -> bool:
     if isinstance(a, ast.Constant) and isinstance(b, ast.Constant):
         return type(a.value) is type(b.value) and a.value == b.value
     if isinstance(a, ast.Name) and isinstance(b, ast.Name):
-        return a.id == b.id and getattr(a, "kind", "") == getattr(b, "kind", "") \
-            and getattr(a, "kind", "") in ("fast", "temp")
+        return a.id == b.id and fact(a, KIND, "") == fact(b, KIND, "") \
+            and fact(a, KIND, "") in ("fast", "temp")
     if isinstance(a, Slot) and isinstance(b, Slot):
         return a.index == b.index
     if isinstance(a, Special) and isinstance(b, Special):
@@ -82,7 +83,7 @@ def boolop(op: type[ast.boolop], left: ast.expr, right: ast.expr) -> ast.expr:
         # a kept test (COPY 1 + jump) is referenced only by the test and the kept copy,
         # and the merge consumes both: its value can stand in place
         inner = side.value if isinstance(side, Shared) and side.name is None \
-            and getattr(side, "refs", 2) == 2 and not getattr(side, "targets", None) else side
+            and fact(side, REFS, 2) == 2 and not fact(side, TARGETS, None) else side
         if isinstance(inner, ast.BoolOp) and isinstance(inner.op, op):
             values.extend(inner.values)
         else:

@@ -23,7 +23,7 @@ from ..ir.exprs import (
     const,
     name,
 )
-from ..ir.facts import attach
+from ..ir.facts import ASYNC_COMPREHENSION, KIND, LIST_TO_TUPLE, SEQ, attach, fact
 from ..ir.markers import ClassBuild, ExcMarker, ImportItem, ImportValue, intrinsic
 from .machine import Machine, family, stamp
 
@@ -83,7 +83,7 @@ class Calls(Machine):
         func, self_arg = _callable_of(a, b)
         if self_arg is None and not isinstance(b, MethodSelf) and isinstance(func, ast.Attribute) \
                 and isinstance(func.value, ast.Name) \
-                and getattr(func.value, "kind", "") in ("global", "name", "fast", "deref"):
+                and fact(func.value, KIND, "") in ("global", "name", "fast", "deref"):
             # 3.11+ calls ``module.f(...)`` without a method load only when ``module`` was
             # imported at module level, whatever scope the name is read from (a
             # parameter named like a module the file imports too): recompiling must know
@@ -150,11 +150,11 @@ def _split_keywords(args: list[ast.expr], names: ast.expr) -> tuple[list[ast.exp
 
 
 def _star_args(args: ast.expr) -> list[ast.expr]:
-    if isinstance(args, ast.Tuple | ast.List) and getattr(args, "_seq", None) is not None:
+    if isinstance(args, ast.Tuple | ast.List) and fact(args, SEQ, None) is not None:
         return list(args.elts)
     if isinstance(args, ast.Constant) and isinstance(args.value, tuple):
         return [const(v) for v in args.value]
-    if getattr(args, "list_to_tuple", False):
+    if fact(args, LIST_TO_TUPLE, False):
         args = args.args[0]  # type: ignore[attr-defined]  # ``*tuple(xs)`` is ``*xs``
     return [ast.Starred(value=args, ctx=ast.Load())]
 
@@ -398,7 +398,7 @@ class Generators(Machine):
             self.push(stamp(ast.YieldFrom(value=receiver.value)))
         elif isinstance(receiver, Special) and receiver.kind == "awaitable":
             inner = cast(ast.expr, receiver.value)  # (an awaitable's value is set)
-            if getattr(inner, "async_comprehension", False):
+            if fact(inner, ASYNC_COMPREHENSION, False):
                 self.push(inner)  # an async comprehension is awaited by its call site
             else:
                 self.push(stamp(ast.Await(value=inner)))

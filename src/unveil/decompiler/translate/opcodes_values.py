@@ -24,7 +24,7 @@ from ..ir.exprs import (
     is_stable,
     name,
 )
-from ..ir.facts import attach
+from ..ir.facts import KIND, SEQ, TARGETS, WRITES, attach, fact
 from ..ir.markers import ClassBuild, ImportItem, ImportValue
 from .machine import (
     BINOPS,
@@ -170,7 +170,7 @@ class Stores(Machine):
             if isinstance(values[0], Shared) and values[0].name is None \
                     and not any(e is values[0] for e in self.state.stack):
                 # ``x = y = z = v``: the first store waits in the shared value
-                targets = list(getattr(values[0], "targets", None) or [])
+                targets = list(fact(values[0], TARGETS, None) or [])
                 attach(values[0], targets=[])
             for ident, kind in names:
                 t = ast.Name(id=ident, ctx=ast.Store())
@@ -183,7 +183,7 @@ class Stores(Machine):
         if any(isinstance(v, UnpackItem | Shared | ImportValue | ImportItem | Special
                           | Null | MethodSelf) for v in values):
             return False
-        if any(getattr(v, "targets", None) for v in values):
+        if any(fact(v, TARGETS, None) for v in values):
             return False
         del self.state.stack[-k:]
         targets = []
@@ -197,7 +197,7 @@ class Stores(Machine):
             # (a value not stamped, a constant, keeps its place after the one before it)
             keys: list[tuple[int, int]] = []
             for n, v in enumerate(values):
-                keys.append((getattr(v, "_seq", keys[-1][0] if keys else -1), n))
+                keys.append((fact(v, SEQ, keys[-1][0] if keys else -1), n))
             order = sorted(range(len(values)), key=keys.__getitem__)
             targets, values = [targets[n] for n in order], [values[n] for n in order]
         self.skip = k - 1
@@ -259,7 +259,7 @@ class StackOps(Machine):
                 return
             if self.bump(value, "discards", 0) < self.count(value, "refs", 2):
                 return  # another reference evaluates it
-            targets = getattr(value, "targets", None)
+            targets = fact(value, TARGETS, None)
             if targets:
                 attach(value, targets=[])
                 if len(targets) == 1 and isinstance(targets[0], ast.Name):
@@ -304,7 +304,7 @@ class StackOps(Machine):
         """``x`` alone as a statement (``LOAD_FAST x; POP_TOP``): it stays, as it raises
         UnboundLocalError when ``x`` is unbound."""
         prev = self.previous
-        return isinstance(value, ast.Name) and getattr(value, "kind", "") == "fast" \
+        return isinstance(value, ast.Name) and fact(value, KIND, "") == "fast" \
             and prev is not None and prev.op.startswith("LOAD_FAST") and prev.argval == value.id
 
     def finish_import(self, value: ImportValue) -> None:
@@ -317,7 +317,7 @@ class StackOps(Machine):
                     keywords=[])))
             return
         self.emit(ast.ImportFrom(module=value.module or None, names=value.aliases,
-                                 level=value.level), getattr(value, "writes", ()))
+                                 level=value.level), fact(value, WRITES, ()))
 
     def copy(self, ins: Instr) -> None:
         depth = ins.arg or 1
@@ -337,7 +337,7 @@ class StackOps(Machine):
             return
         # a copy stored to a name right away is ``a = b = v`` or ``(a := v)``
         shared = Shared(value)
-        if getattr(value, "_seq", None) is None:
+        if fact(value, SEQ, None) is None:
             stamp(shared)  # (made now: a branch being explored may name it)
         else:
             attach(shared, _seq=value._seq)  # type: ignore[attr-defined]  # a fact, no field
@@ -389,7 +389,7 @@ class StackOps(Machine):
         if self.order_from is not None or len(stack) < depth \
                 or not chained_stores(following, depth, copies=False) \
                 or any(isinstance(v, UnpackItem | Shared | ImportValue | ImportItem | Special
-                                  | Null | MethodSelf) or getattr(v, "targets", None)
+                                  | Null | MethodSelf) or fact(v, TARGETS, None)
                        for v in values):
             return False
         self.check_speculation()
