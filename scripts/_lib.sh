@@ -10,6 +10,7 @@ mkdir -p "$LOGS"
 # shellcheck disable=SC2034  # used by scripts/test
 NATIVE_VERSIONS=(3.10 3.11 3.12 3.13)
 RUFF_SPEC="ruff==0.17.6"
+MYPY_SPEC="mypy==2.4.1"
 PYODIDE_SPEC="pyodide@314.0.7"  # CPython 3.14.2 compiled to WebAssembly
 # Pure-Python wheels that pytest needs inside Pyodide (versions as in pyodide 314.0.7's lock file),
 # plus the test extras the decompiler tests may import.
@@ -77,11 +78,11 @@ _ensure_venv() {
     log "setup: $name ready ($(since "$t0"))"
 }
 
-# The per-version test venvs: .cache/venv-3.10 ... .cache/venv-3.13; ruff lives in the 3.11 one.
+# The per-version test venvs: .cache/venv-3.10 ... .cache/venv-3.13; ruff and mypy live in the 3.11 one.
 ensure_native_venv() {
     local v=$1 python tools=()
     python=$(find_python "$v")
-    [[ $v == 3.11 ]] && tools=("$RUFF_SPEC")
+    [[ $v == 3.11 ]] && tools=("$RUFF_SPEC" "$MYPY_SPEC")
     ensure_venv "$CACHE/venv-$v" "$python" -e ".[test]" "${tools[@]}"
 }
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from ...codeobj import CodeFlag, iter_code_objects
 from ...errors import DecompilationError
-from ..ir.facts import attach
+from ..ir.facts import CONDITION, attach, fact
 from ..ir.markers import ExcMarker
 from ..ir.nodes import SCOPES, cells, holder, same, stmt_blocks
 from .idioms import annotation_expr
@@ -35,7 +35,7 @@ def items_of(func: Func, parent: Scope) -> list[Item]:
     items: list[Item] = []
     flat = _flatten(body)
     for k, stmt in enumerate(flat):
-        cond: int | None = getattr(stmt, "condition", None)
+        cond: int | None = fact(stmt, CONDITION, None)
         if isinstance(stmt, ast.If):
             returned = _returned_dict(flat[k:])
             if returned is not None:

@@ -24,6 +24,7 @@ from ... import bytecode
 from ...codeobj import GENERIC_PREFIX
 from ...errors import DecompilationError
 from ..ir.exprs import Func, Slot
+from ..ir.facts import SLOT, fact
 from ..ir.markers import (
     ClassBuild,
     GenericBase,
@@ -72,7 +73,7 @@ def generic_value(dec: Scope, func: Func, args: list[ast.expr]) -> ast.expr:
             if isinstance(arg, ast.Name):
                 arg = assigned.get(arg.id, arg)
             params = param_list(arg)
-        slots = {getattr(s.targets[0], "slot", None): s.value for s in stmts[:-1]
+        slots = {fact(s.targets[0], SLOT, None): s.value for s in stmts[:-1]
                  if isinstance(s, ast.Assign) and len(s.targets) == 1}
         bases = [_slots_filled(b, slots) for b in value.bases]
         if params is None or not bases or not _is_name(bases[-1], ".generic_base"):
@@ -124,7 +125,7 @@ def _choices_folded(stmts: list[ast.stmt]) -> list[ast.stmt]:
             body, orelse = _choices_folded(s.body), _choices_folded(s.orelse)
             if len(body) == len(orelse) == 1 and all(
                     isinstance(x, ast.Assign) and len(x.targets) == 1
-                    and getattr(x.targets[0], "slot", None) is not None for x in (*body, *orelse)) \
+                    and fact(x.targets[0], SLOT, None) is not None for x in (*body, *orelse)) \
                     and body[0].targets[0].slot == orelse[0].targets[0].slot:
                 value = ast.IfExp(test=s.test, body=body[0].value,  # type: ignore[attr-defined]
                                   orelse=orelse[0].value)  # type: ignore[attr-defined]

@@ -16,6 +16,20 @@ from types import CodeType
 from typing import Any
 
 from ..ir.exprs import Shared, negate
+from ..ir.facts import (
+    AS_TESTED,
+    COMMON,
+    CONTAINER_OP,
+    EXPLICIT,
+    FLIPPED,
+    INPLACE,
+    KIND,
+    LINE,
+    POSITION,
+    TARGETS,
+    WRITTEN,
+    fact,
+)
 from ..ir.nodes import (
     SCOPES,
     catches_all,
@@ -96,7 +110,7 @@ def _chain(node: ast.BoolOp) -> ast.expr:
             shared = prev.comparators[-1]
             # (a middle value named by a walrus keeps its name: ``a < (b := f()) < c``)
             middle = shared.value if isinstance(shared, Shared) \
-                and not getattr(shared, "targets", None) else shared
+                and not fact(shared, TARGETS, None) else shared
             merged = ast.Compare(left=prev.left, ops=[*prev.ops, *cur.ops],
                                  comparators=[*prev.comparators[:-1], middle,
                                               *cur.comparators])
@@ -124,8 +138,8 @@ def _same_ref(a: ast.expr, b: ast.expr) -> bool:
     if a is b:
         return True
     if isinstance(a, ast.Name) and isinstance(b, ast.Name):
-        return a.id == b.id and getattr(a, "kind", "") == getattr(b, "kind", "") \
-            and getattr(a, "kind", "fast") in ("fast", "temp")
+        return a.id == b.id and fact(a, KIND, "") == fact(b, KIND, "") \
+            and fact(a, KIND, "fast") in ("fast", "temp")
     if isinstance(a, ast.Constant) and isinstance(b, ast.Constant):
         return type(a.value) is type(b.value) and a.value == b.value
     if isinstance(a, ast.Slice) and isinstance(b, ast.Slice):
@@ -140,7 +154,7 @@ def _same_opt(a: ast.expr | None, b: ast.expr | None) -> bool:
 
 
 def _augmented(target: ast.expr, value: ast.expr) -> ast.stmt | None:
-    if not isinstance(value, ast.BinOp) or not getattr(value, "inplace", False):
+    if not isinstance(value, ast.BinOp) or not fact(value, INPLACE, False):
         return None
     if not _same_target(target, value.left):
         return None
@@ -173,7 +187,7 @@ def _assertion_raised(r: ast.stmt) -> tuple[ast.expr | None] | None:
     if isinstance(exc, ast.Call) and len(exc.args) == 1 and not exc.keywords:
         msg = exc.args[0]
         exc = exc.func
-    if not (isinstance(exc, ast.Name) and getattr(exc, "common", False)
+    if not (isinstance(exc, ast.Name) and fact(exc, COMMON, False)
             and exc.id == "AssertionError"):
         return None
     return (msg,)
@@ -198,7 +212,7 @@ def _assert_of(s: ast.stmt) -> ast.stmt | None:
     inner = s.test.operand if isinstance(s.test, ast.UnaryOp) \
         and isinstance(s.test.op, ast.Not) else None
     if isinstance(inner, ast.BoolOp) and isinstance(inner.op, ast.Or) \
-            and any(getattr(v, "flipped", False) for v in inner.values[:-1]):
+            and any(fact(v, FLIPPED, False) for v in inner.values[:-1]):
         # ``if not (a or b): raise AssertionError`` whose ``a`` is an ``is``/``in``
         # test a negation flipped: ``if not a: assert b`` gives it its operator back
         rest = inner.values[:-1]
@@ -338,7 +352,7 @@ def _evaluation_order(stmt: ast.stmt) -> Any:
         if isinstance(node, ast.Name | ast.Constant):
             yield parent, field, index, node
             return
-        if isinstance(node, ast.Call) and getattr(node, "container_op", None) \
+        if isinstance(node, ast.Call) and fact(node, CONTAINER_OP, None) \
                 and isinstance(node.func, ast.Attribute):
             # ``LIST_APPEND`` and friends: the container, the value, then the operation
             # (no attribute is looked up)
@@ -564,10 +578,10 @@ def _written_twice(a: ast.stmt, b: ast.stmt) -> bool:
     """Are ``a`` and ``b``, alike, two statements of the source rather than the
     compiler's copies of one? Copies keep the position of what they copy, but those of
     the implicit ``return None`` (which has none) take the position of their jump."""
-    if isinstance(a, ast.Return) and a.value is None and not getattr(a, "explicit", False):
+    if isinstance(a, ast.Return) and a.value is None and not fact(a, EXPLICIT, False):
         return False
-    for fact in ("position", "line"):
-        here, there = getattr(a, fact, None), getattr(b, fact, None)
+    for name in (POSITION, LINE):
+        here, there = fact(a, name, None), fact(b, name, None)
         if here is not None and there is not None:
             return here != there
     return False
@@ -592,7 +606,7 @@ def _tidy_stmt(s: ast.stmt, in_loop: bool) -> list[ast.stmt]:
     if isinstance(s, ast.If):
         s.body = _tidy_block(s.body, in_loop)
         s.orelse = _tidy_block(s.orelse, in_loop)
-        if _is_pass_only(s.body) and s.orelse and not getattr(s, "as_tested", False):
+        if _is_pass_only(s.body) and s.orelse and not fact(s, AS_TESTED, False):
             s.test = negate(s.test)
             s.body, s.orelse = s.orelse, []
         if not s.body:
@@ -667,13 +681,13 @@ def _trim_trailing_continue(stmts: list[ast.stmt], keep_written: bool = False
     arm that more code follows, ``if c: ...; continue`` then more code, and in the arms
     of the last ``if``: 3.10 and 3.11 give a written one a jump of its own)."""
     while stmts and isinstance(stmts[-1], ast.Continue) \
-            and not (keep_written and getattr(stmts[-1], "written", False)):
+            and not (keep_written and fact(stmts[-1], WRITTEN, False)):
         stmts = stmts[:-1]
     if stmts and isinstance(stmts[-1], ast.If):
         last = stmts[-1]
         if not (last.orelse and last.body and isinstance(last.body[-1], ast.Continue) and (
-                len(last.body) == 1 and getattr(last, "as_tested", False)
-                or getattr(last.body[-1], "written", False))):
+                len(last.body) == 1 and fact(last, AS_TESTED, False)
+                or fact(last.body[-1], WRITTEN, False))):
             # (``if c: ...; continue`` then more code, as written: the test jumps over
             # the arm)
             last.body = _trim_trailing_continue(last.body, True) or [ast.Pass()]
@@ -686,13 +700,13 @@ def _trim_trailing_continue(stmts: list[ast.stmt], keep_written: bool = False
         # (in a ``try`` with a ``finally``, only the compiler's: a written ``continue``
         # runs its own copy of the ``finally`` and jumps back from there)
         keep = keep_written or bool(last.finalbody)
-        if last.finalbody and last.body and getattr(last.body[-1], "explicit", False):
+        if last.finalbody and last.body and fact(last.body[-1], EXPLICIT, False):
             return stmts
         last.orelse = _trim_trailing_continue(last.orelse, keep)
         for h in last.handlers:
             # (a clause's own jump back: ``except E: continue`` as written; the end
             # of the clause jumps to the end of the try statement instead)
-            if not (h.body and getattr(h.body[-1], "explicit", False)):
+            if not (h.body and fact(h.body[-1], EXPLICIT, False)):
                 h.body = _trim_trailing_continue(h.body, keep) or [ast.Pass()]
         if not last.orelse:
             last.body = _trim_trailing_continue(last.body, keep) or [ast.Pass()]

@@ -34,7 +34,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ..ir.facts import attach
+from ..ir.facts import LINE, attach, fact
 from ..ir.nodes import inner_children, nodes_under, replace_under, walk
 
 # ``fixed(name, None)``: the global ``name`` is bound before the code runs and is never
@@ -135,7 +135,7 @@ def unique(stem: str, taken: set[str]) -> str:
 
 def in_place_of(new: ast.stmt, old: ast.stmt) -> ast.stmt:
     """``new``, in the place of ``old``: its line (and location, where it has one)."""
-    line = getattr(old, "line", None)
+    line = fact(old, LINE, None)
     if line is not None:
         attach(new, line=line)
     return ast.copy_location(new, old) if hasattr(old, "lineno") else new
