@@ -19,7 +19,7 @@ import math
 from typing import Any, ClassVar, Literal, TypeAlias, cast
 
 from ...bytecode import FOLDED_NOT_TESTS
-from .facts import FLIPPED, KIND, SEQ, attach, fact
+from .facts import FLIPPED, KIND, SEQ, NameKind, attach, fact
 
 # ---------------------------------------------------------------- extra nodes
 
@@ -193,10 +193,6 @@ class ExcMatch(Marker):
 
 def const(value: object) -> ast.expr:
     return ast.Constant(value=cast(Any, value))  # code constants: tuples, frozensets too
-
-
-#: how a name is loaded or stored (the ``kind`` fact of an ``ast.Name`` made by :func:`name`)
-NameKind: TypeAlias = Literal["fast", "deref", "global", "name", "temp"]
 
 
 def name(ident: str, kind: NameKind = "fast") -> ast.Name:

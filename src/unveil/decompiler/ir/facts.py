@@ -13,10 +13,7 @@ and which costs what ``getattr`` costs. The decompiler's own node types (``exprs
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
-
-if TYPE_CHECKING:
-    from .exprs import ExcMatch, NameKind
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeAlias, TypeVar, overload
 
 T = TypeVar("T")
 T_co = TypeVar("T_co", covariant=True)
@@ -75,6 +72,9 @@ POSITION: Fact[tuple[int | None, ...] | None] = Fact(
 
 # names
 
+#: how a name is loaded or stored: the value of a Name's ``KIND`` (``exprs.name`` makes them)
+NameKind: TypeAlias = Literal["fast", "deref", "global", "name", "temp"]
+
 KIND: Fact[NameKind] = Fact(
     "kind", "a Name: how it is loaded or stored (fast, deref, global, name, temp, ...)")
 SLOT: Fact[int] = Fact(
@@ -122,7 +122,7 @@ LIST_TO_TUPLE: Fact[bool] = Fact(
     "list_to_tuple", "``tuple(xs)`` made by ``LIST_TO_TUPLE`` (``*tuple(xs)`` is ``*xs``)")
 ZERO_ARG_SUPER: Fact[bool] = Fact(
     "zero_arg_super", "a ``super(...)`` call written as ``super()``")
-EG_MATCH: Fact[ExcMatch] = Fact(
+EG_MATCH: Fact[ast.expr] = Fact(
     "eg_match", "the match half of an ``except*`` split: the ``ExcMatch`` it stands for")
 EXIT: Fact[ast.expr] = Fact(
     "exit", "a ``with`` exit's result: the ``__exit__`` function called")
@@ -145,6 +145,8 @@ N = TypeVar("N", bound=ast.AST)
 
 
 if TYPE_CHECKING:
+    @overload
+    def fact(node: object, name: Fact[bool], default: bool, /) -> bool: ...
     @overload
     def fact(node: object, name: Fact[T], /) -> T: ...
     @overload

@@ -8,7 +8,7 @@ import ast
 import copy
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeGuard
+from typing import TYPE_CHECKING, Any, TypeGuard, cast
 
 from ..ir.blocks import IRBlock, IRGraph
 from ..ir.exprs import ExcMatch, Shared, Slot, Special, handler_values_only
@@ -402,7 +402,7 @@ def eg_match_of(node: ast.expr | None) -> ExcMatch | None:
     """The ``except*`` type test whose match part ``node`` is (``CHECK_EG_MATCH``)."""
     while isinstance(node, Shared):
         node = node.value
-    return fact(node, EG_MATCH, None)
+    return cast("ExcMatch | None", fact(node, EG_MATCH, None))
 
 
 def eg_test(test: ast.expr | None) -> ExcMatch | None:
