@@ -191,7 +191,7 @@ def _decode(code: CodeType) -> list[Raw] | None:
     raw = code.co_code
     consts, names = code.co_consts, code.co_names
     if VERSION >= (3, 11):
-        local_name = code._varname_from_oparg  # type: ignore[attr-defined]
+        local_name = code._varname_from_oparg  # type: ignore[attr-defined]  # CPython's private helper, 3.11+
         free_name = local_name
     else:
         local_name = code.co_varnames.__getitem__
@@ -295,7 +295,7 @@ def _shown(value: object) -> bool:
     """Whether ``dis`` may write ``value``'s repr: literals, code, and tuples or frozensets
     of those."""
     if type(value) in (tuple, frozenset):
-        return all(_shown(v) for v in value)  # type: ignore[attr-defined]
+        return all(_shown(v) for v in value)  # type: ignore[attr-defined]  # a tuple or frozenset
     return type(value) in _SHOWN
 
 

@@ -328,7 +328,7 @@ def _class_as_written(cls: type) -> ast.stmt | None:
     if body is None or not _same_methods(cls, body):
         return None
     tree = decompile_node(code)
-    return _find_class(tree.body, cls.__qualname__.split("."),  # type: ignore[attr-defined]
+    return _find_class(tree.body, cls.__qualname__.split("."),  # type: ignore[attr-defined]  # a ClassDef or None
                        body.co_firstlineno)
 
 
@@ -410,7 +410,7 @@ def class_statement(cls: type) -> ast.stmt:
         if isinstance(value, types.MemberDescriptorType | types.GetSetDescriptorType):
             continue  # made by __slots__
         if isinstance(inner, FunctionType):
-            node = decompile_node(inner, constants).body[0]  # type: ignore[attr-defined]
+            node = decompile_node(inner, constants).body[0]  # type: ignore[attr-defined]  # a FunctionDef
             node.name = key
             node.decorator_list = decorators
             body.append(node)

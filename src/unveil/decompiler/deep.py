@@ -61,8 +61,8 @@ def with_room(work: Callable[[], T], what: str) -> T:
     thread.join()
     ok, value = outcome[0]
     if ok:
-        return value  # type: ignore[return-value]
+        return value  # type: ignore[return-value]  # the worker's result
     if isinstance(value, RecursionError):
         raise DecompilationError(f"{what} is nested more than {DEEP_LIMIT:,} levels "
                                  "deep") from None
-    raise value  # type: ignore[misc]
+    raise value  # type: ignore[misc]  # the worker's exception

@@ -379,7 +379,7 @@ def scope_names(body: list[ast.stmt]) -> ScopeNames:
                 continue
             # a comprehension with a scope of its own: the scope evaluates its first
             # iterable and binds the targets of its walruses, not its loop targets
-            todo.append(node.generators[0].iter)  # type: ignore[attr-defined]
+            todo.append(node.generators[0].iter)  # type: ignore[attr-defined]  # a comprehension node
             inner: list[ast.AST] = [node]
             while inner:
                 n = inner.pop()
@@ -391,9 +391,9 @@ def scope_names(body: list[ast.stmt]) -> ScopeNames:
             continue
         if isinstance(node, _TYPE_ALIAS):
             # (3.12+: its value and type parameters are scopes of their own)
-            ids.add(node.name.id)  # type: ignore[attr-defined]
-            bound.add(node.name.id)  # type: ignore[attr-defined]
-            nested |= names_in([*node.type_params, node.value])  # type: ignore[attr-defined]
+            ids.add(node.name.id)  # type: ignore[attr-defined]  # ast.TypeAlias, 3.12+
+            bound.add(node.name.id)  # type: ignore[attr-defined]  # ast.TypeAlias, 3.12+
+            nested |= names_in([*node.type_params, node.value])  # type: ignore[attr-defined]  # ast.TypeAlias, 3.12+
             continue
         if not isinstance(node, ast.expr):
             if isinstance(node, ast.Nonlocal):
@@ -550,7 +550,7 @@ def _scope_parts(node: ast.AST) -> list[ast.AST]:
     parts: list[ast.AST] = list(getattr(node, "decorator_list", ()))
     if isinstance(node, ast.ClassDef):
         return parts + node.bases + node.keywords
-    args = node.args  # type: ignore[attr-defined]
+    args = node.args  # type: ignore[attr-defined]  # a function or lambda
     return parts + [d for d in (*args.defaults, *args.kw_defaults) if d]
 
 
@@ -605,7 +605,7 @@ def _body_table(code: CodeType, body: list[ast.stmt], names: list[str],
     # (with the scope's ``global``/``nonlocal`` statements, which its caller may not
     # have put in the body yet)
     present = {n for d in body if isinstance(d, ast.Global | ast.Nonlocal) for n in d.names}
-    head = [d for d in declarations(code) if not present & set(d.names)]  # type: ignore[attr-defined]
+    head = [d for d in declarations(code) if not present & set(d.names)]  # type: ignore[attr-defined]  # Global or Nonlocal
     inner_body = [*head, *body, *binding] if bind else [*head, *body]
     is_class = not code.co_flags & CodeFlag.NEWLOCALS
     inner = ast.ClassDef(name="_unveil_scope", bases=[], keywords=[],  # type: ignore[call-arg, unused-ignore]  # 3.12 field
@@ -716,7 +716,7 @@ def class_body(dec: CodeDecompiler, around: Collection[str] = ()) -> list[ast.st
     for s in body:
         name = s.targets[0].id if isinstance(s, ast.Assign) and len(s.targets) == 1 \
             and isinstance(s.targets[0], ast.Name) else None
-        if not out and name in header and _header_value(name, s.value):  # type: ignore[attr-defined]
+        if not out and name in header and _header_value(name, s.value):  # type: ignore[attr-defined]  # an Assign where name is set
             header.discard(name)  # (the compiler's; a later ``__module__ = 're'`` is not)
             continue
         if isinstance(s, ast.Assign) and len(s.targets) == 1 \
@@ -732,7 +732,7 @@ def class_body(dec: CodeDecompiler, around: Collection[str] = ()) -> list[ast.st
     ops = _name_ops(dec.code)
     declared = declarations(dec.code, dec.constants)
     read_global = [n for n in _global_reads(out, ops)
-                   if not any(n in d.names for d in declared)]  # type: ignore[attr-defined]
+                   if not any(n in d.names for d in declared)]  # type: ignore[attr-defined]  # Global or Nonlocal
     if read_global:
         glob = next((d for d in declared if isinstance(d, ast.Global)), None)
         if glob is None:

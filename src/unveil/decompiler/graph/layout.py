@@ -43,7 +43,7 @@ class Layout:
         return test.op in CONDITIONAL_JUMPS and where is not None and where[2] is not None \
             and tested_at is not None and (where == tested_at or (
                 where[0] == where[1] == tested_at[0] and tested_at[2] is not None
-                and where[3] <= tested_at[2]))  # type: ignore[operator]
+                and where[3] <= tested_at[2]))  # type: ignore[operator]  # positions checked not None
 
     def constant_jump(self, bid: int, src: int | None, valued: bool = False) -> bool:
         """Whether block ``bid`` is only the jump of a constant the compiler knows in the

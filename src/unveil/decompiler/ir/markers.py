@@ -135,7 +135,7 @@ def intrinsic(op: str, args: list[ast.expr]) -> ast.expr | None:
             return TypeParam(_KINDS[op], args[0].value)  # type: ignore[attr-defined]  # a str
     elif op in ("INTRINSIC_TYPEVAR_WITH_BOUND", "INTRINSIC_TYPEVAR_WITH_CONSTRAINTS"):
         if _is_str(args[0]) and isinstance(args[1], Func):
-            param = TypeParam("TypeVar", args[0].value, args[1])  # type: ignore[attr-defined]
+            param = TypeParam("TypeVar", args[0].value, args[1])  # type: ignore[attr-defined]  # a str constant (_is_str)
             param.constraints = op.endswith("CONSTRAINTS")
             return param
     elif op == "INTRINSIC_SET_TYPEPARAM_DEFAULT":

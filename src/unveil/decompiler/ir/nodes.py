@@ -198,7 +198,7 @@ def same(a: object, b: object) -> bool:
         elif isinstance(x, list):
             if len(x) != len(y):  # type: ignore[arg-type]  # y is a list too (then zip is strict)
                 return False
-            todo.extend(zip(x, y, strict=True))  # type: ignore[call-overload]
+            todo.extend(zip(x, y, strict=True))  # type: ignore[call-overload]  # y is a list too
         elif type(x) is int:  # (equal ints have equal reprs; a huge one has no repr)
             if x != y:
                 return False

@@ -15,7 +15,7 @@ import dis
 from typing import Any, TypeGuard, cast
 
 try:  # 3.14 moved the unparser out of ``ast``
-    from _ast_unparse import Unparser as _Base  # type: ignore[import-not-found]
+    from _ast_unparse import Unparser as _Base  # type: ignore[import-not-found]  # 3.14+
     from _ast_unparse import _Precedence
 except ImportError:  # pragma: no cover - depends on the version
     _Base = getattr(ast, "_Unparser", None)

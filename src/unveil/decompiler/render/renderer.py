@@ -481,7 +481,7 @@ class Renderer:
 
     def r_Special(self, node: Special) -> ast.expr:
         if node.kind == "stopiteration_error":
-            return self.expr(node.value)  # type: ignore[arg-type]
+            return self.expr(node.value)  # type: ignore[arg-type]  # set for this kind
         kind = _PRIMITIVES.get(node.kind)
         if kind is not None:
             args = node.value.elts if isinstance(node.value, ast.Tuple) else [node.value]
@@ -496,7 +496,7 @@ class Renderer:
             if node.kind in ("prev_exc", "lasti", "prev_tb", "prev_value", "prev_type"):
                 return ast.Constant(None)  # bookkeeping only the interpreter reads
             if node.kind == "with_exit_result":
-                exc = self.expr(node.value)  # type: ignore[arg-type]
+                exc = self.expr(node.value)  # type: ignore[arg-type]  # set for this kind
                 args = [
                     ast.Call(func=ast.Name(id="type", ctx=ast.Load()), args=[exc], keywords=[]),
                     exc, ast.Attribute(value=exc, attr="__traceback__", ctx=ast.Load())]

@@ -11,7 +11,7 @@ source had them.
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from ...codeobj import CodeFlag, iter_code_objects
 from ...errors import DecompilationError
@@ -137,7 +137,7 @@ def apply_to_scope(stmts: list[ast.stmt], parent: Scope) -> list[ast.stmt]:
     items: list[Item] = []
     for s in stmts:
         if isinstance(s, ExcMarker) and s.kind == "annotate":
-            items = items_of(s.value, parent)  # type: ignore[arg-type]
+            items = items_of(s.value, parent)  # type: ignore[arg-type]  # an annotate marker has a value
     # (with ``from __future__ import annotations`` there is no annotate function, but
     # 3.14 still keeps ``__conditional_annotations__``: the compiler adds it back)
     by_index = {i: (name, ann) for name, ann, i in items if i is not None}
@@ -265,7 +265,7 @@ def _recorded_index(s: ast.stmt, prev: ast.stmt | None) -> int | None:
             or prev is not None and _reads_conditional_set(prev)
             and isinstance(prev, ast.Assign) and isinstance(prev.targets[0], ast.Name)
             and prev.targets[0].id == receiver.id):
-        return call.args[0].value  # type: ignore[no-any-return]
+        return call.args[0].value
     return None
 
 
@@ -290,6 +290,7 @@ def annotated_owner(code: CodeType, dec: Scope) -> ast.stmt | None:
     if not items or not all(isinstance(n, str) and n.isidentifier() for n in names) \
             or len(set(names)) != len(names) and not item_by_item:
         return None  # (a class or module body may annotate a name twice, conditionally)
+    keys = cast(list[str], names)  # (all str, checked just above)
     stringified = bool(code.co_flags & CodeFlag.FUTURE_ANNOTATIONS)
 
     def annotated(name: str, value: ast.expr, index: int | None) -> ast.stmt:
@@ -302,12 +303,13 @@ def annotated_owner(code: CodeType, dec: Scope) -> ast.stmt | None:
                           body=[node], orelse=[])
         return node
 
-    entries = [annotated(n, v, i) for n, (_, v, i) in zip(names, items, strict=True)]
+    entries = [annotated(n, v, i) for n, (_, v, i) in zip(keys, items, strict=True)]
     conditional = [i for _, _, i in items if i is not None]
     if item_by_item and "__classdict__" in code.co_freevars:
         # a class body's annotations (``x: int``), evaluated in the class namespace
         return ast.ClassDef(name="__unveil_annotated__", bases=[], keywords=[],
-                            body=entries, decorator_list=[], type_params=[])
+                            body=entries, decorator_list=[],
+                            type_params=[])  # type: ignore[call-arg, unused-ignore]  # 3.12 field
     if conditional:
         # a module body's: the compiler numbers each annotation in order
         if conditional != list(range(len(items))):
@@ -317,13 +319,14 @@ def annotated_owner(code: CodeType, dec: Scope) -> ast.stmt | None:
         return ast.If(test=ast.Name(id="__unveil_condition__", ctx=ast.Load()),
                       body=body, orelse=[])
     annotations = [e.annotation for e in entries if isinstance(e, ast.AnnAssign)]
-    args = [ast.arg(arg=n, annotation=a) for n, a in zip(names, annotations, strict=True)
+    args = [ast.arg(arg=n, annotation=a) for n, a in zip(keys, annotations, strict=True)
             if n != "return"]
-    returns = next((a for n, a in zip(names, annotations, strict=True) if n == "return"),
+    returns = next((a for n, a in zip(keys, annotations, strict=True) if n == "return"),
                    None)
     owner = ast.FunctionDef(name="__unveil_annotated__", args=ast.arguments(
         posonlyargs=[], args=args, vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None,
-        defaults=[]), body=[ast.Pass()], decorator_list=[], returns=returns, type_params=[])
+        defaults=[]), body=[ast.Pass()], decorator_list=[], returns=returns,
+        type_params=[])  # type: ignore[call-arg, unused-ignore]  # 3.12 field
     if set(code.co_freevars) & set(code.co_varnames[1:]):
         # a name both free and bound by an inlined comprehension: whether a comprehension
         # reads the free one depends on the order the compiler's symbol table meets the
@@ -352,7 +355,8 @@ def _free_variables_agree(owner: ast.FunctionDef, code: CodeType) -> bool:
     body: list[ast.stmt] = [owner]
     if "__classdict__" in code.co_freevars:
         body = [ast.ClassDef(name="__unveil_class__", bases=[], keywords=[], body=body,
-                             decorator_list=[], type_params=[])]
+                             decorator_list=[],
+                             type_params=[])]  # type: ignore[call-arg, unused-ignore]  # 3.12 field
     module = ast.Module(body=[holder("__unveil_closure__", [*cells(free), *body])],
                         type_ignores=[])
     try:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import copy
+from typing import cast
 
 from ..ir.nodes import catches_all, ends_in_jump
 
@@ -149,7 +150,7 @@ def _plain_breaks(stmts: list[ast.stmt]) -> bool:
         elif _break_ends_try_body(n):
             found = True
         elif isinstance(n, ast.Try | ast.With | ast.AsyncWith) or type(n).__name__ == "TryStar":
-            if _breaks([n]):
+            if _breaks([cast(ast.stmt, n)]):
                 return False
     return found
 
@@ -159,10 +160,11 @@ def _break_ends_try_body(node: ast.AST) -> bool:
     nowhere else: leaving by the ``break`` is the ``else`` clause's way out."""
     if not (isinstance(node, ast.Try) or type(node).__name__ == "TryStar"):
         return False
-    body = node.body  # type: ignore[attr-defined]
-    return bool(body) and isinstance(body[-1], ast.Break) and not node.orelse \
-        and not node.finalbody and not _breaks(body[:-1]) \
-        and not any(_breaks(h.body) for h in node.handlers)  # type: ignore[attr-defined]
+    t = cast(ast.Try, node)  # (a TryStar has the same fields)
+    body = t.body
+    return bool(body) and isinstance(body[-1], ast.Break) and not t.orelse \
+        and not t.finalbody and not _breaks(body[:-1]) \
+        and not any(_breaks(h.body) for h in t.handlers)
 
 
 def _before_breaks(stmts: list[ast.stmt], rest: list[ast.stmt]) -> list[ast.stmt]:
@@ -181,8 +183,8 @@ def _before_breaks(stmts: list[ast.stmt], rest: list[ast.stmt]) -> list[ast.stmt
             out.append(s)
         elif _break_ends_try_body(s):
             # (what follows the loop runs after the ``try`` body, unprotected: its ``else``)
-            s.body = s.body[:-1] or [ast.Pass()]  # type: ignore[attr-defined]
-            s.orelse = _before_breaks([ast.Break()], rest)  # type: ignore[attr-defined]
+            s.body = s.body[:-1] or [ast.Pass()]  # type: ignore[attr-defined]  # a Try or TryStar
+            s.orelse = _before_breaks([ast.Break()], rest)  # type: ignore[attr-defined]  # a Try or TryStar
             out.append(s)
         else:
             out.append(s)
@@ -200,5 +202,6 @@ def _returns_to_break(stmts: list[ast.stmt]) -> None:
             for c in s.cases:
                 _returns_to_break(c.body)
         elif isinstance(s, (ast.Try, getattr(ast, "TryStar", ast.Try))):
-            for block in (s.body, s.orelse, s.finalbody, *(h.body for h in s.handlers)):
+            t = cast(ast.Try, s)  # (or a TryStar: the same fields)
+            for block in (t.body, t.orelse, t.finalbody, *(h.body for h in t.handlers)):
                 _returns_to_break(block)

@@ -26,7 +26,7 @@ def comprehension_from_code(code: CodeType, stmts: list[ast.stmt],
     arg = code.co_varnames[0] if code.co_argcount else ".0"
     node = comprehension_from_body(stmts, KINDS[code.co_name], iterable, arg,
                                    getattr(code, "co_qualname", code.co_name))
-    gens = node.generators  # type: ignore[attr-defined]
+    gens = node.generators  # type: ignore[attr-defined]  # a comprehension node
     dropped = is_dropped(node)
     if dropped:
         # (the first iterable is evaluated outside, in the enclosing scope)
@@ -55,7 +55,7 @@ def comprehension_from_code(code: CodeType, stmts: list[ast.stmt],
 def is_dropped(node: ast.expr) -> bool:
     """Did the compiler drop the element of comprehension ``node`` (and what follows
     its last test), behind a condition that is always false?"""
-    gens = node.generators  # type: ignore[attr-defined]
+    gens = node.generators  # type: ignore[attr-defined]  # a comprehension node
     return bool(gens[-1].ifs) and _is_false(gens[-1].ifs[-1])
 
 
@@ -80,15 +80,15 @@ def keep_dropped_names(node: ast.expr, *, reads: list[str], cells: list[str],
     ``apart`` from that local (as a global or free variable; so does a scope nested in
     ``node`` that reads it, unless it is one of ``cells``), or that is a walrus target,
     is bound by a comprehension inlined in the dropped part instead (3.12+)."""
-    gens = node.generators  # type: ignore[attr-defined]
+    gens = node.generators  # type: ignore[attr-defined]  # a comprehension node
     field = "key" if isinstance(node, ast.DictComp) else "elt"
     # (the free variables are read right there: in a lambda, 3.13+ would take one that
     # a comprehension inlined in ``node`` binds for that comprehension's cell)
     parts: list[ast.expr] = [ast.Name(id=f, ctx=ast.Load()) for f in reads if f not in cells]
     if cells:
-        names = [ast.Name(id=c, ctx=ast.Load()) for c in cells]
-        parts.append(ast.Lambda(args=no_arguments(), body=names[0] if len(names) == 1
-                                else ast.Tuple(elts=names, ctx=ast.Load())))
+        loads: list[ast.expr] = [ast.Name(id=c, ctx=ast.Load()) for c in cells]
+        parts.append(ast.Lambda(args=no_arguments(), body=loads[0] if len(loads) == 1
+                                else ast.Tuple(elts=loads, ctx=ast.Load())))
     if parts:
         setattr(node, field, parts[0] if len(parts) == 1
                 else ast.Tuple(elts=parts, ctx=ast.Load()))
@@ -98,7 +98,7 @@ def keep_dropped_names(node: ast.expr, *, reads: list[str], cells: list[str],
              if isinstance(t, ast.Name) and isinstance(t.ctx, ast.Store)}
     read_here = {n.id for n in _own_reads(node)} | set(cells)
     taken = level | {v for v in _own_targets(node) - level if v not in read_here}
-    walrus = {n.target.id for n in walk(node)  # type: ignore[attr-defined]
+    walrus = {n.target.id for n in walk(node)
               if isinstance(n, ast.NamedExpr)}
     apart = apart | walrus | (_nested_names(node) - set(cells))
     loose = [v for v in bound if v not in taken]
@@ -157,7 +157,7 @@ def _children_but(node: ast.AST, skip: ast.AST) -> list[ast.AST]:
 
 
 def _targets(names: list[str], ctx: ast.expr_context) -> ast.expr:
-    nodes = [ast.Name(id=v, ctx=ctx) for v in names]
+    nodes: list[ast.expr] = [ast.Name(id=v, ctx=ctx) for v in names]
     return nodes[0] if len(nodes) == 1 else ast.Tuple(elts=nodes, ctx=ctx)
 
 
@@ -195,7 +195,8 @@ def _own_reads(node: ast.expr, *, inlined: bool = True) -> list[ast.Name]:
 # code around them (PEP 709)
 INLINED = bytecode.INLINED_COMPREHENSIONS
 # comprehensions inside a comprehension that are scopes of their own
-_OWN_SCOPES: tuple[type[ast.AST], ...] = (ast.GeneratorExp, ast.Lambda) + (
+_OWN_SCOPES: tuple[type[ast.GeneratorExp | ast.Lambda | ast.ListComp | ast.SetComp | ast.DictComp],
+                   ...] = (ast.GeneratorExp, ast.Lambda) + (
     () if INLINED else (ast.ListComp, ast.SetComp, ast.DictComp))
 
 
@@ -401,17 +402,19 @@ def _passes(stmts: list[ast.stmt]) -> ast.expr | bool | None:
     if a is b:  # the test is made, and its outcome does not matter
         if isinstance(t, ast.UnaryOp) and isinstance(t.op, ast.Not):
             t = t.operand
-        return ast.BoolOp(op=ast.Or() if a else ast.And(), values=[t, ast.Constant(a)])
+        # (both True or both False: each arm's expression is a node of its own)
+        return ast.BoolOp(op=ast.Or() if a else ast.And(),
+                          values=[t, ast.Constant(a)])  # type: ignore[arg-type]  # a bool
     if a is True and b is False:
         return t
     if a is False and b is True:
         return negate(t)
     if b is False:
-        return ast.BoolOp(op=ast.And(), values=[t, a])  # type: ignore[list-item]
+        return ast.BoolOp(op=ast.And(), values=[t, a])  # type: ignore[list-item]  # a is an expression here
     if a is False:
-        return ast.BoolOp(op=ast.And(), values=[negate(t), b])  # type: ignore[list-item]
+        return ast.BoolOp(op=ast.And(), values=[negate(t), b])  # type: ignore[list-item]  # b is an expression here
     if a is True:
-        return ast.BoolOp(op=ast.Or(), values=[t, b])  # type: ignore[list-item]
+        return ast.BoolOp(op=ast.Or(), values=[t, b])  # type: ignore[list-item]  # b is an expression here
     if b is True:
-        return ast.BoolOp(op=ast.Or(), values=[negate(t), a])  # type: ignore[list-item]
-    return ast.IfExp(test=t, body=a, orelse=b)  # type: ignore[arg-type]
+        return ast.BoolOp(op=ast.Or(), values=[negate(t), a])
+    return ast.IfExp(test=t, body=a, orelse=b)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import ast
 import copy
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ... import bytecode
 from ...codeobj import GENERIC_PREFIX
@@ -125,12 +125,12 @@ def _choices_folded(stmts: list[ast.stmt]) -> list[ast.stmt]:
             body, orelse = _choices_folded(s.body), _choices_folded(s.orelse)
             if len(body) == len(orelse) == 1 and all(
                     isinstance(x, ast.Assign) and len(x.targets) == 1
-                    and fact(x.targets[0], SLOT, None) is not None for x in (*body, *orelse)) \
-                    and body[0].targets[0].slot == orelse[0].targets[0].slot:
-                value = ast.IfExp(test=s.test, body=body[0].value,  # type: ignore[attr-defined]
-                                  orelse=orelse[0].value)  # type: ignore[attr-defined]
-                out.append(ast.Assign(targets=body[0].targets, value=value))  # type: ignore
-                continue
+                    and fact(x.targets[0], SLOT, None) is not None for x in (*body, *orelse)):
+                then, other = cast(ast.Assign, body[0]), cast(ast.Assign, orelse[0])
+                if fact(then.targets[0], SLOT) == fact(other.targets[0], SLOT):
+                    value = ast.IfExp(test=s.test, body=then.value, orelse=other.value)
+                    out.append(ast.Assign(targets=then.targets, value=value))
+                    continue
         out.append(s)
     return out
 
@@ -171,7 +171,7 @@ def type_param_nodes(dec: Scope, params: list[TypeParam]) -> list[Any]:
 
 def alias_statement(dec: Scope, target: ast.Name, alias: TypeAliasValue) -> ast.stmt:
     """``type NAME[params] = value``."""
-    return ast.TypeAlias(name=ast.Name(id=target.id, ctx=ast.Store()),  # type: ignore
+    return ast.TypeAlias(name=ast.Name(id=target.id, ctx=ast.Store()),  # type: ignore[attr-defined, unused-ignore]  # 3.12+
                          type_params=type_param_nodes(dec, alias.params),
                          value=_lazy(dec, alias.value))
 

@@ -13,7 +13,7 @@ import ast
 import copy
 import re
 from types import CodeType
-from typing import Any
+from typing import Any, cast
 
 from ..ir.exprs import Shared, negate
 from ..ir.facts import (
@@ -57,7 +57,7 @@ def _raw_stmt(s: ast.stmt, chains: bool) -> ast.stmt:
         if isinstance(value, list) and value and isinstance(value[0], ast.stmt):
             setattr(s, field, tidy_raw(value, chains))
     if isinstance(s, ast.Try) or type(s).__name__ == "TryStar":
-        for h in s.handlers:  # type: ignore[attr-defined]
+        for h in s.handlers:  # type: ignore[attr-defined]  # a Try or TryStar
             h.body = tidy_raw(h.body, chains)
     if chains:
         _walk_exprs(s)
@@ -158,7 +158,8 @@ def _augmented(target: ast.expr, value: ast.expr) -> ast.stmt | None:
         return None
     if not _same_target(target, value.left):
         return None
-    return ast.AugAssign(target=target, op=value.op, value=value.right)
+    place = cast(ast.Name | ast.Attribute | ast.Subscript, target)  # (_same_target holds)
+    return ast.AugAssign(target=place, op=value.op, value=value.right)
 
 
 def _asserts(stmts: list[ast.stmt]) -> list[ast.stmt]:
@@ -173,7 +174,7 @@ def _asserts(stmts: list[ast.stmt]) -> list[ast.stmt]:
             out.append(s if msg is None else ast.Assert(test=ast.Constant(False), msg=msg[0]))
         else:
             out.append(a)
-            out.extend(_asserts(s.orelse))  # type: ignore[attr-defined]
+            out.extend(_asserts(s.orelse))  # type: ignore[attr-defined]  # an If
     return out
 
 
@@ -485,7 +486,7 @@ def _merge_return_copies(stmts: list[ast.stmt]) -> list[ast.stmt]:
     merged = _merge_one_difference(last.test, a.value, b.value, False)
     if merged is None:
         return stmts
-    return stmts[:-cut] + [ast.Return(value=merged)]
+    return stmts[:-cut] + [ast.Return(value=cast(ast.expr, merged))]  # (two values merged)
 
 
 #: Nodes whose own operation comes after all their operands (so a conditional
@@ -527,7 +528,7 @@ def _merge_one_difference(test: ast.expr, a: ast.AST, b: ast.AST,
     for _, _, x, y in parts[spot + 1:]:
         if x is not y and _text(x) != _text(y):
             return None
-    field, k, x, y = parts[spot]
+    field, index, x, y = parts[spot]
     keyword = None
     if isinstance(x, ast.keyword):
         keyword, x, y = x.arg, x.value, y.value
@@ -541,13 +542,13 @@ def _merge_one_difference(test: ast.expr, a: ast.AST, b: ast.AST,
             return None
         part = ast.IfExp(test=test, body=x, orelse=y)
     if keyword is not None or isinstance(parts[spot][2], ast.keyword):
-        part = ast.keyword(arg=keyword, value=part)
+        part = ast.keyword(arg=keyword, value=cast(ast.expr, part))  # (x and y are values)
     new = copy.copy(a)
-    if k is None:
+    if index is None:
         setattr(new, field, part)
     else:
         items = list(getattr(a, field))
-        items[k] = part
+        items[index] = part
         setattr(new, field, items)
     return new
 
@@ -630,8 +631,8 @@ def _tidy_stmt(s: ast.stmt, in_loop: bool) -> list[ast.stmt]:
         s.body = _tidy_block(s.body, in_loop) or [ast.Pass()]
         if len(s.body) == 1 and type(s.body[0]) is type(s):
             inner = s.body[0]
-            s.items = [*s.items, *inner.items]  # type: ignore[attr-defined]
-            s.body = inner.body  # type: ignore[attr-defined]
+            s.items = [*s.items, *inner.items]
+            s.body = inner.body
         return [s]
     if isinstance(s, ast.Try):
         s.body = _tidy_block(s.body, in_loop) or [ast.Pass()]
@@ -649,7 +650,7 @@ def _flat_match(s: ast.Match) -> list[ast.stmt]:
     leaves (returns, raises...): one ``match`` with all the cases, then the rest (the
     cases that fall through go on to it)."""
     last = s.cases[-1] if s.cases else None
-    if last is None or not catches_all(last) or last.pattern.name is not None:  # type: ignore[attr-defined]
+    if last is None or not catches_all(last) or last.pattern.name is not None:  # type: ignore[attr-defined]  # a MatchAs (catches_all)
         return [s]
     inner = last.body[0]
     if not isinstance(inner, ast.Match) or not same(inner.subject, s.subject) \
@@ -696,20 +697,20 @@ def _trim_trailing_continue(stmts: list[ast.stmt], keep_written: bool = False
         for c in stmts[-1].cases:  # (a case that only continues says so)
             c.body = _trim_trailing_continue(c.body) or c.body
     elif stmts and isinstance(stmts[-1], ast.Try):
-        last = stmts[-1]
+        tried = stmts[-1]
         # (in a ``try`` with a ``finally``, only the compiler's: a written ``continue``
         # runs its own copy of the ``finally`` and jumps back from there)
-        keep = keep_written or bool(last.finalbody)
-        if last.finalbody and last.body and fact(last.body[-1], EXPLICIT, False):
+        keep = keep_written or bool(tried.finalbody)
+        if tried.finalbody and tried.body and fact(tried.body[-1], EXPLICIT, False):
             return stmts
-        last.orelse = _trim_trailing_continue(last.orelse, keep)
-        for h in last.handlers:
+        tried.orelse = _trim_trailing_continue(tried.orelse, keep)
+        for h in tried.handlers:
             # (a clause's own jump back: ``except E: continue`` as written; the end
             # of the clause jumps to the end of the try statement instead)
             if not (h.body and fact(h.body[-1], EXPLICIT, False)):
                 h.body = _trim_trailing_continue(h.body, keep) or [ast.Pass()]
-        if not last.orelse:
-            last.body = _trim_trailing_continue(last.body, keep) or [ast.Pass()]
+        if not tried.orelse:
+            tried.body = _trim_trailing_continue(tried.body, keep) or [ast.Pass()]
     return stmts
 
 
@@ -791,7 +792,7 @@ def scope_value(stmts: list[ast.stmt], free: tuple[str, ...]) -> ast.expr | None
     if value is None:
         return None
     named = names_from_outside(value)
-    lost = [ast.Name(id=f, ctx=ast.Load()) for f in free
+    lost: list[ast.expr] = [ast.Name(id=f, ctx=ast.Load()) for f in free
             if f.isidentifier() and not f.startswith("__class") and f not in named]
     if not lost:
         return value

@@ -19,6 +19,7 @@ from __future__ import annotations
 import ast
 import copy
 from dataclasses import dataclass, field
+from typing import cast
 
 from ..ir.nodes import walk
 from .temporaries import Counts, Fixed, bound_once, dead, in_place_of, stem_of, tidy, unique
@@ -163,13 +164,13 @@ class _Simplifier:
                     items = self.items_of(s.value, state, pre, s)
                 if items is None:
                     raise GiveUp("a store of something not modelled into a list")
-                self.store_items(obj, target, items)  # type: ignore[arg-type]
+                self.store_items(obj, target, items)
                 self.changed = True
                 return pre
         if isinstance(s, ast.Delete) and len(s.targets) == 1:
             obj = self.target_list(s.targets[0], state)
             if obj is not None:
-                self.delete_items(obj, s.targets[0])  # type: ignore[arg-type]
+                self.delete_items(obj, s.targets[0])  # type: ignore[arg-type]  # a Name (target_list)
                 self.changed = True
                 return []
         if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) \
@@ -178,7 +179,7 @@ class _Simplifier:
                 and isinstance(state.env.get(s.value.func.value.id), Obj) \
                 and s.value.func.attr in ("extend", "append") \
                 and len(s.value.args) == 1 and not s.value.keywords:
-            obj = state.env[s.value.func.value.id]
+            obj = cast(Obj, state.env[s.value.func.value.id])
             assert isinstance(obj, Obj)
             if obj.written:
                 raise GiveUp("a list changed after it was written out")

@@ -33,6 +33,7 @@ import keyword
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TypeVar, cast
 
 from ..ir.facts import LINE, attach, fact
 from ..ir.nodes import inner_children, nodes_under, replace_under, walk
@@ -41,6 +42,8 @@ from ..ir.nodes import inner_children, nodes_under, replace_under, walk
 # rebound while it runs; ``fixed(name, attr)``: so is that attribute of it. Reading them
 # later gives the same value (the caller vouches for it, e.g. for Dynamo's own globals).
 Fixed = Callable[[str, str | None], bool]
+
+S = TypeVar("S", bound=ast.stmt)
 
 
 @dataclass(frozen=True)
@@ -133,7 +136,7 @@ def unique(stem: str, taken: set[str]) -> str:
     return candidate
 
 
-def in_place_of(new: ast.stmt, old: ast.stmt) -> ast.stmt:
+def in_place_of(new: S, old: ast.stmt) -> S:
     """``new``, in the place of ``old``: its line (and location, where it has one)."""
     line = fact(old, LINE, None)
     if line is not None:
@@ -219,33 +222,33 @@ def tidy(body: list[ast.stmt], params: set[str], made: set[str], nested: set[str
     an effect bound as one tuple, a branch's value returned where it is made (None: no
     change). In the body and its ``if`` branches, where the order is plain. ``counts``:
     those of ``body``, if known."""
-    counts = counts or Counts.of(body)
+    counted = counts or Counts.of(body)
 
     def temporary(name: str, bindings: int = 1) -> bool:
         return (bool(TEMPORARY.match(name)) or name in made) and name not in params \
-            and name not in counts.declared and counts.stores.get(name) == bindings
+            and name not in counted.declared and counted.stores.get(name) == bindings
 
     def scratch(name: str) -> bool:  # a temporary whatever its bindings (not a cell)
         return (bool(TEMPORARY.match(name)) or name in made) and name not in params \
-            and name not in counts.declared and name not in nested
+            and name not in counted.declared and name not in nested
 
-    forwarded, touched = _forwarded(body, counts.loads, counts.stores, params, nested,
-                                    temporary, fixed, counts.nodes, counts.with_walrus)
+    forwarded, touched = _forwarded(body, counted.loads, counted.stores, params, nested,
+                                    temporary, fixed, counted.nodes, counted.with_walrus)
     changed = forwarded is not body
     pruned = _live_stores(forwarded, scratch)  # (a stack value carried to where it is dropped)
     if pruned is not None:
         forwarded, changed = pruned, True
-        touched = set(counts.nodes)  # (statements in branches changed: count all again)
+        touched = set(counted.nodes)  # (statements in branches changed: count all again)
     if changed:  # (forwarding moves reads)
-        counts = Counts.of(forwarded, {k: v for k, v in counts.nodes.items()
-                                        if k not in touched})
-    loads, deleted = counts.loads, counts.deleted
+        counted = Counts.of(forwarded, {k: v for k, v in counted.nodes.items()
+                                         if k not in touched})
+    loads, deleted = counted.loads, counted.deleted
 
     # a temporary bound once, deleted once and never read: neither is needed
     unused = {name for name, count in deleted.items()
               if count == 1 and not loads.get(name) and temporary(name, 2)}
-    walrus_unread = bool(unused) or counts.walrus and any(
-        not loads.get(name) and temporary(name) for name in counts.stores)
+    walrus_unread = bool(unused) or counted.walrus and any(
+        not loads.get(name) and temporary(name) for name in counted.stores)
 
     merged: set[str] = set()  # temporaries whose two stores are one now (_chosen)
 
@@ -260,19 +263,19 @@ def tidy(body: list[ast.stmt], params: set[str], made: set[str], nested: set[str
                 if not kept:
                     continue
                 s = in_place_of(ast.Delete(targets=kept), s)
-            if walrus_unread and top and id(s) in counts.with_walrus:  # (branches too)
+            if walrus_unread and top and id(s) in counted.with_walrus:  # (branches too)
                 unread = _unread_walrus(s, loads, lambda n: temporary(n) or n in unused)
                 if unread is not None:
                     s, changed = unread, True
             if isinstance(s, ast.If):
                 s.body = block(s.body, False) or [ast.Pass()]
                 s.orelse = block(s.orelse, False)
-                chosen = _chosen(out[-1] if out else None, s, scratch, counts.stores)
+                chosen = _chosen(out[-1] if out else None, s, scratch, counted.stores)
                 if chosen is not None:
                     s, changed = chosen, True
                     out.pop()
-                    merged.add(chosen.targets[0].id)  # type: ignore[attr-defined]  (an Assign)
-                gated = _gated(out[-1] if out else None, s, scratch, counts, fixed, merged)
+                    merged.add(chosen.targets[0].id)  # type: ignore[attr-defined]  # an Assign
+                gated = _gated(out[-1] if out else None, s, scratch, counted, fixed, merged)  # type: ignore[arg-type]  # an Assign once _chosen folded s (then s.orelse raises)
                 if gated is not None:
                     s, changed = gated, True
                     out.pop()
@@ -286,8 +289,9 @@ def tidy(body: list[ast.stmt], params: set[str], made: set[str], nested: set[str
                         changed = True
                         continue
             if out and _deletes_names(s) and _deletes_names(out[-1]):  # one ``del``
-                out[-1] = in_place_of(ast.Delete(targets=[*out[-1].targets, *s.targets]),  # type: ignore
-                              out[-1])
+                prev, here = cast(ast.Delete, out[-1]), cast(ast.Delete, s)
+                out[-1] = in_place_of(ast.Delete(targets=[*prev.targets, *here.targets]),
+                                      out[-1])
                 changed = True
                 continue
             out.append(s)
@@ -295,13 +299,13 @@ def tidy(body: list[ast.stmt], params: set[str], made: set[str], nested: set[str
 
     out = block(forwarded)
     collapsed = _collapsed(out, loads, lambda n: temporary(n) and n not in nested,
-                           nested | counts.declared)
+                           nested | counted.declared)
     if collapsed is not None:
         out, changed = collapsed, True
     packed = _packed(out, loads, lambda n, k: temporary(n, k) and n not in nested,
                      lambda e: isinstance(e, ast.Constant) or isinstance(e, ast.Name)
-                     and e.id in params and bound_once(e.id, counts.stores, params, nested),
-                     counts.taken | params, made)
+                     and e.id in params and bound_once(e.id, counted.stores, params, nested),
+                     counted.taken | params, made)
     if packed is not None:
         out, changed = packed, True
     # ``if c: ...; v = a / else: ...; v = b`` then ``return v``: each branch returns its own
@@ -313,17 +317,18 @@ def tidy(body: list[ast.stmt], params: set[str], made: set[str], nested: set[str
             if temporary(name, 2) and loads.get(name) == 1 \
                     and _assigns_last(s.body, name) and _assigns_last(s.orelse, name):
                 for branch in (s.body, s.orelse):
-                    branch[-1] = in_place_of(ast.Return(value=branch[-1].value), branch[-1])
+                    last = cast(ast.Assign, branch[-1])  # (_assigns_last)
+                    branch[-1] = in_place_of(ast.Return(value=last.value), branch[-1])
                 out.pop()
                 changed = True
                 break
-    if counts.walrus:
+    if counted.walrus:
         hoisted = _hoisted(out, lambda n: temporary(n, 1 + deleted.get(n, 0)) and n not in nested,
-                           lambda n: n in params or bound_once(n, counts.stores, params, nested))
+                           lambda n: n in params or bound_once(n, counted.stores, params, nested))
         if hoisted is not None:
             out, changed = hoisted, True
     renamed = None
-    if made or any(TEMPORARY.match(name) for name in counts.stores):
+    if made or any(TEMPORARY.match(name) for name in counted.stores):
         renamed = _renamed(out, params, made, nested)
     return renamed if renamed is not None else out if changed else None
 
@@ -356,7 +361,8 @@ def _live_stores(body: list[ast.stmt], scratch: Callable[[str], bool]) -> list[a
                                            orelse=orelse), s)
                 live = in_body | in_orelse | _names_read(s.test)
             elif isinstance(s, ast.Assign) and all(isinstance(t, ast.Name) for t in s.targets):
-                live = (live - {t.id for t in s.targets}) | _names_read(s.value)  # type: ignore
+                stored = {cast(ast.Name, t).id for t in s.targets}  # (all names)
+                live = (live - stored) | _names_read(s.value)
             else:  # (``del x`` reads x: it raises where x is unbound)
                 live = live | {n.id for n in walk(s) if isinstance(n, ast.Name)}
             out.append(s)
@@ -371,7 +377,7 @@ def _names_read(node: ast.AST) -> set[str]:
 
 
 def _chosen(before: ast.stmt | None, s: ast.If, scratch: Callable[[str], bool],
-            stores: dict[str, int]) -> ast.stmt | None:
+            stores: dict[str, int]) -> ast.Assign | None:
     """``x = c`` then ``if t: x = v`` (``c`` a constant, ``x`` a temporary bound only
     there) as ``x = v if t else c``; None where that does not fit."""
     if not (isinstance(before, ast.Assign) and len(before.targets) == 1
@@ -435,7 +441,10 @@ def _hoisted(body: list[ast.stmt], temporary: Callable[[str], bool],
             out.append(in_place_of(ast.Assign(targets=[ast.Name(id=name, ctx=ast.Store())],
                                               value=first.value), s))
             read = ast.Name(id=name, ctx=ast.Load())
-            s = replace_under(s, lambda n, w=first, r=read: r if n is w else None)
+
+            def swap(n: ast.AST, w: ast.AST = first, r: ast.expr = read) -> ast.AST | None:
+                return r if n is w else None
+            s = replace_under(s, swap)
             changed = True
         out.append(s)
     return out if changed else None
@@ -473,7 +482,7 @@ def _collapsed(body: list[ast.stmt], loads: dict[str, int],
                 and isinstance(s.targets[0], ast.Name):
             name, value = s.targets[0].id, s.value
             i = bound.get(value.id, -1) if isinstance(value, ast.Name) else -1
-            if i >= 0 and loads.get(value.id) == 1 and name not in fixed_names \
+            if i >= 0 and loads.get(cast(ast.Name, value).id) == 1 and name not in fixed_names \
                     and not any(isinstance(n, ast.Name) and n.id == name
                                 for between in out[i + 1:j] for n in walk(between)):
                 first = out[i]
@@ -552,7 +561,7 @@ def _forwarded(body: list[ast.stmt], loads: dict[str, int], stores: dict[str, in
                for n in s.targets if isinstance(n, ast.Name)}
     for s in body:
         if isinstance(s, ast.Assign) and all(isinstance(t, ast.Name) for t in s.targets):
-            names = [t.id for t in s.targets]  # type: ignore[attr-defined]
+            names = [t.id for t in s.targets]  # type: ignore[attr-defined]  # all Names
             if len(names) > 1:  # ``a = b = value``: a read as b
                 for name in names:
                     others = [k for k in names if k != name and k not in values
@@ -625,7 +634,8 @@ def _packed(body: list[ast.stmt], loads: dict[str, int],
                 continue
             p = 0
             while p < len(call.args):
-                q, names = p, []
+                q = p
+                names: list[str] = []
                 while q < len(call.args):
                     arg = call.args[q]
                     if isinstance(arg, ast.Name) and where.get(arg.id, t) < t \
@@ -648,8 +658,8 @@ def _packed(body: list[ast.stmt], loads: dict[str, int],
         name = named[id(run)]
         made.add(name)
         start = where[names[0]]
-        elts = [body[where[a.id]].value if isinstance(a, ast.Name) and a.id in names  # type: ignore
-                else a for a in call.args[p:q]]
+        elts = [cast(ast.Assign, body[where[a.id]]).value  # (the temporary's assignment)
+                if isinstance(a, ast.Name) and a.id in names else a for a in call.args[p:q]]
         first[start] = in_place_of(ast.Assign(targets=[ast.Name(id=name, ctx=ast.Store())],
                                       value=ast.Tuple(elts=elts, ctx=ast.Load())), body[start])
         dropped.update(where[n] for n in names[1:])
@@ -762,6 +772,7 @@ class _Paths:
         self.known: dict[str, list[str]] = {}
 
     def of(self, node: ast.expr) -> list[str] | None:
+        path: list[str] | None
         if isinstance(node, ast.Name):
             path = self.known.get(node.id, [node.id])
             if TEMPORARY.match(path[0]) and not TEMPORARY.match(node.id):
