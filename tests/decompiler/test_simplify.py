@@ -81,6 +81,16 @@ CASES = {
             bump()
             return resume(_t2, a)
     """,
+    # a temporary chosen by an ``if`` (``_t1 = b if a else 0``) after a value that is None
+    # unless a test holds: the folded ``if`` is an assignment, not a gate for that value
+    "choice_after_a_conditional_value": """
+        def f(a, b):
+            y = show(a) if b else None
+            _t1 = 0
+            if a:
+                _t1 = b
+            return resume(_t1, y)
+    """,
     "aliases": """
         def f(a, b):
             l = [[a]]

@@ -715,6 +715,7 @@ def _parting(path: tuple[Any, ...], theirs: list[tuple[Any, ...]],
     # the same kind as ours, else one that does something rather than raise (the
     # exception edge of a step says less than the step)
     best, at, rank = None, -1, (-1, False, False)
+    other: Any  # a path of theirs, then the step at ``at`` of the best one (or "(end)")
     for other in theirs:
         k, n = 0, min(len(path), len(other))
         while k < n and path[k] == other[k]:
@@ -722,7 +723,7 @@ def _parting(path: tuple[Any, ...], theirs: list[tuple[Any, ...]],
         mine_rank = (k, kind(other, k) == kind(path, k), kind(other, k) != "raised")
         if mine_rank > rank:
             best, at, rank = other, k, mine_rank
-    mine = path[at] if at < len(path) else "(end)"
+    mine: Any = path[at] if at < len(path) else "(end)"
     other = best[at] if best is not None and at < len(best) else "(end)"
     if kind(path, at) == "loop" == kind(best, at):
         if [n for n, _ in mine[2]] != [n for n, _ in other[2]]:

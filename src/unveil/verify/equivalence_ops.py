@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 import sys
 from types import CodeType
-from typing import Any
+from typing import Any, cast
 
 from ..bytecode import Raw
 from .equivalence_terms import (
@@ -32,6 +32,11 @@ from .equivalence_terms import (
 # ---------------------------------------------------------------- opcode groups
 
 
+def _arg(ins: Raw) -> int:
+    """``ins.arg`` of an instruction that takes an argument (``dis`` gives those an int)."""
+    return cast(int, ins.arg)
+
+
 def _pure_stack(ex: Exploring, st: State, ins: Raw) -> bool:
     """Stack shuffles and no-ops."""
     op, s = ins.opname, st.stack
@@ -40,9 +45,9 @@ def _pure_stack(ex: Exploring, st: State, ins: Raw) -> bool:
     elif op == "PUSH_NULL":
         s.append(NULL)
     elif op == "COPY":
-        s.append(s[-ins.arg])
+        s.append(s[-_arg(ins)])
     elif op == "SWAP":
-        s[-1], s[-ins.arg] = s[-ins.arg], s[-1]
+        s[-1], s[-_arg(ins)] = s[-_arg(ins)], s[-1]
     elif op == "LOAD_CONST" and isinstance(ins.argval, CodeType):
         s.append(("code", *next(k for k, c in ex.codes.items() if c is ins.argval)))
     elif op == "LOAD_CONST":
@@ -59,7 +64,7 @@ def _pure_stack(ex: Exploring, st: State, ins: Raw) -> bool:
     elif op == "POP_ITER":
         s.pop()
     elif op == "KW_NAMES":  # 3.11's dis does not resolve its constant
-        st.kw_names = const_term(ex.code.co_consts[ins.arg])
+        st.kw_names = const_term(ex.code.co_consts[_arg(ins)])
     return True
 
 
@@ -114,7 +119,7 @@ def _bound(ex: Exploring, st: State, name: str) -> Term | None:
     return value
 
 
-def _push_callable(stack: list[Term], value: Term, null: bool) -> None:
+def _push_callable(stack: list[Term], value: Term, null: bool | int) -> None:
     """Push ``value``, with a NULL where this version's calls expect one beside it."""
     if null and NULL_FIRST:
         stack.append(NULL)
@@ -135,7 +140,7 @@ def _outside(ex: Exploring, st: State, ins: Raw) -> bool:
             value = ("fixed", ins.argval)
         else:
             value = ("global", ins.argval, st.now())
-        _push_callable(s, value, not BLOCKS and ins.arg & 1)
+        _push_callable(s, value, not BLOCKS and _arg(ins) & 1)
     elif op == "LOAD_DEREF":
         stored = st.stores.get(("STORE_DEREF", ins.argval))
         s.append(stored[0] if stored else ("deref", ins.argval, st.now()))
@@ -151,11 +156,11 @@ def _outside(ex: Exploring, st: State, ins: Raw) -> bool:
     elif op in ("DELETE_GLOBAL", "DELETE_DEREF"):
         ex.effect(st, op, ins.argval)
     elif op in ("LOAD_ATTR", "LOAD_METHOD"):
-        method = op == "LOAD_METHOD" or (sys.version_info >= (3, 12) and ins.arg & 1)
+        method = op == "LOAD_METHOD" or (sys.version_info >= (3, 12) and _arg(ins) & 1)
         owner = s.pop()
         obj = ex.local_obj(st, owner)
         if obj is not None and obj.kind == "list" and ins.argval in ("append", "extend", "pop"):
-            value: Term = ("method", owner, ins.argval)
+            value = ("method", owner, ins.argval)
         elif obj is not None and obj.kind == "function" and ins.argval in FUNCTION_ATTRS:
             # a function made here: ``(lambda: x).__closure__[0]`` is x's cell
             value = function_attr(obj, ins.argval)
@@ -168,8 +173,8 @@ def _outside(ex: Exploring, st: State, ins: Raw) -> bool:
         _push_callable(s, value, method)
     elif op == "LOAD_SUPER_ATTR":  # 3.12+: super().name, the call and lookup in one
         self_arg, cls, sup = s.pop(), s.pop(), s.pop()
-        value = ex.effect(st, "super_attr", sup, cls, self_arg, ins.argval, ins.arg & 2)
-        _push_callable(s, value, ins.arg & 1)
+        value = ex.effect(st, "super_attr", sup, cls, self_arg, ins.argval, _arg(ins) & 2)
+        _push_callable(s, value, _arg(ins) & 1)
     elif op == "STORE_ATTR":
         owner, value = s.pop(), s.pop()
         obj = ex.local_obj(st, owner)
@@ -219,21 +224,23 @@ def _calls(ex: Exploring, st: State, ins: Raw) -> bool:
     if op == "PRECALL":
         return True
     if op in ("CALL", "CALL_KW"):
+        names: Term | None
         if op == "CALL_KW":
             names = s.pop()
         else:
             names, st.kw_names = st.kw_names, None
-        args = _pop(s, ins.arg)
+        args = _pop(s, _arg(ins))
         second, first = s.pop(), s.pop()
         fn, self_arg = _callee(first, second)
         s.append(_call_keywords_last(ex, st, fn, self_arg + args, names))
         return True
     # CALL_FUNCTION_EX
+    kwargs: Term | None
     if PY314:  # a kwargs slot, NULL when there are none
         kwargs = s.pop()
         kwargs = None if kwargs == NULL else kwargs
     else:
-        kwargs = s.pop() if ins.arg & 1 else None
+        kwargs = s.pop() if _arg(ins) & 1 else None
     star = s.pop()
     if BLOCKS:
         fn = s.pop()
@@ -286,10 +293,10 @@ def _operators(ex: Exploring, st: State, ins: Raw) -> bool:
             s.append(const_term(const_value(left) + const_value(right)))
             return True
         # the argument names the operator (argrepr alone may be empty or ambiguous)
-        to_bool = op == "COMPARE_OP" and sys.version_info >= (3, 13) and ins.arg & 16
+        to_bool = op == "COMPARE_OP" and sys.version_info >= (3, 13) and _arg(ins) & 16
         # (3.14's dis shows the folded truth test in argrepr: 'bool(>=)')
         shown = ins.argrepr.removeprefix("bool(").removesuffix(")") if to_bool else ins.argrepr
-        result = ex.effect(st, op, ins.arg & ~16 if to_bool else ins.arg, shown, left, right)
+        result = ex.effect(st, op, _arg(ins) & ~16 if to_bool else ins.arg, shown, left, right)
         if to_bool:  # 3.13 folds the truth test into the comparison
             result = ex.effect(st, "bool", result, result_bool=True)
         s.append(result)
@@ -307,21 +314,22 @@ def _operators(ex: Exploring, st: State, ins: Raw) -> bool:
             st.bools.add(value)
         s.append(value)
     elif op == "FORMAT_VALUE":
-        spec = s.pop() if ins.arg & 4 else const_term("")
-        s.append(ex.effect(st, "format", ins.arg & 3, s.pop(), spec))
+        spec = s.pop() if _arg(ins) & 4 else const_term("")
+        s.append(ex.effect(st, "format", _arg(ins) & 3, s.pop(), spec))
     elif op in ("CONVERT_VALUE", "FORMAT_SIMPLE"):
         s.append(ex.effect(st, op, ins.arg, s.pop()))
     elif op == "FORMAT_WITH_SPEC":
         spec = s.pop()
         s.append(ex.effect(st, "format", 0, s.pop(), spec))
     elif op == "BUILD_STRING":
-        s.append(("str", *_pop(s, ins.arg)))
+        s.append(("str", *_pop(s, _arg(ins))))
     return True
 
 
 def _containers(ex: Exploring, st: State, ins: Raw) -> bool:
     """Building, filling, indexing and unpacking tuples, lists, dicts and sets."""
     op, s, n = ins.opname, st.stack, ins.arg or 0
+    items: list[Term] | None
     if op in ("BUILD_TUPLE", "BUILD_LIST", "BUILD_SET", "BUILD_SLICE"):
         items = _pop(s, n)
         if op == "BUILD_SLICE":
@@ -573,7 +581,7 @@ def _flow(ex: Exploring, st: State, ins: Raw) -> bool:
         if ins.arg == 0:
             exc = st.exc_info
         else:  # making the exception may run code; either way this path raises
-            args = [s.pop() for _ in range(ins.arg)][::-1]
+            args = [s.pop() for _ in range(_arg(ins))][::-1]
             ex.flush(st)
             exc = ("exc", st.now())
             st.effects += 1
@@ -616,15 +624,15 @@ def _flow(ex: Exploring, st: State, ins: Raw) -> bool:
     elif op == "MAKE_FUNCTION":
         qualname = s.pop() if BLOCKS else None
         code = s.pop()
-        parts = []
+        parts: list[tuple[int, Term]] = []
         if sys.version_info < (3, 13):
             for flag in (8, 4, 2, 1):
-                if ins.arg & flag:
+                if _arg(ins) & flag:
                     parts.append((flag, s.pop()))
         made = ex.codes[code[1:]]
         s.append(ex.new_obj(st, "function", [code, tuple(sorted(parts)),
                                              const_term(made.co_name),
-                                             qualname or const_term(made.co_qualname)]))
+                                             qualname or const_term(made.co_qualname)]))  # type: ignore[attr-defined, unused-ignore]  # 3.11+; 3.10 pops qualname
     elif op == "SET_FUNCTION_ATTRIBUTE":
         fn, value = s.pop(), s.pop()
         obj = ex.local_obj(st, fn)
@@ -679,11 +687,11 @@ def _py310(ex: Exploring, st: State, ins: Raw) -> bool:
     elif op == "DUP_TOP_TWO":
         s.extend(s[-2:])
     elif op.startswith("ROT_"):
-        n = {"ROT_TWO": 2, "ROT_THREE": 3, "ROT_FOUR": 4}.get(op, ins.arg)
+        n = {"ROT_TWO": 2, "ROT_THREE": 3, "ROT_FOUR": 4}.get(op, _arg(ins))
         s.insert(len(s) - n, s.pop())
     elif op in ("CALL_FUNCTION", "CALL_FUNCTION_KW", "CALL_METHOD"):
         names = s.pop() if op == "CALL_FUNCTION_KW" else None
-        args = _pop(s, ins.arg)
+        args = _pop(s, _arg(ins))
         if op == "CALL_METHOD":
             second, first = s.pop(), s.pop()
             fn, self_arg = _callee(first, second)

@@ -275,7 +275,9 @@ def tidy(body: list[ast.stmt], params: set[str], made: set[str], nested: set[str
                     s, changed = chosen, True
                     out.pop()
                     merged.add(chosen.targets[0].id)  # type: ignore[attr-defined]  # an Assign
-                gated = _gated(out[-1] if out else None, s, scratch, counted, fixed, merged)  # type: ignore[arg-type]  # an Assign once _chosen folded s (then s.orelse raises)
+                # (an ``if`` still: ``_chosen`` may have made an assignment of it)
+                gated = _gated(out[-1] if out else None, s, scratch, counted, fixed,
+                               merged) if isinstance(s, ast.If) else None
                 if gated is not None:
                     s, changed = gated, True
                     out.pop()
