@@ -41,7 +41,7 @@ def decompile(obj: object, *, force_fallback: bool = False) -> str:
     return _decompile(obj, force_fallback=True) if force_fallback else _decompile(obj)
 
 
-def recompile(code, filename: str | None = None, *,  # type: ignore[no-untyped-def]
+def recompile(code, filename: str | None = None, *,
               force_fallback: bool = False):
     """Decompile ``code`` and compile the source back into a code object.
 
@@ -58,7 +58,7 @@ def recompile(code, filename: str | None = None, *,  # type: ignore[no-untyped-d
     return _recompile(code, filename)
 
 
-def prepare_debug(dump_dir, *, strict: bool = False, simplify: bool = True,  # type: ignore[no-untyped-def]
+def prepare_debug(dump_dir, *, strict: bool = False, simplify: bool = True,
                   count_calls: bool = True):
     """While active (``with unveil.prepare_debug("dump"):``, or ``__enter__``/``__exit__``
     by hand), every frame TorchDynamo transforms is decompiled to a file in ``dump_dir``
@@ -74,7 +74,7 @@ def prepare_debug(dump_dir, *, strict: bool = False, simplify: bool = True,  # t
     return _prepare_debug(dump_dir, strict=strict, simplify=simplify, count_calls=count_calls)
 
 
-def record(dump_dir, *, finish: str = "process", simplify: bool = True,  # type: ignore[no-untyped-def]
+def record(dump_dir, *, finish: str = "process", simplify: bool = True,
            count_calls: bool = True):
     """While active (``with unveil.record("dump"):``), Dynamo's own code runs and unveil
     only keeps each transformed frame's code and the trace's facts (O(1) work a frame);
@@ -88,7 +88,7 @@ def record(dump_dir, *, finish: str = "process", simplify: bool = True,  # type:
     return _record(dump_dir, finish=finish, simplify=simplify, count_calls=count_calls)
 
 
-def explain(fn, *args, backend: str = "eager", dump_dir=None, **kwargs):  # type: ignore[no-untyped-def]
+def explain(fn, *args, backend: str = "eager", dump_dir=None, **kwargs):
     """Compile ``fn`` (a function, method or ``nn.Module``) with
     ``torch.compile(backend=...)``, call it on the arguments under ``prepare_debug`` and
     return what happened: ``.result``, ``.frames``, ``str()`` is the summary, and a
@@ -98,7 +98,7 @@ def explain(fn, *args, backend: str = "eager", dump_dir=None, **kwargs):  # type
     return _explain(fn, *args, backend=backend, dump_dir=dump_dir, **kwargs)
 
 
-def debug(*, pause: bool | None = None):  # type: ignore[no-untyped-def]
+def debug(*, pause: bool | None = None):
     """After ``prepare_debug``: ``with unveil.debug(): ...`` runs code so that breakpoints
     in the dumped files are hit (pdb, or VS Code through debugpy). Without a debugger
     attached it first stops in pdb so breakpoints can be set. Needs PyTorch."""

@@ -15,9 +15,12 @@ import sys
 import typing
 from dataclasses import MISSING, dataclass, field, fields
 from enum import Enum
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from . import __version__
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
 
 FORMAT = 2  # the manifest's layout; raised when a reader of the old one would misread it
 
@@ -178,8 +181,8 @@ class Manifest:
     python_version: str = field(default_factory=lambda: "{}.{}".format(*sys.version_info[:2]))
 
 
-_NESTED: dict[tuple[type, str], type] = {}  # (record, field) -> the record its list holds
-R = TypeVar("R")
+_NESTED: dict[tuple[type, str], type[DataclassInstance]] = {}  # (record, field) -> the record its list holds
+R = TypeVar("R", bound="DataclassInstance")
 
 
 def checked(entry: object, record: type[R], what: str) -> tuple[dict[str, Any] | None,
@@ -194,7 +197,7 @@ def checked(entry: object, record: type[R], what: str) -> tuple[dict[str, Any] |
     hints = typing.get_type_hints(record)
     out: dict[str, Any] = {k: v for k, v in entry.items() if isinstance(k, str)}
     problems: list[str] = []
-    for f in fields(record):  # type: ignore[arg-type]  (record is a dataclass)
+    for f in fields(record):
         value = entry.get(f.name, MISSING)
         default = (f.default if f.default is not MISSING else
                    f.default_factory() if f.default_factory is not MISSING else MISSING)

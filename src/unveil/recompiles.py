@@ -63,8 +63,9 @@ _TENSOR = re.compile(r"^tensor '(?P<name>[^']+)' (?P<what>[\w ]+?) mismatch"
                      r"(?:,\s*actual (?P<new>.+))?$")
 _SOURCE = re.compile(r"""^(?:[LG]\[['"](?P<key>[^'"]+)['"]\]|(?P<name>[A-Za-z_]\w*))"""
                      r"(?P<rest>(?:\.\w+|\[[^\]]+\])*)$")
-# the C++ names Dynamo's tensor checks print, as torch names them
-_DTYPES = {"Float": "torch.float32", "Double": "torch.float64", "Half": "torch.float16",
+# the C++ names Dynamo's tensor checks print, as torch names them (looked up with a
+# cause's old and new values, which may be None)
+_DTYPES: dict[str | None, str] = {"Float": "torch.float32", "Double": "torch.float64", "Half": "torch.float16",
            "BFloat16": "torch.bfloat16", "Long": "torch.int64", "Int": "torch.int32",
            "Short": "torch.int16", "Char": "torch.int8", "Byte": "torch.uint8",
            "Bool": "torch.bool", "ComplexFloat": "torch.complex64",
@@ -175,7 +176,7 @@ def _value(node: ast.expr, f_locals: dict[str, object], f_globals: dict[str, obj
             raise LookupError(node.attr) from None
     if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
         try:
-            return _value(node.value, f_locals, f_globals)[node.slice.value]  # type: ignore[index]  (any subscriptable)
+            return _value(node.value, f_locals, f_globals)[node.slice.value]  # type: ignore[index]  # any subscriptable
         except (KeyError, IndexError, TypeError):
             raise LookupError(repr(node.slice.value)) from None
     raise LookupError(ast.unparse(node))

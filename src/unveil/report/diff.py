@@ -227,7 +227,8 @@ def _frame_keys(frames: list[dict[str, Any]]) -> dict[tuple[Any, ...], dict[str,
         seen: Counter[tuple[int, int]] = Counter()  # (processes merged into one dump)
         for ident, attempt, frame in parsed:
             place = (order.index(ident), attempt)
-            out[(function, base, *place, seen[place])] = frame
+            key = (function, base, *place, seen[place])  # (mypy for 3.10 rejects it in a[...])
+            out[key] = frame
             seen[place] += 1
     return out
 

@@ -83,14 +83,14 @@ def phase_totals(dump: RankDump) -> list[tuple[str, float]]:
         if isinstance(phases, dict):
             for phase, seconds in phases.items():
                 if isinstance(seconds, (int, float)):
-                    found[str(phase)] += float(seconds)
+                    found[str(phase)] += float(seconds)  # type: ignore[assignment]  # float seconds
     return sorted(found.items(), key=lambda kv: -kv[1])
 
 
-def phases_text(phases: object, top: int = 6) -> str:
+def phases_text(phases: dict[str, Any] | list[tuple[str, float]], top: int = 6) -> str:
     """``Dynamo 0.41 s, AOTAutograd 0.99 s``: phases (a frame's or the totals) in order,
     each once."""
-    items = list(phases.items()) if isinstance(phases, dict) else list(phases)  # type: ignore[call-overload]  (a list of pairs)
+    items = list(phases.items()) if isinstance(phases, dict) else list(phases)
     return ", ".join(f"{k} {float(v):.2f} s" for k, v in items[:top]
                      if isinstance(v, (int, float)))
 

@@ -245,7 +245,7 @@ class _Page:
 
     # ------------------------------------------------------------ pieces
 
-    def compile_anchor(self, dump: RankDump, compile_id: str) -> str:
+    def compile_anchor(self, dump: RankDump, compile_id: str | None) -> str:
         """The id of the section of the frame compiled as ``compile_id``."""
         return _anchor("frame", dump.rank, dump.pid, compile_id)
 
@@ -478,10 +478,10 @@ class _Page:
         if guards:
             bad = failed.get(cid, [])
             groups = []
-            for key, items in guard_groups(guards):
+            for key, checks in guard_groups(guards):
                 lines = "".join(
                     f'<div class="guard{" failed" if guard_failed(g, bad) else ""}">'
-                    f'{_esc(g)}</div>' for g in items)
+                    f'{_esc(g)}</div>' for g in checks)
                 groups.append(f"<h3>{_esc(key)}</h3>{lines}")
             n_failed = sum(guard_failed(g, bad) for g in guards)
             note = f", {n_failed} failed later (marked)" if n_failed else ""
@@ -535,7 +535,7 @@ class _Page:
             for line in kernel.get("lines") or []:
                 if not isinstance(line, dict):
                     continue
-                number = line.get("line")
+                number: Any = line.get("line")
                 text = f"{_esc(short_path(line.get('file')))}:{_esc(number)}"
                 inside = (line.get("file") == frame.get("source_file")
                           and isinstance(number, int) and first <= number <= last)

@@ -193,6 +193,7 @@ def _entries(data: dict[str, Any], name: str, notes: list[str]) -> dict[str, lis
             problems.append(f"{name}: {key!r} is not a list: ignored")
             value = []
         kept: list[Any] = []
+        one: dict[str, Any] | str | None
         for i, entry in enumerate(value):
             where = f"{name}: {key}[{i}]"
             if key in ("frames", "functions"):

@@ -22,8 +22,8 @@ import weakref
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from types import CodeType
-from typing import Any
+from types import CodeType, FrameType
+from typing import Any, cast
 
 from ..decompiler.tidy.temporaries import Known
 
@@ -145,7 +145,7 @@ def add_bytecode_hook(hook: BytecodeHook) -> Callable[[], None]:
                       "nothing will be dumped", RuntimeWarning, stacklevel=3)
         return lambda: None
     handle: Any = register_bytecode_hook(hook)
-    return handle.remove  # type: ignore[no-any-return]
+    return handle.remove
 
 
 def distributed_rank() -> int | None:
@@ -188,8 +188,8 @@ def forced_backend(backend: str | None) -> Iterator[None]:
         kwargs["backend"] = backend
         return original(*args, **kwargs)
 
-    compile_with.__wrapped__ = original  # type: ignore[attr-defined]
-    torch.compile = compile_with  # type: ignore[assignment]
+    compile_with.__wrapped__ = original  # type: ignore[attr-defined]  # as functools.wraps sets it
+    torch.compile = compile_with
     try:
         yield
     finally:
@@ -289,7 +289,7 @@ def _trace_structured_code() -> CodeType | None:
     return code
 
 
-class _TraceHandlers(list):  # type: ignore[type-arg]
+class _TraceHandlers(list):
     """``trace_log.handlers`` while unveil listens. ``trace_structured`` computes an event
     (metadata and payload: tensor descriptions, guard and graph prints, chromium events)
     whenever this list is true, before any handler or filter could drop it. Asked from
@@ -312,7 +312,7 @@ class _TraceHandlers(list):  # type: ignore[type-arg]
             local = frame.f_locals
             event = local["name"]
             artifact = local["metadata_fn"]().get("name") if event == "artifact" else None
-            return any(want(event, artifact) for want in wants)  # type: ignore[misc]
+            return any(want(event, artifact) for want in wants)  # type: ignore[misc]  # no None in wants here
         except Exception:  # noqa: BLE001 (unsure: compute the event)
             return True
 
@@ -389,7 +389,7 @@ def _payload_graph_module(metadata: dict[str, Any]) -> Any:
         from torch.fx import GraphModule
     except ImportError:
         return None
-    frame = sys._getframe(2)
+    frame: FrameType | None = sys._getframe(2)
     for _ in range(12):  # logging's own frames, then trace_structured
         if frame is None:
             return None
@@ -412,7 +412,7 @@ def _payload_graph_module(metadata: dict[str, Any]) -> Any:
 def compiled_fn_name_now() -> str | None:
     """The ``__compiled_fn_<n>_<uuid>`` global of the graph Dynamo compiles now (a local
     of ``OutputGraph.compile_and_call_fx_graph``, up the stack), or None."""
-    frame = sys._getframe(1)
+    frame: FrameType | None = sys._getframe(1)
     while frame is not None:
         if frame.f_code.co_name == "compile_and_call_fx_graph":
             name = frame.f_locals.get("name")
@@ -496,7 +496,7 @@ def _compiling_graph_file() -> str | None:
     deep copy being made (its ``__init__`` recompiles) inherits the original's file."""
     if not _graph_files:
         return None
-    frame = sys._getframe(2)
+    frame: FrameType | None = sys._getframe(2)
     target = None
     for _ in range(10):
         if frame is None:
@@ -537,11 +537,11 @@ def _route_fx_sources(fx_graph_module: Any) -> None:
             except OSError:
                 pass  # cannot write the file: FX's own in-memory source
             else:
-                exec(compile(src, path, "exec", dont_inherit=True), globals)  # noqa: S102
+                exec(compile(src, cast(str, path), "exec", dont_inherit=True), globals)  # noqa: S102
                 return
         original(src, globals, co_fields)
 
-    exec_with_source._unveil_routed = True  # type: ignore[attr-defined]
+    exec_with_source._unveil_routed = True  # type: ignore[attr-defined]  # a mark on the function
     fx_graph_module._exec_with_source = exec_with_source
     module_class = fx_graph_module.GraphModule
     copy_module = module_class.__deepcopy__
@@ -633,7 +633,7 @@ def compiling_frame() -> tuple[dict[str, Any], dict[str, Any]] | None:
     ``globals`` and ``locals``: the values its guards were made from, the arguments
     included), up the stack from a bytecode hook; None when not found (the fact
     ``compile_frame``)."""
-    frame = sys._getframe(1)
+    frame: FrameType | None = sys._getframe(1)
     for _ in range(30):
         if frame is None:
             return None
@@ -652,7 +652,7 @@ def frames_seen() -> int | None:
     module = sys.modules.get("torch._dynamo.utils")
     counters = getattr(module, "counters", None)
     try:
-        return int(counters["frames"]["total"])  # type: ignore[index]  (a Counter of Counters)
+        return int(counters["frames"]["total"])  # type: ignore[index]  # None raises TypeError
     except (TypeError, KeyError, ValueError):
         return None
 
@@ -767,7 +767,7 @@ def watch_kernels_now() -> None:
                 logging.getLogger("unveil").debug("unveil: kernel origins", exc_info=True)
         return result
 
-    wrapper.__wrapped__ = original  # type: ignore[attr-defined]
+    wrapper.__wrapped__ = original  # type: ignore[attr-defined]  # as functools.wraps sets it
     _kernel_wrappers[id(wrapper)] = (wrapper, original)
     _swap_kernel_fn(original, wrapper)
 

@@ -333,8 +333,9 @@ class prepare_debug:  # noqa: N801 (a context manager named like the function it
         # the last gate: Dynamo installs only code whose frame layout is its own
         problem = layout_difference(new_code, replacement)
         if problem is not None:
-            return self._keep_dynamo(record, path, f"recompiled code has {problem}",
-                                     f"the code compiled from it has {problem}")
+            self._keep_dynamo(record, path, f"recompiled code has {problem}",
+                              f"the code compiled from it has {problem}")
+            return None
         if verdict is None:
             verdict = prove_equivalent(new_code, replacement)
         record.equivalent, record.equivalence = verdict.equivalent, verdict.reason
@@ -348,20 +349,22 @@ class prepare_debug:  # noqa: N801 (a context manager named like the function it
                 self._pending.append((record, new_code, replacement))
             if not record.equivalent:
                 undecided = verdict.reason.startswith("undecided")
-                return self._keep_dynamo(
+                self._keep_dynamo(
                     record, path, f"not shown to do what Dynamo's code does: "
                     f"{_in_words(verdict, record.source_file, _HEADER_LINES)}",
                     f"unveil could not {'check' if undecided else 'show'} that the code "
                     f"compiled from it does what Dynamo's code does"
                     + (" (the check does not follow all of it)" if undecided else ""))
+                return None
         else:
             difference = compare(new_code, replacement)
             record.identical = difference is None
             if difference is not None:
-                return self._keep_dynamo(
+                self._keep_dynamo(
                     record, path, f"not bytecode-identical to Dynamo's code: {difference}",
                     "the code compiled from it is not bytecode-identical to Dynamo's, which "
                     "prepare_debug(strict=True) asks for")
+                return None
         record.status = RUNS_OURS
         self._ours[id(replacement)] = (path.name, replacement)
         return replacement

@@ -408,8 +408,8 @@ def finish(directory: Path, data: dict[str, Any]) -> None:
         if facts is not None:  # the graph breaks the compile had then
             facts.graph_breaks = breaks.get(facts.compile_id, [])[:n_breaks]
         dump.dump_frame(code, new_code, cid)
-    for cid, found in breaks.items():
-        trace.compiles[cid].graph_breaks = found
+    for cid, graph_breaks in breaks.items():
+        trace.compiles[cid].graph_breaks = graph_breaks
     entries: dict[int, list[_dynamo.CacheEntry]] = {}
     for code_i, cid, guards, new_i in data["entries"]:
         code, new_code = codes[code_i], codes[new_i]

@@ -11,7 +11,7 @@ import runpy
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from .._io import write_atomic
 from ..dump_format import GraphBreak, GraphFile, short_name
@@ -238,8 +238,9 @@ class TraceRecorder:
             if graph_module is not None:
                 facts.node_traces.update(_dynamo.node_stack_traces(graph_module))
         elif kind == "inductor_output_code":
-            facts.kernel_writes.append(self.writing.pop(cid, None)
-                                       or self.writing.pop(None, None) or [])
+            # (cast: mypy reads pop's default against the context of append)
+            facts.kernel_writes.append(cast("list[list[Any]]", self.writing.pop(cid, None)
+                                       or self.writing.pop(None, None) or []))
         name = _dynamo.compiled_fn_name_now()
         if name is not None and short_name(name) not in facts.compiled_fns:
             facts.compiled_fns.append(short_name(name))

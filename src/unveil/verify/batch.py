@@ -13,9 +13,9 @@ import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from types import CodeType
-from typing import Any
+from typing import Any, cast
 
-from ..codeobj import CodeEntry, code_kind, iter_code_objects
+from ..codeobj import CodeEntry, CodeKind, code_kind, iter_code_objects
 from ..decompiler import api
 from ..errors import BadInputError, DecompilationError
 from .oracle import compare
@@ -42,7 +42,7 @@ def check_code(code: CodeType, *, qualname: str | None = None, file: str = "",
     "could not decompile" from "decompiled to source that does not compile".
     """
     result = FunctionResult(
-        file=file, qualname=qualname or getattr(code, "co_qualname", code.co_name),
+        file=file, qualname=qualname or cast(str, getattr(code, "co_qualname", code.co_name)),
         kind=code_kind(code), line=code.co_firstlineno, status="failed")
     t0 = time.perf_counter()
     try:
@@ -157,7 +157,7 @@ def _worker_main(conn: Any, details: bool) -> None:
 class _File:
     path: str
     data: bytes
-    entries: list[tuple[str, str, int]]  # qualname, kind, line
+    entries: list[tuple[str, CodeKind, int]]  # qualname, kind, line
     report: FileReport
 
 

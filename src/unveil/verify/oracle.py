@@ -57,6 +57,7 @@ import sys
 from bisect import bisect_left
 from dataclasses import dataclass
 from types import CodeType
+from typing import cast
 
 from ..codeobj import CodeFlag, code_kind
 
@@ -247,7 +248,7 @@ def normalize(code: CodeType, *, nested: bool = True) -> list[tuple]:
         elif ins.opcode in _NAME_OPS:
             bits = _NAME_FLAG_BITS.get(ins.opname, 0)
             if bits:
-                out.append((opname, ins.argval, ins.arg & ((1 << bits) - 1)))
+                out.append((opname, ins.argval, cast(int, ins.arg) & ((1 << bits) - 1)))
             else:
                 out.append((opname, ins.argval))
         elif ins.opcode in _VAR_OPS:

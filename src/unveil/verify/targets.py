@@ -16,7 +16,7 @@ DEFAULT_EXCLUDE = frozenset({"__pycache__"})
 
 
 def _walk_dir(root: Path, exclude: frozenset[str]) -> list[Path]:
-    found = []
+    found: list[Path] = []
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = sorted(d for d in dirnames
                              if d not in exclude and d not in DEFAULT_EXCLUDE
