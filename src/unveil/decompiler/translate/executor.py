@@ -20,16 +20,15 @@ classes, imports, exception handling, generators, ``match``) in :mod:`.opcodes_f
 
 from __future__ import annotations
 
-from .machine import Context, State
+from typing import cast
+
+from .machine import Context, Machine, State
 from .opcodes_flow import Calls, Exceptions, Functions, Generators, Imports, Inlined, Matching
 from .opcodes_values import Displays, Loads, Operators, StackOps, Stores
 
-_FAMILIES = (Loads, Stores, StackOps, Operators, Displays, Calls, Inlined, Functions, Imports,
-             Exceptions, Generators, Matching)
-
 
 class Executor(Loads, Stores, StackOps, Operators, Displays, Calls, Inlined, Functions, Imports,
-               Exceptions, Generators, Matching):  # (the bases are _FAMILIES)
+               Exceptions, Generators, Matching):  # (its bases: the opcode families)
     """Runs non-terminator instructions on a :class:`State`, one handler per opcode family."""
 
     def __init__(self, ctx: Context) -> None:
@@ -41,4 +40,5 @@ class Executor(Loads, Stores, StackOps, Operators, Displays, Calls, Inlined, Fun
 
 
 Executor._table = {op: getattr(Executor, method)
-                   for family in _FAMILIES for op, method in family.ops.items()}
+                   for family in cast(tuple[type[Machine], ...], Executor.__bases__)
+                   for op, method in family.ops.items()}
