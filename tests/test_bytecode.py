@@ -131,3 +131,25 @@ def test_code_with_an_opcode_the_reader_does_not_know_is_listed_by_dis(monkeypat
     listed = instructions(code)
     assert [(i.opname, i.offset) for i in listed] == \
         [(i.opname, i.offset) for i in dis.get_instructions(code)]
+
+
+def test_layout_facts_follow_the_version_of_the_code_not_the_host() -> None:
+    """The decompiler reads how code is laid out from the version that compiled it: a
+    code object that says it comes from another version gets that version's layout."""
+    from types import SimpleNamespace
+
+    from unveil.bytecode import HOST, Bytecode, Layout, layout_of
+
+    assert layout_of(compile("x = 1", "<t>", "exec")) is HOST
+    assert HOST.version == sys.version_info[:2]
+    old, new, newest = Layout.of((3, 10)), Layout.of((3, 12)), Layout.of((3, 14))
+    assert (old.cold_handlers, old.else_after_body, old.copied_break_returns,
+            old.inlined_comprehensions) == (False, False, True, False)
+    assert (new.cold_handlers, new.else_after_body, new.copied_break_returns,
+            new.inlined_comprehensions, new.copied_loop_tests) == (True, True, False, True, True)
+    assert (newest.copied_loop_tests, newest.folded_not_tests) == (False, False)
+    foreign = (3, 10) if sys.version_info >= (3, 12) else (3, 12)
+    fake = SimpleNamespace(version=foreign)
+    assert layout_of(fake) is Layout.of(foreign)  # type: ignore[arg-type]  # (a stand-in)
+    bc = Bytecode(fake, [], [])
+    assert bc.layout.version == foreign

@@ -7,9 +7,13 @@ It imports nothing from unveil, so the lowest layer (``unveil.bytecode``) can us
 from __future__ import annotations
 
 import enum
+import sys
 from collections.abc import Iterator
 from types import CodeType
 from typing import Literal, NamedTuple, TypeAlias
+
+#: the version of the running interpreter, (major, minor)
+HOST_VERSION: tuple[int, int] = (sys.version_info[0], sys.version_info[1])
 
 
 class CodeFlag(enum.IntFlag):
@@ -61,6 +65,13 @@ def code_kind(code: CodeType) -> CodeKind:
     if not code.co_flags & CodeFlag.NEWLOCALS:
         return "class"
     return "function"
+
+
+def code_version(code: CodeType) -> tuple[int, int]:
+    """The CPython version whose compiler made ``code``: a code object read from another
+    version's file says so (its ``version``); a live one is the running interpreter's."""
+    version: tuple[int, int] | None = getattr(code, "version", None)
+    return version if version is not None else HOST_VERSION
 
 
 class CodeEntry(NamedTuple):

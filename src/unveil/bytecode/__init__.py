@@ -7,23 +7,20 @@ exception handlers as :class:`Handler` records, whatever the interpreter.
 """
 
 from .instructions import (
-    COLD_HANDLERS,
     CONDITIONAL_JUMPS,
-    COPIED_BREAK_RETURNS,
-    COPIED_LOOP_TESTS,
-    ELSE_AFTER_BODY,
-    FOLDED_NOT_TESTS,
-    INLINED_COMPREHENSIONS,
+    HOST,
     Bytecode,
     Handler,
     Instr,
+    Layout,
     for_iter_exit,
+    layout_of,
     line_table,
     read,
     retarget,
 )
 from .listing import LITERAL_TYPES, Raw, branches, instructions, qualname_constants
 
-__all__ = ["COLD_HANDLERS", "CONDITIONAL_JUMPS", "COPIED_BREAK_RETURNS", "COPIED_LOOP_TESTS", "ELSE_AFTER_BODY",
-           "FOLDED_NOT_TESTS", "INLINED_COMPREHENSIONS", "LITERAL_TYPES", "Bytecode", "Handler", "Instr", "Raw", "branches", "for_iter_exit",
-           "instructions", "line_table", "qualname_constants", "read", "retarget"]
+__all__ = ["CONDITIONAL_JUMPS", "HOST", "LITERAL_TYPES", "Bytecode", "Handler", "Instr", "Layout",
+           "Raw", "branches", "for_iter_exit", "instructions", "layout_of", "line_table", "qualname_constants",
+           "read", "retarget"]

@@ -40,47 +40,74 @@ from dataclasses import dataclass, field, replace
 from types import CodeType
 from typing import Any, cast
 
-from ..codeobj import CodeFlag
+from ..codeobj import CodeFlag, code_version
 from ..errors import DecompilationError
 from .exceptions import RawHandler, parse_exception_table, simulate_block_stack
 from .listing import Raw, RecentCodes, instructions
 
 VERSION = sys.version_info[:2]
 
-#: Layout, not instructions: 3.12+ moves exception handlers (and the code only they
-#: reach) after the rest of the function, so when no ``except`` clause falls through, an
-#: ``else`` clause and the code after the ``try`` statement come out alike. Before, code
-#: after the statement follows the handlers and an ``else`` clause comes before them.
-COLD_HANDLERS = VERSION >= (3, 12)
-
-#: Layout: 3.11+ lays an ``else`` clause out right after the ``try`` body, so a body
-#: that jumps over the handler goes on to code after the statement; 3.10 jumps over the
-#: handlers to an ``else`` clause as to the code after the statement.
-ELSE_AFTER_BODY = VERSION >= (3, 11)
-
-#: Layout: 3.10 gives a ``break`` (an unconditional jump) to a ``return`` of a few
-#: instructions a copy of that return, laid out where the break is, after the loop's
-#: iterator is dropped; 3.11+ jumps to it.
-COPIED_BREAK_RETURNS = VERSION < (3, 11)
-
-#: Scopes: 3.12+ compiles list, set and dict comprehensions inline, into the code that
-#: uses them (PEP 709); their variables are locals of that code, and a cell among them
-#: is listed with the locals.
-INLINED_COMPREHENSIONS = VERSION >= (3, 12)
-
 #: The conditional jumps of the normalised stream (each pops the value it tests).
 CONDITIONAL_JUMPS = frozenset({"POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE", "POP_JUMP_IF_NONE",
                                "POP_JUMP_IF_NOT_NONE"})
 
-#: Layout: 3.10-3.13 write a ``while`` loop's test twice, at the top and again at the
-#: end (the jump back is the test), so a test only at the top is an ``if`` inside
-#: ``while True:``. 3.14 tests at the top only, as both forms compile.
-COPIED_LOOP_TESTS = VERSION < (3, 14)
 
-#: Folding: 3.10-3.13 compile ``not a in b`` (and ``not a is b``) as ``a not in b``
-#: everywhere. 3.14 folds it only where a value is computed: a test jumps on the
-#: opposite instead, so there ``if not a in b:`` and ``if a not in b:`` differ.
-FOLDED_NOT_TESTS = VERSION < (3, 14)
+@dataclass(frozen=True, slots=True)
+class Layout:
+    """How the compiler of one CPython version lays code out and folds it: the facts the
+    decompiler reads about the version a code object comes from (:attr:`Bytecode.layout`),
+    never about the Python running unveil."""
+
+    version: tuple[int, int]
+    #: 3.12+ moves exception handlers (and the code only they reach) after the rest of
+    #: the function, so when no ``except`` clause falls through, an ``else`` clause and
+    #: the code after the ``try`` statement come out alike. Before, code after the
+    #: statement follows the handlers and an ``else`` clause comes before them.
+    cold_handlers: bool
+    #: 3.11+ lays an ``else`` clause out right after the ``try`` body, so a body that
+    #: jumps over the handler goes on to code after the statement; 3.10 jumps over the
+    #: handlers to an ``else`` clause as to the code after the statement.
+    else_after_body: bool
+    #: 3.10 gives a ``break`` (an unconditional jump) to a ``return`` of a few
+    #: instructions a copy of that return, laid out where the break is, after the loop's
+    #: iterator is dropped; 3.11+ jumps to it.
+    copied_break_returns: bool
+    #: Scopes: 3.12+ compiles list, set and dict comprehensions inline, into the code
+    #: that uses them (PEP 709); their variables are locals of that code, and a cell
+    #: among them is listed with the locals.
+    inlined_comprehensions: bool
+    #: 3.10-3.13 write a ``while`` loop's test twice, at the top and again at the end
+    #: (the jump back is the test), so a test only at the top is an ``if`` inside
+    #: ``while True:``. 3.14 tests at the top only, as both forms compile.
+    copied_loop_tests: bool
+    #: Folding: 3.10-3.13 compile ``not a in b`` (and ``not a is b``) as ``a not in b``
+    #: everywhere. 3.14 folds it only where a value is computed: a test jumps on the
+    #: opposite instead, so there ``if not a in b:`` and ``if a not in b:`` differ.
+    folded_not_tests: bool
+
+    @staticmethod
+    def of(version: tuple[int, int]) -> Layout:
+        """The layout of CPython ``version``'s compiler."""
+        known = _LAYOUTS.get(version)
+        if known is None:
+            known = _LAYOUTS[version] = Layout(
+                version, cold_handlers=version >= (3, 12), else_after_body=version >= (3, 11),
+                copied_break_returns=version < (3, 11),
+                inlined_comprehensions=version >= (3, 12),
+                copied_loop_tests=version < (3, 14), folded_not_tests=version < (3, 14))
+        return known
+
+
+_LAYOUTS: dict[tuple[int, int], Layout] = {}
+
+
+def layout_of(code: CodeType) -> Layout:
+    """The :class:`Layout` of the version whose compiler made ``code``."""
+    return Layout.of(code_version(code))
+
+#: the layout of the running interpreter's compiler: the code objects it makes, and the
+#: source its own ``compile``/``symtable`` read back
+HOST = Layout.of(VERSION)
 
 
 @dataclass(slots=True)
@@ -127,6 +154,11 @@ class Bytecode:
     _indices: dict[int, int] | None = field(default=None, repr=False, compare=False)
     _nops: dict[int, tuple[int, int | None]] | None = field(default=None, repr=False,
                                                              compare=False)
+
+    @property
+    def layout(self) -> Layout:
+        """How the compiler of :attr:`code`'s version laid it out."""
+        return layout_of(self.code)
 
     def position(self, ins: Instr) -> tuple[int | None, ...] | None:
         """Where ``ins`` came from in the source: (line, end line, column, end column),

@@ -693,7 +693,7 @@ def _definition_for(code: CodeType, kind: str, constants: Constants,
         return ast.Assign(targets=[ast.Name(id="_unveil_lambda", ctx=ast.Store())], value=lam)
     if kind in ("comprehension", "genexpr"):
         stmt = comprehension_statement(code, constants, compilable=True)
-        if bytecode.INLINED_COMPREHENSIONS and kind == "comprehension" \
+        if bytecode.layout_of(code).inlined_comprehensions and kind == "comprehension" \
                 and isinstance(stmt, ast.Expr):
             # 3.12+ inlines a list, set or dict comprehension except in an annotation
             # scope that sees a class's names (where such a code object comes from)

@@ -470,7 +470,7 @@ def unbound_locals(code: CodeType, names: ScopeNames) -> list[str]:
     cells = set(code.co_cellvars)
     found = [n for n in dict.fromkeys(candidates) if n in names.anywhere
              and n not in names.bound and (n in names.own or n in cells)]
-    if found and bytecode.INLINED_COMPREHENSIONS:
+    if found and bytecode.layout_of(code).inlined_comprehensions:
         ops = _name_ops(code)
         found = [n for n in found if "LOAD_GLOBAL" not in ops.get(n, ())]
     if found:  # (nor one a nested scope reads as a global: not a local it could see)
@@ -539,9 +539,10 @@ def argument_count(code: CodeType) -> int:
 
 
 # scopes whose reads of a name make it a cell of the enclosing function (3.12 inlines
-# list, set and dict comprehensions; generator expressions stay functions)
+# list, set and dict comprehensions; generator expressions stay functions), as the
+# running interpreter's compiler reads the output
 _NESTED_SCOPES: tuple[type[ast.AST], ...] = (*SCOPES, ast.GeneratorExp) + (
-    (ast.ListComp, ast.SetComp, ast.DictComp) if not bytecode.INLINED_COMPREHENSIONS else ())
+    (ast.ListComp, ast.SetComp, ast.DictComp) if not bytecode.HOST.inlined_comprehensions else ())
 
 
 def _scope_parts(node: ast.AST) -> list[ast.AST]:
@@ -578,7 +579,7 @@ def _free_below(table: Any, name: str) -> bool:
     if name in table.get_identifiers():
         if _symbol(table, name, "is_free"):
             return True
-        if not bytecode.INLINED_COMPREHENSIONS or table.get_name() not in _INLINED:
+        if not bytecode.HOST.inlined_comprehensions or table.get_name() not in _INLINED:
             return False
     return any(_free_below(c, name) for c in table.get_children())
 
@@ -662,7 +663,7 @@ def function_def(code: CodeType, name: str, parent: CodeDecompiler | None = None
         locals_ = code.co_varnames[argument_count(code):]
         head.append(_dead_code(unbound, cells, [
             c for c in code.co_cellvars if c in locals_ and (c in unbound or c in cells)]
-            if bytecode.INLINED_COMPREHENSIONS else ()))
+            if bytecode.layout_of(code).inlined_comprehensions else ()))
     if code.co_flags & (CodeFlag.GENERATOR | CodeFlag.ASYNC_GENERATOR) and not _yields(body):
         # its only ``yield`` could not run (after a ``return``): ``if False: yield`` keeps
         # it a generator

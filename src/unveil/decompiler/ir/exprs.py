@@ -18,7 +18,7 @@ import itertools
 import math
 from typing import Any, ClassVar, Literal, TypeAlias, cast
 
-from ...bytecode import FOLDED_NOT_TESTS
+from ...bytecode import HOST
 from .facts import FLIPPED, KIND, SEQ, NameKind, attach, fact
 
 # ---------------------------------------------------------------- extra nodes
@@ -311,7 +311,7 @@ def negate(node: ast.expr) -> ast.expr:
         return node.operand
     if isinstance(node, ast.Compare) and len(node.ops) == 1 \
             and type(node.ops[0]) in _INVERSE_CMP \
-            and (FOLDED_NOT_TESTS or fact(node, FLIPPED, False)):
+            and (HOST.folded_not_tests or fact(node, FLIPPED, False)):
         new: ast.expr = ast.Compare(left=node.left, ops=[_INVERSE_CMP[type(node.ops[0])]()],
                                     comparators=node.comparators)
         attach(new, flipped=not fact(node, FLIPPED, False))
@@ -331,7 +331,7 @@ def operator_flips(node: ast.expr) -> bool:
     folds ``not (a in b)`` into ``a not in b``, so such a test jumping on true comes from
     ``if a in b: pass`` with an ``else``, not from a negation in the source. 3.14
     keeps ``not a in b`` in a test as written."""
-    return FOLDED_NOT_TESTS and isinstance(node, ast.Compare) and len(node.ops) == 1 \
+    return HOST.folded_not_tests and isinstance(node, ast.Compare) and len(node.ops) == 1 \
         and type(node.ops[0]) in _INVERSE_CMP and not fact(node, FLIPPED, False)
 
 

@@ -12,7 +12,7 @@ import heapq
 from dataclasses import replace
 from typing import TypeAlias, cast
 
-from ...bytecode import COLD_HANDLERS, CONDITIONAL_JUMPS, Bytecode, Handler, Instr
+from ...bytecode import CONDITIONAL_JUMPS, Bytecode, Handler, Instr
 from ...codeobj import code_kind
 from .tails_expressions import (
     FLOW,
@@ -278,7 +278,7 @@ def share_loop_exits(bc: Bytecode) -> Bytecode:
                 and bc.nop_line_before(instrs[k + 1].offset) is None:
             continue  # (what a break leaves: a pop, a clause's end, a NOP on its line)
         inner = [cast(tuple[int, int], innermost[k])] if innermost[k] is not None else []
-        if not inner and COLD_HANDLERS and ins.op == "POP_EXCEPT":
+        if not inner and bc.layout.cold_handlers and ins.op == "POP_EXCEPT":
             if protected is None:
                 protected = _protected_by(bc)
             inner = _clause_loops(bc, k, loops, protected)

@@ -10,7 +10,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeGuard, cast
 
+from ...bytecode import Layout
 from ..ir.blocks import IRBlock, IRGraph
+from ..ir.compare import Key, expr_key, stmt_key
 from ..ir.exprs import ExcMatch, Shared, Slot, Special, handler_values_only
 from ..ir.facts import (
     BEFORE,
@@ -25,7 +27,6 @@ from ..ir.facts import (
 )
 from ..ir.markers import ExcMarker, MarkerKind, is_marker
 from ..ir.nodes import same
-from ..render.renderer import preview
 
 
 class Unstructurable(Exception):
@@ -76,6 +77,7 @@ class Parts:
     checkers only; at run time the class that defines each one provides it.)"""
 
     g: IRGraph
+    layout: Layout  # how the compiler of the code's version laid it out
     blocks: dict[int, IRBlock]
     entry: int
     idom: dict[int, int]
@@ -133,14 +135,14 @@ STRUCTURAL = {"prev_exc", "lasti", "exit", "exit_self", "prev_tb", "prev_value",
 # ---------------------------------------------------------------- statement helpers
 
 
-def term_key(block: IRBlock) -> tuple[str, ...]:
+def term_key(block: IRBlock) -> tuple[Key, ...]:
     """What a block ends with, comparable across copies the compiler made."""
     term = block.term
     if term.kind == "goto":
         return ("goto", str(term.targets[0]))
     if isinstance(term.value, Special):  # (each copy has its own, of one kind)
         return (term.kind, f"<{term.value.kind}>")
-    value = "" if term.value is None else preview(ast.Expr(value=term.value))
+    value = "" if term.value is None else expr_key(term.value)
     return (term.kind, value)
 
 
@@ -564,8 +566,8 @@ def mentions_special(node: ast.AST | None, kind: str) -> bool:
 # ---------------------------------------------------------------- matching copies
 
 
-def _stmt_key(stmt: ast.stmt) -> str:
-    return preview(stmt)
+def _stmt_key(stmt: ast.stmt) -> Key:
+    return stmt_key(stmt)
 
 
 def matches(stmt: ast.stmt, pattern: ast.stmt) -> bool:

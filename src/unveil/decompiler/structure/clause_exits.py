@@ -8,9 +8,9 @@ import ast
 from dataclasses import replace
 
 from ..ir.blocks import IRBlock, IRGraph
+from ..ir.compare import stmt_key
 from ..ir.exprs import Slot, Special
 from ..ir.facts import OFFSET, attach, fact
-from ..render.renderer import preview
 from .base import (
     Ctx,
     Loop,
@@ -299,4 +299,4 @@ class ClauseExits(Parts):
 
     def content_key(self, block: IRBlock) -> tuple[object, ...]:
         """What a short exit block does, comparable across the compiler's copies."""
-        return (tuple(preview(s) for s in block.stmts), term_key(block))
+        return (tuple(stmt_key(s) for s in block.stmts), term_key(block))

@@ -9,13 +9,12 @@ import copy
 from dataclasses import replace
 from typing import cast
 
-from ...bytecode import COLD_HANDLERS, ELSE_AFTER_BODY
 from ..graph.regions import dominators
 from ..ir.blocks import IRBlock, IRGraph, Term
+from ..ir.compare import Key, Keyer
 from ..ir.exprs import ExcMatch, Slot, Special
 from ..ir.facts import ORIGIN, WRITTEN, fact
 from ..ir.markers import ExcMarker
-from ..render.renderer import preview
 from .base import (
     COMPOUND,
     ClauseInfo,
@@ -180,7 +179,7 @@ class Clauses(Parts):
 
     def body_exit(self, region: frozenset[int], ctx: Ctx,
                   cleanup: list[ast.stmt] | None = None,
-                  continuation: tuple[str, ...] | None = None,
+                  continuation: tuple[Key, ...] | None = None,
                   lines: tuple[int | None, int | None] = (None, None)
                   ) -> tuple[int | None, frozenset[int]]:
         """The block a construct's body continues to normally, and its exit tails: blocks
@@ -226,7 +225,7 @@ class Clauses(Parts):
             # a return's copy in an inner except clause is laid out with the clause, cold;
             # the code after a ``with`` whose body leaves is laid out after its handler)
             warm = exits
-            if COLD_HANDLERS:
+            if self.layout.cold_handlers:
                 inner = [self.position(e) for n in region if n in self.blocks
                          and (e := self.blocks[n].handler_block) is not None and e in region
                          and self.handler_kind(e) == "except"]
@@ -353,8 +352,9 @@ class Clauses(Parts):
                 return ("unique", bid)
             value = block.term.value  # (which of the entry values a re-raise raises)
             where = next((k for k, e in enumerate(block.entry) if e is value), None)
-            texts = tuple(preview(s, block.entry) for s in block.stmts)
-            if isinstance(value, ast.Constant) and any("<entry " in t for t in texts):
+            keyer = Keyer(block.entry)
+            texts = tuple(keyer.stmt(s) for s in block.stmts)
+            if isinstance(value, ast.Constant) and keyer.uses_entry:
                 # (a ``with``'s exit, then ``return None``: a written ``return`` in the
                 # body and the end of the function read alike on 3.10)
                 return ("unique", bid)
@@ -377,7 +377,7 @@ class Clauses(Parts):
         return keep
 
     def exit_tail(self, bid: int, cleanup: list[ast.stmt], ctx: Ctx,
-                  continuation: tuple[str, ...] | None = None) -> bool:
+                  continuation: tuple[Key, ...] | None = None) -> bool:
         """Does block ``bid`` only finish a ``return``/``break``/``continue`` of the body
         (rather than continue after the construct)?
 
@@ -473,7 +473,7 @@ class Clauses(Parts):
             stmts = stripped
         return stmts
 
-    def suppress_continuation(self, h: int, ctx: Ctx) -> tuple[str, ...] | None:
+    def suppress_continuation(self, h: int, ctx: Ctx) -> tuple[Key, ...] | None:
         """What a ``with`` does after its ``__exit__`` suppressed an exception."""
         stops = (ctx.loop.cont, ctx.loop.follow) if ctx.loop is not None else ()
         block = self.blocks.get(h)
@@ -877,7 +877,7 @@ class Clauses(Parts):
         hpos = self.position(h)
         if self.position(body_exit) > hpos:
             return None
-        if ELSE_AFTER_BODY and self._jumps_past(body_exit, hpos):
+        if self.layout.else_after_body and self._jumps_past(body_exit, hpos):
             return None  # (over the handler: to the code after the statement)
         seen: set[int] = set()
         todo = [body_exit]
@@ -911,15 +911,15 @@ class Clauses(Parts):
                               for n in seen for x in self.chain(n))
         if len(after) == 1:
             end = after.pop()
-            if not ELSE_AFTER_BODY and end in self.blocks \
+            if not self.layout.else_after_body and end in self.blocks \
                     and self.effective_handler(end) != self.effective_handler(body_exit):
                 return None  # (3.10: the code goes on into a with or try: after the try)
-            return (end,) if not COLD_HANDLERS or compiled_before else None
+            return (end,) if not self.layout.cold_handlers or compiled_before else None
         if after:
             return None
         # nothing after the handler: an else clause only if ordinary code is laid out
         # after handlers at all (3.12+ moves handlers to the end of the function)
-        if COLD_HANDLERS:
+        if self.layout.cold_handlers:
             return (None,) if compiled_before else None
         if any(self.position(n) > hpos and not self.chain(n) for n in ctx.region
                if n in self.blocks and n not in self.protected(h)):

@@ -13,11 +13,10 @@ from __future__ import annotations
 import ast
 from typing import cast
 
-from ...bytecode import COLD_HANDLERS, COPIED_BREAK_RETURNS, COPIED_LOOP_TESTS
 from ..graph.regions import dominates
 from ..ir.blocks import IRBlock, Term
+from ..ir.compare import Key, expr_key
 from ..ir.markers import ExcMarker
-from ..render.renderer import preview
 from .base import (
     Ctx,
     Parts,
@@ -144,7 +143,7 @@ class LoopExits(Parts):
                     # jump on from there is a ``break``, or the way back to the loop)
                     if (not dominates(self.idom, hb, x) or self._appended(x)
                             or ctx.clause is not None and self._after_clause_end(x)
-                            if COLD_HANDLERS else self.position(x) > span and not (
+                            if self.layout.cold_handlers else self.position(x) > span and not (
                                 inside and dominates(self.idom, hb, x)
                                 and (on or self.blocks[x].term.kind != "goto"))):
                         continue
@@ -353,7 +352,7 @@ class LoopExits(Parts):
             if self.blocks[n].term.kind in ("return", "raise", "reraise"):
                 if n in breaks:
                     return breaks
-                if COPIED_BREAK_RETURNS and not self.blocks[n].stmts and self._small(n) \
+                if self.layout.copied_break_returns and not self.blocks[n].stmts and self._small(n) \
                         and self._written_after(n, body) and not self._returns_in_loop(n):
                     beyond.add(n)  # (3.10: the break's copy of a return after the loop)
                 else:
@@ -565,7 +564,7 @@ class LoopExits(Parts):
         loop's end), not all of them ``continue`` statements (a loop whose end is never
         reached has no copy of its test there)? Where the compiler does not copy a
         ``while`` test (3.14): is the way out laid out right after the test?"""
-        if not COPIED_LOOP_TESTS:
+        if not self.layout.copied_loop_tests:
             # (a test at the top only: the way out laid out first, inside the loop, is
             # an ``if``'s arm)
             return self.blocks[h].term.fall not in body
@@ -581,7 +580,7 @@ class LoopExits(Parts):
         The test is split off its block so that it becomes the loop header.
         """
         # (by targets and handler first: the test's text is made only where those agree)
-        tests: dict[tuple[tuple[int, ...], int | None], dict[str | None, int]] = {}
+        tests: dict[tuple[tuple[int, ...], int | None], dict[Key, int]] = {}
         exits: dict[tuple[object, ...], int] = {}
 
         def ways(targets: list[int]) -> tuple[int, ...]:
@@ -610,7 +609,7 @@ class LoopExits(Parts):
                 continue
             if None in seen:
                 self._remember_test(seen, seen.pop(None))
-            text = preview(ast.Expr(value=term.test))
+            text = expr_key(term.test)
             first = seen.get(text)
             if first is None:
                 self._remember_test(seen, bid)
@@ -633,17 +632,17 @@ class LoopExits(Parts):
                 other.term.targets[:] = [head if t == bid else t for t in other.term.targets]
             del self.blocks[bid]
 
-    def _remember_test(self, seen: dict[str | None, int], bid: int) -> None:
+    def _remember_test(self, seen: dict[Key, int], bid: int) -> None:
         """Remember block ``bid``'s test by its text, and each ``and`` that ends it
         (``b`` of ``a and b``) as a test to split off (stored as ``~bid``)."""
         test = self.blocks[bid].term.test
-        seen.setdefault(preview(ast.Expr(value=cast(ast.expr, test))), bid)  # (a branch's)
+        seen.setdefault(expr_key(cast(ast.expr, test)), bid)  # (a branch's)
         if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) \
                 and not self.blocks[bid].exit:
             for _, text in _and_tails(test.values):
                 seen.setdefault(text, ~bid)
 
-    def _split_and(self, bid: int, text: str) -> int:
+    def _split_and(self, bid: int, text: Key) -> int:
         """Split the ``and`` that ends block ``bid``'s test where the rest reads
         ``text``: the rest becomes a test block of its own; return its id."""
         block = self.blocks[bid]
@@ -697,9 +696,9 @@ class LoopExits(Parts):
         """Is ``h`` the body of a ``while`` loop the compiler laid out as ``if c:`` and
         a test ``c`` again at the end (whose copies were not merged): a test before the
         loop goes to ``h`` and the same test jumps back to it (3.12+: through a jump)?"""
-        def text(p: int) -> str | None:
+        def text(p: int) -> Key:
             term = self.blocks[p].term
-            return preview(ast.Expr(value=term.test)) \
+            return expr_key(term.test) \
                 if term.kind == "branch" and term.test is not None else None
 
         before = {text(p) for p in self.preds(h) if p not in back} - {None}
@@ -720,11 +719,11 @@ def outer_stops(ctx: Ctx) -> set[int | None]:
 _TAILS = 8  # the ``and`` tails of a test tried as a loop's copied test
 
 
-def _and_tails(values: list[ast.expr]) -> list[tuple[int, str]]:
+def _and_tails(values: list[ast.expr]) -> list[tuple[int, Key]]:
     """Where an ``and`` of ``values`` may be cut, with the text of the rest: the last
     few only (a while test of a few terms, not every tail of a long ``and``, which would
     cost the square of its length)."""
-    return [(k, preview(ast.Expr(value=_and(values[k:]))))
+    return [(k, expr_key(_and(values[k:])))
             for k in range(max(1, len(values) - _TAILS), len(values))]
 
 

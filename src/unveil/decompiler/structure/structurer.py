@@ -80,6 +80,7 @@ class Structurer(LoopExits, IfEnds, Clauses, ClauseExits):
 
     def __init__(self, graph: IRGraph, *, returns_in_place: bool = False) -> None:
         self.g = graph
+        self.layout = graph.cfg.bc.layout
         # a return of a constant that leaves a try body (the compiler copies them) is a
         # ``return`` written there, not the code after the statement (the second reading,
         # tried where the first does not structure)

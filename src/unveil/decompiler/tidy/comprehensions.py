@@ -192,8 +192,8 @@ def _own_reads(node: ast.expr, *, inlined: bool = True) -> list[ast.Name]:
 
 
 # 3.12+ inlines list, set and dict comprehensions: their loop targets are locals of the
-# code around them (PEP 709)
-INLINED = bytecode.INLINED_COMPREHENSIONS
+# code around them (PEP 709). (The running interpreter's: to be the code's own version.)
+INLINED = bytecode.HOST.inlined_comprehensions
 # comprehensions inside a comprehension that are scopes of their own
 _OWN_SCOPES: tuple[type[ast.GeneratorExp | ast.Lambda | ast.ListComp | ast.SetComp | ast.DictComp],
                    ...] = (ast.GeneratorExp, ast.Lambda) + (

@@ -15,6 +15,7 @@ import re
 from types import CodeType
 from typing import Any, cast
 
+from ..ir.compare import Key, expr_key
 from ..ir.exprs import Shared, negate
 from ..ir.facts import (
     AS_TESTED,
@@ -43,7 +44,6 @@ from ..ir.nodes import (
 )
 
 # ---------------------------------------------------------------- before rendering
-from ..render.renderer import preview
 
 
 def tidy_raw(stmts: list[ast.stmt], chains: bool = True) -> list[ast.stmt]:
@@ -553,11 +553,8 @@ def _merge_one_difference(test: ast.expr, a: ast.AST, b: ast.AST,
     return new
 
 
-def _text(node: Any) -> str:
-    try:
-        return preview(ast.Expr(value=node))
-    except Exception:  # noqa: BLE001 - markers without a preview
-        return f"<{id(node)}>"
+def _text(node: Any) -> Key:
+    return expr_key(node)
 
 
 def _drop_duplicated_tails(stmts: list[ast.stmt]) -> None:
