@@ -83,14 +83,12 @@ def test_modules_and_classes_are_small_or_documented() -> None:
 
 # The decompiler's import layers, lowest first: a module may import its own layer and those
 # below it. The folders are the phases in the order data flows (docs/ARCHITECTURE.md);
-# the import order differs from that flow in two places, each for a reason:
-# - render/ is below structure/: the structurer compares the compiler's copies of
-#   statements by their rendered form (``render.renderer.preview``);
+# the import order differs from that flow in one place, for a reason:
 # - rewrite/ is above tidy/: ``rewrite.inline_comprehensions`` decompiles each inlined
 #   comprehension's region through the driver (``scope.Scope``) and makes it an expression
 #   with tidy's ``comprehensions``.
 DECOMPILER_LAYERS = (
-    "graph", "ir", "translate", "render", "scope", "structure", "tidy", "rewrite",
+    "graph", "ir", "translate", "structure", "render", "scope", "tidy", "rewrite",
     "pipeline", "functions", "deep", "api",
 )
 
@@ -124,8 +122,6 @@ def test_the_layer_order_is_needed() -> None:
     and the order, should go)."""
     modules = _modules()
     graph = {n: _imports(n, p, set(modules)) for n, p in modules.items()}
-    structure = [n for n in graph if n.startswith("unveil.decompiler.structure.")]
-    assert any(t.startswith("unveil.decompiler.render.") for n in structure for t in graph[n])
     rewrite = graph["unveil.decompiler.rewrite.inline_comprehensions"]
     assert any(t.startswith("unveil.decompiler.tidy.") for t in rewrite)
 
