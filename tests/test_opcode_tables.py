@@ -1,0 +1,425 @@
+"""The committed opcode tables and the version-independent decoder, against each CPython's own dis.
+
+* Every installed pyenv CPython 3.8-3.13 (and 3.14 in Pyodide, where .cache/pyodide has it) runs
+  scripts/gen_opcode_tables.py; its JSON must equal the committed table.
+* The decoder oracle: each of those interpreters compiles ~40 of its own stdlib modules and the
+  snippets below, in one subprocess per version, and dumps its ``dis.get_instructions`` with the
+  code objects' raw fields; here :func:`unveil.bytecode.decode.decode` reads the same fields
+  (a stand-in object: this host cannot unmarshal another version's code) and must agree exactly.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from unveil.bytecode.decode import decode
+from unveil.bytecode.opcodes import SUPPORTED, raw_table, table
+
+ORACLE_HOSTS = ((3, 11), (3, 13))  # the hosts that ask the other interpreters (see oracles)
+REPO = Path(__file__).resolve().parent.parent
+GENERATOR = REPO / "scripts" / "gen_opcode_tables.py"
+PYODIDE_RUNNER = REPO / "scripts" / "pyodide_python.mjs"
+PYODIDE = REPO / ".cache" / "pyodide" / "node_modules" / "pyodide" / "pyodide.mjs"
+PYENV_VERSIONS = {(3, 8): "3.8.18", (3, 9): "3.9.18", (3, 10): "3.10.13", (3, 11): "3.11.7",
+                  (3, 12): "3.12.1", (3, 13): "3.13.0"}
+
+MODULES = [
+    "argparse", "ast", "asyncio.base_events", "asyncio.tasks", "base64", "bisect", "calendar",
+    "collections", "configparser", "contextlib", "copy", "csv", "dataclasses", "datetime",
+    "difflib", "dis", "email.message", "enum", "fractions", "functools", "gettext", "heapq",
+    "inspect", "ipaddress", "json.decoder", "logging", "pathlib", "pickle", "pprint", "random",
+    "shlex", "statistics", "string", "tarfile", "textwrap", "tokenize", "traceback", "typing",
+    "urllib.parse", "zipfile",
+]
+
+# (label, oldest version that compiles it, source)
+SNIPPETS: list[tuple[str, tuple[int, int], str]] = [
+    ("closures", (3, 8), """
+def outer(a, b, *args, k=1, **kw):
+    c = a + b
+    def inner(d):
+        nonlocal c
+        c += d + k
+        return a, c, args, kw
+    def other():
+        del c
+    return inner, other
+class C:
+    def m(self):
+        return super().m(), __class__
+def f():
+    x = 1
+    class K:
+        y = x
+        def g(self):
+            return x
+    return K
+"""),
+    ("comprehensions", (3, 8), """
+def f(xs, ys):
+    a = [x * y for x in xs for y in ys if x if y]
+    b = {x: [y for y in ys if y > x] for x in xs}
+    c = {x for x in xs}
+    d = (x for x in xs)
+    e = [lambda: x for x in xs]
+    g = [(x, z) for x in xs if (z := x + 1)]
+    return a, b, c, d, e, g
+"""),
+    ("async", (3, 8), """
+async def f(xs, lock):
+    async with lock as l, lock:
+        await l
+    async for x in xs:
+        if x:
+            break
+    else:
+        pass
+    r = [y async for y in xs if await y]
+    return r
+async def agen():
+    yield 1
+    await agen()
+"""),
+    ("try", (3, 8), """
+def f(x):
+    for i in x:
+        try:
+            try:
+                g()
+            except (ValueError, TypeError) as e:
+                raise RuntimeError from e
+            except Exception:
+                continue
+            else:
+                break
+            finally:
+                h()
+        except:
+            return 1
+        finally:
+            if i:
+                return 2
+    while x:
+        try:
+            x -= 1
+        finally:
+            pass
+"""),
+    ("except_star", (3, 11), """
+def f():
+    try:
+        g()
+    except* ValueError as e:
+        h(e)
+    except* TypeError:
+        pass
+"""),
+    ("with", (3, 8), """
+def f(a, b):
+    with a as x, b as (y, z):
+        return x
+    with a:
+        pass
+"""),
+    ("match", (3, 10), """
+def f(p):
+    match p:
+        case 0 | 1 | 2 if p:
+            return 1
+        case [a, *rest]:
+            return rest
+        case {"k": v, **kw}:
+            return v, kw
+        case Point(x=0, y=yy) | Point(1, yy):
+            return yy
+        case str() as s:
+            return s
+        case None:
+            return None
+        case _:
+            return 2
+"""),
+    ("fstrings", (3, 8), """
+def f(a, b, w):
+    return f"{a!r} {b!s:>{w}} {a!a} {a:{w}.{w}} {a=} {b + 1:x}" + f'{"nested"}'
+"""),
+    ("operators", (3, 8), """
+def f(a, b, c, s):
+    a += b; a -= b; a *= b; a /= b; a //= b; a %= b; a **= b; a @= b
+    a <<= b; a >>= b; a &= b; a |= b; a ^= b
+    x = (a + b - c * a / b // c % a ** b @ c << a >> b & c | a ^ b, -a, +b, ~c, not a)
+    y = a < b <= c == a != b > c >= a, a is b, a is not b, a in s, a not in s
+    z = s[1:2], s[::c], s[a:b:c], s[a], {a: b, **s}, {*s, a}, [*s, *s], (*s,)
+    first, *rest = s
+    del s[a], s[a:b], a.attr
+    assert a, "msg"
+    return x if a and b or c else y, z, f(*s, **s), f(a, key=b), g.h(a, k=1)
+def g(x, *, y=1, z: int = 2) -> str:
+    global G
+    G = lambda q=x: q
+    return G
+"""),
+    ("generators", (3, 8), """
+def gen(x):
+    y = yield x
+    yield from y
+    return (yield)
+def ifs(a):
+    if a == 1: return 1
+    elif a == 2: return 2
+    elif a == 3: return 3
+    elif a == 4: return 4
+    return [i for i in range(a) if i % 2] or None
+"""),
+    ("imports", (3, 8), """
+import os.path as p
+from . import sibling
+from .. import parent as q
+from os import (sep, getcwd)
+from os import *
+"""),
+    ("type_params", (3, 12), """
+type Alias[T] = list[T]
+def f[T: int, *Ts, **P](x: T) -> T:
+    return x
+class K[T]:
+    def m(self) -> T: ...
+"""),
+    ("annotations_314", (3, 14), """
+class A:
+    x: int
+    def f(self, y: "A") -> A: ...
+t = t"{1 + 2} {A!r:>3}"
+"""),
+]
+
+
+def _many_locals() -> str:
+    names = [f"v{i}" for i in range(300)]
+    body = "\n".join(f"    {n} = {i}" for i, n in enumerate(names))
+    return f"def many():\n{body}\n    return ({', '.join(names)})\n"
+
+
+def _huge() -> str:
+    """A loop body over 65,536 code units: jumps with two EXTENDED_ARGs (names have one)."""
+    names = ", ".join(f"n{i}" for i in range(33500))
+    return f"while c:\n    if d:\n        del {names}\n    else:\n        e = 1\n"
+
+
+SNIPPETS += [("many_locals", (3, 8), _many_locals()), ("huge", (3, 8), _huge())]
+
+
+def _oracle_main():  # untyped: it runs on 3.8+, against that version's dis
+    # Runs in the interpreter under test (3.8 and up): no newer syntax here.
+    import dis
+    import importlib.util
+    import json
+    import opcode
+    import sys
+    import types
+    import warnings
+
+    inp, outp = sys.argv[1], sys.argv[2]
+    with open(inp, encoding="utf-8") as f:
+        spec = json.load(f)
+    version = tuple(sys.version_info[:2])
+    sources = []
+    for mod in spec["modules"]:
+        sources.append((mod, importlib.util.find_spec(mod).loader.get_source(mod)))
+    for label, oldest, src in spec["snippets"]:
+        if version >= tuple(oldest):
+            sources.append((label, src))
+
+    def walk(co):
+        yield co
+        for c in co.co_consts:
+            if isinstance(c, types.CodeType):
+                yield from walk(c)
+
+    def show(v):
+        return "code:" + v.co_name if isinstance(v, types.CodeType) else repr(v)
+
+    warnings.simplefilter("ignore")  # (3.14: SyntaxWarning for return in finally)
+    codes = []
+    for label, src in sources:
+        for co in walk(compile(src, label, "exec")):
+            rows = []
+            for ins in dis.get_instructions(co):
+                if version >= (3, 13):
+                    lines = [ins.starts_line, ins.line_number, ins.start_offset]
+                else:
+                    lines = [ins.starts_line is not None, ins.starts_line, None]
+                argrepr = None if isinstance(ins.argval, types.CodeType) else ins.argrepr
+                rows.append([ins.opname, ins.opcode, ins.arg, show(ins.argval), argrepr,
+                             ins.offset, ins.is_jump_target] + lines)
+            entry = {
+                "label": label, "name": co.co_name, "code": co.co_code.hex(),
+                "consts": [show(c) for c in co.co_consts], "names": list(co.co_names),
+                "varnames": list(co.co_varnames), "cellvars": list(co.co_cellvars),
+                "freevars": list(co.co_freevars), "firstlineno": co.co_firstlineno,
+                "lnotab": co.co_lnotab.hex() if version < (3, 10) else None,
+                "linetable": co.co_linetable.hex() if version >= (3, 10) else None,
+                "rows": rows,
+            }
+            if version >= (3, 11):  # what dis's varname_from_oparg really gives
+                n = len(set(co.co_varnames) | set(co.co_cellvars)) + len(co.co_freevars)
+                entry["localsplus"] = [co._varname_from_oparg(i) for i in range(n)]
+            codes.append(entry)
+    with open(outp, "w", encoding="utf-8") as f:  # (dumps: json.dump would not use the C encoder)
+        f.write(json.dumps({"version": list(version), "opmap": opcode.opmap, "codes": codes}))
+
+
+class _Const:
+    """A constant of another interpreter, known by its repr there."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+def _python(version: tuple[int, int]) -> str | None:
+    root = os.environ.get("PYENV_ROOT") or os.path.expanduser("~/.pyenv")
+    if shutil.which("pyenv"):
+        root = subprocess.run(["pyenv", "root"], capture_output=True, text=True).stdout.strip() or root
+    path = Path(root) / "versions" / PYENV_VERSIONS[version] / "bin" / "python"
+    return str(path) if path.exists() else None
+
+
+def _command(version: tuple[int, int]) -> list[str] | None:
+    if version == (3, 14):
+        if not (PYODIDE.exists() and shutil.which("node")):
+            return None
+        return ["node", str(PYODIDE_RUNNER)]
+    python = _python(version)
+    return None if python is None else [python]
+
+
+def _skip_reason(version: tuple[int, int]) -> str:
+    if version == (3, 14):
+        return "CPython 3.14 runs here only in Pyodide: no node or .cache/pyodide (scripts/test sets it up)"
+    return f"no pyenv CPython {PYENV_VERSIONS[version]} installed"
+
+
+@pytest.fixture(scope="module")
+def oracles(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[tuple[int, int], Any]]:
+    """Start every interpreter's generator and oracle at once; values are (procs, out path)."""
+    if sys.version_info[:2] not in ORACLE_HOSTS:  # (each suite of scripts/test is a host)
+        pytest.skip("the other versions' interpreters are asked on hosts 3.11 and 3.13 only "
+                    "(two hosts show the host does not matter; more would only cost CI time)")
+    tmp = tmp_path_factory.mktemp("oracle")
+    script = tmp / "oracle.py"
+    script.write_text(textwrap.dedent(inspect.getsource(_oracle_main)) + "\n_oracle_main()\n")
+    spec = tmp / "input.json"
+    spec.write_text(json.dumps({"modules": MODULES, "snippets": SNIPPETS}))
+    started: dict[tuple[int, int], Any] = {}
+    for version in sorted(SUPPORTED, reverse=True):  # Pyodide's, the slowest, first
+        cmd = _command(version)
+        if cmd is None:
+            continue
+        out = tmp / f"dump{version[0]}{version[1]}.json"
+        gen = subprocess.Popen([*cmd, str(GENERATOR)], stdout=subprocess.PIPE, text=True)
+        orc = subprocess.Popen([*cmd, str(script), str(spec), str(out)])
+        started[version] = (gen, orc, out)
+    yield started
+    for gen, orc, _ in started.values():
+        for proc in (gen, orc):
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+
+
+def _started(oracles: dict[tuple[int, int], Any], version: tuple[int, int]) -> Any:
+    if version not in oracles:
+        pytest.skip(_skip_reason(version))
+    return oracles[version]
+
+
+def _stand_in(entry: dict[str, Any]) -> SimpleNamespace:
+    return SimpleNamespace(
+        co_code=bytes.fromhex(entry["code"]),
+        co_consts=tuple(_Const(c) for c in entry["consts"]),
+        co_names=tuple(entry["names"]), co_varnames=tuple(entry["varnames"]),
+        co_cellvars=tuple(entry["cellvars"]), co_freevars=tuple(entry["freevars"]),
+        co_firstlineno=entry["firstlineno"],
+        **({"co_lnotab": bytes.fromhex(entry["lnotab"])} if entry["lnotab"] is not None else
+           {"co_linetable": bytes.fromhex(entry["linetable"])}))
+
+
+@pytest.mark.parametrize("version", SUPPORTED, ids=lambda v: f"{v[0]}.{v[1]}")
+def test_decode_matches_dis(oracles: dict[tuple[int, int], Any], version: tuple[int, int]) -> None:
+    _, orc, out = _started(oracles, version)
+    assert orc.wait(timeout=300) == 0
+    dump = json.loads(out.read_text())
+    assert dump["version"] == list(version)
+    assert dump["opmap"] == dict(table(version).opmap)
+    modern = version >= (3, 13)
+    failures: list[str] = []
+    labels = set()
+    for entry in dump["codes"]:
+        labels.add(entry["label"])
+        code = _stand_in(entry)
+        if "localsplus" in entry:
+            expected_names = entry["localsplus"]
+            assert list(code.co_varnames) + [c for c in code.co_cellvars if c not in code.co_varnames] \
+                + list(code.co_freevars) == expected_names, entry["name"]
+        rows = []
+        for d in decode(code, version):
+            argrepr = None if isinstance(d.argval, _Const) and d.argval.text.startswith("code:") else d.argrepr
+            if modern:
+                lines = [d.starts_line, d.line_number, d.start_offset]
+            else:
+                lines = [d.starts_line, d.line_number if d.starts_line else None, None]
+            rows.append([d.opname, d.opcode, d.arg, repr(d.argval), argrepr, d.offset,
+                         d.is_jump_target, *lines])
+        if rows != entry["rows"]:
+            theirs = entry["rows"]
+            bad = next((i for i, (a, b) in enumerate(zip(rows, theirs, strict=False)) if a != b),
+                       min(len(rows), len(theirs)))
+            failures.append(f"{entry['label']}:{entry['name']} instruction {bad}: ours "
+                            f"{rows[bad] if bad < len(rows) else None} dis {theirs[bad] if bad < len(theirs) else None}")
+    assert labels == set(MODULES) | {s[0] for s in SNIPPETS if version >= s[1]}
+    assert not failures, f"{len(failures)} code objects differ:\n" + "\n".join(failures[:20])
+
+
+@pytest.mark.parametrize("version", SUPPORTED, ids=lambda v: f"{v[0]}.{v[1]}")
+def test_table_matches_interpreter(oracles: dict[tuple[int, int], Any], version: tuple[int, int]) -> None:
+    gen, _, _ = _started(oracles, version)
+    stdout, _ = gen.communicate(timeout=120)
+    assert gen.returncode == 0
+    assert json.loads(stdout) == raw_table(version), (
+        f"src/unveil/bytecode/opcodes/py{version[0]}{version[1]}.json drifted: regenerate it with "
+        f"scripts/gen_opcode_tables.py --out-dir src/unveil/bytecode/opcodes")
+
+
+def test_supported_tables_load() -> None:
+    for version in SUPPORTED:
+        t = table(version)
+        assert t.version == version and len(t.all_opname) >= 256
+        assert t.opmap["EXTENDED_ARG"] == t.extended_arg
+    with pytest.raises(ValueError):
+        table((3, 7))
+
+
+def test_host_version_decodes_live_code() -> None:
+    """On the host's own version, a live code object decodes as the host's dis lists it."""
+    import dis
+
+    version = (sys.version_info[0], sys.version_info[1])
+    co = compile(SNIPPETS[0][2], "closures", "exec")
+    for c in [co, *(c for c in co.co_consts if hasattr(c, "co_code"))]:
+        ours = [(d.opname, d.arg, d.offset, d.is_jump_target) for d in decode(c, version)]
+        assert ours == [(i.opname, i.arg, i.offset, i.is_jump_target) for i in dis.get_instructions(c)]
