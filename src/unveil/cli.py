@@ -26,22 +26,13 @@ from types import CodeType
 from typing import TYPE_CHECKING, NoReturn, TextIO
 
 from . import __version__
+from .bytecode.pyc import python_of_magic
 from .errors import BadInputError, DecompilationError
 
 if TYPE_CHECKING:
     from .report.load import Run
 
 SUPPORTED = ((3, 10), (3, 11), (3, 12), (3, 13), (3, 14))
-
-# Ranges of .pyc magic numbers (the first two bytes, little endian) for each version.
-_MAGIC_RANGES: tuple[tuple[int, int, str], ...] = (
-    (3000, 3131, "3.0"), (3141, 3151, "3.1"), (3160, 3180, "3.2"), (3190, 3230, "3.3"),
-    (3250, 3310, "3.4"), (3320, 3351, "3.5"), (3360, 3379, "3.6"), (3390, 3399, "3.7"),
-    (3400, 3419, "3.8"), (3420, 3429, "3.9"), (3430, 3449, "3.10"), (3450, 3499, "3.11"),
-    (3500, 3549, "3.12"), (3550, 3599, "3.13"), (3600, 3649, "3.14"), (3650, 3699, "3.15"),
-    (20121, 62161, "2.6 or older"), (62171, 62211, "2.7"),
-)
-
 
 class UsageError(Exception):
     """A bad command line (argparse's complaint, turned into one sentence)."""
@@ -68,13 +59,6 @@ def _this_python() -> str:
     return f"{sys.version_info.major}.{sys.version_info.minor}"
 
 
-def _magic_version(magic: int) -> str | None:
-    for low, high, version in _MAGIC_RANGES:
-        if low <= magic <= high:
-            return version
-    return None
-
-
 # --------------------------------------------------------------------------- loading
 
 
@@ -94,7 +78,7 @@ def load_pyc(path: str | os.PathLike[str]) -> CodeType:
     ours = int.from_bytes(importlib.util.MAGIC_NUMBER[:2], "little")
     here = _this_python()
     if magic != ours:
-        version = _magic_version(magic)
+        version = python_of_magic(magic)
         if version is None:
             raise BadInputError(
                 f"{name} has magic number {magic}, which belongs to no known Python version "

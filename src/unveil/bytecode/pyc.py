@@ -82,11 +82,33 @@ class PycHeader:
         return bool(self.flags & FLAG_CHECK_SOURCE)
 
 
+#: Magic numbers of the CPython versions whose files unveil does not read, to name them
+#: (each range a version's, its pre-releases included).
+OTHER_MAGIC_RANGES: tuple[tuple[int, int, str], ...] = (
+    (3000, 3131, "3.0"), (3141, 3151, "3.1"), (3160, 3180, "3.2"), (3190, 3230, "3.3"),
+    (3250, 3310, "3.4"), (3320, 3351, "3.5"), (3360, 3379, "3.6"), (3390, 3399, "3.7"),
+    (3650, 3699, "3.15"), (20121, 62161, "2.6 or older"), (62171, 62211, "2.7"),
+)
+
+
+def python_of_magic(magic: int) -> str | None:
+    """The CPython version (``"3.12"``, ``"2.7"``...) whose files start with ``magic``;
+    None for a number no version used (another implementation, a modified file)."""
+    version = MAGIC_NUMBERS.get(magic)
+    if version is not None:
+        return f"{version[0]}.{version[1]}"
+    return next((name for low, high, name in OTHER_MAGIC_RANGES if low <= magic <= high), None)
+
+
 def version_of_magic(magic: int, name: str = "<pyc>") -> tuple[int, int]:
     """The CPython version of a pyc magic number, or BadInputError naming it."""
     try:
         return MAGIC_NUMBERS[magic]
     except KeyError:
+        other = python_of_magic(magic)
+        if other is not None:
+            raise BadInputError(f"{name}: magic number {magic} is CPython {other}'s; unveil "
+                                "reads the bytecode of CPython 3.8-3.14") from None
         raise BadInputError(
             f"{name}: magic number {magic} is no known CPython 3.8-3.14 version "
             "(an older or newer CPython, a pre-release outside those, or another "
