@@ -11,7 +11,7 @@ the table holds, as data, how that version's ``dis.get_instructions`` turns an a
 ``argval``: ``jumps`` (per opcode: direction, unit, cache entries skipped, argrepr format) and
 ``args`` (per opcode: which rule of dis's if/elif chain applies). The rules below were read from
 each version's Lib/dis.py (``_get_instructions_bytes``, ``ArgResolver``, ``_unpack_opargs``,
-``findlabels``, ``findlinestarts``); src/unveil/bytecode/decode.py applies them.
+``findlabels``, ``findlinestarts``); src/unveil/bytecode/listing.py and lines.py apply them.
 """
 
 # Keep this file valid Python 3.8: no match, no X | Y types at run time, no zip(strict=).

@@ -126,7 +126,7 @@ def test_code_with_an_opcode_the_reader_does_not_know_is_listed_by_dis(monkeypat
         return a * 2
 
     code = f.__code__.replace(co_consts=f.__code__.co_consts)  # (not remembered yet)
-    monkeypatch.setattr(listing, "_KNOWN", frozenset())
+    monkeypatch.setattr(listing.tables(sys.version_info[:2]), "known", frozenset())
     assert listing._decode(code) is None
     listed = instructions(code)
     assert [(i.opname, i.offset) for i in listed] == \
@@ -153,3 +153,27 @@ def test_layout_facts_follow_the_version_of_the_code_not_the_host() -> None:
     assert layout_of(fake) is Layout.of(foreign)  # type: ignore[arg-type]  # (a stand-in)
     bc = Bytecode(fake, [], [])
     assert bc.layout.version == foreign
+
+
+def test_line_tables_read_from_their_bytes_as_the_interpreter_reads_them() -> None:
+    """bytecode.lines reads a code object's own line table (what a code object read from
+    another version's file has): the same lines, and on 3.11+ positions, as the live code
+    object gives."""
+    import inspect
+    import json.decoder
+
+    from unveil.bytecode.lines import co_lines, co_positions
+
+    version = sys.version_info[:2]
+    checked = 0
+    for source in (_SOURCE, inspect.getsource(json.decoder), inspect.getsource(dis)):
+        for code in _all_codes(compile(source, "<lines>", "exec")):
+            if version >= (3, 11):
+                assert co_positions(code) == list(code.co_positions()), code.co_name
+            ours = {off: line for start, end, line in co_lines(code, version)
+                    for off in range(start, end, 2)}
+            theirs = {off: line for start, end, line in code.co_lines()
+                      for off in range(start, end, 2)}
+            assert ours == theirs, code.co_name
+            checked += 1
+    assert checked > 40

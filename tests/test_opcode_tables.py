@@ -1,11 +1,12 @@
-"""The committed opcode tables and the version-independent decoder, against each CPython's own dis.
+"""The committed opcode tables and the listing they drive, against each CPython's own dis.
 
 * Every installed pyenv CPython 3.8-3.13 (and 3.14 in Pyodide, where .cache/pyodide has it) runs
   scripts/gen_opcode_tables.py; its JSON must equal the committed table.
 * The decoder oracle: each of those interpreters compiles ~40 of its own stdlib modules and the
   snippets below, in one subprocess per version, and dumps its ``dis.get_instructions`` with the
-  code objects' raw fields; here :func:`unveil.bytecode.decode.decode` reads the same fields
-  (a stand-in object: this host cannot unmarshal another version's code) and must agree exactly.
+  code objects' raw fields; here :mod:`unveil.bytecode.listing` lists the same fields (a
+  stand-in object: this test does not depend on the .pyc reader) and
+  :mod:`unveil.bytecode.lines` reads their line tables; both must agree exactly.
 """
 
 from __future__ import annotations
@@ -24,7 +25,8 @@ from typing import Any
 
 import pytest
 
-from unveil.bytecode.decode import decode
+from unveil.bytecode import listing
+from unveil.bytecode.lines import line_starts
 from unveil.bytecode.opcodes import SUPPORTED, raw_table, table
 
 ORACLE_HOSTS = ((3, 11), (3, 13))  # the hosts that ask the other interpreters (see oracles)
@@ -348,8 +350,9 @@ def _started(oracles: dict[tuple[int, int], Any], version: tuple[int, int]) -> A
     return oracles[version]
 
 
-def _stand_in(entry: dict[str, Any]) -> SimpleNamespace:
+def _stand_in(entry: dict[str, Any], version: tuple[int, int]) -> SimpleNamespace:
     return SimpleNamespace(
+        version=version,
         co_code=bytes.fromhex(entry["code"]),
         co_consts=tuple(_Const(c) for c in entry["consts"]),
         co_names=tuple(entry["names"]), co_varnames=tuple(entry["varnames"]),
@@ -360,37 +363,43 @@ def _stand_in(entry: dict[str, Any]) -> SimpleNamespace:
 
 
 @pytest.mark.parametrize("version", SUPPORTED, ids=lambda v: f"{v[0]}.{v[1]}")
-def test_decode_matches_dis(oracles: dict[tuple[int, int], Any], version: tuple[int, int]) -> None:
+def test_listing_and_lines_match_dis(oracles: dict[tuple[int, int], Any],
+                                     version: tuple[int, int]) -> None:
+    """The listing of a code object of each version, read with that version's committed
+    table, is its own ``dis.get_instructions`` (name, opcode, argument, value, offset), and
+    its line starts are its ``dis.findlinestarts``. (3.11's ``KW_NAMES``: dis does not
+    give its value; the listing gives the names tuple the call takes.)"""
     _, orc, out = _started(oracles, version)
     assert orc.wait(timeout=300) == 0
     dump = json.loads(out.read_text())
     assert dump["version"] == list(version)
     assert dump["opmap"] == dict(table(version).opmap)
-    modern = version >= (3, 13)
     failures: list[str] = []
     labels = set()
     for entry in dump["codes"]:
         labels.add(entry["label"])
-        code = _stand_in(entry)
+        code = _stand_in(entry, version)
         if "localsplus" in entry:
             expected_names = entry["localsplus"]
             assert list(code.co_varnames) + [c for c in code.co_cellvars if c not in code.co_varnames] \
                 + list(code.co_freevars) == expected_names, entry["name"]
-        rows = []
-        for d in decode(code, version):
-            argrepr = None if isinstance(d.argval, _Const) and d.argval.text.startswith("code:") else d.argrepr
-            if modern:
-                lines = [d.starts_line, d.line_number, d.start_offset]
-            else:
-                lines = [d.starts_line, d.line_number if d.starts_line else None, None]
-            rows.append([d.opname, d.opcode, d.arg, repr(d.argval), argrepr, d.offset,
-                         d.is_jump_target, *lines])
-        if rows != entry["rows"]:
-            theirs = entry["rows"]
+        listed = listing._decode(code)  # type: ignore[arg-type]  # (a stand-in)
+        assert listed is not None, entry["name"]
+        rows = [[r.opname, r.opcode, r.arg, d[3] if r.opname == "KW_NAMES" else repr(r.argval),
+                 r.offset] for r, d in zip(listed, entry["rows"], strict=False)]
+        theirs = [[d[0], d[1], d[2], d[3], d[5]] for d in entry["rows"]]
+        if rows != theirs:
             bad = next((i for i, (a, b) in enumerate(zip(rows, theirs, strict=False)) if a != b),
                        min(len(rows), len(theirs)))
             failures.append(f"{entry['label']}:{entry['name']} instruction {bad}: ours "
-                            f"{rows[bad] if bad < len(rows) else None} dis {theirs[bad] if bad < len(theirs) else None}")
+                            f"{rows[bad] if bad < len(rows) else None} dis "
+                            f"{theirs[bad] if bad < len(theirs) else None}")
+            continue
+        starts = {d[5]: d[8] for d in entry["rows"] if d[7]}  # (the oracle's: a flag, the line)
+        ours = {k: v for k, v in line_starts(code, version).items() if k in starts or any(
+            r.offset == k for r in listed)}
+        if ours != starts:
+            failures.append(f"{entry['label']}:{entry['name']} line starts: ours {ours} dis {starts}")
     assert labels == set(MODULES) | {s[0] for s in SNIPPETS if version >= s[1]}
     assert not failures, f"{len(failures)} code objects differ:\n" + "\n".join(failures[:20])
 
@@ -414,12 +423,12 @@ def test_supported_tables_load() -> None:
         table((3, 7))
 
 
-def test_host_version_decodes_live_code() -> None:
-    """On the host's own version, a live code object decodes as the host's dis lists it."""
+def test_host_listing_of_live_code_is_dis() -> None:
+    """On the host's own version, the listing of a live code object is the host's dis."""
     import dis
 
-    version = (sys.version_info[0], sys.version_info[1])
     co = compile(SNIPPETS[0][2], "closures", "exec")
     for c in [co, *(c for c in co.co_consts if hasattr(c, "co_code"))]:
-        ours = [(d.opname, d.arg, d.offset, d.is_jump_target) for d in decode(c, version)]
-        assert ours == [(i.opname, i.arg, i.offset, i.is_jump_target) for i in dis.get_instructions(c)]
+        ours = [(r.opname, r.arg, r.offset) for r in listing.instructions(c)]
+        assert ours == [(i.opname, i.arg, i.offset) for i in dis.get_instructions(c)]
+        assert line_starts(c, sys.version_info[:2]) == dict(dis.findlinestarts(c))

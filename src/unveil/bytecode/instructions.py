@@ -33,8 +33,6 @@ listing underneath, ``dis``'s as the rest of unveil reads it, is :mod:`.listing`
 from __future__ import annotations
 
 import bisect
-import dis
-import opcode as _opcode
 import sys
 from dataclasses import dataclass, field, replace
 from types import CodeType
@@ -43,7 +41,8 @@ from typing import Any, cast
 from ..codeobj import CodeFlag, code_version
 from ..errors import DecompilationError
 from .exceptions import RawHandler, parse_exception_table, simulate_block_stack
-from .listing import Raw, RecentCodes, instructions
+from .lines import co_lines, co_positions
+from .listing import Raw, RecentCodes, instructions, tables
 
 VERSION = sys.version_info[:2]
 
@@ -218,7 +217,8 @@ def _code_tables(code: CodeType) -> tuple[list[tuple[int | None, ...]],
     if known is not None:
         return known
     positions: list[tuple[int | None, ...]] = \
-        list(code.co_positions()) if hasattr(code, "co_positions") else []
+        list(code.co_positions()) if hasattr(code, "co_positions") else \
+        list(co_positions(code)) if code_version(code) >= (3, 11) else []  # (read from a file)
     nops: dict[int, tuple[int, int | None]] = {}
     lines = line_table(code)
     nop: int | None = None
@@ -314,34 +314,11 @@ _COMMON_CONSTANTS = ("AssertionError", "NotImplementedError", "tuple", "all", "a
                      "set")
 
 
-def _intrinsic_names(which: int) -> list[str]:
-    descs = getattr(_opcode, f"_intrinsic_{which}_descs", None)
-    if descs is None:
-        descs = getattr(dis, f"_intrinsic_{which}_descs", [])
-    return list(descs)
-
-
-def _binary_op_names() -> list[str]:
-    return [sym for _, sym in getattr(_opcode, "_nb_ops", getattr(dis, "_nb_ops", []))]
-
-
-_NB_OPS = _binary_op_names() if VERSION >= (3, 11) else []
-_INTR1 = _intrinsic_names(1) if VERSION >= (3, 12) else []
-_INTR2 = _intrinsic_names(2) if VERSION >= (3, 12) else []
-
-
-def _compare_op(arg: int) -> str:
-    if VERSION >= (3, 13):
-        return dis.cmp_op[arg >> 5]
-    if VERSION >= (3, 12):
-        return dis.cmp_op[arg >> 4]
-    return dis.cmp_op[arg]
-
-
 def line_table(code: CodeType) -> dict[int, int | None]:
     """The source line of each instruction offset of ``code`` (None: no line)."""
     lines: dict[int, int | None] = {}
-    for start, end, line in code.co_lines():
+    ranges = code.co_lines() if isinstance(code, CodeType) else co_lines(code, code_version(code))
+    for start, end, line in ranges:
         for off in range(start, end, 2):
             lines[off] = line
     return lines
@@ -351,7 +328,17 @@ def line_table(code: CodeType) -> dict[int, int | None]:
 
 
 def read(code: CodeType) -> Bytecode:
-    """Read ``code`` into normalised instructions and handlers."""
+    """Read ``code`` into normalised instructions and handlers, by the rules of the
+    version that compiled it (:func:`~unveil.codeobj.code_version`)."""
+    version = code_version(code)
+    if version < (3, 10) or (version == (3, 10) and version != VERSION):
+        # (3.8/3.9's try statements are their own instructions; 3.10's handlers come from
+        # simulating its block stack with that version's own stack effects)
+        raise DecompilationError(
+            f"reading Python {version[0]}.{version[1]}'s bytecode needs Python "
+            f"{version[0]}.{version[1]} itself for now (this is Python {VERSION[0]}.{VERSION[1]})",
+            code_name=getattr(code, "co_qualname", code.co_name))
+    table = tables(version)
     raw = [i for i in instructions(code) if i.opname not in ("CACHE", "EXTENDED_ARG")]
     lines = line_table(code)
     cells = set(code.co_cellvars) | set(code.co_freevars)
@@ -364,15 +351,15 @@ def read(code: CodeType) -> Bytecode:
         past the plain locals is a cell, and so is a parameter that is also a cell; 3.12+
         comprehension variables that shadow a cell of the same name are plain locals (on
         3.12 every fast load is: its closures load with ``LOAD_CLOSURE``)."""
-        if VERSION < (3, 13) or ins.argval not in cells or ins.arg is None:
+        if version < (3, 13) or ins.argval not in cells or ins.arg is None:
             return False
         return ins.arg >= nvars or ins.arg < nparams
-    ranges = _raw_handlers(code)
+    ranges = _raw_handlers(code, version)
     # 3.10: a handler that opens with a ``try`` (``finally: try: ...``, or ``finally:
     # while True: try: ...`` after the loop's ``NOP``) keeps its first instruction as a
     # ``NOP``, the one instruction of the handler outside that try (so the handler's own
     # handler is the one around the statement, as on 3.11+)
-    opens_try = {r.target for r in ranges} if VERSION < (3, 11) else set()
+    opens_try = {r.target for r in ranges} if version < (3, 11) else set()
     out: list[Instr] = []
     first_index: dict[int, int] = {}  # original offset -> first normalised index (or next)
     pending_jumps: list[tuple[int, int]] = []  # (normalised index, target byte offset)
@@ -386,9 +373,8 @@ def read(code: CodeType) -> Bytecode:
             pending_jumps.append((len(out), jump))
         out.append(Instr(op, arg, argval, -1, ins.offset, lines.get(ins.offset)))
 
-    jump_targets = {i.argval for i in raw
-                    if i.opcode in dis.hasjrel or i.opcode in dis.hasjabs}
-    if VERSION >= (3, 12):
+    jump_targets = {i.argval for i in raw if i.opcode in table.jumps}
+    if version >= (3, 12):
         jump_targets.update(i.argval for i in raw if i.opname == "FOR_ITER")
 
     while k < n:
@@ -446,15 +432,15 @@ def read(code: CodeType) -> Bytecode:
             emit("RETURN_VALUE", ins)
             continue
         if name == "LOAD_GLOBAL":
-            null = VERSION >= (3, 11) and bool(cast(int, ins.arg) & 1)
-            if null and VERSION < (3, 13):
+            null = version >= (3, 11) and bool(cast(int, ins.arg) & 1)
+            if null and version < (3, 13):
                 emit("PUSH_NULL", ins)
             emit("LOAD_GLOBAL", ins, argval=ins.argval)
-            if null and VERSION >= (3, 13):
+            if null and version >= (3, 13):
                 emit("PUSH_NULL", ins)
             continue
         if name == "LOAD_ATTR":
-            if VERSION >= (3, 12) and cast(int, ins.arg) & 1:
+            if version >= (3, 12) and cast(int, ins.arg) & 1:
                 emit("LOAD_METHOD", ins, argval=ins.argval)
             else:
                 emit("LOAD_ATTR", ins, argval=ins.argval)
@@ -494,7 +480,7 @@ def read(code: CodeType) -> Bytecode:
             emit("JUMP_IF_NOT_EXC_MATCH", ins, jump=ins.argval)
             continue
         if name == "FOR_ITER":
-            emit("FOR_ITER", ins, jump=for_iter_exit(raw, ins, k))
+            emit("FOR_ITER", ins, jump=for_iter_exit(raw, ins, k, version))
             continue
         if name == "POP_ITER":
             emit("POP_TOP", ins)
@@ -517,16 +503,16 @@ def read(code: CodeType) -> Bytecode:
             emit("TO_BOOL", ins)
             continue
         if name == "COMPARE_OP":
-            emit("COMPARE_OP", ins, argval=_compare_op(cast(int, ins.arg)))
+            emit("COMPARE_OP", ins, argval=ins.argval)
             continue
         if name == "BINARY_OP":
-            sym = _NB_OPS[cast(int, ins.arg)]
+            sym = table.nb_ops[cast(int, ins.arg)]
             if sym == "[]":
                 emit("BINARY_SUBSCR", ins)
             else:
                 emit("BINARY_OP", ins, ins.arg, sym)
             continue
-        if name.startswith(("BINARY_", "INPLACE_")) and VERSION < (3, 11):
+        if name.startswith(("BINARY_", "INPLACE_")) and version < (3, 11):
             kind, _, opname = name.partition("_")
             if opname in _LEGACY_BINARY:
                 sym = _LEGACY_BINARY[opname] + ("=" if kind == "INPLACE" else "")
@@ -556,15 +542,15 @@ def read(code: CodeType) -> Bytecode:
                 emit("CALL", ins, ins.arg, ins.arg)
             continue
         if name == "CALL_FUNCTION_EX":
-            if VERSION >= (3, 14):
+            if version >= (3, 14):
                 emit("CALL_EX", ins, 2, 2)
-            elif VERSION >= (3, 11):
+            elif version >= (3, 11):
                 emit("CALL_EX", ins, cast(int, ins.arg) & 1, cast(int, ins.arg) & 1)
             else:
                 emit("CALL_FUNCTION_EX", ins, cast(int, ins.arg) & 1, cast(int, ins.arg) & 1)
             continue
         if name == "CALL_INTRINSIC_1":
-            desc = _INTR1[cast(int, ins.arg)]
+            desc = table.intrinsic1[cast(int, ins.arg)]
             mapped = _INTRINSIC_1.get(desc)
             if mapped in ("IMPORT_STAR", "PRINT_EXPR"):
                 # 3.12+: the intrinsic returns None, which a POP_TOP drops; the old
@@ -581,7 +567,7 @@ def read(code: CodeType) -> Bytecode:
                 emit("CALL_INTRINSIC_1", ins, ins.arg, desc)
             continue
         if name == "CALL_INTRINSIC_2":
-            desc = _INTR2[cast(int, ins.arg)]
+            desc = table.intrinsic2[cast(int, ins.arg)]
             if desc == "INTRINSIC_PREP_RERAISE_STAR":
                 emit("PREP_RERAISE_STAR", ins)
             else:
@@ -589,22 +575,22 @@ def read(code: CodeType) -> Bytecode:
             continue
         if name == "MAKE_FUNCTION":
             flags = ins.arg or 0
-            if VERSION >= (3, 13):
+            if version >= (3, 13):
                 while k < n and raw[k].opname == "SET_FUNCTION_ATTRIBUTE" \
                         and raw[k].offset not in jump_targets:
                     flags |= cast(int, raw[k].arg)
                     first_index.setdefault(raw[k].offset, len(out))
                     k += 1
             # 3.10 pushes the qualified name last; arg bit 0x100 says so
-            emit("MAKE_FUNCTION", ins, flags | (0x100 if VERSION < (3, 11) else 0), flags)
+            emit("MAKE_FUNCTION", ins, flags | (0x100 if version < (3, 11) else 0), flags)
             continue
         if name == "WITH_EXCEPT_START":
             # arg: how deep the exit callable sits (3.14 keeps its self just above it);
             # argval: how deep the exception value sits
-            depth = 7 if VERSION < (3, 11) else 5 if VERSION >= (3, 14) else 4
-            emit("WITH_EXCEPT_START", ins, depth, 2 if VERSION < (3, 11) else 1)
+            depth = 7 if version < (3, 11) else 5 if version >= (3, 14) else 4
+            emit("WITH_EXCEPT_START", ins, depth, 2 if version < (3, 11) else 1)
             continue
-        if name in ("MATCH_CLASS", "MATCH_KEYS") and VERSION < (3, 11):
+        if name in ("MATCH_CLASS", "MATCH_KEYS") and version < (3, 11):
             # 3.10 also pushes whether it matched: ``result is not None``
             emit(name, ins, ins.arg, ins.arg)
             emit("COPY", ins, 1, 1)
@@ -613,12 +599,12 @@ def read(code: CodeType) -> Bytecode:
             continue
         if name == "END_ASYNC_FOR":
             # ends an ``async for``: pops the exception (3.10: its triple) and the iterator
-            emit("END_ASYNC_FOR", ins, 3 if VERSION < (3, 11) else 1, None)
+            emit("END_ASYNC_FOR", ins, 3 if version < (3, 11) else 1, None)
             continue
         if name == "POP_EXCEPT":
-            emit("POP_EXCEPT", ins, 3 if VERSION < (3, 11) else 1, None)
+            emit("POP_EXCEPT", ins, 3 if version < (3, 11) else 1, None)
             continue
-        if name == "RERAISE" and VERSION < (3, 11):
+        if name == "RERAISE" and version < (3, 11):
             emit("RERAISE", ins, ins.arg, 3)  # 3.10 re-raises the (tb, value, type) triple
             continue
         if name == "SET_FUNCTION_ATTRIBUTE":
@@ -630,7 +616,7 @@ def read(code: CodeType) -> Bytecode:
         if name == "BEFORE_WITH" or name == "BEFORE_ASYNC_WITH":
             emit(name, ins, 1, 1)
             continue
-        if name == "COPY" and VERSION >= (3, 14):
+        if name == "COPY" and version >= (3, 14):
             matched = _match_load_special(raw, k - 1, jump_targets)
             if matched:
                 op, consumed = matched
@@ -655,7 +641,7 @@ def read(code: CodeType) -> Bytecode:
             emit(name, ins)
             continue
         raise DecompilationError(
-            f"unknown instruction for Python {VERSION[0]}.{VERSION[1]}",
+            f"unknown instruction for Python {version[0]}.{version[1]}",
             code_name=code.co_qualname if hasattr(code, "co_qualname") else code.co_name,
             offset=ins.offset, instruction=name)
 
@@ -668,7 +654,7 @@ def read(code: CodeType) -> Bytecode:
             pos = bisect.bisect_left(offsets, target_off)
             t = first_index[offsets[pos]] if pos < len(offsets) else end_index
         out[idx].target = t
-    handlers = _handlers(ranges, out, first_index, offsets)
+    handlers = _handlers(ranges, out, first_index, offsets, version)
     return Bytecode(code, out, handlers)
 
 
@@ -678,10 +664,11 @@ def _next_real(raw: list[Raw], k: int) -> Raw | None:
     return raw[k] if k < len(raw) else None
 
 
-def for_iter_exit(raw: list[Raw], ins: Raw, k: int) -> int:
-    """Byte offset where a ``FOR_ITER`` continues once its iterator is exhausted."""
+def for_iter_exit(raw: list[Raw], ins: Raw, k: int, version: tuple[int, int] = VERSION) -> int:
+    """Byte offset where a ``FOR_ITER`` of CPython ``version`` continues once its iterator
+    is exhausted."""
     target: int = ins.argval
-    if VERSION < (3, 12):
+    if version < (3, 12):
         return target
     idx = next((j for j in range(k, len(raw)) if raw[j].offset == target), None)
     if idx is None:
@@ -689,9 +676,9 @@ def for_iter_exit(raw: list[Raw], ins: Raw, k: int) -> int:
     skip = 0
     if raw[idx].opname == "END_FOR":
         skip = 1
-        if VERSION == (3, 13) and idx + 1 < len(raw) and raw[idx + 1].opname == "POP_TOP":
+        if version == (3, 13) and idx + 1 < len(raw) and raw[idx + 1].opname == "POP_TOP":
             skip = 2
-        if VERSION >= (3, 14) and idx + 1 < len(raw) and raw[idx + 1].opname == "POP_ITER":
+        if version >= (3, 14) and idx + 1 < len(raw) and raw[idx + 1].opname == "POP_ITER":
             skip = 2
     if idx + skip < len(raw):
         return raw[idx + skip].offset
@@ -749,15 +736,15 @@ def _match_load_special(raw: list[Raw], k: int,
     return None
 
 
-def _raw_handlers(code: CodeType) -> list[RawHandler]:
-    if VERSION < (3, 11):
+def _raw_handlers(code: CodeType, version: tuple[int, int]) -> list[RawHandler]:
+    if version < (3, 11):
         return simulate_block_stack(code, instructions(code))
     return parse_exception_table(code)
 
 
 def _handlers(ranges: list[RawHandler], out: list[Instr], first_index: dict[int, int],
-              offsets: list[int]) -> list[Handler | None]:
-    legacy = VERSION < (3, 11)
+              offsets: list[int], version: tuple[int, int]) -> list[Handler | None]:
+    legacy = version < (3, 11)
     result: list[Handler | None] = [None] * len(out)
     if not ranges:
         return result
@@ -779,17 +766,18 @@ def _handlers(ranges: list[RawHandler], out: list[Instr], first_index: dict[int,
         hi = bisect.bisect_left(out_offsets, r.end)
         for i in range(lo, hi):
             result[i] = handler
-    _close_jump_gaps(out, result)
+    _close_jump_gaps(out, result, version)
     return result
 
 
-def _close_jump_gaps(out: list[Instr], handlers: list[Handler | None]) -> None:
+def _close_jump_gaps(out: list[Instr], handlers: list[Handler | None],
+                     version: tuple[int, int]) -> None:
     """3.14: a loop's test and jump back that the exception table leaves out of the
     protected range they loop in get its handler (where the compiler turned the test
     around: ``if not c: return`` right before the jump back, in a ``with``). Only that
     pair: elsewhere which jumps the table leaves out tells how the source was written,
     and 3.12-3.13 leave a loop's jump back out too, which the structurer expects."""
-    if VERSION < (3, 14):
+    if version < (3, 14):
         return
     for i in range(1, len(out) - 1):
         test, back = out[i], out[i + 1]

@@ -1,29 +1,34 @@
-"""The raw listing of a code object: what :func:`dis.get_instructions` gives, read faster.
+"""The raw listing of a code object: what :func:`dis.get_instructions` gives, read faster
+and for any CPython 3.8-3.14.
 
-:func:`instructions` decodes ``co_code`` itself with the tables of the running
-interpreter's ``dis``/``opcode`` modules and the rules of its ``dis`` (``EXTENDED_ARG``,
-inline caches skipped, names and constants resolved, jump targets as byte offsets). ``dis``
-takes 2.5-6 µs an instruction (line numbers, positions, labels and an ``argrepr`` for each);
-unveil lists every code object it decompiles and checks, Dynamo's on its compile path.
+:func:`instructions` decodes ``co_code`` itself with the opcode table of the code's own
+version (:mod:`.opcodes`, committed data: a code object read from another version's file
+is listed as that version's ``dis`` would list it) and the rules of that version's ``dis``
+(``EXTENDED_ARG``, inline caches skipped, names and constants resolved, jump targets as byte
+offsets). ``dis`` takes 2.5-6 µs an instruction (line numbers, positions, labels and an
+``argrepr`` for each); unveil lists every code object it decompiles and checks, Dynamo's on
+its compile path.
 
-A :class:`Raw` holds ``opname``, ``opcode``, ``arg``, ``argval``, ``offset`` as ``dis``
-gives them and ``argrepr`` only where unveil reads it (operators, comparisons,
-intrinsics, 3.14's common constants and special methods; otherwise empty). Constants
-are never ``repr``'d: Dynamo's code holds tensors, modules and config dicts. A code
-object with an opcode this reader does not know (specialised, instrumented, a version
-whose tables it cannot find) is listed by ``dis`` instead, through the same record.
+A :class:`Raw` holds ``opname``, ``opcode`` (the number in that version), ``arg``,
+``argval``, ``offset`` as ``dis`` gives them and ``argrepr`` only where unveil reads it
+(operators, comparisons, intrinsics, 3.14's common constants and special methods;
+otherwise empty). Constants are never ``repr``'d: Dynamo's code holds tensors, modules and
+config dicts. A live code object with an opcode this reader does not know (specialised,
+instrumented) is listed by the running interpreter's ``dis`` instead, through the same
+record; in another version's code such an opcode is malformed input.
 """
 
 from __future__ import annotations
 
 import dis
-import opcode as _opcode
 import sys
 import weakref
 from types import CodeType
 from typing import Any, Generic, NamedTuple, TypeVar, cast
 
+from ..codeobj import code_version
 from ..errors import BadInputError
+from . import opcodes
 
 _T = TypeVar("_T")
 
@@ -41,80 +46,82 @@ class Raw(NamedTuple):
     offset: int
 
 
-# ---------------------------------------------------------------- the interpreter's tables
+# ---------------------------------------------------------------- each version's tables
 
-
-def _cache_counts() -> list[int] | None:
-    """Inline cache entries after each opcode (3.11+), or None where unknown."""
-    entries = getattr(_opcode, "_inline_cache_entries", None)
-    if VERSION < (3, 11):
-        return [0] * 256
-    if isinstance(entries, dict):  # 3.13+: by name
-        return [entries.get(name, 0) for name in dis.opname[:256]]
-    if isinstance(entries, list | tuple) and len(entries) >= 256:
-        return list(entries[:256])
-    return None
-
-
-def _names_of(table: str, key: int = 1) -> list[str]:
-    found = getattr(_opcode, table, None) or getattr(dis, table, None) or []
-    return [entry[key] if isinstance(entry, tuple) else str(entry) for entry in found]
-
-
-_CACHES = _cache_counts()
-_OPNAME = dis.opname
-_HAS_ARG = set(getattr(dis, "hasarg", ())) if VERSION >= (3, 12) else \
-    set(range(dis.HAVE_ARGUMENT, 256))
-_EXTENDED_ARG = dis.EXTENDED_ARG
-_INT_OVERFLOW = 2 ** 31
-# base opcodes only: a specialised or instrumented one (never in co_code) sends the code to dis
-_SPECIALISED = {name for names in getattr(_opcode, "_specializations", {}).values()
-                for name in names} | set(getattr(_opcode, "_specialized_instructions", ()))
-_KNOWN = {op for op in range(256) if not _OPNAME[op].startswith(("<", "INSTRUMENTED_"))
-          and _OPNAME[op] not in _SPECIALISED}
-_HAS_JREL, _HAS_JABS = set(dis.hasjrel), set(dis.hasjabs)
-_HAS_CONST, _HAS_NAME = set(dis.hasconst), set(dis.hasname)
-_HAS_LOCAL, _HAS_FREE, _HAS_COMPARE = set(dis.haslocal), set(dis.hasfree), set(dis.hascompare)
-_BACKWARD = {_opcode.opmap[n] for n in ("JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT")
-             + (("END_ASYNC_FOR",) if VERSION >= (3, 14) else ()) if n in _opcode.opmap}
-if VERSION < (3, 13):  # (the name test of 3.11/3.12's dis)
-    _BACKWARD = {op for op in range(256) if "JUMP_BACKWARD" in _OPNAME[op]}
-_JUMP_CACHES = VERSION >= (3, 12)  # jumps count from after their caches
-
-
-def _op(name: str) -> int:
-    return _opcode.opmap.get(name, -1)
-
-
-_LOAD_GLOBAL, _LOAD_ATTR, _LOAD_SUPER_ATTR = _op("LOAD_GLOBAL"), _op("LOAD_ATTR"), \
-    _op("LOAD_SUPER_ATTR")
-_PAIRS = {_op(n) for n in ("LOAD_FAST_LOAD_FAST", "LOAD_FAST_BORROW_LOAD_FAST_BORROW",
-                           "STORE_FAST_LOAD_FAST", "STORE_FAST_STORE_FAST")} - {-1}
-_FORMAT_VALUE, _CONVERT_VALUE = _op("FORMAT_VALUE"), _op("CONVERT_VALUE")
-_BINARY_OP = _op("BINARY_OP")
-_INTRINSIC_1, _INTRINSIC_2 = _op("CALL_INTRINSIC_1"), _op("CALL_INTRINSIC_2")
-_COMMON_CONSTANT, _LOAD_SPECIAL = _op("LOAD_COMMON_CONSTANT"), _op("LOAD_SPECIAL")
-_IS_OP, _CONTAINS_OP = _op("IS_OP"), _op("CONTAINS_OP")
-_NB_OPS = _names_of("_nb_ops")
-_INTRINSIC_1_NAMES = _names_of("_intrinsic_1_descs", 0)
-_INTRINSIC_2_NAMES = _names_of("_intrinsic_2_descs", 0)
-_SPECIAL_NAMES = _names_of("_special_method_names", 0)
-_COMMON_CONSTANTS = list(getattr(_opcode, "_common_constants", ()) or
-                         getattr(dis, "_common_constants", ()))
+# what an opcode's argument stands for, as the reading loop tests it (ints: fast to compare)
+(_PLAIN, _CONST, _NAME, _JUMP, _VARNAME, _CELLNAME, _LOCALSPLUS, _PAIR, _COMPARE, _FORMAT,
+ _CONVERT, _BINARY, _INTRINSIC_1, _INTRINSIC_2, _COMMON, _SPECIAL, _IS, _CONTAINS) = range(18)
+_KINDS = {"const": _CONST, "unknown": _CONST, "name": _NAME, "jump": _JUMP,
+          "varname": _VARNAME, "cellname": _CELLNAME, "localsplus": _LOCALSPLUS,
+          "local_pair": _PAIR, "compare": _COMPARE, "format_value": _FORMAT,
+          "convert_value": _CONVERT, "binary_op": _BINARY, "intrinsic1": _INTRINSIC_1,
+          "intrinsic2": _INTRINSIC_2, "common_constant": _COMMON, "special_method": _SPECIAL,
+          "is_op": _IS, "contains_op": _CONTAINS, "function_flags": _PLAIN}
 _FORMAT_CONVERTERS = (None, str, repr, ascii)
-_COMPARE_SHIFT = 5 if VERSION >= (3, 13) else 4 if VERSION >= (3, 12) else 0
+_INT_OVERFLOW = 2 ** 31
+
+
+class _Tables:
+    """One CPython version's opcode facts (its committed :mod:`.opcodes` table) in the form
+    the reading loop wants: lists by opcode, sets of opcodes."""
+
+    def __init__(self, version: tuple[int, int]) -> None:
+        t = opcodes.table(version)
+        self.version = version
+        self.opname = [t.name(op) for op in range(256)]
+        self.caches = [t.cache_entries.get(op, 0) for op in range(256)]
+        self.has_arg = t.has_arg
+        self.extended_arg = t.extended_arg
+        self.wraps = t.extended_arg_bits is not None  # (3.11+: a signed 32-bit argument)
+        self.localsplus = t.localsplus  # (3.11+: locals, cells and free variables, one list)
+        # base opcodes only: a specialised or instrumented one (never in a file, nor in
+        # co_code) sends a live code object to dis
+        self.known = frozenset(op for op in range(256) if t.opname[op] is not None
+                               and not t.opname[op].startswith("INSTRUMENTED_")  # type: ignore[union-attr]  # not None
+                               and t.deopt[op] == op)
+        self.kind = [_PLAIN] * 256
+        self.shift = [0] * 256
+        for op, rule in t.args.items():
+            if op < 256:
+                self.kind[op] = _KINDS[rule.kind]
+                self.shift[op] = rule.shift
+        self.jumps = {op: rule for op, rule in t.jumps.items() if op < 256}
+        self.bool_flag = next((r.bool_flag for r in t.args.values() if r.kind == "compare"), 0)
+        self.cmp_op = t.cmp_op
+        self.nb_ops = [symbol for _, symbol in t.nb_ops]
+        self.intrinsic1, self.intrinsic2 = t.intrinsic1, t.intrinsic2
+        self.common_constants = t.common_constants
+        self.special_names = t.special_method_names
+        #: every conditional jump (and/or, chained comparisons, if, while...)
+        self.conditional = frozenset(op for op in self.known if "_IF_" in self.opname[op])
+        #: the opcodes whose ``argrepr`` unveil reads (operators, comparisons...)
+        self.argrepr_read = frozenset(op for op in range(256) if self.kind[op] in (
+            _COMPARE, _BINARY, _INTRINSIC_1, _INTRINSIC_2, _COMMON, _SPECIAL, _IS, _CONTAINS))
+
+
+_TABLES: dict[tuple[int, int], _Tables] = {}
+
+
+def tables(version: tuple[int, int]) -> _Tables:
+    """The reader's tables of CPython ``version`` (BadInputError for one without)."""
+    known = _TABLES.get(version)
+    if known is None:
+        if version not in opcodes.SUPPORTED:
+            raise BadInputError(f"no opcode table for Python {version[0]}.{version[1]}: "
+                                "unveil reads the bytecode of Python 3.8-3.14")
+        known = _TABLES[version] = _Tables(version)
+    return known
+
+
+_HOST = tables(VERSION)
 
 
 # ---------------------------------------------------------------- reading
 
-# every conditional jump of every version (and/or, chained comparisons, if, while...)
-_CONDITIONAL = frozenset(op for op in _KNOWN if "_IF_" in _OPNAME[op])
-
-
 def branches(code: CodeType) -> bool:
     """Whether ``code`` has a conditional jump (without one there is no ``and``, ``or``
     or chained comparison in it)."""
-    return not _CONDITIONAL.isdisjoint(code.co_code[::2])
+    return not tables(code_version(code)).conditional.isdisjoint(code.co_code[::2])
 
 
 def qualname_constants(code: CodeType) -> set[int]:
@@ -125,7 +132,7 @@ def qualname_constants(code: CodeType) -> set[int]:
     listed = instructions(code)
     for ins, after in zip(listed, listed[1:], strict=False):
         if ins.opname == "LOAD_CONST" and isinstance(ins.argval, str) and (
-                (after.opname == "MAKE_FUNCTION" and VERSION < (3, 11))
+                (after.opname == "MAKE_FUNCTION" and code_version(code) < (3, 11))
                 or (after.opname == "STORE_NAME" and after.argval == "__qualname__")):
             found.add(cast(int, ins.arg))  # LOAD_CONST has an argument
     return found
@@ -143,16 +150,21 @@ def instructions(code: CodeType) -> list[Raw]:
     listed = _RECENT.get(code)
     if listed is not None:
         return list(listed)
+    t = tables(code_version(code))
     try:
-        result = _decode(code) if _CACHES is not None else None
+        result = _decode(code)
         if result is None:
+            if t is not _HOST or not isinstance(code, CodeType):
+                op = next(op for op in code.co_code[::2] if op not in t.known)
+                raise BadInputError(f"malformed bytecode in {where(code)}: opcode {op} is no "
+                                    f"instruction of Python {t.version[0]}.{t.version[1]}")
             result = _from_dis(code)
     except (IndexError, KeyError, ValueError) as exc:  # (an argument past its table)
         raise BadInputError(f"malformed bytecode in {where(code)}: an instruction's "
                             f"argument is out of range ({exc})") from None
     starts = {r.offset for r in result}
     for r in result:
-        if (r.opcode in _HAS_JREL or r.opcode in _HAS_JABS) and r.argval not in starts:
+        if r.opcode in t.jumps and r.argval not in starts:
             raise BadInputError(f"malformed bytecode in {where(code)}: the jump at offset "
                                 f"{r.offset} goes to offset {r.argval}, where no "
                                 "instruction starts")
@@ -187,17 +199,24 @@ _RECENT: RecentCodes[tuple[Raw, ...]] = RecentCodes()  # (code, its instructions
 
 
 def _decode(code: CodeType) -> list[Raw] | None:
-    """The listing, or None where the code holds an opcode this reader does not know."""
+    """The listing, with the tables of the code's version, or None where the code holds
+    an opcode this reader does not know."""
+    t = tables(code_version(code))
     raw = code.co_code
     consts, names = code.co_consts, code.co_names
-    if VERSION >= (3, 11):
-        local_name = code._varname_from_oparg  # type: ignore[attr-defined]  # CPython's private helper, 3.11+
-        free_name = local_name
-    else:
+    if not t.localsplus:  # (3.8-3.10)
         local_name = code.co_varnames.__getitem__
         free_name = (code.co_cellvars + code.co_freevars).__getitem__
-    caches = _CACHES
-    assert caches is not None
+    elif hasattr(code, "_varname_from_oparg"):  # (a live code object)
+        local_name = free_name = code._varname_from_oparg
+    else:  # (a code read from a file has its names; else they are in CPython's order)
+        names_plus = getattr(code, "co_localsplusnames", None) or (
+            *code.co_varnames, *(c for c in code.co_cellvars if c not in code.co_varnames),
+            *code.co_freevars)
+        local_name = free_name = names_plus.__getitem__
+    opname, caches, has_arg, known, kinds, shifts = \
+        t.opname, t.caches, t.has_arg, t.known, t.kind, t.shift
+    extended_arg, wraps = t.extended_arg, t.wraps
     out: list[Raw] = []
     append = out.append
     new = tuple.__new__  # (Raw(...) goes through a Python-level __new__)
@@ -208,70 +227,62 @@ def _decode(code: CodeType) -> list[Raw] | None:
             skip -= 1
             continue
         op = raw[offset]
-        if op not in _KNOWN:
+        if op not in known:
             return None
         skip = caches[op]
-        if op not in _HAS_ARG:
+        if op not in has_arg:
             extended = 0
-            append(new(Raw, (_OPNAME[op], op, None, None, "", offset)))
+            append(new(Raw, (opname[op], op, None, None, "", offset)))
             continue
         arg = raw[offset + 1] | extended
-        if op == _EXTENDED_ARG:
+        if op == extended_arg:
             extended = arg << 8
-            if extended >= _INT_OVERFLOW:
+            if wraps and extended >= _INT_OVERFLOW:
                 extended -= 2 * _INT_OVERFLOW
-            append(new(Raw, (_OPNAME[op], op, arg, arg, "", offset)))
+            append(new(Raw, (opname[op], op, arg, arg, "", offset)))
             continue
         extended = 0
         argval: Any = arg
         argrepr = ""
-        if op in _HAS_CONST:
+        kind = kinds[op]
+        if kind == _PLAIN:
+            pass
+        elif kind == _CONST:
             argval = consts[arg]
-        elif op in _HAS_NAME:
-            if op == _LOAD_GLOBAL and VERSION >= (3, 11) or op == _LOAD_ATTR and VERSION >= (3, 12):
-                argval = names[arg >> 1]
-            elif op == _LOAD_SUPER_ATTR:
-                argval = names[arg >> 2]
-            else:
-                argval = names[arg]
-        elif op in _HAS_JABS:
-            argval = arg * 2
-        elif op in _HAS_JREL:
-            argval = offset + 2 + (-arg if op in _BACKWARD else arg) * 2
-            if _JUMP_CACHES:
-                argval += 2 * skip
-        elif op in _PAIRS:
-            argval = (local_name(arg >> 4), local_name(arg & 15))
-        elif op in _HAS_LOCAL:
+        elif kind == _NAME:
+            argval = names[arg >> shifts[op]]
+        elif kind == _JUMP:
+            argval = t.jumps[op].target(offset, arg)
+        elif kind == _LOCALSPLUS or kind == _VARNAME:
             argval = local_name(arg)
-        elif op in _HAS_FREE:
+        elif kind == _CELLNAME:
             argval = free_name(arg)
-        elif op in _HAS_COMPARE:
-            argval = argrepr = dis.cmp_op[arg >> _COMPARE_SHIFT]
-            if VERSION >= (3, 13) and arg & 16:
+        elif kind == _PAIR:
+            argval = (local_name(arg >> 4), local_name(arg & 15))
+        elif kind == _COMPARE:
+            argval = argrepr = t.cmp_op[arg >> shifts[op]]
+            if arg & t.bool_flag:
                 argrepr = f"bool({argrepr})"
-        elif op == _FORMAT_VALUE:
+        elif kind == _FORMAT:
             argval = (_FORMAT_CONVERTERS[arg & 3], bool(arg & 4))
-        elif op == _CONVERT_VALUE:
+        elif kind == _CONVERT:
             argval = _FORMAT_CONVERTERS[arg]
-        elif op == _BINARY_OP:
-            argrepr = _NB_OPS[arg]
-        elif op == _INTRINSIC_1:
-            argrepr = _INTRINSIC_1_NAMES[arg]
-        elif op == _INTRINSIC_2:
-            argrepr = _INTRINSIC_2_NAMES[arg]
-        elif op == _COMMON_CONSTANT:
-            value = _COMMON_CONSTANTS[arg]
-            argrepr = value.__name__ if isinstance(value, type) else repr(value)
-        elif op == _LOAD_SPECIAL:
-            argrepr = _SPECIAL_NAMES[arg]
-        elif op == _IS_OP and VERSION >= (3, 14):
+        elif kind == _BINARY:
+            argrepr = t.nb_ops[arg]
+        elif kind == _INTRINSIC_1:
+            argrepr = t.intrinsic1[arg]
+        elif kind == _INTRINSIC_2:
+            argrepr = t.intrinsic2[arg]
+        elif kind == _COMMON:
+            argrepr = t.common_constants[arg]
+        elif kind == _SPECIAL:
+            argrepr = t.special_names[arg]
+        elif kind == _IS:
             argrepr = "is not" if arg else "is"
-        elif op == _CONTAINS_OP and VERSION >= (3, 14):
+        elif kind == _CONTAINS:
             argrepr = "not in" if arg else "in"
-        append(new(Raw, (_OPNAME[op], op, arg, argval, argrepr, offset)))
+        append(new(Raw, (opname[op], op, arg, argval, argrepr, offset)))
     return out
-
 
 
 class _Unshown:
@@ -299,10 +310,6 @@ def _shown(value: object) -> bool:
     return type(value) in _SHOWN
 
 
-_ARGREPR_READ = {_BINARY_OP, *_HAS_COMPARE, _INTRINSIC_1, _INTRINSIC_2, _COMMON_CONSTANT,
-                 _LOAD_SPECIAL} | ({_IS_OP, _CONTAINS_OP} if VERSION >= (3, 14) else set())
-
-
 def _from_dis(code: CodeType) -> list[Raw]:
     """The listing through ``dis`` itself, with stand-ins for constants other than literals
     and code objects (``argval`` is still the constant)."""
@@ -312,5 +319,5 @@ def _from_dis(code: CodeType) -> list[Raw]:
         if stand_ins else code
     back = {id(v): consts[k] for k, v in stand_ins.items()}
     return [Raw(i.opname, i.opcode, i.arg, back.get(id(i.argval), i.argval),
-                i.argrepr if i.opcode in _ARGREPR_READ else "", i.offset)
+                i.argrepr if i.opcode in _HOST.argrepr_read else "", i.offset)
             for i in dis.get_instructions(shown)]

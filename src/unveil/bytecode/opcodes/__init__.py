@@ -5,7 +5,7 @@ CPython X.Y itself (3.14: in Pyodide); tests/test_opcode_tables.py regenerates t
 installed interpreter and fails on drift. :func:`table` loads one as an :class:`OpcodeTable`:
 ``opcode``'s facts (names, the ``has*`` sets, inline cache sizes, binary-op and intrinsic
 names) plus the rules by which that version's ``dis`` computes ``argval`` (:class:`JumpRule`,
-:class:`ArgRule`), which :mod:`unveil.bytecode.decode` applies.
+:class:`ArgRule`), which :mod:`unveil.bytecode.listing` applies.
 """
 
 from __future__ import annotations
