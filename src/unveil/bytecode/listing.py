@@ -113,7 +113,9 @@ def tables(version: tuple[int, int]) -> _Tables:
     return known
 
 
-_HOST = tables(VERSION)
+#: the running interpreter's tables (None on a Python newer than every table: its live
+#: code objects are listed by its own dis)
+_HOST = tables(VERSION) if VERSION in opcodes.SUPPORTED else None
 
 
 # ---------------------------------------------------------------- reading
@@ -150,12 +152,14 @@ def instructions(code: CodeType) -> list[Raw]:
     listed = _RECENT.get(code)
     if listed is not None:
         return list(listed)
-    t = tables(code_version(code))
+    live = isinstance(code, CodeType)  # (else read from a file, of any version)
+    t = _HOST if live else tables(code_version(code))
     try:
-        result = _decode(code)
+        result = _decode(code, t) if t is not None else None
         if result is None:
-            if t is not _HOST or not isinstance(code, CodeType):
-                op = next(op for op in code.co_code[::2] if op not in t.known)
+            if not live:
+                assert t is not None
+                op = next((op for op in code.co_code[::2] if op not in t.known), -1)
                 raise BadInputError(f"malformed bytecode in {where(code)}: opcode {op} is no "
                                     f"instruction of Python {t.version[0]}.{t.version[1]}")
             result = _from_dis(code)
@@ -163,8 +167,9 @@ def instructions(code: CodeType) -> list[Raw]:
         raise BadInputError(f"malformed bytecode in {where(code)}: an instruction's "
                             f"argument is out of range ({exc})") from None
     starts = {r.offset for r in result}
+    jumps = t.jumps if t is not None else set(dis.hasjrel) | set(dis.hasjabs)
     for r in result:
-        if r.opcode in t.jumps and r.argval not in starts:
+        if r.opcode in jumps and r.argval not in starts:
             raise BadInputError(f"malformed bytecode in {where(code)}: the jump at offset "
                                 f"{r.offset} goes to offset {r.argval}, where no "
                                 "instruction starts")
@@ -198,10 +203,11 @@ class RecentCodes(Generic[_T]):
 _RECENT: RecentCodes[tuple[Raw, ...]] = RecentCodes()  # (code, its instructions)
 
 
-def _decode(code: CodeType) -> list[Raw] | None:
-    """The listing, with the tables of the code's version, or None where the code holds
-    an opcode this reader does not know."""
-    t = tables(code_version(code))
+def _decode(code: CodeType, t: _Tables | None = None) -> list[Raw] | None:
+    """The listing, with the tables ``t`` (by default the code's version's), or None where
+    the code holds an opcode this reader does not know."""
+    if t is None:
+        t = tables(code_version(code))
     raw = code.co_code
     consts, names = code.co_consts, code.co_names
     if not t.localsplus:  # (3.8-3.10)
@@ -310,6 +316,9 @@ def _shown(value: object) -> bool:
     return type(value) in _SHOWN
 
 
+_ARGREPR_READ = _HOST.argrepr_read if _HOST is not None else frozenset(dis.hascompare)
+
+
 def _from_dis(code: CodeType) -> list[Raw]:
     """The listing through ``dis`` itself, with stand-ins for constants other than literals
     and code objects (``argval`` is still the constant)."""
@@ -319,5 +328,5 @@ def _from_dis(code: CodeType) -> list[Raw]:
         if stand_ins else code
     back = {id(v): consts[k] for k, v in stand_ins.items()}
     return [Raw(i.opname, i.opcode, i.arg, back.get(id(i.argval), i.argval),
-                i.argrepr if i.opcode in _HOST.argrepr_read else "", i.offset)
+                i.argrepr if i.opcode in _ARGREPR_READ else "", i.offset)
             for i in dis.get_instructions(shown)]
