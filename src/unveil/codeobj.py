@@ -10,7 +10,7 @@ import enum
 import sys
 from collections.abc import Iterator
 from types import CodeType
-from typing import Literal, NamedTuple, TypeAlias
+from typing import Literal, NamedTuple, TypeAlias, TypeGuard
 
 #: the version of the running interpreter, (major, minor)
 HOST_VERSION: tuple[int, int] = (sys.version_info[0], sys.version_info[1])
@@ -67,6 +67,14 @@ def code_kind(code: CodeType) -> CodeKind:
     return "function"
 
 
+def is_code(value: object) -> TypeGuard[CodeType]:
+    """Is ``value`` a code object: a live one, or one read from a file of any version
+    (:class:`unveil.bytecode.portable.PortableCode`: the ``co_*`` fields and a
+    ``version``), which everything above ``bytecode/`` reads as it reads a live one?"""
+    return isinstance(value, CodeType) or (hasattr(value, "co_code")
+                                           and isinstance(getattr(value, "version", None), tuple))
+
+
 def code_version(code: CodeType) -> tuple[int, int]:
     """The CPython version whose compiler made ``code``: a code object read from another
     version's file says so (its ``version``); a live one is the running interpreter's."""
@@ -88,7 +96,7 @@ def iter_code_objects(code: CodeType, qualname: str | None = None) -> Iterator[C
     yield CodeEntry(qualname, code)
     kind = code_kind(code)
     for const in code.co_consts:
-        if not isinstance(const, CodeType):
+        if not is_code(const):
             continue
         child = getattr(const, "co_qualname", None)
         if child is None:  # 3.10: rebuild __qualname__ the way the compiler does

@@ -19,8 +19,8 @@ from .instructions import (
     read,
     retarget,
 )
-from .listing import LITERAL_TYPES, Raw, branches, instructions, qualname_constants
+from .listing import LITERAL_TYPES, Raw, branches, has_opcode, instructions, qualname_constants
 
 __all__ = ["CONDITIONAL_JUMPS", "HOST", "LITERAL_TYPES", "Bytecode", "Handler", "Instr", "Layout",
-           "Raw", "branches", "for_iter_exit", "instructions", "layout_of", "line_table", "qualname_constants",
+           "Raw", "branches", "for_iter_exit", "has_opcode", "instructions", "layout_of", "line_table", "qualname_constants",
            "read", "retarget"]

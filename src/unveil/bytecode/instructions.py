@@ -83,6 +83,9 @@ class Layout:
     #: everywhere. 3.14 folds it only where a value is computed: a test jumps on the
     #: opposite instead, so there ``if not a in b:`` and ``if a not in b:`` differ.
     folded_not_tests: bool
+    #: 3.11+ records each instruction's columns too (PEP 657): the compiler's copies of
+    #: code keep the position of what they copy, and written code has its own
+    positions: bool
 
     @staticmethod
     def of(version: tuple[int, int]) -> Layout:
@@ -93,7 +96,8 @@ class Layout:
                 version, cold_handlers=version >= (3, 12), else_after_body=version >= (3, 11),
                 copied_break_returns=version < (3, 11),
                 inlined_comprehensions=version >= (3, 12),
-                copied_loop_tests=version < (3, 14), folded_not_tests=version < (3, 14))
+                copied_loop_tests=version < (3, 14), folded_not_tests=version < (3, 14),
+                positions=version >= (3, 11))
         return known
 
 

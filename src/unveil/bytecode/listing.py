@@ -94,6 +94,8 @@ class _Tables:
         self.special_names = t.special_method_names
         #: every conditional jump (and/or, chained comparisons, if, while...)
         self.conditional = frozenset(op for op in self.known if "_IF_" in self.opname[op])
+        #: opcode numbers of sets of names (:func:`has_opcode`)
+        self.numbers: dict[tuple[str, ...], frozenset[int]] = {}
         #: the opcodes whose ``argrepr`` unveil reads (operators, comparisons...)
         self.argrepr_read = frozenset(op for op in range(256) if self.kind[op] in (
             _COMPARE, _BINARY, _INTRINSIC_1, _INTRINSIC_2, _COMMON, _SPECIAL, _IS, _CONTAINS))
@@ -119,6 +121,16 @@ _HOST = tables(VERSION) if VERSION in opcodes.SUPPORTED else None
 
 
 # ---------------------------------------------------------------- reading
+
+def has_opcode(code: CodeType, names: tuple[str, ...]) -> bool:
+    """Whether ``code`` may hold one of the instructions ``names`` (a quick test of its
+    bytes: every code unit starts with its opcode; an argument byte may match too)."""
+    t = tables(code_version(code))
+    wanted = t.numbers.get(names)
+    if wanted is None:
+        wanted = t.numbers[names] = frozenset(op for op in range(256) if t.opname[op] in names)
+    return not wanted.isdisjoint(code.co_code[::2])
+
 
 def branches(code: CodeType) -> bool:
     """Whether ``code`` has a conditional jump (without one there is no ``and``, ``or``

@@ -63,7 +63,7 @@ def join_localsplus(varnames: tuple[str, ...], cellvars: tuple[str, ...],
     return tuple(names), bytes(kinds)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)  # (no slots: the listing remembers code objects by weak reference)
 class PortableCode:
     """One code object of CPython :attr:`version`, with ``types.CodeType``'s field names.
 

@@ -15,7 +15,7 @@ from typing import Any, cast
 
 from .. import bytecode
 from .._io import write_atomic
-from ..codeobj import CodeFlag, code_kind, iter_code_objects
+from ..codeobj import CodeFlag, code_kind, is_code, iter_code_objects
 from ..errors import BadInputError, DecompilationError
 from .deep import with_room
 from .functions import (
@@ -45,8 +45,9 @@ LAMBDA_NAME = "lambda_"
 
 
 def code_of(obj: object) -> CodeType:
-    """The code object behind ``obj`` (function, method, generator, coroutine, code)."""
-    if isinstance(obj, CodeType):
+    """The code object behind ``obj`` (function, method, generator, coroutine, code, a code
+    object read from a file)."""
+    if is_code(obj):
         return obj
     if isinstance(obj, staticmethod | classmethod):
         obj = obj.__func__
@@ -335,7 +336,7 @@ def _class_as_written(cls: type) -> ast.stmt | None:
 def _same_methods(cls: type, body: CodeType) -> bool:
     """Do the functions defined in ``body`` still have the live class's bytecode (the
     source file was not edited since the class was made)?"""
-    codes = {c.co_name: c for c in body.co_consts if isinstance(c, CodeType)}
+    codes = {c.co_name: c for c in body.co_consts if is_code(c)}
     for value in vars(cls).values():
         func = getattr(value, "__func__", value)
         code = getattr(func, "__code__", None)
@@ -450,7 +451,7 @@ def recompile(code: CodeType, filename: str | None = None,
     testing it). ``header``: comment lines the source starts with;
     ``comments``: given a statement's first line, the comment (without ``#``) to end it
     with, or None."""
-    if not isinstance(code, CodeType):
+    if not is_code(code):
         code = code_of(code)
     return with_room(lambda: _recompile(code, filename, line_map, simplify, facts, header,
                                         comments, fixed, force_fallback), _named(code))

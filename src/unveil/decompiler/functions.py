@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import ast
 import copy
-import dis
 import sys
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
@@ -18,7 +17,7 @@ from typing import Any, cast
 
 from .. import bytecode
 from ..codeobj import COMPREHENSIONS as KINDS
-from ..codeobj import CodeFlag, code_kind, iter_code_objects
+from ..codeobj import CodeFlag, code_kind, is_code, iter_code_objects
 from ..errors import DecompilationError
 from .ir.exprs import Func, Iterator, Names
 from .ir.facts import EXPLICIT, ORIGIN, RETURNS, attach, fact
@@ -81,7 +80,7 @@ def all_names(code: CodeType) -> set[str]:
     names = set(code.co_varnames) | set(code.co_names) | set(code.co_cellvars) \
         | set(code.co_freevars)
     for c in code.co_consts:
-        if isinstance(c, CodeType):
+        if is_code(c):
             names |= all_names(c)
     return names
 
@@ -302,8 +301,7 @@ def docstring_of(code: CodeType) -> str | None:
     return None
 
 
-_DECLARING = frozenset(dis.opmap[n] for n in ("STORE_GLOBAL", "DELETE_GLOBAL", "STORE_DEREF",
-                                               "DELETE_DEREF") if n in dis.opmap)
+_DECLARING = ("STORE_GLOBAL", "DELETE_GLOBAL", "STORE_DEREF", "DELETE_DEREF")
 
 
 def declarations(code: CodeType, constants: Constants | None = None) -> list[ast.stmt]:
@@ -312,7 +310,7 @@ def declarations(code: CodeType, constants: Constants | None = None) -> list[ast
     known = constants.globals_for.get(id(code)) if constants is not None else None
     globals_: list[str] = list(known[1]) if known is not None and known[0] is code else []
     nonlocals: list[str] = []
-    if _DECLARING.isdisjoint(code.co_code[::2]):  # (every code unit starts with its opcode)
+    if not bytecode.has_opcode(code, _DECLARING):
         return [ast.Global(names=globals_)] if globals_ else []
     for ins in bytecode.instructions(code):
         if ins.opname in ("STORE_GLOBAL", "DELETE_GLOBAL") and ins.argval not in globals_:
@@ -482,11 +480,11 @@ def unbound_locals(code: CodeType, names: ScopeNames) -> list[str]:
 def _nested_global_reads(code: CodeType) -> set[str]:
     """Names the scopes nested in ``code`` read as globals."""
     out: set[str] = set()
-    todo = [c for c in code.co_consts if isinstance(c, CodeType)]
+    todo = [c for c in code.co_consts if is_code(c)]
     while todo:
         c = todo.pop()
         out.update(n for n in c.co_names if n not in c.co_varnames)
-        todo.extend(k for k in c.co_consts if isinstance(k, CodeType))
+        todo.extend(k for k in c.co_consts if is_code(k))
     return out
 
 
@@ -780,7 +778,7 @@ def _header_value(name: str | None, value: ast.expr) -> bool:
 def _name_ops(code: CodeType) -> dict[str, set[str]]:
     """{name: the opcodes that load, store or delete it} in ``code``'s own instructions."""
     ops: dict[str, set[str]] = {}
-    for ins in dis.get_instructions(code):
+    for ins in bytecode.instructions(code):
         if ins.opname.startswith(("LOAD_", "STORE_", "DELETE_")) and isinstance(ins.argval, str):
             ops.setdefault(ins.argval, set()).add(ins.opname)
     return ops

@@ -160,7 +160,7 @@ class Layout:
         ``return`` statement on the line of its ``if`` has columns of its own)."""
         block = self.cfg.blocks[bid]
         where = self.position(block.end - 1)
-        if not hasattr(self.bc.code, "co_positions") and any(
+        if not self.bc.layout.positions and any(
                 self.bc.instrs[self.cfg.blocks[p].end - 1].op in CONDITIONAL_JUMPS
                 and self.bc.instrs[self.cfg.blocks[p].end - 1].target != block.start
                 for p in block.preds):

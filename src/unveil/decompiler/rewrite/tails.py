@@ -322,7 +322,7 @@ def share_loop_exits(bc: Bytecode) -> Bytecode:
         new = new or list(instrs)
         if after:
             target = min(after)
-        elif line is not None or not hasattr(bc.code, "co_positions") \
+        elif line is not None or not bc.layout.positions \
                 and _out_of_order(instrs, start, len(instrs)):
             # (every way out of an endless loop is a copy, or, 3.10, of a ``for`` loop
             # whose ``else`` leaves, a copy on a line after all the code that follows:
@@ -422,7 +422,7 @@ def share_copied_exits(bc: Bytecode, lines: bool = False) -> Bytecode:
     value.
     """
     instrs = bc.instrs
-    clauses = not lines and not hasattr(bc.code, "co_positions")
+    clauses = not lines and not bc.layout.positions
     if sum(i.op == "RETURN_VALUE" for i in instrs) < 2:
         return bc
     entered = jumped_to(bc)
@@ -607,7 +607,7 @@ def share_implicit_returns(bc: Bytecode) -> Bytecode:
     # never written as a ``return``)
     if code_kind(bc.code) != "function":
         return bc
-    positions = hasattr(bc.code, "co_positions")  # (3.10: lines)
+    positions = bc.layout.positions  # (3.10: lines)
 
     def position(ins: Instr) -> object:
         return bc.position(ins) if positions else ins.line

@@ -1,0 +1,215 @@
+"""Another version's .pyc files, decompiled by this Python, checked by that version.
+
+The interpreter of CPython version V (pyenv's) compiles its own standard library (the
+selection of ``throughput.py``) to ``.pyc`` files; the running Python reads each file with
+``unveil.bytecode.pyc`` and decompiles its module code object (nested code included)
+without V; V then compiles each output and compares it with the file's code, per code
+object and per whole file (PyLingual's measure), with ``unveil.verify.oracle``. Reported:
+files decompiled, outputs V compiles, identical code objects and identical files, the
+decompile time against decompiling the same modules' own code on V, and the first errors.
+
+    PYTHONPATH=src python benchmarks/foreign_pyc.py --version 3.12 [--limit N] [--json F]
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import glob
+import json
+import marshal
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+from pathlib import Path
+
+SRC = str(Path(__file__).resolve().parent.parent / "src")
+if SRC not in sys.path:
+    sys.path.insert(0, SRC)
+
+import unveil  # noqa: E402
+from unveil.bytecode.pyc import read_pyc  # noqa: E402
+from unveil.errors import BadInputError, DecompilationError  # noqa: E402
+
+
+def interpreter(version: str) -> str:
+    """pyenv's CPython ``version`` (``3.12``)."""
+    root = subprocess.run(["pyenv", "root"], capture_output=True, text=True,
+                          check=True).stdout.strip()
+    found = sorted(glob.glob(f"{root}/versions/{version}.*/bin/python"))
+    if not found:
+        raise SystemExit(f"no CPython {version} under {root}/versions")
+    return found[-1]
+
+
+# ---------------------------------------------------------------- run by version V
+
+
+def _compile_stdlib(out: Path, limit: int | None) -> None:
+    """(V) Write a .pyc of each stdlib module under ``out``; list them in out/files.json."""
+    import importlib._bootstrap_external as ext
+    import sysconfig
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from throughput import stdlib_files
+
+    files = []
+    warnings.simplefilter("ignore")
+    for path in stdlib_files(Path(sysconfig.get_paths()["stdlib"]))[:limit]:
+        try:
+            source = path.read_bytes()
+            code = compile(source, str(path), "exec", dont_inherit=True)
+        except (SyntaxError, ValueError, UnicodeDecodeError):
+            continue
+        pyc = out / f"{len(files):04d}.pyc"
+        pyc.write_bytes(ext._code_to_timestamp_pyc(code, 0, len(source)))  # type: ignore[attr-defined]  # CPython's own writer
+        files.append([str(path), str(pyc)])
+    (out / "files.json").write_text(json.dumps(files))
+
+
+def _check(out: Path) -> None:
+    """(V) Compile each output and compare it with its file's code: out/checked.json."""
+    from unveil.codeobj import iter_code_objects
+    from unveil.verify.oracle import compare
+
+    results = []
+    warnings.simplefilter("ignore")
+    for path, pyc in json.loads((out / "files.json").read_text()):
+        text_path = Path(pyc + ".py")
+        original = marshal.loads(Path(pyc).read_bytes()[16:])
+        entries = list(iter_code_objects(original))
+        row = {"path": path, "codes": len(entries), "identical": 0, "compiles": False,
+               "file_identical": False}
+        if not text_path.exists():
+            results.append(row)
+            continue
+        try:
+            again = compile(text_path.read_text(encoding="utf-8"), original.co_filename, "exec",
+                            dont_inherit=True)
+        except (SyntaxError, ValueError) as exc:
+            row["error"] = f"does not compile: {exc}"
+            results.append(row)
+            continue
+        row["compiles"] = True
+        theirs = collections.defaultdict(list)
+        for entry in iter_code_objects(again):
+            theirs[entry.qualname].append(entry.code)
+        seen: collections.Counter[str] = collections.Counter()
+        first = None
+        for entry in entries:
+            k = seen[entry.qualname]
+            seen[entry.qualname] += 1
+            candidates = theirs.get(entry.qualname, [])
+            if k < len(candidates) and compare(entry.code, candidates[k], nested=False) is None:
+                row["identical"] += 1
+            elif first is None:
+                first = entry.qualname
+        row["file_identical"] = compare(original, again) is None
+        if first is not None:
+            row["first_different"] = first
+        results.append(row)
+    (out / "checked.json").write_text(json.dumps(results))
+
+
+def _own_time(out: Path) -> None:
+    """(V) Decompile the same modules' own code on V: out/own.json (seconds, and the files
+    whose text is the text decompiled here)."""
+    total = 0.0
+    same = []
+    for path, pyc in json.loads((out / "files.json").read_text()):
+        code = marshal.loads(Path(pyc).read_bytes()[16:])
+        t0 = time.perf_counter()
+        try:
+            text: str | None = unveil.decompile(code)
+        except Exception:  # noqa: BLE001 - (then no text to compare)
+            text = None
+        total += time.perf_counter() - t0
+        theirs = Path(pyc + ".py")
+        if text is not None and theirs.exists() and theirs.read_text(encoding="utf-8") == text:
+            same.append(path)
+    (out / "own.json").write_text(json.dumps({"seconds": total, "same_text": same}))
+
+
+# ---------------------------------------------------------------- run here
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--version", required=True, help="the files' CPython version (3.12)")
+    parser.add_argument("--limit", type=int, help="only the first N modules")
+    parser.add_argument("--json", help="write the numbers as JSON")
+    parser.add_argument("--worker", nargs=2, help=argparse.SUPPRESS)  # (run by version V)
+    args = parser.parse_args()
+    if args.worker:
+        step, out = args.worker
+        {"compile": _compile_stdlib, "check": _check, "own": _own_time}[step](
+            *((Path(out), args.limit) if step == "compile" else (Path(out),)))
+        return 0
+    python = interpreter(args.version)
+    env = dict(os.environ, PYTHONPATH=SRC, PYTHONHASHSEED="0")
+    here = f"{sys.version_info[0]}.{sys.version_info[1]}"
+
+    def worker(step: str, out: str) -> None:
+        extra = ["--limit", str(args.limit)] if args.limit else []
+        subprocess.run([python, __file__, "--version", args.version, *extra,
+                        "--worker", step, out], env=env, check=True)
+
+    with tempfile.TemporaryDirectory() as out:
+        worker("compile", out)
+        files = json.loads(Path(out, "files.json").read_text())
+        print(f"{len(files)} .pyc files of CPython {args.version}, decompiled by {here}",
+              flush=True)
+        errors: collections.Counter[str] = collections.Counter()
+        decompiled = 0
+        spent = 0.0
+        warnings.simplefilter("ignore")
+        for k, (_path, pyc) in enumerate(files):
+            data = Path(pyc).read_bytes()
+            t0 = time.perf_counter()
+            try:
+                _, code = read_pyc(data, pyc)
+                text = unveil.decompile(code)
+            except (DecompilationError, BadInputError, RecursionError) as exc:
+                errors[f"{type(exc).__name__}: {str(exc)[:90]}"] += 1
+                continue
+            finally:
+                spent += time.perf_counter() - t0
+            Path(pyc + ".py").write_text(text, encoding="utf-8")
+            decompiled += 1
+            if (k + 1) % 100 == 0:
+                print(f"  {k + 1} files, {spent:.1f} s", flush=True)
+        worker("check", out)
+        worker("own", out)
+        rows = json.loads(Path(out, "checked.json").read_text())
+        own_run = json.loads(Path(out, "own.json").read_text())
+    own, same_text = own_run["seconds"], len(own_run["same_text"])
+    codes = sum(r["codes"] for r in rows)
+    identical = sum(r["identical"] for r in rows)
+    compiling = sum(r["compiles"] for r in rows)
+    same_files = sum(r["file_identical"] for r in rows)
+    n = len(rows)
+    summary = {
+        "version": args.version, "host": here, "files": n, "decompiled": decompiled,
+        "compiling": compiling, "code_objects": codes, "identical_code_objects": identical,
+        "identical_files": same_files, "decompile_s": round(spent, 2),
+        "own_version_decompile_s": round(own, 2), "same_text_as_own_version": same_text,
+    }
+    print(f"files: {n}, decompiled {decompiled} ({100 * decompiled / max(n, 1):.1f}%), "
+          f"compiling {compiling} ({100 * compiling / max(n, 1):.1f}%)")
+    print(f"code objects: {codes}, identical {identical} ({100 * identical / max(codes, 1):.2f}%)")
+    print(f"whole files identical: {same_files} ({100 * same_files / max(n, 1):.1f}%)")
+    print(f"the same text as decompiling on {args.version} itself: {same_text} of {decompiled}")
+    print(f"decompile time here: {spent:.1f} s; the same files on {args.version} itself: "
+          f"{own:.1f} s ({spent / max(own, 1e-9):.2f}x)")
+    for message, count in errors.most_common(8):
+        print(f"  {count:4d}  {message}")
+    if args.json:
+        Path(args.json).write_text(json.dumps({**summary, "errors": dict(errors)}, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
