@@ -26,7 +26,8 @@ from types import CodeType
 from typing import TYPE_CHECKING, NoReturn, TextIO
 
 from . import __version__
-from .bytecode.pyc import python_of_magic
+from .bytecode import readable
+from .bytecode.pyc import MAGIC_NUMBERS, python_of_magic, read_pyc
 from .errors import BadInputError, DecompilationError
 
 if TYPE_CHECKING:
@@ -63,7 +64,9 @@ def _this_python() -> str:
 
 
 def load_pyc(path: str | os.PathLike[str]) -> CodeType:
-    """Read a .pyc of the running Python version; BadInputError (one sentence) otherwise."""
+    """Read a .pyc: of the running Python version with its marshal, of another version
+    unveil reads (:func:`unveil.bytecode.readable`) with ``unveil.bytecode.pyc``;
+    BadInputError (one sentence) otherwise."""
     name = str(path)
     try:
         data = Path(path).read_bytes()
@@ -88,6 +91,9 @@ def load_pyc(path: str | os.PathLike[str]) -> CodeType:
                 f"{name} was compiled by another build of Python {here} (magic {magic}) but "
                 f"this Python {here} uses magic {ours}; recompile it with this Python")
         supported = [f"{a}.{b}" for a, b in SUPPORTED]
+        known = MAGIC_NUMBERS.get(magic)
+        if known is not None and readable(known):
+            return read_pyc(data, name)[1]  # type: ignore[return-value]  # a code read from a file
         if version in supported:
             raise BadInputError(
                 f"{name} was compiled by Python {version} (magic {magic}) but this is "

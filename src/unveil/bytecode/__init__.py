@@ -17,10 +17,11 @@ from .instructions import (
     layout_of,
     line_table,
     read,
+    readable,
     retarget,
 )
 from .listing import LITERAL_TYPES, Raw, branches, has_opcode, instructions, qualname_constants
 
 __all__ = ["CONDITIONAL_JUMPS", "HOST", "LITERAL_TYPES", "Bytecode", "Handler", "Instr", "Layout",
            "Raw", "branches", "for_iter_exit", "has_opcode", "instructions", "layout_of", "line_table", "qualname_constants",
-           "read", "retarget"]
+           "read", "readable", "retarget"]

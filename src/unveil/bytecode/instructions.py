@@ -331,13 +331,19 @@ def line_table(code: CodeType) -> dict[int, int | None]:
 # ---------------------------------------------------------------- reading
 
 
+def readable(version: tuple[int, int]) -> bool:
+    """Can :func:`read` read the bytecode of CPython ``version`` here? 3.11-3.14 from any
+    Python; 3.10 only on 3.10 (its handlers come from simulating its block stack with its
+    own stack effects); 3.8/3.9 not yet (their ``try`` statements are instructions of their
+    own)."""
+    return (3, 11) <= version <= (3, 14) or version == VERSION
+
+
 def read(code: CodeType) -> Bytecode:
     """Read ``code`` into normalised instructions and handlers, by the rules of the
     version that compiled it (:func:`~unveil.codeobj.code_version`)."""
     version = code_version(code)
-    if version < (3, 10) or (version == (3, 10) and version != VERSION):
-        # (3.8/3.9's try statements are their own instructions; 3.10's handlers come from
-        # simulating its block stack with that version's own stack effects)
+    if not readable(version):
         raise DecompilationError(
             f"reading Python {version[0]}.{version[1]}'s bytecode needs Python "
             f"{version[0]}.{version[1]} itself for now (this is Python {VERSION[0]}.{VERSION[1]})",
