@@ -22,7 +22,7 @@ from ..errors import DecompilationError
 from .ir.exprs import Func, Iterator, Names
 from .ir.facts import EXPLICIT, ORIGIN, RETURNS, attach, fact
 from .ir.markers import ClassBuild
-from .ir.nodes import SCOPES, children, drop_implicit_returns, names_in, no_arguments
+from .ir.nodes import SCOPES, children, drop_implicit_returns, names_in, no_arguments, walk
 from .pipeline import Pipeline, Unit
 from .render.renderer import Renderer
 from .rewrite import patterns
@@ -350,11 +350,14 @@ class ScopeNames:
     nested: set[str]  # named inside its nested scopes (see ``_NESTED_SCOPES``)
 
 
-def scope_names(body: list[ast.stmt]) -> ScopeNames:
+def scope_names(body: list[ast.stmt], inlined: bool = bytecode.HOST.inlined_comprehensions
+                ) -> ScopeNames:
     """The names ``body`` uses, as a scope: its own (not the bodies of functions, classes
     and lambdas in it, whose decorators, defaults and bases belong to it), the names it
     binds (comprehension targets included, which 3.12+ inlines) and those its nested
-    scopes name."""
+    scopes name (``inlined``: list, set and dict comprehensions are not scopes of their
+    own, as in the code of 3.12+)."""
+    scopes = _NESTED_SCOPES if inlined else _NESTED_SCOPES + _COMPREHENSIONS
     ids: set[str] = set()
     declared: set[str] = set()
     bound: set[str] = set()
@@ -367,7 +370,7 @@ def scope_names(body: list[ast.stmt]) -> ScopeNames:
             if not isinstance(node.ctx, ast.Load):
                 bound.add(node.id)
             continue
-        if isinstance(node, _NESTED_SCOPES):
+        if isinstance(node, scopes):
             nested |= names_in([node])
             if isinstance(node, SCOPES):
                 if not isinstance(node, ast.Lambda):
@@ -418,7 +421,7 @@ def unused_free_variables(code: CodeType, body: list[ast.stmt],
                           names: ScopeNames | None = None) -> list[str]:
     """Free variables the body never names (hand-made bytecode, or reads only in code
     that cannot run), which a dead reference keeps free."""
-    names = names or scope_names(body)
+    names = names or scope_names(body, bytecode.layout_of(code).inlined_comprehensions)
     # (``super()`` reads ``__class__`` without naming it; Dynamo's code for a method keeps
     # the cell where the call went into the graph)
     candidates = [f for f in code.co_freevars if f.isidentifier() and (
@@ -536,11 +539,11 @@ def argument_count(code: CodeType) -> int:
         + bool(code.co_flags & CodeFlag.VARARGS) + bool(code.co_flags & CodeFlag.VARKEYWORDS)
 
 
-# scopes whose reads of a name make it a cell of the enclosing function (3.12 inlines
-# list, set and dict comprehensions; generator expressions stay functions), as the
-# running interpreter's compiler reads the output
-_NESTED_SCOPES: tuple[type[ast.AST], ...] = (*SCOPES, ast.GeneratorExp) + (
-    (ast.ListComp, ast.SetComp, ast.DictComp) if not bytecode.HOST.inlined_comprehensions else ())
+# scopes whose reads of a name make it a cell of the enclosing function: generator
+# expressions stay functions; list, set and dict comprehensions too before 3.12, which
+# inlines them
+_NESTED_SCOPES: tuple[type[ast.AST], ...] = (*SCOPES, ast.GeneratorExp)
+_COMPREHENSIONS: tuple[type[ast.AST], ...] = (ast.ListComp, ast.SetComp, ast.DictComp)
 
 
 def _scope_parts(node: ast.AST) -> list[ast.AST]:
@@ -568,18 +571,29 @@ def _cells_through_nested(code: CodeType, body: list[ast.stmt], names: list[str]
     scope = _body_table(code, body, names, bind=True)
     if scope is None:
         return set(names)  # cannot tell: keep the names as they are
-    return {n for n in names if any(_free_below(c, n) for c in scope.get_children())}
+    inlined = bytecode.layout_of(code).inlined_comprehensions
+    cells = {n for n in names if any(_free_below(c, n, inlined) for c in scope.get_children())}
+    if bytecode.HOST.inlined_comprehensions and not inlined:
+        # (code of 3.11 or before read by 3.12+, whose symtable has no scope for a
+        # comprehension: the code's version makes it a function, which reads the cell)
+        read = {n.id for s in body for node in walk(s) if isinstance(node, _COMPREHENSIONS)
+                for n in walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+        cells |= {n for n in names if n in read}
+    return cells
 
 
-def _free_below(table: Any, name: str) -> bool:
+def _free_below(table: Any, name: str, inlined: bool) -> bool:
     """Is ``name`` free in ``table`` or in a scope inside it that sees it from outside?
-    (3.12+ inlines list, set and dict comprehensions: their cells are the function's.)"""
+    (``inlined``: the code's version, 3.12+, inlines list, set and dict comprehensions:
+    their cells are the function's.)"""
     if name in table.get_identifiers():
-        if _symbol(table, name, "is_free"):
+        comprehension = table.get_name() in _INLINED
+        if _symbol(table, name, "is_free") and not (
+                comprehension and inlined and not bytecode.HOST.inlined_comprehensions):
             return True
-        if not bytecode.HOST.inlined_comprehensions or table.get_name() not in _INLINED:
+        if not inlined or not comprehension:
             return False
-    return any(_free_below(c, name) for c in table.get_children())
+    return any(_free_below(c, name, inlined) for c in table.get_children())
 
 
 _INLINED = ("listcomp", "setcomp", "dictcomp")
@@ -645,7 +659,7 @@ def function_def(code: CodeType, name: str, parent: CodeDecompiler | None = None
     if doc is not None:
         head.append(ast.Expr(value=ast.Constant(doc)))
     head.extend(declarations(code, dec.constants))
-    names = scope_names(body)
+    names = scope_names(body, bytecode.layout_of(code).inlined_comprehensions)
     unused = unused_free_variables(code, body, names)
     if unused:
         head.append(_dead_reference(unused))
@@ -742,7 +756,7 @@ def class_body(dec: CodeDecompiler, around: Collection[str] = ()) -> list[ast.st
         at = 1 if out and isinstance(out[0], ast.Expr) and isinstance(out[0].value, ast.Constant) \
             and isinstance(out[0].value.value, str) else 0
         out[at:at] = declared
-    names = scope_names(out)
+    names = scope_names(out, bytecode.layout_of(dec.code).inlined_comprehensions)
     # names the body reads and the original binds only in code that cannot run (the
     # handlers of an empty ``try``): bound nowhere, a function around the class would
     # hand them in as free variables

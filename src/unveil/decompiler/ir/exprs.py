@@ -191,6 +191,16 @@ class ExcMatch(Marker):
 # ---------------------------------------------------------------- construction helpers
 
 
+def set_items(values: frozenset[Any]) -> list[Any]:
+    """The items of a set constant in one order whatever the hash seed or the Python (the
+    source's order is not in the bytecode): sorted, or by ``repr`` where they do not
+    compare."""
+    try:
+        return sorted(values)
+    except TypeError:
+        return sorted(values, key=repr)
+
+
 def const(value: object) -> ast.expr:
     return ast.Constant(value=cast(Any, value))  # code constants: tuples, frozensets too
 

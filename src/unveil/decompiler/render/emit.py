@@ -22,6 +22,42 @@ except ImportError:  # pragma: no cover - depends on the version
     _Precedence = getattr(ast, "_Precedence", None)
 
 
+_ALL_QUOTES = ("'", '"', '"""', "'''")
+_MULTI_QUOTES = ('"""', "'''")
+
+
+def _literal(string: str, quote_types: tuple[str, ...] | list[str] = _ALL_QUOTES,
+             escape_special_whitespace: bool = False) -> tuple[str, list[str]]:
+    """The body of a string literal for ``string`` with as few escapes as can be, and the
+    quotes that may enclose it (the rules of 3.11's ``ast.unparse``)."""
+    def escape(c: str) -> str:
+        if not escape_special_whitespace and c in "\n\t":
+            return c
+        if c == "\\" or not c.isprintable():
+            return c.encode("unicode_escape").decode("ascii")
+        return c
+
+    escaped = "".join(map(escape, string))
+    possible = list(quote_types)
+    if "\n" in escaped:
+        possible = [q for q in possible if q in _MULTI_QUOTES]
+    possible = [q for q in possible if q not in escaped]
+    if not possible:  # (then the repr, in a quote it allows)
+        text = repr(string)
+        return text[1:-1], [next((q for q in quote_types if text[0] in q), text[0])]
+    if escaped:
+        possible.sort(key=lambda q: q[0] == escaped[-1])  # ('''"''' rather than """\"""")
+        if possible[0][0] == escaped[-1]:
+            escaped = escaped[:-1] + "\\" + escaped[-1]
+    return escaped, possible
+
+
+def _avoiding_backslashes(string: str) -> str:
+    """A string literal for ``string`` without a backslash where one can do without."""
+    body, quotes = _literal(string)
+    return f"{quotes[0]}{body}{quotes[0]}"
+
+
 def _bare_tuple(node: ast.expr | None) -> bool:
     return isinstance(node, ast.Tuple) and bool(node.elts) and not any(
         isinstance(e, ast.Starred) for e in node.elts)
@@ -37,6 +73,9 @@ if _Base is not None and _Precedence is not None:
             return None if comment is None else f" # type: {comment}"
 
         def _write_constant(self, value: Any) -> None:
+            if self._in_fstring and isinstance(value, str):
+                self.write(_avoiding_backslashes(value))
+                return
             if isinstance(value, int) and not isinstance(value, bool):
                 try:
                     repr(value)
@@ -69,23 +108,68 @@ if _Base is not None and _Precedence is not None:
                 return
             super().visit_Call(node)
 
+        _plain = False  # (writing an f-string: not checked again)
+        _in_fstring = False  # (writing an f-string's expression part: no backslashes)
+
         def visit_JoinedStr(self, node: ast.JoinedStr) -> None:
-            # older unparsers get some backslash and quote mixes in f-strings wrong: check
-            # the text parses back to the same string, else spell the f-string out
-            if getattr(self, "_plain", False):
-                super().visit_JoinedStr(node)
+            # every Python writes an f-string here as 3.11 does: quotes that differ from
+            # those around it, no backslash in an expression part (so the text is the
+            # same whatever Python decompiles, and compiles on 3.8 to 3.14); check the text
+            # parses back to the same string, else spell the f-string out
+            if self._plain:
+                self._joined_str(node)
                 return
             printer = _Printer()
             printer._plain = True
-            printer.traverse(node)
-            text = "".join(printer._source)
-            same = _same_code(text, node)
-            if same:
+            try:
+                printer.traverse(node)
+                text: str | None = "".join(printer._source)
+            except ValueError:  # (an expression part that needs a backslash)
+                text = None
+            if text is not None and _same_code(text, node):
                 self.write(text)
             else:
                 self.write("(")
                 self.traverse(_spelled_out(node))
                 self.write(")")
+
+        def _joined_str(self, node: ast.JoinedStr) -> None:
+            self.write("f")
+            if self._in_fstring:
+                self.write(_avoiding_backslashes(self._fstring_inner(node)))
+                return
+            parts = [(self._fstring_inner(v), isinstance(v, ast.Constant)) for v in node.values]
+            written: list[str] = []
+            quotes = list(_ALL_QUOTES)
+            for text, constant in parts:
+                text, allowed = _literal(text, quotes, escape_special_whitespace=constant)
+                written.append(text)
+                if set(allowed).isdisjoint(quotes):  # (no quote suits every part: repr's)
+                    quotes = ["'''"]
+                    written = [repr('"' + t)[2:-1] for t, _ in parts]
+                    break
+                quotes = allowed
+            self.write(f"{quotes[0]}{''.join(written)}{quotes[0]}")
+
+        def _fstring_inner(self, node: ast.expr) -> str:
+            if isinstance(node, ast.JoinedStr):  # (the f-string, or a format spec)
+                return "".join(self._fstring_inner(v) for v in node.values)
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                return node.value.replace("{", "{{").replace("}", "}}")
+            if isinstance(node, ast.FormattedValue):
+                inner = _Printer()
+                inner._plain = inner._in_fstring = True
+                inner.set_precedence(_Precedence.TEST.next(), node.value)
+                expr = inner.visit(node.value)
+                if "\\" in expr:
+                    raise ValueError("Unable to avoid backslash in f-string expression part")
+                text = "{" + (" " if expr.startswith("{") else "") + expr
+                if node.conversion != -1:
+                    text += f"!{chr(node.conversion)}"
+                if node.format_spec:
+                    text += ":" + self._fstring_inner(node.format_spec)
+                return text + "}"
+            raise ValueError(f"Unexpected node inside JoinedStr, {node!r}")
 
         def visit_BinOp(self, node: ast.BinOp) -> None:
             if isinstance(node.op, ast.Pow) and _negative_number(node.left):

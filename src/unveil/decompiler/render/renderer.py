@@ -32,6 +32,7 @@ from ..ir.exprs import (
     Special,
     UnpackItem,
     float_constant,
+    set_items,
 )
 from ..ir.facts import (
     AS_TESTED,
@@ -367,7 +368,7 @@ class Renderer:
         if kind is tuple:
             return ast.Tuple(elts=[self.literal(v) for v in value], ctx=ast.Load())
         if kind is frozenset:  # a set display where the compiler folds one (``in {1, 2}``)
-            elts = [self.literal(v) for v in _sorted(value)]
+            elts = [self.literal(v) for v in set_items(value)]
             if in_set and elts:
                 return ast.Set(elts=elts)
             exact = self.exact_constant(value) if self.exact_constant is not None else None
@@ -580,13 +581,6 @@ def _nameable(value: ast.expr) -> ast.expr:
     if isinstance(value, ast.Tuple) and any(isinstance(e, ast.Slice) for e in value.elts):
         return ast.Tuple(elts=[_nameable(e) for e in value.elts], ctx=ast.Load())
     return value
-
-
-def _sorted(values: frozenset[Any]) -> list[Any]:
-    try:
-        return sorted(values)
-    except TypeError:
-        return sorted(values, key=repr)
 
 
 def _copy_pos(new: ast.stmt, old: ast.stmt) -> ast.stmt:

@@ -156,7 +156,11 @@ def type_param_nodes(dec: Scope, params: list[TypeParam]) -> list[Any]:
     """``ast`` type parameters (``ast.TypeVar`` ...) with bounds and defaults."""
     out = []
     for p in params:
-        node_type = getattr(ast, p.kind)
+        node_type = getattr(ast, p.kind, None)
+        if node_type is None:  # (a 3.12+ file decompiled by an older Python)
+            raise DecompilationError(
+                "type parameters (PEP 695) are written with the ast of Python 3.12+; "
+                "decompile this file with Python 3.12 or newer", code_name=dec.qualname)
         fields: dict[str, Any] = {"name": p.pname}
         if p.kind == "TypeVar":
             fields["bound"] = _lazy(dec, p.bound) if p.bound is not None else None

@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 import dis
 import functools
-from typing import Any, cast
+from typing import cast
 
 from ...bytecode import Instr
 from ..ir.exprs import (
@@ -23,6 +23,7 @@ from ..ir.exprs import (
     const,
     is_stable,
     name,
+    set_items,
 )
 from ..ir.facts import KIND, SEQ, TARGETS, WRITES, attach, fact
 from ..ir.markers import ClassBuild, ImportItem, ImportValue
@@ -628,7 +629,7 @@ class Displays(Machine):
         target = self._container(ins.arg or 1)
         if isinstance(target, ast.Set):
             if isinstance(value, ast.Constant) and isinstance(value.value, frozenset):
-                target.elts.extend(const(v) for v in _frozenset_items(value.value))
+                target.elts.extend(const(v) for v in set_items(value.value))
             else:
                 target.elts.append(ast.Starred(value=value, ctx=ast.Load()))
         else:
@@ -739,10 +740,6 @@ class Displays(Machine):
             if i < len(items):
                 values.append(items[i])
         self.push(stamp(template_cls(values=values)))
-
-
-def _frozenset_items(value: frozenset[Any]) -> list[Any]:
-    return list(value)
 
 
 def _formatted(value: ast.expr, conversion: int, spec: ast.expr | None) -> ast.expr:

@@ -1,0 +1,135 @@
+"""Another version's bytecode, decompiled here: the text that version writes itself.
+
+For each other CPython 3.11-3.13 installed through pyenv, that interpreter compiles a
+sample of its own standard library and writes what unveil, run by it, makes of each
+module; this Python reads the same files (``unveil.bytecode.pyc``, never the other
+version's marshal) and must write the same text. (tests/test_cli.py has that interpreter
+compile such a text back to the file's bytecode; benchmarks/foreign_pyc.py measures it
+on whole standard libraries.) And what makes the text differ by host is written one way:
+f-strings as 3.11 writes them, set constants in sorted order.
+"""
+
+from __future__ import annotations
+
+import ast
+import glob
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+import unveil
+from unveil.bytecode.pyc import read_pyc
+from unveil.errors import DecompilationError
+
+HOST = sys.version_info[:2]
+ORACLE_HOSTS = ((3, 11), (3, 13))  # (two hosts show the host does not matter; CI time)
+SRC = str(Path(unveil.__file__).resolve().parent.parent)
+MODULES = ["argparse", "base64", "calendar", "dataclasses", "enum", "fractions", "functools",
+           "gettext", "json.decoder", "pathlib", "string", "textwrap", "typing", "zipfile"]
+
+# (run by the other version: its pyc files, and its own unveil's text, which it compiles)
+_OTHER = """
+import importlib.util, importlib._bootstrap_external as ext, json, sys, warnings
+from pathlib import Path
+import unveil
+warnings.simplefilter("ignore")
+out = Path(sys.argv[1])
+rows = []
+for name in json.loads(sys.argv[2]):
+    path = Path(importlib.util.find_spec(name).origin)
+    source = path.read_bytes()
+    code = compile(source, str(path), "exec", dont_inherit=True)
+    pyc = out / (name + ".pyc")
+    pyc.write_bytes(ext._code_to_timestamp_pyc(code, 0, len(source)))
+    text = unveil.decompile(code)
+    compile(text, str(path), "exec", dont_inherit=True)  # (the text compiles there)
+    rows.append([name, str(pyc), text])
+(out / "rows.json").write_text(json.dumps(rows))
+"""
+
+
+def _interpreters() -> list[tuple[tuple[int, int], str]]:
+    if sys.platform == "emscripten" or shutil.which("pyenv") is None:
+        return []
+    root = subprocess.run(["pyenv", "root"], capture_output=True, text=True).stdout.strip()
+    found = []
+    for version in ((3, 11), (3, 12), (3, 13)):
+        paths = sorted(glob.glob(f"{root}/versions/{version[0]}.{version[1]}.*/bin/python"))
+        if version != HOST and paths:
+            found.append((version, paths[-1]))
+    return found
+
+
+@pytest.mark.parametrize("version", [(3, 11), (3, 12), (3, 13)], ids=lambda v: f"{v[0]}.{v[1]}")
+def test_another_versions_files_read_as_that_version_writes_them(
+        version: tuple[int, int], tmp_path: Path) -> None:
+    if HOST not in ORACLE_HOSTS:
+        pytest.skip("the other versions' interpreters are asked on hosts 3.11 and 3.13 only")
+    python = dict(_interpreters()).get(version)
+    if python is None:
+        pytest.skip(f"CPython {version[0]}.{version[1]} is this Python, or not installed")
+    subprocess.run([python, "-c", _OTHER, str(tmp_path), json.dumps(MODULES)], check=True,
+                   env={**os.environ, "PYTHONPATH": SRC, "PYTHONHASHSEED": "0"})
+    rows = json.loads((tmp_path / "rows.json").read_text())
+    assert len(rows) == len(MODULES)
+    differ = []
+    for name, pyc, theirs in rows:
+        _, code = read_pyc(Path(pyc).read_bytes(), pyc)
+        assert code.version == version
+        try:
+            text = unveil.decompile(code)  # type: ignore[arg-type]  # a code read from a file
+        except DecompilationError as exc:
+            # (3.12+'s type parameters have no ast before 3.12: said in one sentence)
+            assert HOST < (3, 12) and "PEP 695" in str(exc), exc
+            continue
+        if text != theirs:
+            differ.append(name)
+    assert differ == []
+
+
+def _decompiled(source: str) -> str:
+    return unveil.decompile(compile(textwrap.dedent(source), "<t>", "exec"))
+
+
+def test_f_strings_are_written_as_3_11_writes_them_on_every_python() -> None:
+    """Quotes inside an expression part differ from the f-string's own (3.12+'s unparser
+    would reuse them, which only 3.12+ can read), and the text means the same."""
+    cases = {
+        "x = f\"{', '.join(a)}!\"\n": "x = f\"{', '.join(a)}!\"\n",
+        "x = f'{d[\"k\"]!r:>{w}}'\n": "x = f\"{d['k']!r:>{w}}\"\n",
+        "x = f'''{a}\"{b}'''\n": "x = f'{a}\"{b}'\n",
+        "x = f\"{f'{a}'} and {'b'}\"\n": "x = f\"{f'{a}'} and {'b'}\"\n",
+    }
+    for source, expected in cases.items():
+        text = _decompiled(source)
+        assert text == expected, (source, text)
+        for a, b, d, w in ((["p", "q"], 1, {"k": "v"}, 6), ([], "z", {"k": 0}, 2)):
+            mine: dict[str, object] = {"a": a, "b": b, "d": d, "w": w}
+            theirs = dict(mine)
+            exec(source, mine)  # noqa: S102 - the test's own code
+            exec(text, theirs)  # noqa: S102
+            assert mine["x"] == theirs["x"]
+        ast.parse(text, feature_version=(3, 8))
+
+
+def test_set_constants_are_written_in_one_order_whatever_the_hash_seed() -> None:
+    source = "def f(x):\n    return x in {'pear', 'fig', 'apple', 'kiwi'} or {'b', 'a', *x}\n"
+    texts = set()
+    for seed in ("1", "2", "3"):
+        done = subprocess.run(
+            [sys.executable, "-c", "import sys, unveil; print(unveil.decompile("
+             "compile(sys.argv[1], '<t>', 'exec')), end='')", source],
+            capture_output=True, text=True, env={**os.environ, "PYTHONPATH": SRC,
+                                                 "PYTHONHASHSEED": seed}, check=False)
+        if done.returncode != 0 and sys.platform == "emscripten":
+            pytest.skip("no subprocesses here")
+        assert done.returncode == 0, done.stderr
+        texts.add(done.stdout)
+    assert len(texts) == 1, texts
+    assert "{'apple', 'fig', 'kiwi', 'pear'}" in texts.pop()
