@@ -9,6 +9,10 @@ files decompiled, outputs V compiles, identical code objects and identical files
 decompile time against decompiling the same modules' own code on V, and the first errors.
 
     PYTHONPATH=src python benchmarks/foreign_pyc.py --version 3.12 [--limit N] [--json F]
+    PYTHONPATH=src python benchmarks/foreign_pyc.py --version 3.14 --stdlib /tmp/std314
+
+(3.14 runs in Pyodide: ``mkdir -p /tmp/std314 && unzip -qo
+.cache/pyodide/node_modules/pyodide/python_stdlib.zip -d /tmp/std314``.)
 """
 
 from __future__ import annotations
@@ -34,21 +38,26 @@ import unveil  # noqa: E402
 from unveil.bytecode.pyc import read_pyc  # noqa: E402
 from unveil.errors import BadInputError, DecompilationError  # noqa: E402
 
+REPO = Path(__file__).resolve().parent.parent
 
-def interpreter(version: str) -> str:
-    """pyenv's CPython ``version`` (``3.12``)."""
+
+def interpreter(version: str) -> list[str]:
+    """The command that runs CPython ``version`` (``3.12``): pyenv's, or for 3.14 Pyodide's
+    (``scripts/pyodide_python.mjs``, set up by ``scripts/test``)."""
+    if version == "3.14":
+        return ["node", str(REPO / "scripts" / "pyodide_python.mjs")]
     root = subprocess.run(["pyenv", "root"], capture_output=True, text=True,
                           check=True).stdout.strip()
     found = sorted(glob.glob(f"{root}/versions/{version}.*/bin/python"))
     if not found:
         raise SystemExit(f"no CPython {version} under {root}/versions")
-    return found[-1]
+    return [found[-1]]
 
 
 # ---------------------------------------------------------------- run by version V
 
 
-def _compile_stdlib(out: Path, limit: int | None) -> None:
+def _compile_stdlib(out: Path, limit: int | None, stdlib: str | None) -> None:
     """(V) Write a .pyc of each stdlib module under ``out``; list them in out/files.json."""
     import importlib._bootstrap_external as ext
     import sysconfig
@@ -58,7 +67,7 @@ def _compile_stdlib(out: Path, limit: int | None) -> None:
 
     files = []
     warnings.simplefilter("ignore")
-    for path in stdlib_files(Path(sysconfig.get_paths()["stdlib"]))[:limit]:
+    for path in stdlib_files(Path(stdlib or sysconfig.get_paths()["stdlib"]))[:limit]:
         try:
             source = path.read_bytes()
             code = compile(source, str(path), "exec", dont_inherit=True)
@@ -140,13 +149,17 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--version", required=True, help="the files' CPython version (3.12)")
     parser.add_argument("--limit", type=int, help="only the first N modules")
+    parser.add_argument("--stdlib", help="the version's standard library, where its own "
+                        "Python cannot list it (3.14 in Pyodide: python_stdlib.zip unzipped)")
     parser.add_argument("--json", help="write the numbers as JSON")
     parser.add_argument("--worker", nargs=2, help=argparse.SUPPRESS)  # (run by version V)
     args = parser.parse_args()
     if args.worker:
         step, out = args.worker
-        {"compile": _compile_stdlib, "check": _check, "own": _own_time}[step](
-            *((Path(out), args.limit) if step == "compile" else (Path(out),)))
+        if step == "compile":
+            _compile_stdlib(Path(out), args.limit, args.stdlib)
+        else:
+            {"check": _check, "own": _own_time}[step](Path(out))
         return 0
     python = interpreter(args.version)
     env = dict(os.environ, PYTHONPATH=SRC, PYTHONHASHSEED="0")
@@ -154,7 +167,9 @@ def main() -> int:
 
     def worker(step: str, out: str) -> None:
         extra = ["--limit", str(args.limit)] if args.limit else []
-        subprocess.run([python, __file__, "--version", args.version, *extra,
+        if args.stdlib:
+            extra += ["--stdlib", str(Path(args.stdlib).resolve())]
+        subprocess.run([*python, __file__, "--version", args.version, *extra,
                         "--worker", step, out], env=env, check=True)
 
     with tempfile.TemporaryDirectory() as out:
@@ -174,6 +189,9 @@ def main() -> int:
                 text = unveil.decompile(code)
             except (DecompilationError, BadInputError, RecursionError) as exc:
                 errors[f"{type(exc).__name__}: {str(exc)[:90]}"] += 1
+                continue
+            except Exception as exc:  # noqa: BLE001 - a crash: counted, and shown
+                errors[f"CRASH {type(exc).__name__}: {str(exc)[:90]}"] += 1
                 continue
             finally:
                 spent += time.perf_counter() - t0

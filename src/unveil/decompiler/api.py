@@ -15,7 +15,7 @@ from typing import Any, cast
 
 from .. import bytecode
 from .._io import write_atomic
-from ..codeobj import CodeFlag, code_kind, is_code, iter_code_objects
+from ..codeobj import CodeFlag, code_kind, code_version, is_code, iter_code_objects
 from ..errors import BadInputError, DecompilationError
 from .deep import with_room
 from .functions import (
@@ -600,7 +600,7 @@ def _compile_back(code: CodeType, kind: str, target: tuple[str, str], wrapped: a
 
 def _lost_cells(code: CodeType, found: CodeType, kind: str) -> list[str]:
     """Cells of ``code`` that ``found``, compiled back on its own, does not have."""
-    if kind not in ("function", "lambda") or sys.version_info < (3, 12):
+    if kind not in ("function", "lambda") or code_version(code) < (3, 12):
         return []
     have = set(found.co_cellvars)
     return [n for n in code.co_cellvars if n not in have and n.isidentifier()]
@@ -757,7 +757,7 @@ def _simplified(code: CodeType, stmts: list[ast.stmt], changed: list[bool],
 
 def _plain_super_calls(code: CodeType) -> bool:
     """Does ``code`` (3.12+) call the global ``super`` without any ``LOAD_SUPER_ATTR``?"""
-    if sys.version_info < (3, 12):
+    if code_version(code) < (3, 12):
         return False
     ops = [(i.opname, i.argval) for e in iter_code_objects(code)
            for i in bytecode.instructions(e.code)]

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import ast
 import copy
-import sys
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from types import CodeType
@@ -17,7 +16,7 @@ from typing import Any, cast
 
 from .. import bytecode
 from ..codeobj import COMPREHENSIONS as KINDS
-from ..codeobj import CodeFlag, code_kind, is_code, iter_code_objects
+from ..codeobj import CodeFlag, code_kind, code_version, is_code, iter_code_objects
 from ..errors import DecompilationError
 from .ir.exprs import Func, Iterator, Names
 from .ir.facts import EXPLICIT, ORIGIN, RETURNS, attach, fact
@@ -33,9 +32,6 @@ from .tidy.comprehensions import comprehension_from_code
 from .tidy.generics import alias_statement, generic_value, type_param_nodes
 from .tidy.idioms import annotation_expr, scope_value, tidy_scope
 from .translate.machine import Context
-
-VERSION = sys.version_info[:2]
-
 
 COMPREHENSIONS = {name: {"list": ast.ListComp, "set": ast.SetComp, "dict": ast.DictComp,
                          "gen": ast.GeneratorExp}[kind] for name, kind in KINDS.items()}
@@ -291,7 +287,7 @@ def _annotations(node: ast.expr | None, r: Renderer) -> dict[str, ast.expr]:
 def docstring_of(code: CodeType) -> str | None:
     if code.co_name in ("<lambda>", "<module>") or code.co_name in COMPREHENSIONS:
         return None
-    if VERSION >= (3, 14):
+    if code_version(code) >= (3, 14):
         if code.co_flags & CodeFlag.HAS_DOCSTRING and code.co_consts \
                 and isinstance(code.co_consts[0], str):
             return code.co_consts[0]
@@ -350,8 +346,7 @@ class ScopeNames:
     nested: set[str]  # named inside its nested scopes (see ``_NESTED_SCOPES``)
 
 
-def scope_names(body: list[ast.stmt], inlined: bool = bytecode.HOST.inlined_comprehensions
-                ) -> ScopeNames:
+def scope_names(body: list[ast.stmt], inlined: bool) -> ScopeNames:
     """The names ``body`` uses, as a scope: its own (not the bodies of functions, classes
     and lambdas in it, whose decorators, defaults and bases belong to it), the names it
     binds (comprehension targets included, which 3.12+ inlines) and those its nested

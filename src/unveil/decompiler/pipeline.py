@@ -104,7 +104,7 @@ class Pipeline:
         type-parameter scope's straight-line code, read for the markers it builds."""
         ir = Translator(cfg_mod.build(undo_copies(bc)), self.unit.context(False), []).run()
         try:
-            return tidy_raw(Structurer(ir).run())
+            return tidy_raw(Structurer(ir).run(), bc.layout.folded_not_tests)
         except Unstructurable as exc:
             raise DecompilationError(f"type parameter scope: {exc}",
                                      code_name=self.unit.qualname) from None
@@ -160,7 +160,7 @@ class Pipeline:
             # (nested code objects are tidied as they are decompiled)
             if self._branches is None:
                 self._branches = bytecode.branches(code)
-            raw = tidy_raw(raw, chains=self._branches)
+            raw = tidy_raw(raw, bc.layout.folded_not_tests, chains=self._branches)
             body = self.unit.renderer().body(raw)
             if code_kind(code) in ("module", "class") and not entry \
                     and stuck_returns(body) \

@@ -18,7 +18,6 @@ import itertools
 import math
 from typing import Any, ClassVar, Literal, TypeAlias, cast
 
-from ...bytecode import HOST
 from .facts import FLIPPED, KIND, SEQ, NameKind, attach, fact
 
 # ---------------------------------------------------------------- extra nodes
@@ -313,21 +312,22 @@ class Names:
 _INVERSE_CMP = {ast.Is: ast.IsNot, ast.IsNot: ast.Is, ast.In: ast.NotIn, ast.NotIn: ast.In}
 
 
-def negate(node: ast.expr) -> ast.expr:
+def negate(node: ast.expr, folded: bool) -> ast.expr:
     """``not node``, written as the compiler would fold it back: ``not not x`` is ``x``,
-    an ``is``/``in`` test flips (before 3.14), and ``not (not a or b)`` is
+    an ``is``/``in`` test flips (``folded``: the code's version folds ``not a in b`` in a
+    test, before 3.14, ``Layout.folded_not_tests``), and ``not (not a or b)`` is
     ``a and not b``."""
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
         return node.operand
     if isinstance(node, ast.Compare) and len(node.ops) == 1 \
             and type(node.ops[0]) in _INVERSE_CMP \
-            and (HOST.folded_not_tests or fact(node, FLIPPED, False)):
+            and (folded or fact(node, FLIPPED, False)):
         new: ast.expr = ast.Compare(left=node.left, ops=[_INVERSE_CMP[type(node.ops[0])]()],
                                     comparators=node.comparators)
         attach(new, flipped=not fact(node, FLIPPED, False))
-    elif isinstance(node, ast.BoolOp) and _cheaper_inside(node):
+    elif isinstance(node, ast.BoolOp) and _cheaper_inside(node, folded):
         op = ast.And() if isinstance(node.op, ast.Or) else ast.Or()
-        new = ast.BoolOp(op=op, values=[negate(v) for v in node.values])
+        new = ast.BoolOp(op=op, values=[negate(v, folded) for v in node.values])
     else:
         new = ast.UnaryOp(op=ast.Not(), operand=node)
     seq = fact(node, SEQ, None)
@@ -336,33 +336,33 @@ def negate(node: ast.expr) -> ast.expr:
     return new
 
 
-def operator_flips(node: ast.expr) -> bool:
+def operator_flips(node: ast.expr, folded: bool) -> bool:
     """Would ``negate`` change an ``is``/``in`` operator the bytecode holds? The compiler
     folds ``not (a in b)`` into ``a not in b``, so such a test jumping on true comes from
     ``if a in b: pass`` with an ``else``, not from a negation in the source. 3.14
     keeps ``not a in b`` in a test as written."""
-    return HOST.folded_not_tests and isinstance(node, ast.Compare) and len(node.ops) == 1 \
+    return folded and isinstance(node, ast.Compare) and len(node.ops) == 1 \
         and type(node.ops[0]) in _INVERSE_CMP and not fact(node, FLIPPED, False)
 
 
-def _restores_operator(node: ast.expr) -> bool:
+def _restores_operator(node: ast.expr, folded: bool) -> bool:
     """Would negating ``node`` give an ``is``/``in`` test a negation flipped its
     operator back (one inside an ``and``/``or`` that negation goes into)?"""
     if isinstance(node, ast.Compare):
         return fact(node, FLIPPED, False)
-    return isinstance(node, ast.BoolOp) and _cheaper_inside(node) \
-        and any(_restores_operator(v) for v in node.values)
+    return isinstance(node, ast.BoolOp) and _cheaper_inside(node, folded) \
+        and any(_restores_operator(v, folded) for v in node.values)
 
 
-def _cheaper_inside(node: ast.BoolOp) -> bool:
+def _cheaper_inside(node: ast.BoolOp, folded: bool) -> bool:
     """Does negating each operand take no more ``not`` than one around them all (and
     does some operand fold: ``not x``, an ``is``/``in`` test a negation flipped)? An
     ``is``/``in`` test as the bytecode has it does not: ``not (a is b and c)`` keeps
     its ``is``, ``a is not b or not c`` does not."""
     inside = 0
     folds = False
-    if any(_restores_operator(v) for v in node.values) and not any(
-            operator_flips(v) for v in node.values):
+    if any(_restores_operator(v, folded) for v in node.values) and not any(
+            operator_flips(v, folded) for v in node.values):
         return True  # (an ``is``/``in`` test inside gets the bytecode's operator back)
     for v in node.values:
         if isinstance(v, ast.UnaryOp) and isinstance(v.op, ast.Not):

@@ -68,7 +68,8 @@ def fold(bc: Bytecode, dec: Scope) -> Bytecode:
             apart = read_apart([instrs[k] for k in members
                                 if instrs[k].op == "LOAD_GLOBAL"
                                 or instrs[k].argval not in cells], dec.code)
-            keep_dropped_names(expr, reads=[], cells=cells, bound=own, apart=apart)
+            keep_dropped_names(expr, reads=[], cells=cells, bound=own, apart=apart,
+                               inlines=True)
         inside = {*range(start, build), *members}
         for k in inside:
             index_map[k] = len(out)
@@ -213,5 +214,5 @@ def _decompile_region(bc: Bytecode, build: int, loop_exit: int, members: list[in
     kind = _KINDS[bc.instrs[build].op]
     stmts = dec.region_statements(sub_bc, [ast.Name(id=".0", ctx=ast.Load())])
     node = comprehension_from_body(stmts, kind, ast.Name(id=".0", ctx=ast.Load()), ".0",
-                                   dec.qualname)
+                                   dec.qualname, folded=bc.layout.folded_not_tests)
     return node

@@ -665,7 +665,7 @@ class Structurer(LoopExits, IfEnds, Clauses, ClauseExits):
         as_tested = True
         if block.term.fall == else_t and then_t != else_t:
             # the compiler lays the ``if`` body out right after the test
-            test = negate(test)
+            test = negate(test, self.layout.folded_not_tests)
             then_t, else_t = else_t, then_t
             as_tested = False
         sub = replace(ctx, follow=merge_follow)
@@ -674,11 +674,11 @@ class Structurer(LoopExits, IfEnds, Clauses, ClauseExits):
         passed = as_tested and (written_pass(self.g.cfg, self.blocks.get(then_t), block)
                                 or written_jump(self.g.cfg, self.blocks.get(then_t), block, 4))
         if not then_body and else_body and not passed:
-            test = negate(test)
+            test = negate(test, self.layout.folded_not_tests)
             then_body, else_body = else_body, []
             as_tested = False
         elif not as_tested and then_body and not else_body \
-                and operator_flips(cast(ast.expr, block.term.test)) \
+                and operator_flips(cast(ast.expr, block.term.test), self.layout.folded_not_tests) \
                 and not isinstance(then_body[-1], ast.Raise):  # (nor ``assert a in b``)
             test = cast(ast.expr, block.term.test)  # (``if a in b: pass`` / ``else:``, as written)
             then_body, else_body = [], then_body
@@ -689,7 +689,7 @@ class Structurer(LoopExits, IfEnds, Clauses, ClauseExits):
         attach(node, line=block.term.line)
         if as_tested and len(then_body) == 1 and isinstance(then_body[0], ast.Continue) \
                 and (written_jump(self.g.cfg, self.blocks.get(then_t), block, 8)
-                     or operator_flips(test)) or passed:
+                     or operator_flips(test, self.layout.folded_not_tests)) or passed:
             # (``if a is None: continue``: the compiler folds ``not (a is None)``)
             attach(node, as_tested=True)
         out.append(node)
@@ -883,7 +883,7 @@ class Structurer(LoopExits, IfEnds, Clauses, ClauseExits):
             test = term.test
             assert test is not None
             if kind == "while_not":
-                test = negate(test)
+                test = negate(test, self.layout.folded_not_tests)
             stmts = self.seq_from_edge(h, body_start, sub, 0)
             node = ast.While(test=test, body=stmts or [ast.Pass()], orelse=[])
         else:

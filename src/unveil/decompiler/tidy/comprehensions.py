@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 from types import CodeType
+from typing import TypeAlias
 
 from ... import bytecode
 from ...bytecode import Instr
@@ -25,24 +26,27 @@ def comprehension_from_code(code: CodeType, stmts: list[ast.stmt],
     (``stmts``) and the iterable it is called on."""
     arg = code.co_varnames[0] if code.co_argcount else ".0"
     node = comprehension_from_body(stmts, KINDS[code.co_name], iterable, arg,
-                                   getattr(code, "co_qualname", code.co_name))
+                                   getattr(code, "co_qualname", code.co_name),
+                                   folded=bytecode.layout_of(code).folded_not_tests)
     gens = node.generators  # type: ignore[attr-defined]  # a comprehension node
     dropped = is_dropped(node)
+    inlines = bytecode.layout_of(code).inlined_comprehensions
     if dropped:
         # (the first iterable is evaluated outside, in the enclosing scope)
         outer = {id(n) for n in walk(gens[0].iter)}
         # (not reads in comprehensions inlined in it: where another one binds the same
         # name, 3.12+ takes those for reads of that local)
-        read = {n.id for n in _own_reads(node, inlined=False) if id(n) not in outer}
+        read = {n.id for n in _own_reads(node, inlines, inlined=False) if id(n) not in outer}
         # (a cell the kept part binds and a scope nested in it reads stays one)
-        kept = _own_targets(node) & _nested_names(node)
+        kept = _own_targets(node, inlines) & _nested_names(node, inlines)
         cells = [c for c in code.co_cellvars if c.isidentifier() and c not in kept]
         keep_dropped_names(
             node, reads=[f for f in code.co_freevars if f.isidentifier() and f not in read],
             cells=cells, bound=[*(v for v in code.co_varnames[code.co_argcount:]
                                   if v.isidentifier() and v not in code.co_cellvars),
                                 *cells],
-            apart=read_apart(bytecode.read(code).instrs, code) | set(code.co_freevars))
+            apart=read_apart(bytecode.read(code).instrs, code) | set(code.co_freevars),
+            inlines=inlines)
     if dropped and code.co_flags & (CodeFlag.ASYNC_GENERATOR | CodeFlag.COROUTINE) \
             and not _awaits(node):
         # the ``async for``/``await`` that made it asynchronous was dropped: the element
@@ -70,7 +74,7 @@ _DEREF_READS = frozenset({"LOAD_DEREF", "LOAD_CLASSDEREF", "LOAD_FROM_DICT_OR_DE
 
 
 def keep_dropped_names(node: ast.expr, *, reads: list[str], cells: list[str],
-                       bound: list[str], apart: set[str]) -> None:
+                       bound: list[str], apart: set[str], inlines: bool) -> None:
     """Make the dropped part of comprehension ``node`` (see :func:`is_dropped`) use the
     names the dropped code used, so that they keep their scopes: ``reads`` (free
     variables only it read) and a lambda reading ``cells`` (read by a scope nested in
@@ -96,19 +100,19 @@ def keep_dropped_names(node: ast.expr, *, reads: list[str], cells: list[str],
     # only where ``node`` itself neither reads it nor keeps it a cell)
     level = {t.id for g in gens for t in walk(g.target)
              if isinstance(t, ast.Name) and isinstance(t.ctx, ast.Store)}
-    read_here = {n.id for n in _own_reads(node)} | set(cells)
-    taken = level | {v for v in _own_targets(node) - level if v not in read_here}
+    read_here = {n.id for n in _own_reads(node, inlines)} | set(cells)
+    taken = level | {v for v in _own_targets(node, inlines) - level if v not in read_here}
     walrus = {n.target.id for n in walk(node)
               if isinstance(n, ast.NamedExpr)}
-    apart = apart | walrus | (_nested_names(node) - set(cells))
+    apart = apart | walrus | (_nested_names(node, inlines) - set(cells))
     loose = [v for v in bound if v not in taken]
     # (in the order of ``bound``, which is the order the locals are listed in: runs of
     # loop targets and of names an inlined comprehension binds)
     runs: list[tuple[bool, list[str]]] = []
     for v in loose:
-        if v in walrus and not (INLINED and v in apart):
+        if v in walrus and not (inlines and v in apart):
             continue
-        inlined = INLINED and v in apart
+        inlined = inlines and v in apart
         if runs and runs[-1][0] == inlined:
             runs[-1][1].append(v)
         else:
@@ -122,20 +126,21 @@ def keep_dropped_names(node: ast.expr, *, reads: list[str], cells: list[str],
             gens.append(loop)
 
 
-def _nested_names(node: ast.expr) -> set[str]:
+def _nested_names(node: ast.expr, inlines: bool) -> set[str]:
     """The names the scopes nested in comprehension ``node`` use from around them."""
+    scopes = _own_scopes(inlines)
     out: set[str] = set()
     todo: list[ast.AST] = [node]
     while todo:
         n = todo.pop()
-        if n is not node and isinstance(n, _OWN_SCOPES):
+        if n is not node and isinstance(n, scopes):
             # (but what the enclosing scope evaluates for it: the first iterable, the
             # defaults)
             outer = [n.generators[0].iter] if not isinstance(n, ast.Lambda) else [
                 d for d in (*n.args.defaults, *n.args.kw_defaults) if d is not None]
             skip = {id(x) for o in outer for x in walk(o)}
             # (not the names it binds itself: its loop targets, its parameters)
-            own = _own_targets(n) if not isinstance(n, ast.Lambda) else {
+            own = _own_targets(n, inlines) if not isinstance(n, ast.Lambda) else {
                 a.arg for a in ast.walk(n.args) if isinstance(a, ast.arg)}
             out.update(x.id for x in walk(n) if isinstance(x, ast.Name)
                        and id(x) not in skip and x.id not in own)
@@ -161,11 +166,13 @@ def _targets(names: list[str], ctx: ast.expr_context) -> ast.expr:
     return nodes[0] if len(nodes) == 1 else ast.Tuple(elts=nodes, ctx=ctx)
 
 
-def _own_reads(node: ast.expr, *, inlined: bool = True) -> list[ast.Name]:
+def _own_reads(node: ast.expr, inlines: bool, *, inlined: bool = True) -> list[ast.Name]:
     """The names comprehension ``node`` reads in its own scope, not where a
     comprehension inlined in it binds the same name (3.12+), nor in the scopes nested
     in it (but what it evaluates for them: a first iterable, defaults); with
-    ``inlined`` false, nothing of what an inlined comprehension evaluates in its loops."""
+    ``inlined`` false, nothing of what an inlined comprehension evaluates in its loops.
+    (``inlines``: the code's version inlines list, set and dict comprehensions.)"""
+    scopes = _own_scopes(inlines)
     out: list[ast.Name] = []
     todo: list[tuple[ast.AST, frozenset[str]]] = [(node, frozenset())]
     while todo:
@@ -174,35 +181,42 @@ def _own_reads(node: ast.expr, *, inlined: bool = True) -> list[ast.Name]:
             if isinstance(n.ctx, ast.Load) and n.id not in hidden:
                 out.append(n)
             continue
-        if n is not node and isinstance(n, _OWN_SCOPES):
+        if n is not node and isinstance(n, scopes):
             outer = [n.generators[0].iter] if not isinstance(n, ast.Lambda) else [
                 d for d in (*n.args.defaults, *n.args.kw_defaults) if d is not None]
             todo.extend((o, hidden) for o in outer)
             continue
         if n is not node and isinstance(n, ast.ListComp | ast.SetComp | ast.DictComp) \
-                and INLINED:
+                and inlines:
             first = n.generators[0].iter  # (read where the comprehension stands)
             todo.append((first, hidden))
             if inlined:
-                inner = hidden | _own_targets(n)
+                inner = hidden | _own_targets(n, inlines)
                 todo.extend((c, inner) for c in _children_but(n, first))
             continue
         todo.extend((c, hidden) for c in ast.iter_child_nodes(n))
     return out
 
 
-# 3.12+ inlines list, set and dict comprehensions: their loop targets are locals of the
-# code around them (PEP 709). (The running interpreter's: to be the code's own version.)
-INLINED = bytecode.HOST.inlined_comprehensions
-# comprehensions inside a comprehension that are scopes of their own
-_OWN_SCOPES: tuple[type[ast.GeneratorExp | ast.Lambda | ast.ListComp | ast.SetComp | ast.DictComp],
-                   ...] = (ast.GeneratorExp, ast.Lambda) + (
-    () if INLINED else (ast.ListComp, ast.SetComp, ast.DictComp))
+_Scope: TypeAlias = "ast.GeneratorExp | ast.Lambda | ast.ListComp | ast.SetComp | ast.DictComp"
 
 
-def _own_targets(node: ast.expr) -> set[str]:
+def _own_scopes(inlines: bool) -> tuple[type[_Scope], ...]:
+    """The comprehensions inside a comprehension that are scopes of their own: generator
+    expressions and lambdas, and list, set and dict comprehensions unless the code's
+    version inlines them (3.12+: their loop targets are locals of the code around them,
+    PEP 709)."""
+    return _SCOPES_INLINING if inlines else _SCOPES
+
+
+_SCOPES_INLINING: tuple[type[_Scope], ...] = (ast.GeneratorExp, ast.Lambda)
+_SCOPES: tuple[type[_Scope], ...] = (*_SCOPES_INLINING, ast.ListComp, ast.SetComp, ast.DictComp)
+
+
+def _own_targets(node: ast.expr, inlines: bool) -> set[str]:
     """The names the loops of comprehension ``node`` bind in its own scope (its loops
     and those of the comprehensions inlined in it)."""
+    scopes = _own_scopes(inlines)
     out: set[str] = set()
     todo: list[ast.AST] = [node]
     while todo:
@@ -210,7 +224,7 @@ def _own_targets(node: ast.expr) -> set[str]:
         if isinstance(n, ast.comprehension):  # (``x[i]``: ``i`` is read, not bound)
             out.update(t.id for t in walk(n.target) if isinstance(t, ast.Name)
                        and isinstance(t.ctx, ast.Store))
-        if n is node or not isinstance(n, _OWN_SCOPES):
+        if n is node or not isinstance(n, scopes):
             todo.extend(ast.iter_child_nodes(n))
     return out
 
@@ -233,7 +247,7 @@ def _is_false(test: ast.expr) -> bool:
 
 
 def comprehension_from_body(stmts: list[ast.stmt], kind: str, iterable: ast.expr,
-                            arg: str, where: str = "?") -> ast.expr:
+                            arg: str, where: str = "?", *, folded: bool) -> ast.expr:
     def fail(why: str) -> DecompilationError:
         return DecompilationError(f"comprehension not recognised: {why}", code_name=where)
 
@@ -278,7 +292,7 @@ def comprehension_from_body(stmts: list[ast.stmt], kind: str, iterable: ast.expr
         elif isinstance(node, ast.If) and node.orelse:
             # tests whose arms all end in nothing: a filter (a conditional expression)
             # before a body the compiler dropped behind a constant false condition
-            test = _passes([node])
+            test = _passes([node], folded)
             if not isinstance(test, ast.expr) or not _no_element(node):
                 raise fail("condition with else")
             generators[-1].ifs += [test, ast.Constant(False)]
@@ -287,7 +301,7 @@ def comprehension_from_body(stmts: list[ast.stmt], kind: str, iterable: ast.expr
         elif isinstance(node, ast.If):
             test = node.test
             if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-                test = negate(test.operand)  # ``not a not in b`` is ``a in b``
+                test = negate(test.operand, folded)  # ``not a not in b`` is ``a in b``
             generators[-1].ifs.append(test)
             inner = node.body
         elif isinstance(node, ast.Pass):
@@ -301,7 +315,7 @@ def comprehension_from_body(stmts: list[ast.stmt], kind: str, iterable: ast.expr
             if element is None:
                 raise fail("no element")
             break
-        inner = _continue_guards(inner)
+        inner = _continue_guards(inner, folded)
         while len(inner) > 1 and isinstance(inner[-1], ast.Continue):
             inner = inner[:-1]  # (a written ``continue`` kept at an arm's end: a no-op)
         while inner and _assigned_once(inner[0], kind, acc):
@@ -311,7 +325,7 @@ def comprehension_from_body(stmts: list[ast.stmt], kind: str, iterable: ast.expr
             generators.append(ast.comprehension(
                 target=bind.targets[0], iter=ast.List(elts=[bind.value], ctx=ast.Load()),
                 ifs=[], is_async=0))
-            inner = _continue_guards(inner)
+            inner = _continue_guards(inner, folded)
         if not inner:
             # (what followed it, the compiler dropped behind a constant false condition)
             inner = [ast.Pass()]
@@ -356,14 +370,14 @@ def _element(node: ast.stmt, kind: str, acc: str | None) -> tuple[ast.expr, ...]
     return None
 
 
-def _continue_guards(body: list[ast.stmt]) -> list[ast.stmt]:
+def _continue_guards(body: list[ast.stmt], folded: bool) -> list[ast.stmt]:
     """``if not c: continue`` followed by the rest is ``if c: <rest>``; so is any
     ``if``/``else`` whose arms only ``continue`` or fall through (a conditional
     expression as the filter: ``if (a if t else b)``)."""
     if len(body) >= 2 and isinstance(body[0], ast.If):
-        test = _passes([body[0]])
+        test = _passes([body[0]], folded)
         if isinstance(test, ast.expr):
-            return [ast.If(test=test, body=_continue_guards(body[1:]), orelse=[])]
+            return [ast.If(test=test, body=_continue_guards(body[1:], folded), orelse=[])]
     return body
 
 
@@ -374,13 +388,13 @@ def _no_element(node: ast.stmt) -> bool:
     return isinstance(node, ast.Pass | ast.Continue)
 
 
-def _passes(stmts: list[ast.stmt]) -> ast.expr | bool | None:
+def _passes(stmts: list[ast.stmt], folded: bool) -> ast.expr | bool | None:
     """When flow gets through ``stmts`` rather than ``continue``: an expression, always
     (True), never (False), or None when ``stmts`` do more than that."""
     if not stmts:
         return True
     if len(stmts) > 1:  # one guard after the other: all of them pass
-        first, rest = _passes(stmts[:1]), _passes(stmts[1:])
+        first, rest = _passes(stmts[:1], folded), _passes(stmts[1:], folded)
         if first is None or rest is None or rest is False:
             return None
         if first is False or rest is True:
@@ -395,7 +409,7 @@ def _passes(stmts: list[ast.stmt]) -> ast.expr | bool | None:
         return True
     if not isinstance(s, ast.If):
         return None
-    a, b = _passes(s.body), _passes(s.orelse)
+    a, b = _passes(s.body, folded), _passes(s.orelse, folded)
     if a is None or b is None:
         return None
     t = s.test
@@ -408,13 +422,13 @@ def _passes(stmts: list[ast.stmt]) -> ast.expr | bool | None:
     if a is True and b is False:
         return t
     if a is False and b is True:
-        return negate(t)
+        return negate(t, folded)
     if b is False:
         return ast.BoolOp(op=ast.And(), values=[t, a])  # type: ignore[list-item]  # a is an expression here
     if a is False:
-        return ast.BoolOp(op=ast.And(), values=[negate(t), b])  # type: ignore[list-item]  # b is an expression here
+        return ast.BoolOp(op=ast.And(), values=[negate(t, folded), b])  # type: ignore[list-item]  # b is an expression here
     if a is True:
         return ast.BoolOp(op=ast.Or(), values=[t, b])  # type: ignore[list-item]  # b is an expression here
     if b is True:
-        return ast.BoolOp(op=ast.Or(), values=[negate(t), a])
+        return ast.BoolOp(op=ast.Or(), values=[negate(t, folded), a])
     return ast.IfExp(test=t, body=a, orelse=b)

@@ -15,6 +15,7 @@ import re
 from types import CodeType
 from typing import Any, cast
 
+from ... import bytecode
 from ..ir.compare import Key, expr_key
 from ..ir.exprs import Shared, negate
 from ..ir.facts import (
@@ -46,19 +47,20 @@ from ..ir.nodes import (
 # ---------------------------------------------------------------- before rendering
 
 
-def tidy_raw(stmts: list[ast.stmt], chains: bool = True) -> list[ast.stmt]:
-    """``chains``: there may be ``and``s to read as chained comparisons."""
-    return _merge_return_copies([_raw_stmt(s, chains) for s in _asserts(stmts)])
+def tidy_raw(stmts: list[ast.stmt], folded: bool, chains: bool = True) -> list[ast.stmt]:
+    """``chains``: there may be ``and``s to read as chained comparisons; ``folded``: the
+    code's version folds ``not a in b`` in a test (see ``ir.exprs.negate``)."""
+    return _merge_return_copies([_raw_stmt(s, chains, folded) for s in _asserts(stmts, folded)])
 
 
-def _raw_stmt(s: ast.stmt, chains: bool) -> ast.stmt:
+def _raw_stmt(s: ast.stmt, chains: bool, folded: bool) -> ast.stmt:
     for field in ("body", "orelse", "finalbody"):
         value = getattr(s, field, None)
         if isinstance(value, list) and value and isinstance(value[0], ast.stmt):
-            setattr(s, field, tidy_raw(value, chains))
+            setattr(s, field, tidy_raw(value, folded, chains))
     if isinstance(s, ast.Try) or type(s).__name__ == "TryStar":
         for h in s.handlers:  # type: ignore[attr-defined]  # a Try or TryStar
-            h.body = tidy_raw(h.body, chains)
+            h.body = tidy_raw(h.body, folded, chains)
     if chains:
         _walk_exprs(s)
     if isinstance(s, ast.Assign) and len(s.targets) == 1:
@@ -162,10 +164,10 @@ def _augmented(target: ast.expr, value: ast.expr) -> ast.stmt | None:
     return ast.AugAssign(target=place, op=value.op, value=value.right)
 
 
-def _asserts(stmts: list[ast.stmt]) -> list[ast.stmt]:
+def _asserts(stmts: list[ast.stmt], folded: bool) -> list[ast.stmt]:
     out: list[ast.stmt] = []
     for s in stmts:
-        a = _assert_of(s)
+        a = _assert_of(s, folded)
         if a is None:
             # the builtin AssertionError raised with no test left (``assert False, msg``,
             # or a test the structure kept apart): ``raise AssertionError`` would look the
@@ -174,7 +176,7 @@ def _asserts(stmts: list[ast.stmt]) -> list[ast.stmt]:
             out.append(s if msg is None else ast.Assert(test=ast.Constant(False), msg=msg[0]))
         else:
             out.append(a)
-            out.extend(_asserts(s.orelse))  # type: ignore[attr-defined]  # an If
+            out.extend(_asserts(s.orelse, folded))  # type: ignore[attr-defined]  # an If
     return out
 
 
@@ -194,21 +196,21 @@ def _assertion_raised(r: ast.stmt) -> tuple[ast.expr | None] | None:
     return (msg,)
 
 
-def _assert_of(s: ast.stmt) -> ast.stmt | None:
+def _assert_of(s: ast.stmt, folded: bool) -> ast.stmt | None:
     if not isinstance(s, ast.If) or len(s.body) != 1:
         return None
     raised = _assertion_raised(s.body[0])
     if raised is None:
         return None
     msg = raised[0]
-    test = negate(s.test)
+    test = negate(s.test, folded)
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) \
             and isinstance(s.test, ast.BoolOp) and isinstance(s.test.op, ast.And):
         # ``if a and not b: raise AssertionError`` is ``if a: assert b`` (the test
         # cannot be negated as a whole without changing an ``is``/``in`` operator)
         first = s.test.values[:-1]
         guard = first[0] if len(first) == 1 else ast.BoolOp(op=ast.And(), values=first)
-        return ast.If(test=guard, body=[ast.Assert(test=negate(s.test.values[-1]), msg=msg)],
+        return ast.If(test=guard, body=[ast.Assert(test=negate(s.test.values[-1], folded), msg=msg)],
                       orelse=[])
     inner = s.test.operand if isinstance(s.test, ast.UnaryOp) \
         and isinstance(s.test.op, ast.Not) else None
@@ -217,7 +219,8 @@ def _assert_of(s: ast.stmt) -> ast.stmt | None:
         # ``if not (a or b): raise AssertionError`` whose ``a`` is an ``is``/``in``
         # test a negation flipped: ``if not a: assert b`` gives it its operator back
         rest = inner.values[:-1]
-        guard = negate(rest[0] if len(rest) == 1 else ast.BoolOp(op=ast.Or(), values=rest))
+        guard = negate(rest[0] if len(rest) == 1 else ast.BoolOp(op=ast.Or(), values=rest),
+                       folded)
         return ast.If(test=guard, body=[ast.Assert(test=inner.values[-1], msg=msg)],
                       orelse=[])
     return ast.Assert(test=test, msg=msg)
@@ -228,7 +231,10 @@ def _assert_of(s: ast.stmt) -> ast.stmt | None:
 
 def tidy(stmts: list[ast.stmt], code: CodeType | None = None,
          temps: set[str] | None = None) -> list[ast.stmt]:
-    body = _tidy_block(stmts, in_loop=False)
+    # (how the code's version folds ``not a in b``; without a code, this Python's)
+    folded = bytecode.layout_of(code).folded_not_tests if code is not None \
+        else bytecode.HOST.folded_not_tests
+    body = _tidy_block(stmts, folded, in_loop=False)
     slots = _conditional_values(body, set(code.co_varnames) if code is not None else set())
     if slots:
         temps = (temps or set()) | slots
@@ -452,12 +458,13 @@ def _names_any(stmts: list[ast.stmt], names: set[str]) -> bool:
     return any(isinstance(n, ast.Name) and n.id in names for s in stmts for n in walk(s))
 
 
-def _tidy_block(stmts: list[ast.stmt], in_loop: bool, loop_body: bool = False) -> list[ast.stmt]:
+def _tidy_block(stmts: list[ast.stmt], folded: bool, in_loop: bool,
+                loop_body: bool = False) -> list[ast.stmt]:
     if loop_body:
         stmts = _trim_trailing_continue(stmts)
     out: list[ast.stmt] = []
     for s in stmts:
-        out.extend(_tidy_stmt(s, in_loop))
+        out.extend(_tidy_stmt(s, folded, in_loop))
     if loop_body:
         out = _trim_trailing_continue(out)
     _drop_duplicated_tails(out)
@@ -596,16 +603,16 @@ def _cut_tail(body: list[ast.stmt], tail: list[ast.stmt], keep_one: bool) -> Non
     del body[-n:]
 
 
-def _tidy_stmt(s: ast.stmt, in_loop: bool) -> list[ast.stmt]:
+def _tidy_stmt(s: ast.stmt, folded: bool, in_loop: bool) -> list[ast.stmt]:
     if isinstance(s, ast.For | ast.AsyncFor | ast.While):
-        s.body = _tidy_block(s.body, True, loop_body=True) or [ast.Pass()]
-        s.orelse = _tidy_block(s.orelse, in_loop)
+        s.body = _tidy_block(s.body, folded, True, loop_body=True) or [ast.Pass()]
+        s.orelse = _tidy_block(s.orelse, folded, in_loop)
         return [s]
     if isinstance(s, ast.If):
-        s.body = _tidy_block(s.body, in_loop)
-        s.orelse = _tidy_block(s.orelse, in_loop)
+        s.body = _tidy_block(s.body, folded, in_loop)
+        s.orelse = _tidy_block(s.orelse, folded, in_loop)
         if _is_pass_only(s.body) and s.orelse and not fact(s, AS_TESTED, False):
-            s.test = negate(s.test)
+            s.test = negate(s.test, folded)
             s.body, s.orelse = s.orelse, []
         if not s.body:
             s.body = [ast.Pass()]
@@ -622,21 +629,21 @@ def _tidy_stmt(s: ast.stmt, in_loop: bool) -> list[ast.stmt]:
         return [s]
     if isinstance(s, ast.Match):
         for c in s.cases:
-            c.body = _tidy_block(c.body, in_loop) or [ast.Pass()]
+            c.body = _tidy_block(c.body, folded, in_loop) or [ast.Pass()]
         return _flat_match(s)
     if isinstance(s, ast.With | ast.AsyncWith):
-        s.body = _tidy_block(s.body, in_loop) or [ast.Pass()]
+        s.body = _tidy_block(s.body, folded, in_loop) or [ast.Pass()]
         if len(s.body) == 1 and type(s.body[0]) is type(s):
             inner = s.body[0]
             s.items = [*s.items, *inner.items]
             s.body = inner.body
         return [s]
     if isinstance(s, ast.Try):
-        s.body = _tidy_block(s.body, in_loop) or [ast.Pass()]
+        s.body = _tidy_block(s.body, folded, in_loop) or [ast.Pass()]
         for h in s.handlers:
-            h.body = _tidy_block(h.body, in_loop) or [ast.Pass()]
-        s.orelse = _tidy_block(s.orelse, in_loop)
-        s.finalbody = _tidy_block(s.finalbody, in_loop)
+            h.body = _tidy_block(h.body, folded, in_loop) or [ast.Pass()]
+        s.orelse = _tidy_block(s.orelse, folded, in_loop)
+        s.finalbody = _tidy_block(s.finalbody, folded, in_loop)
         _merge_nested_try(s)
         return [s]
     return [s]

@@ -123,6 +123,8 @@ class Translator:
         self.lowering = lowering
         self.bc = cfg.bc
         self.layout = Layout(cfg)
+        # (the code's version folds ``not a in b`` in a test: see ir.exprs.negate)
+        self.folded = cfg.bc.layout.folded_not_tests
         self.ctx = ctx
         self.ex = Executor(ctx)
         self.entry_stack = entry_stack or []
@@ -522,7 +524,7 @@ class Translator:
                 and then_o.targets[0] == else_o.targets[0]:
             join = then_o.targets[0]
             merged = merge_values(test, then_o.state.stack, else_o.state.stack,
-                                   term.fall == else_t)
+                                  term.fall == else_t, self.folded)
             if merged is not None and self._join_closed(join, _Members(joined, pending), then_o,
                                                         else_o, pending, region):
                 state.stack[:] = merged
@@ -537,7 +539,8 @@ class Translator:
         if then_o.kind == "exit" and else_o.kind == "exit" and then_o.test is not None \
                 and else_o.test is not None \
                 and (kept or self._one_expression(term, then_o, else_o)):
-            merged = merge_values(test, [then_o.test], [else_o.test], term.fall == else_t)
+            merged = merge_values(test, [then_o.test], [else_o.test], term.fall == else_t,
+                                  self.folded)
             if merged is not None:
                 # values left under the returned one are dropped with the frame; those
                 # the merged value computes need no name of their own
@@ -585,13 +588,14 @@ class Translator:
                                       and self.layout.constant_dropped(t2, other, term.src))
                 if self.layout.leads_to(other, e2, hops):
                     new = conditional(test, cast(ast.expr, then_o.test),  # (a branch's)
-                                      stamp(ast.Constant(False)), False) \
+                                      stamp(ast.Constant(False)), False, self.folded) \
                         if known else boolop(ast.And, test, cast(ast.expr, then_o.test))
                     return self._compound(new, t2, e2, state, then_o, kept, term, hops)
                 if self.layout.leads_to(other, t2, hops) and not kept:
                     new = conditional(test, cast(ast.expr, then_o.test),
-                                      stamp(ast.Constant(True)), False) \
-                        if known else boolop(ast.Or, negate(test), cast(ast.expr, then_o.test))
+                                      stamp(ast.Constant(True)), False, self.folded) \
+                        if known else boolop(ast.Or, negate(test, self.folded),
+                                             cast(ast.expr, then_o.test))
                     return self._compound(new, t2, e2, state, then_o, kept, term, hops)
         if else_o.kind == "branch" and then_o.kind == "goto" and else_o.absorbed:
             t2, e2 = else_o.targets
@@ -602,7 +606,7 @@ class Translator:
                     new = boolop(ast.Or, test, cast(ast.expr, else_o.test))
                     return self._compound(new, t2, e2, state, else_o, kept, term, hops)
                 if self.layout.leads_to(other, e2, hops) and not kept:
-                    new = boolop(ast.And, negate(test), cast(ast.expr, else_o.test))
+                    new = boolop(ast.And, negate(test, self.folded), cast(ast.expr, else_o.test))
                     return self._compound(new, t2, e2, state, else_o, kept, term, hops)
         if then_o.kind == "branch" and else_o.kind == "branch" and not kept \
                 and then_o.absorbed and else_o.absorbed \
@@ -622,10 +626,10 @@ class Translator:
             then_t2, else_t2 = ends
             then_v, else_v = then_o.test, else_o.test
             if then_t2 == else_t2[::-1]:
-                else_v = negate(else_v)
+                else_v = negate(else_v, self.folded)
             elif then_t2 != else_t2:
                 return None
-            new = conditional(test, then_v, else_v, term.fall == term.targets[1])
+            new = conditional(test, then_v, else_v, term.fall == term.targets[1], self.folded)
             # (its source is the then side's test: where both sides' branches start,
             # for a value folded around it that meets the conditional's targets)
             return (Term("branch", then_t2, test=new, line=term.line, src=then_o.src,
@@ -663,7 +667,7 @@ class Translator:
                 continue
             t_target, e_target = side.targets
             op = ast.And if popped else ast.Or
-            first = negate(test) if negated == (op is ast.And) else test
+            first = negate(test, self.folded) if negated == (op is ast.And) else test
             combined = boolop(op, first, t2)
             shared = Shared(combined)
             attach(shared, _seq=fact(combined, SEQ, None))
@@ -747,7 +751,7 @@ class Translator:
                 t2, e2 = (t2, other) if kind is ast.And else (other, e2)
                 if then_o.fall in (to, end):
                     then_o = replace(then_o, fall=other)
-            new = boolop(kind, test if kind is ast.And else negate(test),
+            new = boolop(kind, test if kind is ast.And else negate(test, self.folded),
                          cast(ast.expr, then_o.test))
             break
         else:

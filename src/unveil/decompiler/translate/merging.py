@@ -44,10 +44,11 @@ def same_stack(side: list[ast.expr], base: list[ast.expr], test: ast.expr | None
 
 
 def merge_values(test: ast.expr, then_stack: list[ast.expr], else_stack: list[ast.expr],
-                  else_first: bool = False) -> list[ast.expr] | None:
+                 else_first: bool, folded: bool) -> list[ast.expr] | None:
     """The stack where both sides of ``test`` meet, the top values merged; ``else_first``:
     the false side is laid out first, so a conditional expression has it as its body
-    (``a if c and not d else b`` tests ``c``, then ``d`` with a jump to ``b``)."""
+    (``a if c and not d else b`` tests ``c``, then ``d`` with a jump to ``b``);
+    ``folded``: see :func:`~..ir.exprs.negate`."""
     if len(then_stack) != len(else_stack) or not then_stack:
         return None
     for x, y in zip(then_stack[:-1], else_stack[:-1], strict=True):
@@ -65,15 +66,15 @@ def merge_values(test: ast.expr, then_stack: list[ast.expr], else_stack: list[as
     elif vf is test:
         value = boolop(ast.And, test, vt)
     else:
-        value = conditional(test, vt, vf, else_first)
+        value = conditional(test, vt, vf, else_first, folded)
     return [*then_stack[:-1], value]
 
 
 def conditional(test: ast.expr, then_v: ast.expr, else_v: ast.expr,
-                 else_first: bool) -> ast.expr:
+                else_first: bool, folded: bool) -> ast.expr:
     """``then_v if test else else_v``, with the arm laid out first as its body."""
     if else_first:
-        return stamp(ast.IfExp(test=negate(test), body=else_v, orelse=then_v))
+        return stamp(ast.IfExp(test=negate(test, folded), body=else_v, orelse=then_v))
     return stamp(ast.IfExp(test=test, body=then_v, orelse=else_v))
 
 
