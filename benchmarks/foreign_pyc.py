@@ -204,6 +204,8 @@ def main() -> int:
         rows = json.loads(Path(out, "checked.json").read_text())
         own_run = json.loads(Path(out, "own.json").read_text())
     own, same_text = own_run["seconds"], len(own_run["same_text"])
+    texts_differ = sorted({path for path, _ in files} - set(own_run["same_text"])
+                          - {r["path"] for r in rows if not r["compiles"]})
     codes = sum(r["codes"] for r in rows)
     identical = sum(r["identical"] for r in rows)
     compiling = sum(r["compiles"] for r in rows)
@@ -225,7 +227,11 @@ def main() -> int:
     for message, count in errors.most_common(8):
         print(f"  {count:4d}  {message}")
     if args.json:
-        Path(args.json).write_text(json.dumps({**summary, "errors": dict(errors)}, indent=1))
+        different = {r["path"]: r.get("first_different") or r.get("error")
+                     for r in rows if r["identical"] < r["codes"]}
+        Path(args.json).write_text(json.dumps({**summary, "errors": dict(errors),
+                                               "different": different,
+                                               "text_differs": texts_differ}, indent=1))
     return 0
 
 

@@ -104,3 +104,22 @@ def test_facts_are_declared_and_used() -> None:
                 attached.add(node.args[1].value)  # (counters kept with ``setattr``)
     assert attached <= set(facts.FACTS)
     assert set(facts.FACTS) - attached == set(), "declared but never attached"
+
+
+def test_the_decompilers_own_nodes_copy_with_their_fields() -> None:
+    """``copy.deepcopy`` of a body holding the decompiler's own nodes (3.14's annotation
+    marker, a stack slot) keeps them whole, on every Python: ``ast.AST``'s own reduce
+    before 3.14 builds them without their required arguments."""
+    import copy
+
+    from unveil.decompiler.ir.exprs import Slot
+    from unveil.decompiler.ir.markers import ExcMarker
+
+    marker = ExcMarker("annotate", ast.Name(id="f", ctx=ast.Load()), flag=True)
+    body = [marker, ast.Expr(value=Slot(3))]
+    again = copy.deepcopy(body)
+    assert isinstance(again[0], ExcMarker) and again[0] is not marker
+    assert (again[0].kind, again[0].flag, again[0].value.id) == ("annotate", True, "f")
+    assert again[0].value is not marker.value
+    assert isinstance(again[1].value, Slot) and again[1].value.index == 3
+    assert copy.copy(marker).kind == "annotate"

@@ -23,10 +23,19 @@ from .facts import FLIPPED, KIND, SEQ, NameKind, attach, fact
 # ---------------------------------------------------------------- extra nodes
 
 
+def rebuilt(cls: type[ast.AST]) -> ast.AST:
+    """An empty node of ``cls`` for ``copy`` to fill in: the decompiler's own nodes take
+    arguments that ``ast.AST``'s own ``__reduce__`` (before 3.14) does not give them."""
+    return cls.__new__(cls)
+
+
 class Marker(ast.expr):
     """Base of the decompiler's own expression nodes."""
 
     _fields: ClassVar[tuple[str, ...]] = ()
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return rebuilt, (type(self),), self.__dict__
 
 
 class Slot(Marker):

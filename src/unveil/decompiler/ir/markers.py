@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 from typing import Any, Literal, TypeAlias, TypeVar
 
-from .exprs import Func, Marker, Shared
+from .exprs import Func, Marker, Shared, rebuilt
 
 
 class ImportValue(Marker):
@@ -69,6 +69,9 @@ class ExcMarker(ast.stmt):
         self.kind: MarkerKind = kind
         self.value = value
         self.flag = flag
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return rebuilt, (type(self),), self.__dict__
 
 
 def is_marker(stmt: ast.stmt, kind: MarkerKind) -> bool:

@@ -158,9 +158,7 @@ def type_param_nodes(dec: Scope, params: list[TypeParam]) -> list[Any]:
     for p in params:
         node_type = getattr(ast, p.kind, None)
         if node_type is None:  # (a 3.12+ file decompiled by an older Python)
-            raise DecompilationError(
-                "type parameters (PEP 695) are written with the ast of Python 3.12+; "
-                "decompile this file with Python 3.12 or newer", code_name=dec.qualname)
+            raise _needs_pep_695(dec)
         fields: dict[str, Any] = {"name": p.pname}
         if p.kind == "TypeVar":
             fields["bound"] = _lazy(dec, p.bound) if p.bound is not None else None
@@ -173,8 +171,16 @@ def type_param_nodes(dec: Scope, params: list[TypeParam]) -> list[Any]:
     return out
 
 
+def _needs_pep_695(dec: Scope) -> DecompilationError:
+    return DecompilationError("type parameters and aliases (PEP 695) are written with the ast "
+                              "of Python 3.12+; decompile this file with Python 3.12 or newer",
+                              code_name=dec.qualname)
+
+
 def alias_statement(dec: Scope, target: ast.Name, alias: TypeAliasValue) -> ast.stmt:
     """``type NAME[params] = value``."""
+    if not hasattr(ast, "TypeAlias"):  # (a 3.12+ file decompiled by an older Python)
+        raise _needs_pep_695(dec)
     return ast.TypeAlias(name=ast.Name(id=target.id, ctx=ast.Store()),  # type: ignore[attr-defined, unused-ignore]  # 3.12+
                          type_params=type_param_nodes(dec, alias.params),
                          value=_lazy(dec, alias.value))
