@@ -22,7 +22,8 @@ pytestmark = pytest.mark.skipif(sys.version_info < (3, 10), reason="match needs 
 
 def stand_in(kind: str, *args: Any) -> Any:
     names = [f"a{i}" for i in range(len(args))]
-    node = ast.Expression(primitive(kind, [ast.Name(id=n, ctx=ast.Load()) for n in names]))
+    node = ast.Expression(primitive(kind, [ast.Name(id=n, ctx=ast.Load()) for n in names],
+                                    sys.version_info[:2]))  # (this Python runs it)
     code = compile(ast.fix_missing_locations(node), f"<{kind}>", "eval")
     return eval(code, {}, dict(zip(names, args, strict=True)))
 

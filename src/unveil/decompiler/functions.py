@@ -127,7 +127,7 @@ class CodeDecompiler:
                         make_class=self.make_class, make_alias=self.make_alias, constant=self.constants.reference,
                         exact_constant=self.constants.exact_reference, code_name=self.qualname,
                         private_owner=self.code.co_name if code_kind(self.code) == "class"
-                        else None)
+                        else None, version=code_version(self.code))
 
     def child(self, code: CodeType) -> CodeDecompiler:
         return CodeDecompiler(code, self.constants)

@@ -13,11 +13,12 @@ builtin types that set them.
 from __future__ import annotations
 
 import ast
-import sys
 from functools import cache
 
-# (what MATCH_CLASS calls a pattern's class when it is not one)
-_CLASS_WORD = "class" if sys.version_info >= (3, 12) else "type"
+
+def _class_word(version: tuple[int, int]) -> str:
+    """What MATCH_CLASS of CPython ``version`` calls a pattern's class when it is not one."""
+    return "class" if version >= (3, 12) else "type"
 
 # (``_raise(e)`` is ``(_ for _ in ()).throw(e)``: a raise as an expression)
 _SOURCES = {
@@ -107,14 +108,15 @@ KINDS = frozenset(_SOURCES)
 
 
 @cache
-def _parsed(kind: str) -> str:
-    source = _SOURCES[kind].strip().replace("CLASS_WORD", _CLASS_WORD)
+def _parsed(kind: str, word: str) -> str:
+    source = _SOURCES[kind].strip().replace("CLASS_WORD", word)
     return ast.unparse(ast.parse(source, mode="eval"))
 
 
-def primitive(kind: str, args: list[ast.expr]) -> ast.expr:
-    """``<stand-in for kind>(*args)``: an expression that does what the instruction does."""
-    func = ast.parse(_parsed(kind), mode="eval").body
+def primitive(kind: str, args: list[ast.expr], version: tuple[int, int]) -> ast.expr:
+    """``<stand-in for kind>(*args)``: an expression that does what the instruction of
+    CPython ``version`` does (its error messages too)."""
+    func = ast.parse(_parsed(kind, _class_word(version)), mode="eval").body
     return ast.Call(func=func, args=args, keywords=[])
 
 
@@ -125,4 +127,4 @@ def is_primitive(node: ast.AST) -> bool:
 
 @cache
 def _texts() -> frozenset[str]:
-    return frozenset(_parsed(k) for k in KINDS)
+    return frozenset(_parsed(k, w) for k in KINDS for w in ("class", "type"))

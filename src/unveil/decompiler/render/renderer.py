@@ -16,6 +16,7 @@ from collections.abc import Callable
 from types import CodeType
 from typing import Any, TypeAlias, cast
 
+from ...codeobj import HOST_VERSION
 from ...errors import DecompilationError
 from ..ir.exprs import (
     Cell,
@@ -72,8 +73,11 @@ class Renderer:
                  constant: Callable[[Any], ast.expr] | None = None,
                  code_name: str = "?", special_names: dict[int, str] | None = None,
                  exact_constant: Callable[[Any], ast.expr | None] | None = None,
-                 private_owner: str | None = None) -> None:
+                 private_owner: str | None = None,
+                 version: tuple[int, int] = HOST_VERSION) -> None:
         self.names = names
+        #: the CPython version of the code rendered (a primitive's error messages are its)
+        self.version = version
         #: the class whose body this is: ``def __f`` in it stores ``_Class__f``
         self.private_owner = private_owner
         self.slot_prefix = names.slot_prefix if slot_prefix is None else slot_prefix
@@ -489,7 +493,7 @@ class Renderer:
             args = [self.expr(a) for a in args]  # type: ignore[arg-type]  # a primitive's is set
             if node.kind == "match_class":
                 args.insert(2, ast.Constant(fact(node, COUNT, 0)))
-            return primitive(kind, args)
+            return primitive(kind, args, self.version)
         names = self.special_names
         if names is not None:
             if id(node) in names:
@@ -610,34 +614,6 @@ def _count_shared(stmts: list[ast.stmt], counts: dict[int, int]) -> None:
                     todo.append(v)
                 elif isinstance(v, list):
                     todo.extend(x for x in v if isinstance(x, ast.AST))
-
-
-def preview(stmt: ast.stmt, entry: list[ast.expr] | None = None) -> str:
-    """A comparable text of a statement, for matching copies made by the compiler;
-    values of its block's ``entry`` stack that only the interpreter has (a ``with``'s
-    exit) read as their place on it."""
-    if isinstance(stmt, ExcMarker):  # (the same in each copy of a clause's end)
-        value = "" if stmt.value is None else preview(ast.Expr(value=stmt.value), entry)
-        return f"<{stmt.kind} {value} {stmt.flag}>"
-    try:
-        r = Renderer(Names(set()), constant=lambda v: ast.Name(id=f"<const {id(v)}>",
-                                                                ctx=ast.Load()))
-        if entry:
-            r.special_names = {id(e): f"<entry {k}>" for k, e in enumerate(entry)
-                               if isinstance(e, Special)}
-        r.make_lambda = lambda f: ast.Name(id=f"<func {id(f.code)}>", ctx=ast.Load())
-        r.make_def = lambda f, n, d: ast.Pass()
-        rendered = r.stmt(stmt)
-    except DecompilationError:
-        return f"<unrenderable {id(stmt)}>"
-    if rendered is None:
-        return ""
-    try:
-        if isinstance(rendered, list):
-            return "\n".join(ast.dump(s) for s in rendered)
-        return ast.dump(rendered)
-    except ValueError:  # an int too long to print in decimal: the same as no other
-        return f"<unprintable {id(stmt)}>"
 
 
 def _renamed(temp: str, name: str) -> list[ast.stmt]:

@@ -26,7 +26,6 @@ what it raises.
 from __future__ import annotations
 
 import ast
-import sys
 from typing import Any, cast
 
 from ...errors import DecompilationError
@@ -34,8 +33,6 @@ from ..ir.blocks import IRBlock, IRGraph
 from ..ir.exprs import Names, Slot, Special
 from ..ir.facts import SPECIALS, attach, fact
 from ..ir.markers import ExcMarker, is_marker
-
-VERSION = sys.version_info[:2]
 
 STATE = "_state"
 
@@ -211,7 +208,7 @@ class Lowering:
         out: list[ast.stmt] = [ast.Assign(targets=[self.store(mgr)],
                                           value=cast(ast.expr, marker.value))]  # (the manager)
         out += special_lookup(mgr, klass, {"enter": enter_name, "exit": exit_name},
-                              bool(marker.flag))
+                              bool(marker.flag), self.g.cfg.bc.layout.version)
         unbound = any(x.kind == "exit_self" for x in specials)
         for sp in specials:
             if sp.kind == "exit":
@@ -355,22 +352,22 @@ def lower(graph: IRGraph, names: Names) -> tuple[list[ast.stmt], dict[int, str],
 
 
 def special_lookup(mgr: str, klass: str, targets: dict[str, str],
-                   is_async: bool) -> list[ast.stmt]:
+                   is_async: bool, version: tuple[int, int]) -> list[ast.stmt]:
     """``targets[part] = the manager's __enter__/__exit__`` (``part`` is ``enter`` or
     ``exit``; ``__aenter__``/``__aexit__`` for ``async with``), found on its type as the
     interpreter looks special methods up, and failing with the interpreter's error."""
     prefix = "a" if is_async else ""
     kind = "asynchronous context manager" if is_async else "context manager"
-    parts = ("exit", "enter") if VERSION >= (3, 14) else ("enter", "exit")
+    parts = ("exit", "enter") if version >= (3, 14) else ("enter", "exit")
     lines: list[str] = []
     for part in parts:
         name = f"__{prefix}{part}__"
-        if VERSION < (3, 11):
+        if version < (3, 11):
             error = f"AttributeError({name!r})"
         else:
-            detail = f" (missed {name} method)" if part == "exit" or VERSION >= (3, 14) else ""
+            detail = f" (missed {name} method)" if part == "exit" or version >= (3, 14) else ""
             type_name = f"{{type({mgr}).__name__}}"
-            if VERSION >= (3, 14):
+            if version >= (3, 14):
                 type_name = (f"{{type({mgr}).__name__ if type({mgr}).__module__ == 'builtins' "
                              f"else type({mgr}).__module__ + '.' + type({mgr}).__qualname__}}")
             error = (f"TypeError(f\"'{type_name}' object does not support the {kind} "
