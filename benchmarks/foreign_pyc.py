@@ -36,6 +36,7 @@ if SRC not in sys.path:
 
 import unveil  # noqa: E402
 from unveil.bytecode.pyc import read_pyc  # noqa: E402
+from unveil.codeobj import iter_code_objects  # noqa: E402
 from unveil.errors import BadInputError, DecompilationError  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
@@ -81,44 +82,19 @@ def _compile_stdlib(out: Path, limit: int | None, stdlib: str | None) -> None:
 
 def _check(out: Path) -> None:
     """(V) Compile each output and compare it with its file's code: out/checked.json."""
-    from unveil.codeobj import iter_code_objects
-    from unveil.verify.oracle import compare
+    from unveil.verify.foreign import compare_file
 
     results = []
-    warnings.simplefilter("ignore")
     for path, pyc in json.loads((out / "files.json").read_text()):
         text_path = Path(pyc + ".py")
-        original = marshal.loads(Path(pyc).read_bytes()[16:])
-        entries = list(iter_code_objects(original))
-        row = {"path": path, "codes": len(entries), "identical": 0, "compiles": False,
-               "file_identical": False}
         if not text_path.exists():
-            results.append(row)
+            codes = sum(1 for _ in iter_code_objects(marshal.loads(Path(pyc).read_bytes()[16:])))
+            results.append({"path": path, "codes": codes, "identical": 0, "compiles": False,
+                            "file_identical": False})
             continue
-        try:
-            again = compile(text_path.read_text(encoding="utf-8"), original.co_filename, "exec",
-                            dont_inherit=True)
-        except (SyntaxError, ValueError) as exc:
-            row["error"] = f"does not compile: {exc}"
-            results.append(row)
-            continue
-        row["compiles"] = True
-        theirs = collections.defaultdict(list)
-        for entry in iter_code_objects(again):
-            theirs[entry.qualname].append(entry.code)
-        seen: collections.Counter[str] = collections.Counter()
-        first = None
-        for entry in entries:
-            k = seen[entry.qualname]
-            seen[entry.qualname] += 1
-            candidates = theirs.get(entry.qualname, [])
-            if k < len(candidates) and compare(entry.code, candidates[k], nested=False) is None:
-                row["identical"] += 1
-            elif first is None:
-                first = entry.qualname
-        row["file_identical"] = compare(original, again) is None
-        if first is not None:
-            row["first_different"] = first
+        row = compare_file(Path(pyc).read_bytes(), text_path.read_text(encoding="utf-8"))
+        row["path"] = path
+        row["compiles"] = row["error"] is None
         results.append(row)
     (out / "checked.json").write_text(json.dumps(results))
 

@@ -151,6 +151,18 @@ def _other_interpreter() -> str | None:
     return None
 
 
+def _compiled_by(python: str, tmp_path: Path) -> Path:
+    """SOURCE_ALL compiled to a .pyc by ``python``."""
+    import subprocess
+
+    source = tmp_path / "sample.py"
+    source.write_text(SOURCE_ALL)
+    pyc = tmp_path / "sample.pyc"
+    subprocess.run([python, "-c", "import py_compile, sys; py_compile.compile(sys.argv[1], "
+                    "cfile=sys.argv[2], doraise=True)", str(source), str(pyc)], check=True)
+    return pyc
+
+
 def test_pyc_of_another_version_is_decompiled_and_that_version_compiles_it_the_same(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A .pyc of another version: decompiled here, without that version; the interpreter of
@@ -161,11 +173,7 @@ def test_pyc_of_another_version_is_decompiled_and_that_version_compiles_it_the_s
     other = _other_interpreter()
     if other is None:
         pytest.skip("no other CPython 3.11-3.13 installed through pyenv")
-    source = tmp_path / "sample.py"
-    source.write_text(SOURCE_ALL)
-    pyc = tmp_path / "sample.pyc"
-    subprocess.run([other, "-c", "import py_compile, sys; py_compile.compile(sys.argv[1], "
-                    "cfile=sys.argv[2], doraise=True)", str(source), str(pyc)], check=True)
+    pyc = _compiled_by(other, tmp_path)
     assert main(["decompile", str(pyc)]) == 0
     out = tmp_path / "out.py"
     out.write_text(capsys.readouterr().out)
@@ -179,6 +187,35 @@ def test_pyc_of_another_version_is_decompiled_and_that_version_compiles_it_the_s
                           text=True, env={**os.environ, "PYTHONPATH": src})
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "None", (done.stdout, out.read_text())
+
+
+def test_check_of_a_pyc_of_another_version_asks_that_version(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``unveil check FILE.pyc``: decompiled here, compiled back and compared by the
+    interpreter of the file's version (found, or given with --python)."""
+
+    require_decompiler()
+    other = _other_interpreter()
+    if other is None:
+        pytest.skip("no other CPython 3.11-3.13 installed through pyenv")
+    pyc = _compiled_by(other, tmp_path)
+    assert main(["check", str(pyc), "--python", other]) == 0
+    line = one_sentence(capsys.readouterr().out)
+    assert " code objects identical (the whole file) (checked by Python 3.1" in line
+    counted = line.split(": ", 1)[1].split(" code objects")[0].split(" of ")
+    assert counted[0] == counted[1] and int(counted[0]) >= 5, line
+    # (no interpreter of that version: one sentence saying what the check needs)
+    import unveil.verify.foreign as foreign
+
+    found = foreign.find_interpreter
+    try:
+        foreign.find_interpreter = lambda version: None  # type: ignore[assignment]  # a stand-in
+        assert main(["check", str(pyc)]) == 2
+    finally:
+        foreign.find_interpreter = found
+    line = one_sentence(capsys.readouterr().err)
+    assert line.startswith(f"unveil: checking {pyc} needs CPython 3.1") \
+        and line.endswith("pass --python PATH to one"), line
 
 
 @pytest.mark.parametrize(("magic", "expected"), [

@@ -289,7 +289,10 @@ def _seconds(text: str) -> float:
 
 def _configure_check(p: argparse.ArgumentParser) -> None:
     p.add_argument("targets", metavar="TARGET", nargs="+",
-                   help="file.py, directory or importable module name")
+                   help="file.py, file.pyc, directory or importable module name")
+    p.add_argument("--python", metavar="PATH",
+                   help="the interpreter of a .pyc's version, which compiles what was "
+                        "decompiled (default: pythonX.Y on the path, or pyenv's)")
     p.add_argument("-j", "--jobs", type=_positive_int, default=os.cpu_count() or 1,
                    help="worker processes (default: number of CPUs)")
     p.add_argument("--json", metavar="FILE", help="write the full report as JSON to FILE")
@@ -314,10 +317,55 @@ def _display(path: str) -> str:
     return path if rel.startswith("..") else rel
 
 
+def _check_pyc(path: str, python: str | None) -> tuple[str, bool, bool]:
+    """(the line to print, whether the output compiles, whether it is all identical) for
+    ``path``, decompiled here and compiled back by the interpreter of its version."""
+    import tempfile
+
+    import unveil
+
+    from .bytecode.pyc import read_header
+    from .verify.foreign import check_with, find_interpreter
+
+    code = load_pyc(path)
+    version = read_header(Path(path).read_bytes(), path).version
+    try:
+        text = unveil.decompile(code)
+    except DecompilationError as exc:
+        return f"{_display(path)}: failed: {exc}", False, False
+    here = sys.version_info[:2] == version
+    interpreter = python or (sys.executable if here else find_interpreter(version))
+    if interpreter is None:
+        raise BadInputError(
+            f"checking {path} needs CPython {version[0]}.{version[1]} to compile what was "
+            f"decompiled: pass --python PATH to one")
+    with tempfile.TemporaryDirectory() as tmp:
+        row = check_with(interpreter, Path(path), text, Path(tmp))
+    if row["error"] is not None:
+        return f"{_display(path)}: failed: {row['error']}", False, False
+    line = f"{_display(path)}: {row['identical']} of {row['codes']} code objects identical"
+    if row["file_identical"]:
+        line += " (the whole file)"
+    elif row["first_different"] is not None:
+        line += f"; the first that differs: {row['first_different']}"
+    return line + f" (checked by Python {version[0]}.{version[1]}: {interpreter})", True, \
+        row["identical"] == row["codes"]
+
+
 def _run_check(args: argparse.Namespace) -> int:
     from .verify.batch import check_targets
 
-    report = check_targets(args.targets, jobs=args.jobs, progress=not args.quiet,
+    pycs = [t for t in args.targets if t.endswith(".pyc")]
+    status = 0
+    for path in pycs:
+        line, compiles, same = _check_pyc(path, args.python)
+        sys.stdout.write(line + "\n")
+        if not compiles or (args.strict and not same):
+            status = 1
+    rest = [t for t in args.targets if not t.endswith(".pyc")]
+    if not rest:
+        return status
+    report = check_targets(rest, jobs=args.jobs, progress=not args.quiet,
                            timeout=args.timeout or None, exclude=args.exclude,
                            details=args.show_diffs)
     out = sys.stdout
@@ -350,7 +398,7 @@ def _run_check(args: argparse.Namespace) -> int:
             raise BadInputError(f"cannot write {args.json}: {exc.strerror or exc}") from None
     if report.failed or (args.strict and report.differs):
         return 1
-    return 0
+    return status
 
 
 # --------------------------------------------------------------------------- main
