@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import collections
-import glob
 import json
 import marshal
 import os
@@ -38,21 +37,22 @@ import unveil  # noqa: E402
 from unveil.bytecode.pyc import read_pyc  # noqa: E402
 from unveil.codeobj import iter_code_objects  # noqa: E402
 from unveil.errors import BadInputError, DecompilationError  # noqa: E402
+from unveil.verify.foreign import find_interpreter  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 
 
 def interpreter(version: str) -> list[str]:
-    """The command that runs CPython ``version`` (``3.12``): pyenv's, or for 3.14 Pyodide's
+    """The command that runs CPython ``version`` (``3.12``): the one
+    ``unveil.verify.foreign.find_interpreter`` finds, or for 3.14 Pyodide's
     (``scripts/pyodide_python.mjs``, set up by ``scripts/test``)."""
     if version == "3.14":
         return ["node", str(REPO / "scripts" / "pyodide_python.mjs")]
-    root = subprocess.run(["pyenv", "root"], capture_output=True, text=True,
-                          check=True).stdout.strip()
-    found = sorted(glob.glob(f"{root}/versions/{version}.*/bin/python"))
-    if not found:
-        raise SystemExit(f"no CPython {version} under {root}/versions")
-    return [found[-1]]
+    major, _, minor = version.partition(".")
+    found = find_interpreter((int(major), int(minor)))
+    if found is None:
+        raise SystemExit(f"no CPython {version} found (pyenv's, or python{version} on the path)")
+    return [found]
 
 
 # ---------------------------------------------------------------- run by version V

@@ -135,19 +135,17 @@ class C(OD):
 
 
 def _other_interpreter() -> str | None:
-    """pyenv's CPython of a version other than this one that unveil reads (3.11-3.13)."""
-    import glob
-    import shutil
-    import subprocess
+    """A CPython of a version other than this one that unveil reads (3.12, else 3.13 or
+    3.11), as ``unveil check`` finds one."""
+    from unveil.verify.foreign import find_interpreter
 
-    if sys.platform == "emscripten" or shutil.which("pyenv") is None:
+    if sys.platform == "emscripten":
         return None
-    root = subprocess.run(["pyenv", "root"], capture_output=True, text=True).stdout.strip()
-    for version in ("3.12", "3.13", "3.11"):
-        if version != HERE:
-            found = sorted(glob.glob(f"{root}/versions/{version}.*/bin/python"))
-            if found:
-                return found[-1]
+    for version in ((3, 12), (3, 13), (3, 11)):
+        if version != sys.version_info[:2]:
+            found = find_interpreter(version)
+            if found is not None:
+                return found
     return None
 
 

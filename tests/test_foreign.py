@@ -12,10 +12,8 @@ f-strings as 3.11 writes them, set constants in sorted order.
 from __future__ import annotations
 
 import ast
-import glob
 import json
 import os
-import shutil
 import subprocess
 import sys
 import textwrap
@@ -26,6 +24,7 @@ import pytest
 import unveil
 from unveil.bytecode.pyc import read_pyc
 from unveil.errors import DecompilationError
+from unveil.verify.foreign import find_interpreter
 
 HOST = sys.version_info[:2]
 ORACLE_HOSTS = ((3, 11), (3, 13))  # (two hosts show the host does not matter; CI time)
@@ -55,15 +54,10 @@ for name in json.loads(sys.argv[2]):
 
 
 def _interpreters() -> list[tuple[tuple[int, int], str]]:
-    if sys.platform == "emscripten" or shutil.which("pyenv") is None:
+    if sys.platform == "emscripten":
         return []
-    root = subprocess.run(["pyenv", "root"], capture_output=True, text=True).stdout.strip()
-    found = []
-    for version in ((3, 11), (3, 12), (3, 13)):
-        paths = sorted(glob.glob(f"{root}/versions/{version[0]}.{version[1]}.*/bin/python"))
-        if version != HOST and paths:
-            found.append((version, paths[-1]))
-    return found
+    found = [(v, find_interpreter(v)) for v in ((3, 11), (3, 12), (3, 13)) if v != HOST]
+    return [(v, path) for v, path in found if path is not None]
 
 
 @pytest.mark.parametrize("version", [(3, 11), (3, 12), (3, 13)], ids=lambda v: f"{v[0]}.{v[1]}")

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import inspect
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -28,14 +27,13 @@ import pytest
 from unveil.bytecode import listing
 from unveil.bytecode.lines import line_starts
 from unveil.bytecode.opcodes import SUPPORTED, raw_table, table
+from unveil.verify.foreign import find_interpreter
 
 ORACLE_HOSTS = ((3, 11), (3, 13))  # the hosts that ask the other interpreters (see oracles)
 REPO = Path(__file__).resolve().parent.parent
 GENERATOR = REPO / "scripts" / "gen_opcode_tables.py"
 PYODIDE_RUNNER = REPO / "scripts" / "pyodide_python.mjs"
 PYODIDE = REPO / ".cache" / "pyodide" / "node_modules" / "pyodide" / "pyodide.mjs"
-PYENV_VERSIONS = {(3, 8): "3.8.18", (3, 9): "3.9.18", (3, 10): "3.10.13", (3, 11): "3.11.7",
-                  (3, 12): "3.12.1", (3, 13): "3.13.0"}
 
 MODULES = [
     "argparse", "ast", "asyncio.base_events", "asyncio.tasks", "base64", "bisect", "calendar",
@@ -293,27 +291,19 @@ class _Const:
         return self.text
 
 
-def _python(version: tuple[int, int]) -> str | None:
-    root = os.environ.get("PYENV_ROOT") or os.path.expanduser("~/.pyenv")
-    if shutil.which("pyenv"):
-        root = subprocess.run(["pyenv", "root"], capture_output=True, text=True).stdout.strip() or root
-    path = Path(root) / "versions" / PYENV_VERSIONS[version] / "bin" / "python"
-    return str(path) if path.exists() else None
-
-
 def _command(version: tuple[int, int]) -> list[str] | None:
     if version == (3, 14):
         if not (PYODIDE.exists() and shutil.which("node")):
             return None
         return ["node", str(PYODIDE_RUNNER)]
-    python = _python(version)
+    python = find_interpreter(version)
     return None if python is None else [python]
 
 
 def _skip_reason(version: tuple[int, int]) -> str:
     if version == (3, 14):
         return "CPython 3.14 runs here only in Pyodide: no node or .cache/pyodide (scripts/test sets it up)"
-    return f"no pyenv CPython {PYENV_VERSIONS[version]} installed"
+    return f"no CPython {version[0]}.{version[1]} found (pyenv's, or python{version[0]}.{version[1]})"
 
 
 @pytest.fixture(scope="module")

@@ -29,6 +29,7 @@ import pytest
 from unveil.bytecode.portable import CO_FAST_CELL, CO_FAST_FREE, CO_FAST_LOCAL, PortableCode
 from unveil.bytecode.pyc import FINAL_MAGIC, MAGIC_NUMBERS, loads, read_header, read_pyc
 from unveil.errors import BadInputError
+from unveil.verify.foreign import find_interpreter
 
 ORACLE_HOSTS = ((3, 11), (3, 13))  # the hosts that ask the other interpreters (see oracle)
 REPO = Path(__file__).resolve().parent.parent
@@ -300,18 +301,6 @@ MODULES = ("abc argparse ast base64 bisect calendar collections colorsys configp
            "pprint random shlex statistics string textwrap tokenize typing uuid").split()
 
 
-def _pyenv_python(version: tuple[int, int]) -> Path | None:
-    """pyenv's newest CPython ``version``, else None."""
-    root = os.environ.get("PYENV_ROOT")
-    if root is None and shutil.which("pyenv"):
-        root = subprocess.run(["pyenv", "root"], capture_output=True, text=True).stdout.strip()
-    base = Path(root or Path.home() / ".pyenv") / "versions"
-    found = sorted(base.glob(f"{version[0]}.{version[1]}.*/bin/python"),
-                   key=lambda p: [int(x) for x in p.parent.parent.name.split(".")
-                                  if x.isdigit()])
-    return found[-1] if found else None
-
-
 def _pyodide_dir() -> Path | None:
     """Pyodide (CPython 3.14) as scripts/pyodide_python.mjs finds it, or /tmp/py314's."""
     env = os.environ.get("UNVEIL_PYODIDE_DIR")
@@ -347,10 +336,10 @@ class _Oracle:
                            str(directory)]
                 env = {**os.environ, "UNVEIL_PYODIDE_DIR": str(pyodide)}
             else:
-                python = _pyenv_python(version)
+                python = find_interpreter(version)
                 if python is None:
-                    self.missing[version] = (f"no CPython {version[0]}.{version[1]} under "
-                                             "$(pyenv root)/versions")
+                    self.missing[version] = (f"no CPython {version[0]}.{version[1]} found "
+                                             "(pyenv's, or pythonX.Y on the path)")
                     continue
                 command, env = [str(python), "-I", str(script), str(directory)], None
             self.runs[version] = (subprocess.Popen(command, stdout=subprocess.PIPE,

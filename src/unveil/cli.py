@@ -324,11 +324,11 @@ def _check_pyc(path: str, python: str | None) -> tuple[str, bool, bool]:
 
     import unveil
 
-    from .bytecode.pyc import read_header
+    from .codeobj import code_version
     from .verify.foreign import check_with, find_interpreter
 
     code = load_pyc(path)
-    version = read_header(Path(path).read_bytes(), path).version
+    version = code_version(code)
     try:
         text = unveil.decompile(code)
     except DecompilationError as exc:

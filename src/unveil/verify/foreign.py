@@ -59,14 +59,20 @@ def compare_file(pyc: bytes, text: str) -> dict[str, Any]:
 
 
 def find_interpreter(version: tuple[int, int]) -> str | None:
-    """A CPython ``version`` found on this machine: pyenv's, or ``pythonX.Y`` on the path
-    (not a pyenv shim, which runs only the versions pyenv has selected)."""
-    if shutil.which("pyenv") is not None:
+    """A CPython ``version`` found on this machine: pyenv's newest of it (``$PYENV_ROOT``,
+    else ``pyenv root``, else ``~/.pyenv``), or ``pythonX.Y`` on the path (not a pyenv
+    shim, which runs only the versions pyenv has selected)."""
+    root = os.environ.get("PYENV_ROOT")
+    if root is None and shutil.which("pyenv") is not None:
         root = subprocess.run(["pyenv", "root"], capture_output=True, text=True,
-                              check=False).stdout.strip()
-        paths = sorted(glob.glob(f"{root}/versions/{version[0]}.{version[1]}.*/bin/python"))
-        if paths:
-            return paths[-1]
+                              check=False).stdout.strip() or None
+    base = Path(root) if root is not None else Path.home() / ".pyenv"
+    paths = sorted(glob.glob(str(base / "versions" / f"{version[0]}.{version[1]}.*" / "bin"
+                                 / "python")),
+                   key=lambda p: [int(x) for x in Path(p).parent.parent.name.split(".")
+                                  if x.isdigit()])
+    if paths:
+        return paths[-1]
     found = shutil.which(f"python{version[0]}.{version[1]}")
     return found if found is not None and "shims" not in Path(found).parts else None
 
