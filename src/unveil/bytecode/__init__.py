@@ -20,8 +20,16 @@ from .instructions import (
     readable,
     retarget,
 )
-from .listing import LITERAL_TYPES, Raw, branches, has_opcode, instructions, qualname_constants
+from .listing import (
+    LITERAL_TYPES,
+    Raw,
+    branches,
+    chains,
+    has_opcode,
+    instructions,
+    qualname_constants,
+)
 
 __all__ = ["CONDITIONAL_JUMPS", "HOST", "LITERAL_TYPES", "Bytecode", "Handler", "Instr", "Layout",
-           "Raw", "branches", "for_iter_exit", "has_opcode", "instructions", "layout_of", "line_table", "qualname_constants",
+           "Raw", "branches", "chains", "for_iter_exit", "has_opcode", "instructions", "layout_of", "line_table", "qualname_constants",
            "read", "readable", "retarget"]

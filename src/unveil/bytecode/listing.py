@@ -138,6 +138,15 @@ def branches(code: CodeType) -> bool:
     return not tables(code_version(code)).conditional.isdisjoint(code.co_code[::2])
 
 
+_COPIES = ("COPY", "DUP_TOP", "DUP_TOP_TWO")
+
+
+def chains(code: CodeType) -> bool:
+    """Whether ``code`` may hold a chained comparison: a conditional jump, and an
+    instruction that copies a stack value (the operand two comparisons share)."""
+    return branches(code) and has_opcode(code, _COPIES)
+
+
 def qualname_constants(code: CodeType) -> set[int]:
     """Indices in ``co_consts`` of the strings that give nested code its ``__qualname__``:
     on 3.10 the one ``MAKE_FUNCTION`` takes; in a class body, the one stored to

@@ -72,7 +72,7 @@ def decompile(obj: object, *, force_fallback: bool = False) -> str:
 
     def work() -> str:
         node = decompile_node(obj, Constants(lowered=code if force_fallback else None))
-        return unparse(node) + "\n"
+        return unparse(node, code_version(code)) + "\n"
 
     return with_room(work, _named(code))
 
@@ -89,11 +89,11 @@ def decompile_node(obj: object, constants: Constants | None = None) -> ast.AST:
     if name == "<module>":
         module = ast.Module(body=module_body(code, constants) or [ast.Pass()],
                             type_ignores=[])
-        unmangle(module)
+        unmangle(module, code)
         return module
     if code_kind(code) == "class" and not isinstance(func, FunctionType):
         module = ast.Module(body=[_definition_for(code, "class", constants)], type_ignores=[])
-        unmangle(module)
+        unmangle(module, code)
         return module
     if name == "<lambda>":
         dec = CodeDecompiler(code, constants)
@@ -481,7 +481,7 @@ def _recompile(code: CodeType, filename: str | None, line_map: dict[int, int] | 
 
     if kind == "module":
         wrapped = ast.Module(body=module_body(code, constants) or [ast.Pass()], type_ignores=[])
-        unmangle(wrapped)
+        unmangle(wrapped, code)
     else:
         changed: list[bool] = []
         node = _definition_for(code, kind, constants, changed if simplify else None, fixed)

@@ -35,7 +35,6 @@ body.
 from __future__ import annotations
 
 import ast
-import copy
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import CodeType
@@ -50,7 +49,7 @@ from .rewrite import patterns
 from .rewrite.tails import undo_copies
 from .structure.fallback import lower
 from .structure.structurer import Structurer, Unstructurable
-from .tidy.body_returns import returns_inside, stuck_returns, without_scope_returns
+from .tidy.body_returns import returns_left, stuck_returns
 from .tidy.idioms import tidy, tidy_raw
 from .translate.blocks import Translator
 from .translate.machine import Context
@@ -78,7 +77,7 @@ class Pipeline:
     def __init__(self, unit: Unit) -> None:
         self.unit = unit
         self.fallback_reason: str | None = None
-        self._branches: bool | None = None  # (bytecode.branches(code), once: each
+        self._chains: bool | None = None  # (bytecode.chains(code), once: each
         #                                     inlined comprehension's region asks)
 
     def region(self, bc: bytecode.Bytecode, entry: list[ast.expr],
@@ -158,13 +157,13 @@ class Pipeline:
                 ir = Translator(graph_cfg, ctx, entry).run()
                 raw = Structurer(ir, returns_in_place=True).run()
             # (nested code objects are tidied as they are decompiled)
-            if self._branches is None:
-                self._branches = bytecode.branches(code)
-            raw = tidy_raw(raw, bc.layout.folded_not_tests, chains=self._branches)
-            body = self.unit.renderer().body(raw)
+            if self._chains is None:
+                self._chains = bytecode.chains(code)
+            raw = tidy_raw(raw, bc.layout.folded_not_tests, chains=self._chains)
+            body = self.unit.renderer().body(raw, ir.shares)
             if code_kind(code) in ("module", "class") and not entry \
                     and stuck_returns(body) \
-                    and returns_inside(without_scope_returns(copy.deepcopy(body))):
+                    and returns_left(body):
                 # (the returns the caller cannot take out: inside a loop, a try)
                 raise Unstructurable("a return inside a module or class body")
         except (Unstructurable, DecompilationError) as exc:
@@ -188,4 +187,4 @@ class Pipeline:
         raw, special_names, _ = lower(ir, self.unit.names)
         renderer = self.unit.renderer()
         renderer.special_names = special_names
-        return renderer.body(raw)
+        return renderer.body(raw, ir.shares)

@@ -66,6 +66,8 @@ class IRGraph:
     blocks: dict[int, IRBlock]
     entry: int
     cfg: CFG
+    shares: bool = True  # may hold :class:`~.exprs.Shared` values (False: the renderer
+    #                      need not count them)
 
     def ordered(self) -> list[IRBlock]:
         return [self.blocks[k] for k in sorted(self.blocks)]

@@ -10,7 +10,6 @@ library's own unparser.
 from __future__ import annotations
 
 import ast
-import copy
 import dis
 from typing import Any, TypeGuard, cast
 
@@ -119,7 +118,7 @@ if _Base is not None and _Precedence is not None:
             if self._plain:
                 self._joined_str(node)
                 return
-            printer = _Printer()
+            printer = type(self)()
             printer._plain = True
             try:
                 printer.traverse(node)
@@ -157,7 +156,7 @@ if _Base is not None and _Precedence is not None:
             if isinstance(node, ast.Constant) and isinstance(node.value, str):
                 return node.value.replace("{", "{{").replace("}", "}}")
             if isinstance(node, ast.FormattedValue):
-                inner = _Printer()
+                inner = type(self)()
                 inner._plain = inner._in_fstring = True
                 inner.set_precedence(_Precedence.TEST.next(), node.value)
                 expr = inner.visit(node.value)
@@ -185,6 +184,42 @@ if _Base is not None and _Precedence is not None:
             if _bare_tuple(node.value):
                 self.set_precedence(_Precedence.TUPLE, node.value)
             super().visit_AugAssign(node)
+
+    class _Printer310(_Printer):
+        """3.10's code written as 3.10's ``ast.unparse`` writes it, on any Python (the text
+        is the one 3.10 gives): every tuple in parentheses, a walrus bare where a tuple may
+        stand, ``lambda :`` without parameters, a subscript's tuple with a star in
+        parentheses."""
+
+        def visit_Tuple(self, node: ast.Tuple) -> None:
+            with self.delimit("(", ")"):
+                self.items_view(self.traverse, node.elts)
+
+        def visit_NamedExpr(self, node: ast.NamedExpr) -> None:
+            with self.require_parens(_Precedence.TUPLE, node):
+                self.set_precedence(_Precedence.ATOM, node.target, node.value)
+                self.traverse(node.target)
+                self.write(" := ")
+                self.traverse(node.value)
+
+        def visit_Lambda(self, node: ast.Lambda) -> None:
+            with self.require_parens(_Precedence.TEST, node):
+                self.write("lambda ")
+                self.traverse(node.args)
+                self.write(": ")
+                self.set_precedence(_Precedence.TEST, node.body)
+                self.traverse(node.body)
+
+        def visit_Subscript(self, node: ast.Subscript) -> None:
+            index = node.slice
+            if isinstance(index, ast.Tuple) and any(isinstance(e, ast.Starred)
+                                                    for e in index.elts):
+                self.set_precedence(_Precedence.ATOM, node.value)
+                self.traverse(node.value)
+                with self.delimit("[", "]"):
+                    self.traverse(index)
+                return
+            super().visit_Subscript(node)
 else:  # pragma: no cover
     _Printer = None  # type: ignore[misc, assignment]  # no unparser to subclass
 
@@ -229,25 +264,39 @@ def _same_code(text: str, node: ast.expr) -> bool:
     return _code_key(parsed) == _code_key(expected)
 
 
-def _folded_dump(node: ast.AST) -> str:
-    """``ast.dump`` with ``-<number>`` read as the constant it folds to."""
-    class _Fold(ast.NodeTransformer):
-        def visit_UnaryOp(self, op: ast.UnaryOp) -> ast.AST:
-            self.generic_visit(op)
-            if isinstance(op.op, ast.USub) and isinstance(op.operand, ast.Constant) \
-                    and type(op.operand.value) in (int, float, complex):
-                return ast.Constant(-cast("int | float | complex", op.operand.value))
-            return op
+def _folded_dump(node: ast.AST) -> object:
+    """What ``ast.dump`` tells of ``node`` (types, fields, constants by type and repr),
+    with ``-<number>`` read as the constant it folds to and empty f-string parts left
+    out (3.12+ keeps one where a format spec ends with a replacement field,
+    ``f"{x:<{w}}"``, which earlier versions do not). Read only: ``node`` is not changed."""
+    value = _number(node)
+    if value is not None and not isinstance(node, ast.Constant):
+        return ("Constant", type(value), repr(value), None)
+    if isinstance(node, ast.Constant):
+        return ("Constant", type(node.value), repr(node.value), getattr(node, "kind", None))
+    parts: list[object] = [type(node).__name__]
+    for name in node._fields:
+        value = getattr(node, name, None)
+        if isinstance(node, ast.JoinedStr) and name == "values":
+            value = [v for v in value if not (isinstance(v, ast.Constant) and v.value == "")]
+        if isinstance(value, ast.AST):
+            parts.append(_folded_dump(value))
+        elif isinstance(value, list):
+            parts.append([_folded_dump(v) if isinstance(v, ast.AST) else repr(v)
+                          for v in value])
+        else:
+            parts.append(repr(value))
+    return tuple(parts)
 
-        def visit_JoinedStr(self, node: ast.JoinedStr) -> ast.AST:
-            # (an empty part is no part: 3.12+ keeps one where a format spec ends with a
-            # replacement field, ``f"{x:<{w}}"``, which earlier versions do not)
-            self.generic_visit(node)
-            node.values = [v for v in node.values
-                           if not (isinstance(v, ast.Constant) and v.value == "")]
-            return node
 
-    return ast.dump(_Fold().visit(copy.deepcopy(node)))
+def _number(node: ast.AST) -> int | float | complex | None:
+    """The number ``node`` is, negations folded (None: not a number)."""
+    if isinstance(node, ast.Constant):
+        return node.value if type(node.value) in (int, float, complex) else None
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        value = _number(node.operand)
+        return None if value is None else -value
+    return None
 
 
 def _code_key(code: Any) -> tuple:
@@ -286,8 +335,10 @@ def _spelled_out(node: ast.JoinedStr) -> ast.expr:
     return out
 
 
-def unparse(node: Any) -> str:
-    """Source text of ``node`` (no locations needed)."""
+def unparse(node: Any, version: tuple[int, int] | None = None) -> str:
+    """Source text of ``node`` (no locations needed), written for the code of ``version``
+    (by default this Python's): 3.10's as 3.10 writes it."""
     if _Printer is None:
         return ast.unparse(node)
-    return _Printer().visit(node)
+    printer = _Printer310() if version is not None and version < (3, 11) else _Printer()
+    return printer.visit(node)

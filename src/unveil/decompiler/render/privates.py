@@ -9,6 +9,9 @@ it, but not of nested classes, which mangle with their own name).
 from __future__ import annotations
 
 import ast
+from types import CodeType
+
+from ...codeobj import is_code, iter_code_objects
 
 
 def mangle(owner: str, name: str) -> str:
@@ -30,8 +33,11 @@ def unmangled(owner: str, name: str) -> str:
     return short if mangle(owner, short) == name else name
 
 
-def unmangle(tree: ast.AST) -> None:
-    """Write private names as the source had them inside each ``class`` statement."""
+def unmangle(tree: ast.AST, code: CodeType | None = None) -> None:
+    """Write private names as the source had them inside each ``class`` statement.
+    ``code``: what ``tree`` was decompiled from, whose names tell when there are none."""
+    if code is not None and not _mangled_names(code):
+        return
     todo = [tree]
     while todo:  # (statements only: a class statement is never inside an expression)
         node = todo.pop()
@@ -42,6 +48,27 @@ def unmangle(tree: ast.AST) -> None:
 
 
 _HOLDS_STATEMENTS = (ast.stmt, ast.excepthandler, ast.match_case)
+
+
+def _mangled_names(code: CodeType) -> bool:
+    """Whether a name of ``code`` or of code nested in it (or a string constant: a
+    keyword's name) has a mangled name's shape, ``_C__x``."""
+    def shaped(s: object) -> bool:
+        return isinstance(s, str) and s[:1] == "_" and s[1:2] != "_" and "__" in s[2:]
+
+    for entry in iter_code_objects(code):
+        c = entry.code
+        if shaped(c.co_name) or any(shaped(n) for n in (
+                *c.co_names, *c.co_varnames, *c.co_cellvars, *c.co_freevars)):
+            return True
+        todo = [k for k in c.co_consts if not is_code(k)]
+        while todo:
+            k = todo.pop()
+            if shaped(k):
+                return True
+            if isinstance(k, tuple | frozenset):
+                todo.extend(k)
+    return False
 
 
 def _rename(node: ast.AST, owner: str) -> None:

@@ -95,9 +95,11 @@ class Renderer:
 
     # ------------------------------------------------------------ entry points
 
-    def body(self, stmts: list[ast.stmt]) -> list[ast.stmt]:
+    def body(self, stmts: list[ast.stmt], shares: bool = True) -> list[ast.stmt]:
+        """``stmts`` rendered; ``shares``: they may hold ``Shared`` values."""
         self.counts = {}
-        _count_shared(stmts, self.counts)
+        if shares:
+            _count_shared(stmts, self.counts)
         return self.stmts(stmts)
 
     def stmts(self, stmts: list[ast.stmt]) -> list[ast.stmt]:

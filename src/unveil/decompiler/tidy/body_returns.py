@@ -14,8 +14,8 @@ RETURNS = (ast.Return, ast.Raise)  # (what leaves the function: ``ends_in_jump``
 
 def stuck_returns(body: list[ast.stmt]) -> bool:
     """Whether ``body`` (a module's or class body's) may have a ``return`` that
-    :func:`without_scope_returns` cannot take out (False: it has none; True: ask it, on a
-    copy): one inside a construct other than an ``if`` or ``match`` (or the last ``while``
+    :func:`without_scope_returns` cannot take out (False: it has none; True: ask
+    :func:`returns_left`): one inside a construct other than an ``if`` or ``match`` (or the last ``while``
     loop without ``else``, where it is a ``break``)."""
     for k, stmt in enumerate(body):
         if isinstance(stmt, ast.If):
@@ -34,6 +34,13 @@ def stuck_returns(body: list[ast.stmt]) -> bool:
 def returns_inside(body: list[ast.stmt]) -> bool:
     """Whether ``body`` has a ``return`` of its own."""
     return any(_has_return(s) for s in body)
+
+
+def returns_left(body: list[ast.stmt]) -> bool:
+    """Whether :func:`without_scope_returns` leaves a ``return`` in ``body``, which is not
+    changed (it changes only statements with a return: those are copied)."""
+    return returns_inside(without_scope_returns(
+        [copy.deepcopy(s) if _has_return(s) else s for s in body]))
 
 
 def without_scope_returns(body: list[ast.stmt]) -> list[ast.stmt]:

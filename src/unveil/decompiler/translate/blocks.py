@@ -128,6 +128,7 @@ class Translator:
         self.ctx = ctx
         self.ex = Executor(ctx)
         self.entry_stack = entry_stack or []
+        self.ex.shares = bool(self.entry_stack)  # (values from outside may be shared)
         self.owner: dict[int, int] = {}  # cfg block -> IR block head
         self.ir: dict[int, IRBlock] = {}
         self.budget = self._speculation_budget()
@@ -194,7 +195,7 @@ class Translator:
             for t in ir.term.targets:
                 if t in self.ir:
                     self.ir[t].preds.append(ir.id)
-        return IRGraph(self.ir, cfg.entry, cfg)
+        return IRGraph(self.ir, cfg.entry, cfg, shares=self.ex.shares)
 
     def _successor_stack(self, ir: IRBlock, target: int) -> list[ast.expr]:
         term = ir.term
@@ -670,6 +671,7 @@ class Translator:
             first = negate(test, self.folded) if negated == (op is ast.And) else test
             combined = boolop(op, first, t2)
             shared = Shared(combined)
+            self.ex.shares = True
             attach(shared, _seq=fact(combined, SEQ, None))
             state.stack.append(shared)
             return (Term("branch", [t_target, e_target], test=shared, line=term.line,
@@ -681,6 +683,7 @@ class Translator:
                   ) -> tuple[Term, list[int]]:
         if kept:
             shared = Shared(new)
+            self.ex.shares = True
             attach(shared, _seq=fact(new, SEQ, None))
             state.stack[-1] = shared
             new = shared

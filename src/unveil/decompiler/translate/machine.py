@@ -108,6 +108,8 @@ class Machine:
     skip: int = 0
     order_from: int | None = None  # a SWAP's order check still to do
     previous: Instr | None = None  # the instruction before the current one, in its block
+    shares: bool = False  # a ``Shared`` value was made (or came in with the entry stack):
+    #                       statements are walked for the ones they evaluate
     ctx: Context
     state: State
     ins: Instr | None
@@ -263,7 +265,7 @@ class Machine:
             self.settle_walrus(stmt, later)
         if self.ins is not None and not hasattr(stmt, "line"):
             attach(stmt, line=self.ins.line)
-        todo: list[Any] = [stmt]
+        todo: list[Any] = [stmt] if self.shares else []
         while todo:
             n = todo.pop()
             if isinstance(n, Shared):

@@ -322,6 +322,7 @@ class Exceptions(Machine):
     def check_eg_match(self, ins: Instr) -> None:
         types = self.pop()
         exc = self.pop()
+        self.shares = True
         split = Shared(stamp(Special("eg_split", ast.Tuple(elts=[exc, types], ctx=ast.Load()))))
         attach(split, refs=2)
         rest = stamp(ast.Subscript(value=split, slice=const(0), ctx=ast.Load()))

@@ -8,7 +8,7 @@ import dis
 import functools
 from typing import cast
 
-from ...bytecode import Instr
+from ...bytecode import Instr, layout_of
 from ..ir.exprs import (
     Cell,
     ExcMatch,
@@ -338,6 +338,7 @@ class StackOps(Machine):
             return
         # a copy stored to a name right away is ``a = b = v`` or ``(a := v)``
         shared = Shared(value)
+        self.shares = True
         if fact(value, SEQ, None) is None:
             stamp(shared)  # (made now: a branch being explored may name it)
         else:
@@ -447,7 +448,8 @@ class Operators(Machine):
         left = self.pop()
         sym = str(ins.argval)
         inplace = sym.endswith("=")
-        if sym == "%" and _folded_format(left, right):
+        if sym == "%" and layout_of(self.ctx.code).folded_percent_formats \
+                and _folded_format(left, right):
             # ``'%s' % (a,)`` would compile to an f-string: the source kept its ``%``
             # by writing the format as an f-string
             left = ast.JoinedStr(values=[left])
