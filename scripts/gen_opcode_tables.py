@@ -12,6 +12,8 @@ the table holds, as data, how that version's ``dis.get_instructions`` turns an a
 ``args`` (per opcode: which rule of dis's if/elif chain applies). The rules below were read from
 each version's Lib/dis.py (``_get_instructions_bytes``, ``ArgResolver``, ``_unpack_opargs``,
 ``findlabels``, ``findlinestarts``); src/unveil/bytecode/listing.py and lines.py apply them.
+Before 3.11 it also holds ``stack_effects``, what ``dis.stack_effect`` says of each opcode (see
+:func:`stack_effects`), which src/unveil/bytecode/exceptions.py needs to find 3.10's handlers.
 """
 
 # Keep this file valid Python 3.8: no match, no X | Y types at run time, no zip(strict=).
@@ -180,6 +182,63 @@ def args():
     return out
 
 
+# The stack effects (before 3.11) that are neither constant nor linear in the argument, as
+# CPython's compile.c (stack_effect) computes them; each is checked against dis below.
+_STACK_FORMULAS = {
+    "UNPACK_EX": "(arg & 255) + (arg >> 8)",
+    "MAKE_FUNCTION": "-1 - (arg & 1) - (arg >> 1 & 1) - (arg >> 2 & 1) - (arg >> 3 & 1)",
+    "BUILD_SLICE": "-2 if arg == 3 else -1",
+    "FORMAT_VALUE": "-(arg >> 2 & 1)",
+    "CALL_FUNCTION_EX": "-1 - (arg & 1)",
+}
+
+# the arguments each effect is checked at here (tests/test_opcode_tables.py checks every
+# argument up to 2**16 + 256 against dis once more, with unveil's own reading of the table)
+_PROBES = list(range(1024)) + [b + d for b in (2 ** k for k in range(10, 30)) for d in (-1, 0, 1)]
+
+
+def _linear(c, s):
+    """The formula ``c + s * arg`` as written in the table (an int when ``s`` is 0)."""
+    if s == 0:
+        return c
+    term = "arg" if abs(s) == 1 else f"{abs(s)} * arg"
+    if c == 0:
+        return term if s > 0 else f"-{term}"
+    return f"{term} {'+' if c > 0 else '-'} {abs(c)}" if s > 0 else f"{c} - {term}"
+
+
+def _effect_of(op, jump):
+    """This opcode's stack effect as an int or a formula in ``arg``, checked against dis."""
+    name = opcode.opname[op]
+    if not _has_arg(op):
+        return dis.stack_effect(op, jump=jump)
+    formula = _STACK_FORMULAS.get(name)
+    if formula is None:
+        c = dis.stack_effect(op, 0, jump=jump)
+        formula = _linear(c, dis.stack_effect(op, 1, jump=jump) - c)
+    for arg in _PROBES:
+        theirs = dis.stack_effect(op, arg, jump=jump)
+        ours = formula if isinstance(formula, int) else eval(formula, {"arg": arg})  # noqa: S307
+        if ours != theirs:
+            raise SystemExit(f"{name}: dis.stack_effect gives {theirs} for argument {arg}, the "
+                             f"formula {formula!r} {ours}: add its formula to _STACK_FORMULAS")
+    return formula
+
+
+def stack_effects():
+    """Per named opcode (before 3.11): its ``dis.stack_effect``, one int or formula in ``arg``
+    (``"arg - 1"``, ``"-2 if arg == 3 else -1"``: ints, ``arg``, ``+ - * & >>``, ``x if arg ==
+    k else y``), or ``[without jump, with jump]`` where the jump changes it. ``jump=None``, dis's
+    default, is the larger of the two."""
+    out = {}
+    for op in range(min(256, len(opcode.opname))):
+        if _is_placeholder(opcode.opname[op]):
+            continue
+        effects = [_effect_of(op, False), _effect_of(op, True)]
+        out[key(op)] = effects[0] if effects[0] == effects[1] else effects
+    return out
+
+
 def _function_flags():
     if V >= (3, 13):
         return list(dis.FUNCTION_ATTR_FLAGS)
@@ -242,6 +301,8 @@ def table():
     }
     t["jumps"] = jumps()
     t["args"] = args()
+    if V < (3, 11):  # (3.11+'s handlers are in co_exceptiontable: no need of stack effects)
+        t["stack_effects"] = stack_effects()
     return t
 
 

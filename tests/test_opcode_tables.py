@@ -7,6 +7,8 @@
   code objects' raw fields; here :mod:`unveil.bytecode.listing` lists the same fields (a
   stand-in object: this test does not depend on the .pyc reader) and
   :mod:`unveil.bytecode.lines` reads their line tables; both must agree exactly.
+* The same oracles of 3.8-3.10 dump their ``dis.stack_effect`` at every argument up to
+  2**16 + 256: the committed tables' stack effects must give the same.
 """
 
 from __future__ import annotations
@@ -277,8 +279,31 @@ def _oracle_main():  # untyped: it runs on 3.8+, against that version's dis
                 n = len(set(co.co_varnames) | set(co.co_cellvars)) + len(co.co_freevars)
                 entry["localsplus"] = [co._varname_from_oparg(i) for i in range(n)]
             codes.append(entry)
+    # before 3.11: dis.stack_effect of every named opcode, without and with jump, for every
+    # argument below 2**16 + 256 (one value for an opcode without argument), as runs of
+    # equal steps: [first value, [[step, count], ...]]
+    effects = {}
+    if version < (3, 11):
+        for op in range(256):
+            if opcode.opname[op].startswith("<"):
+                continue
+            runs = []
+            for jump in (False, True):
+                if op < opcode.HAVE_ARGUMENT:
+                    runs.append([dis.stack_effect(op, jump=jump), []])
+                    continue
+                values = [dis.stack_effect(op, arg, jump=jump) for arg in range(2 ** 16 + 256)]
+                steps = []
+                for a, b in zip(values, values[1:]):  # noqa: B905 (3.8 has no strict=)
+                    if steps and steps[-1][0] == b - a:
+                        steps[-1][1] += 1
+                    else:
+                        steps.append([b - a, 1])
+                runs.append([values[0], steps])
+            effects[opcode.opname[op]] = runs
     with open(outp, "w", encoding="utf-8") as f:  # (dumps: json.dump would not use the C encoder)
-        f.write(json.dumps({"version": list(version), "opmap": opcode.opmap, "codes": codes}))
+        f.write(json.dumps({"version": list(version), "opmap": opcode.opmap, "codes": codes,
+                            "stack_effects": effects}))
 
 
 class _Const:
@@ -402,6 +427,66 @@ def test_table_matches_interpreter(oracles: dict[tuple[int, int], Any], version:
     assert json.loads(stdout) == raw_table(version), (
         f"src/unveil/bytecode/opcodes/py{version[0]}{version[1]}.json drifted: regenerate it with "
         f"scripts/gen_opcode_tables.py --out-dir src/unveil/bytecode/opcodes")
+
+
+@pytest.mark.parametrize("version", [(3, 8), (3, 9), (3, 10)], ids=lambda v: f"{v[0]}.{v[1]}")
+def test_stack_effects_are_that_versions_dis(oracles: dict[tuple[int, int], Any],
+                                             version: tuple[int, int]) -> None:
+    """``OpcodeTable.stack_effect`` of 3.8-3.10 is that version's ``dis.stack_effect``, for
+    every opcode, without and with jump, at every argument below 2**16 + 256 (the oracle's
+    runs of equal steps); ``jump=None`` is the larger of the two."""
+    _, orc, out = _started(oracles, version)
+    assert orc.wait(timeout=300) == 0
+    theirs = json.loads(out.read_text())["stack_effects"]
+    t = table(version)
+    assert t.stack_effects is not None
+    assert {t.name(op) for op in t.stack_effects} == set(theirs)
+    for name, runs in theirs.items():
+        op = t.opmap[name]
+        for jump, (first, steps) in zip((False, True), runs, strict=True):
+            if op not in t.has_arg:
+                assert t.stack_effect(op, jump=jump) == first, (name, jump)
+                continue
+            expected = [first]
+            for step, count in steps:
+                for _ in range(count):
+                    expected.append(expected[-1] + step)
+            ours = list(map(t.stack_effects[op][jump], range(len(expected))))
+            assert t.stack_effect(op, 7, jump=jump) == expected[7]
+            assert ours == expected, (name, jump, next(
+                arg for arg, (a, b) in enumerate(zip(ours, expected, strict=True)) if a != b))
+        arg = None if op not in t.has_arg else 3
+        assert t.stack_effect(op, arg) == max(t.stack_effect(op, arg, jump=False),
+                                              t.stack_effect(op, arg, jump=True))
+
+
+def test_stack_effect_formulas() -> None:
+    """The formulas of the tables are read as the small language the generator writes,
+    and nothing else; tables of 3.11+ have no stack effects (nothing needs them)."""
+    from unveil.bytecode.opcodes import _formula
+
+    cases = {"arg - 1": [-1, 0, 9], "1 - 2 * arg": [1, -1, -19], "-arg": [0, -1, -10],
+             "(arg & 255) + (arg >> 8)": [0, 1, 10], "-2 if arg == 3 else -1": [-1, -1, -1],
+             "-(arg >> 2 & 1)": [0, 0, 0], "-1 - (arg & 1)": [-1, -2, -1]}
+    for text, values in cases.items():
+        assert [_formula(text)(a) for a in (0, 1, 10)] == values, text
+    assert [_formula("(arg & 255) + (arg >> 8)")(a) for a in (255, 256, 513)] == [255, 1, 3]
+    for bad in ("__import__('os')", "arg ** 2", "arg / 2", "x + 1", "f(arg)", "1 if arg else 2",
+                "'1'", "True"):
+        with pytest.raises((ValueError, SyntaxError)):
+            _formula(bad)
+    t = table((3, 10))
+    assert t.stack_effect(t.opmap["BUILD_SLICE"], 3) == -2
+    assert t.stack_effect(t.opmap["SETUP_FINALLY"], 0) == 6
+    assert t.stack_effect(t.opmap["SETUP_FINALLY"], 0, jump=False) == 0
+    with pytest.raises(ValueError):
+        t.stack_effect(t.opmap["BUILD_TUPLE"])  # (needs its argument)
+    with pytest.raises(ValueError):
+        t.stack_effect(0)  # (no opcode 0 in 3.10)
+    for version in SUPPORTED:
+        assert (table(version).stack_effects is None) == (version >= (3, 11))
+    with pytest.raises(ValueError):
+        table((3, 11)).stack_effect(1)
 
 
 def test_supported_tables_load() -> None:

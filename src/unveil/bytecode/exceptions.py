@@ -2,16 +2,18 @@
 
 CPython 3.11+ keeps them in ``co_exceptiontable``; CPython 3.10 sets them up at run
 time with ``SETUP_FINALLY``/``SETUP_WITH``/``SETUP_ASYNC_WITH`` and ``POP_BLOCK``,
-so for 3.10 the block stack is simulated over the control-flow graph.
+so for 3.10 the block stack is simulated over the control-flow graph, with the stack
+effects of the code's version from its opcode table (on any Python).
 """
 
 from __future__ import annotations
 
-import dis
 from dataclasses import dataclass
 from types import CodeType
 
+from ..codeobj import code_version
 from ..errors import BadInputError
+from . import opcodes
 from .listing import Raw, instructions, where
 
 
@@ -72,6 +74,8 @@ def simulate_block_stack(code: CodeType, instrs: list[Raw]) -> list[RawHandler]:
     normalised instructions. Handlers of 3.10 push six values: the previous
     exception triple and the new one.
     """
+    table = opcodes.table(code_version(code))
+    stack_effect = table.stack_effect
     by_offset = {ins.offset: k for k, ins in enumerate(instrs)}
     # state per instruction index: (depth, block stack as tuple of (kind, target, level))
     state: dict[int, tuple[int, tuple[tuple[str, int, int], ...]]] = {}
@@ -129,21 +133,21 @@ def simulate_block_stack(code: CodeType, instrs: list[Raw]) -> list[RawHandler]:
                 depth -= 3
                 k = nxt
                 continue
-            if ins.opcode in dis.hasjrel or ins.opcode in dis.hasjabs:
+            if ins.opcode in table.jumps:
                 jump_to = by_offset.get(ins.argval)
                 if name in ("JUMP_FORWARD", "JUMP_ABSOLUTE"):
                     fallthrough = False
             if name in ("RETURN_VALUE", "RAISE_VARARGS", "RERAISE"):
                 fallthrough = False
             if jump_to is not None:
-                jdepth = depth + dis.stack_effect(ins.opcode, ins.arg, jump=True)
+                jdepth = depth + stack_effect(ins.opcode, ins.arg, jump=True)
                 work.append((jump_to, jdepth, blocks))
             if not fallthrough:
                 break
-            if ins.opcode >= dis.HAVE_ARGUMENT:
-                depth += dis.stack_effect(ins.opcode, ins.arg, jump=False)
+            if ins.opcode in table.has_arg:
+                depth += stack_effect(ins.opcode, ins.arg, jump=False)
             else:
-                depth += dis.stack_effect(ins.opcode)
+                depth += stack_effect(ins.opcode)
             k = nxt
     return [RawHandler(off, off + 2, by_target_offset, level, False)
             for off, (by_target_offset, level) in sorted(handlers.items())]

@@ -5,19 +5,23 @@ CPython X.Y itself (3.14: in Pyodide); tests/test_opcode_tables.py regenerates t
 installed interpreter and fails on drift. :func:`table` loads one as an :class:`OpcodeTable`:
 ``opcode``'s facts (names, the ``has*`` sets, inline cache sizes, binary-op and intrinsic
 names) plus the rules by which that version's ``dis`` computes ``argval`` (:class:`JumpRule`,
-:class:`ArgRule`), which :mod:`unveil.bytecode.listing` applies.
+:class:`ArgRule`), which :mod:`unveil.bytecode.listing` applies, and before 3.11 what that
+version's ``dis.stack_effect`` says (:meth:`OpcodeTable.stack_effect`), by which
+:mod:`unveil.bytecode.exceptions` finds 3.10's handlers.
 """
 
 from __future__ import annotations
 
+import ast
 import json
-from collections.abc import Mapping
+import operator
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from typing import Any, Literal, cast
 
-__all__ = ["SUPPORTED", "ArgKind", "ArgRule", "JumpRule", "OpcodeTable", "table"]
+__all__ = ["SUPPORTED", "ArgKind", "ArgRule", "Effect", "JumpRule", "OpcodeTable", "table"]
 
 #: The versions with a table, oldest first.
 SUPPORTED: tuple[tuple[int, int], ...] = ((3, 8), (3, 9), (3, 10), (3, 11), (3, 12), (3, 13), (3, 14))
@@ -30,6 +34,10 @@ ArgKind = Literal[
 ]
 JumpKind = Literal["forward", "backward", "absolute"]
 LineTable = Literal["lnotab", "linetable", "locations"]
+
+
+#: A stack effect as a function of the instruction's argument.
+Effect = Callable[[int], int]
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,10 +108,85 @@ class OpcodeTable:
     localsplus: bool  # 3.11+: local and free indexes both index localsplus
     line_table: LineTable
     line_starts_none: bool  # 3.13+: line starts include ranges without a line
+    # before 3.11: opcode -> its stack effect (without jump, with jump) as a function of arg
+    stack_effects: Mapping[int, tuple[Effect, Effect]] | None
 
     def name(self, op: int) -> str:
         """The name dis gives ``op``."""
         return self.all_opname[op] if op < len(self.all_opname) else f"<{op}>"
+
+    def stack_effect(self, op: int, arg: int | None = None, *, jump: bool | None = None) -> int:
+        """What this version's ``dis.stack_effect(op, arg, jump=jump)`` gives (3.8-3.10):
+        ``jump=None`` is the larger of the two. ValueError for an opcode it does not know,
+        an argument an opcode with one lacks, or a version whose table has no stack effects."""
+        if self.stack_effects is None:
+            raise ValueError(f"the opcode table of Python {self.version[0]}.{self.version[1]} "
+                             "has no stack effects")
+        effects = self.stack_effects.get(op)
+        if effects is None:
+            raise ValueError(f"stack_effect: {self.name(op)} is no opcode of Python "
+                             f"{self.version[0]}.{self.version[1]}")
+        if arg is None:
+            if op in self.has_arg:
+                raise ValueError(f"stack_effect: {self.name(op)} needs an argument")
+            arg = 0
+        if jump is None:
+            return max(effects[0](arg), effects[1](arg))
+        return effects[1 if jump else 0](arg)
+
+
+_BINARY: dict[type[ast.operator], Callable[[int, int], int]] = {
+    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
+    ast.BitAnd: operator.and_, ast.RShift: operator.rshift,
+}
+
+
+def _formula(text: str) -> Effect:
+    """A stack-effect formula of the table as a function: ints, ``arg``, ``+ - * & >>``,
+    unary ``-`` and ``x if arg == k else y`` (what scripts/gen_opcode_tables.py writes)."""
+
+    def build(node: ast.expr) -> Effect:
+        if isinstance(node, ast.Constant) and type(node.value) is int:
+            value: int = node.value
+            return lambda arg: value
+        if isinstance(node, ast.Name) and node.id == "arg":
+            return lambda arg: arg
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            inner = build(node.operand)
+            return lambda arg: -inner(arg)
+        if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
+            fn, left, right = _BINARY[type(node.op)], build(node.left), build(node.right)
+            return lambda arg: fn(left(arg), right(arg))
+        if isinstance(node, ast.IfExp) and isinstance(node.test, ast.Compare) \
+                and len(node.test.ops) == 1 and isinstance(node.test.ops[0], ast.Eq):
+            a, b = build(node.test.left), build(node.test.comparators[0])
+            then, other = build(node.body), build(node.orelse)
+            return lambda arg: then(arg) if a(arg) == b(arg) else other(arg)
+        raise ValueError(f"stack effect {text!r}: {ast.unparse(node)!r} is not a formula of "
+                         "the opcode tables")
+
+    return build(ast.parse(text, mode="eval").body)
+
+
+def _effect(value: int | str) -> Effect:
+    if isinstance(value, int):
+        return lambda arg: value
+    return _formula(value)
+
+
+def _stack_effects(raw: dict[str, Any], op_of: Callable[[str], int]
+                   ) -> dict[int, tuple[Effect, Effect]] | None:
+    effects = cast("dict[str, int | str | list[int | str]] | None", raw.get("stack_effects"))
+    if effects is None:
+        return None
+    out: dict[int, tuple[Effect, Effect]] = {}
+    for name, value in effects.items():
+        if isinstance(value, list):
+            out[op_of(name)] = (_effect(value[0]), _effect(value[1]))
+        else:
+            one = _effect(value)
+            out[op_of(name)] = (one, one)
+    return out
 
 
 def _opset(raw: dict[str, Any], key: str) -> frozenset[int] | None:
@@ -185,6 +268,7 @@ def _parse(raw: dict[str, Any]) -> OpcodeTable:
         localsplus=bool(rules["localsplus"]),
         line_table=cast(LineTable, rules["line_table"]),
         line_starts_none=bool(rules["line_starts_none"]),
+        stack_effects=_stack_effects(raw, op_of),
     )
 
 
