@@ -1,12 +1,13 @@
 """Another version's bytecode, decompiled here: the text that version writes itself.
 
-For each other CPython 3.11-3.13 installed through pyenv, that interpreter compiles a
+For each other CPython 3.10-3.13 installed through pyenv, that interpreter compiles a
 sample of its own standard library and writes what unveil, run by it, makes of each
 module; this Python reads the same files (``unveil.bytecode.pyc``, never the other
 version's marshal) and must write the same text. (tests/test_cli.py has that interpreter
 compile such a text back to the file's bytecode; benchmarks/foreign_pyc.py measures it
 on whole standard libraries.) And what makes the text differ by host is written one way:
-f-strings as 3.11 writes them, set constants in sorted order.
+f-strings as 3.11 writes them, set constants in sorted order, 3.10's code as 3.10's
+``ast.unparse`` writes it.
 """
 
 from __future__ import annotations
@@ -56,11 +57,12 @@ for name in json.loads(sys.argv[2]):
 def _interpreters() -> list[tuple[tuple[int, int], str]]:
     if sys.platform == "emscripten":
         return []
-    found = [(v, find_interpreter(v)) for v in ((3, 11), (3, 12), (3, 13)) if v != HOST]
+    found = [(v, find_interpreter(v)) for v in ((3, 10), (3, 11), (3, 12), (3, 13)) if v != HOST]
     return [(v, path) for v, path in found if path is not None]
 
 
-@pytest.mark.parametrize("version", [(3, 11), (3, 12), (3, 13)], ids=lambda v: f"{v[0]}.{v[1]}")
+@pytest.mark.parametrize("version", [(3, 10), (3, 11), (3, 12), (3, 13)],
+                         ids=lambda v: f"{v[0]}.{v[1]}")
 def test_another_versions_files_read_as_that_version_writes_them(
         version: tuple[int, int], tmp_path: Path) -> None:
     if HOST not in ORACLE_HOSTS:
@@ -110,6 +112,31 @@ def test_f_strings_are_written_as_3_11_writes_them_on_every_python() -> None:
             exec(text, theirs)  # noqa: S102
             assert mine["x"] == theirs["x"]
         ast.parse(text, feature_version=(3, 8))
+
+
+def test_3_10s_code_is_written_as_3_10_writes_it_on_every_python() -> None:
+    """3.10's ``ast.unparse`` puts every tuple in parentheses and writes ``lambda :``; the
+    text of 3.10's code is written so on every Python (what 3.10 writes, checked with it
+    in the test above), the text of other versions' code as those write it."""
+    from unveil.decompiler.render.emit import unparse
+
+    source = textwrap.dedent("""\
+        a, b = c
+        for k, v in x:
+            pass
+        f = lambda: ((y := 1), 2)
+        z = x[(*a, b)], [q for q, r in s]
+        w = f'{[q for q, r in s]!r:>{n}}'
+        """)
+    assert unparse(ast.parse(source), (3, 10)) == textwrap.dedent("""\
+        (a, b) = c
+        for (k, v) in x:
+            pass
+        f = lambda : ((y := 1), 2)
+        z = (x[(*a, b)], [q for (q, r) in s])
+        w = f'{[q for (q, r) in s]!r:>{n}}'""")
+    if HOST >= (3, 11):
+        assert unparse(ast.parse(source), (3, 11)).startswith("a, b = c\nfor k, v in x:")
 
 
 def test_set_constants_are_written_in_one_order_whatever_the_hash_seed() -> None:

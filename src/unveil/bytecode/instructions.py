@@ -86,6 +86,9 @@ class Layout:
     #: 3.11+ records each instruction's columns too (PEP 657): the compiler's copies of
     #: code keep the position of what they copy, and written code has its own
     positions: bool
+    #: 3.11+ compiles ``'%s' % (a, b)`` (a literal format of ``%s``/``%r``/``%a`` and
+    #: a tuple) as the f-string it means; 3.10 keeps the ``%``
+    folded_percent_formats: bool
 
     @staticmethod
     def of(version: tuple[int, int]) -> Layout:
@@ -97,7 +100,7 @@ class Layout:
                 copied_break_returns=version < (3, 11),
                 inlined_comprehensions=version >= (3, 12),
                 copied_loop_tests=version < (3, 14), folded_not_tests=version < (3, 14),
-                positions=version >= (3, 11))
+                positions=version >= (3, 11), folded_percent_formats=version >= (3, 11))
         return known
 
 
@@ -332,11 +335,11 @@ def line_table(code: CodeType) -> dict[int, int | None]:
 
 
 def readable(version: tuple[int, int]) -> bool:
-    """Can :func:`read` read the bytecode of CPython ``version`` here? 3.11-3.14 from any
-    Python; 3.10 only on 3.10 (its handlers come from simulating its block stack with its
-    own stack effects); 3.8/3.9 not yet (their ``try`` statements are instructions of their
+    """Can :func:`read` read the bytecode of CPython ``version`` here? 3.10-3.14, from any
+    Python (3.10's handlers come from simulating its block stack with the stack effects of
+    its opcode table); 3.8/3.9 not yet (their ``try`` statements are instructions of their
     own)."""
-    return (3, 11) <= version <= (3, 14) or version == VERSION
+    return (3, 10) <= version <= (3, 14)
 
 
 def read(code: CodeType) -> Bytecode:
@@ -345,8 +348,8 @@ def read(code: CodeType) -> Bytecode:
     version = code_version(code)
     if not readable(version):
         raise DecompilationError(
-            f"reading Python {version[0]}.{version[1]}'s bytecode needs Python "
-            f"{version[0]}.{version[1]} itself for now (this is Python {VERSION[0]}.{VERSION[1]})",
+            f"unveil does not read Python {version[0]}.{version[1]}'s bytecode yet (it reads "
+            "that of Python 3.10 to 3.14)",
             code_name=getattr(code, "co_qualname", code.co_name))
     table = tables(version)
     raw = [i for i in instructions(code) if i.opname not in ("CACHE", "EXTENDED_ARG")]
