@@ -35,11 +35,19 @@ def reverse_postorder(entry: int, succs: Callable[[int], Iterable[int]]) -> list
 
 def dominators(entry: int, succs: Callable[[int], Iterable[int]]) -> dict[int, int]:
     """Immediate dominator of every node reachable from ``entry`` (entry maps to itself)."""
-    order = reverse_postorder(entry, succs)
+    known: dict[int, list[int]] = {}
+
+    def listed(n: int) -> list[int]:  # (each node's successors asked for once)
+        out = known.get(n)
+        if out is None:
+            out = known[n] = list(succs(n))
+        return out
+
+    order = reverse_postorder(entry, listed)
     index = {n: i for i, n in enumerate(order)}
     preds: dict[int, list[int]] = {n: [] for n in order}
     for n in order:
-        for s in succs(n):
+        for s in known[n]:
             if s in preds:
                 preds[s].append(n)
     idom: dict[int, int] = {entry: entry}

@@ -282,9 +282,12 @@ class Renderer:
     # ------------------------------------------------------------ expressions
 
     def expr(self, node: ast.expr, iterable: bool = False) -> ast.expr:
-        method = getattr(self, "r_" + type(node).__name__, None)
+        kind = type(node)
+        method = _RENDERERS.get(kind, _UNKNOWN)
+        if method is _UNKNOWN:
+            method = _RENDERERS[kind] = getattr(Renderer, "r_" + kind.__name__, None)
         if method is not None:
-            return method(node)
+            return method(self, node)
         if isinstance(node, Marker):
             raise self.fail(f"internal value {type(node).__name__} left in the output")
         return self.generic(node)
@@ -587,6 +590,11 @@ def _nameable(value: ast.expr) -> ast.expr:
     if isinstance(value, ast.Tuple) and any(isinstance(e, ast.Slice) for e in value.elts):
         return ast.Tuple(elts=[_nameable(e) for e in value.elts], ctx=ast.Load())
     return value
+
+
+#: the ``r_<type>`` method that renders an expression of each type (None: ``generic``)
+_RENDERERS: dict[type, Callable[..., ast.expr] | None] = {}
+_UNKNOWN: Callable[..., ast.expr] = Renderer.generic
 
 
 def _copy_pos(new: ast.stmt, old: ast.stmt) -> ast.stmt:

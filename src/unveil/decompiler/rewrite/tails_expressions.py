@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import cast
 
-from ...bytecode import CONDITIONAL_JUMPS, Bytecode, Handler, Instr, retarget
+from ...bytecode import CONDITIONAL_JUMPS, Bytecode, Instr, retarget
 from ...codeobj import code_kind
 
 TERMINAL = {"RETURN_VALUE", "RAISE_VARARGS", "RERAISE"}
@@ -148,20 +148,27 @@ def _expression_lines(bc: Bytecode, a: Instr, b: Instr, jump: Instr) -> set[int 
 def reachable(bc: Bytecode, exceptions: bool = True) -> set[int]:
     """The instructions that flow or (``exceptions``) an exception can reach from the
     first."""
-    instrs, seen, todo = bc.instrs, set(), [0]
+    instrs, handlers, n = bc.instrs, bc.handlers, len(bc.instrs)
+    seen: set[int] = set()
+    todo = [0]
     while todo:
         k = todo.pop()
-        if k in seen or k >= len(instrs):
-            continue
-        seen.add(k)
-        ins = instrs[k]
-        if ins.target >= 0:
-            todo.append(ins.target)
-        if exceptions and bc.handlers[k] is not None:
-            todo.append(cast(Handler, bc.handlers[k]).target)
-        if ins.op not in TERMINAL and ins.op != "JUMP":
-            todo.append(k + 1)
+        while k < n and k not in seen:  # (a straight run, then its other ways)
+            seen.add(k)
+            ins = instrs[k]
+            if ins.target >= 0:
+                todo.append(ins.target)
+            if exceptions:
+                h = handlers[k]
+                if h is not None:
+                    todo.append(h.target)
+            if ins.op in _ENDS_RUN:
+                break
+            k += 1
     return seen
+
+
+_ENDS_RUN = TERMINAL | {"JUMP"}
 
 
 _LONG: list[int] = []  # (an arm longer than the limit it was walked to)
