@@ -269,16 +269,17 @@ def _folded_dump(node: ast.AST) -> object:
     with ``-<number>`` read as the constant it folds to and empty f-string parts left
     out (3.12+ keeps one where a format spec ends with a replacement field,
     ``f"{x:<{w}}"``, which earlier versions do not). Read only: ``node`` is not changed."""
-    value = _number(node)
-    if value is not None and not isinstance(node, ast.Constant):
-        return ("Constant", type(value), repr(value), None)
+    number = _number(node)
+    if number is not None and not isinstance(node, ast.Constant):
+        return ("Constant", type(number), repr(number), None)
     if isinstance(node, ast.Constant):
         return ("Constant", type(node.value), repr(node.value), getattr(node, "kind", None))
     parts: list[object] = [type(node).__name__]
     for name in node._fields:
         value = getattr(node, name, None)
         if isinstance(node, ast.JoinedStr) and name == "values":
-            value = [v for v in value if not (isinstance(v, ast.Constant) and v.value == "")]
+            value = [v for v in node.values
+                     if not (isinstance(v, ast.Constant) and v.value == "")]
         if isinstance(value, ast.AST):
             parts.append(_folded_dump(value))
         elif isinstance(value, list):
@@ -292,7 +293,9 @@ def _folded_dump(node: ast.AST) -> object:
 def _number(node: ast.AST) -> int | float | complex | None:
     """The number ``node`` is, negations folded (None: not a number)."""
     if isinstance(node, ast.Constant):
-        return node.value if type(node.value) in (int, float, complex) else None
+        value = node.value
+        return value if isinstance(value, int | float | complex) \
+            and type(value) is not bool else None
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
         value = _number(node.operand)
         return None if value is None else -value
