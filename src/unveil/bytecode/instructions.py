@@ -127,6 +127,10 @@ class Instr:
     offset: int = -1  # byte offset of the original instruction
     line: int | None = None
 
+    def copy(self) -> Instr:
+        """A copy to change (``dataclasses.replace`` is slow on a hot path)."""
+        return Instr(self.op, self.arg, self.argval, self.target, self.offset, self.line)
+
     def __repr__(self) -> str:
         t = f" ->{self.target}" if self.target >= 0 else ""
         v = "" if self.argval is None else f" {self.argval!r}"

@@ -52,7 +52,8 @@ def fold(bc: Bytecode, dec: Scope) -> Bytecode:
         region = _region(bc, i)
         if region is None:
             index_map[i] = len(out)
-            out.append(replace(instrs[i]))
+            ins = instrs[i]
+            out.append(ins if ins.target < 0 else ins.copy())  # (retarget() moves jumps)
             handlers.append(bc.handlers[i])
             continue
         start, build, loop_exit, saved = region
@@ -192,7 +193,7 @@ def _decompile_region(bc: Bytecode, build: int, loop_exit: int, members: list[in
             handlers.append(None)
             continue
         ins = bc.instrs[index]
-        copy = replace(ins)
+        copy = ins.copy()
         if copy.target >= 0 and copy.target not in where \
                 and index > build and bc.instrs[index - 1].op == "CLEANUP_THROW":
             # the clean-up of an ``await`` before the comprehension, laid out inside it:

@@ -96,7 +96,7 @@ def split_clean_ups(bc: Bytecode) -> Bytecode:
             handlers.append(handler)
             joins.append(join)
             copy = len(new)
-            new.extend(replace(instrs[i]) for i in range(target, end))
+            new.extend(instrs[i].copy() for i in range(target, end))
             new.append(Instr("JUMP", None, None, join, instrs[end - 1].offset,
                              instrs[end - 1].line))
             handlers.extend(handler for _ in range(target, end + 1))
@@ -329,7 +329,7 @@ def share_loop_exits(bc: Bytecode) -> Bytecode:
             # the code after the loop comes back once, after the last instruction)
             if key not in made:
                 made[key] = len(new)
-                new.extend(replace(i) for i in instrs[start:end + 1])
+                new.extend(i.copy() for i in instrs[start:end + 1])
                 handlers.extend(bc.handlers[start] for _ in range(start, end + 1))
             target = made[key]
         else:

@@ -404,10 +404,10 @@ def split_empty_tests(bc: Bytecode) -> Bytecode:
     for k, ins in enumerate(instrs):
         if k in splits:
             load = instrs[splits[k]]
-            out += [replace(load), Instr("JUMP", None, None, splits[k] + 1, load.offset, load.line)]
+            out += [load.copy(), Instr("JUMP", None, None, splits[k] + 1, load.offset, load.line)]
             handlers += [bc.handlers[k]] * 2
         index_map[k] = len(out)
-        out.append(replace(ins))
+        out.append(ins.copy())
         handlers.append(bc.handlers[k])
     return retarget(bc, out, handlers, index_map)
 
