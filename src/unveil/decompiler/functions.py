@@ -23,6 +23,7 @@ from .ir.facts import EXPLICIT, ORIGIN, RETURNS, attach, fact
 from .ir.markers import ClassBuild
 from .ir.nodes import SCOPES, children, drop_implicit_returns, names_in, no_arguments, walk
 from .pipeline import Pipeline, Unit
+from .render.emit import unparse
 from .render.renderer import Renderer
 from .rewrite import patterns
 from .rewrite.inline_comprehensions import fold
@@ -625,8 +626,8 @@ def _body_table(code: CodeType, body: list[ast.stmt], names: list[str],
                             body=[*binding, inner], decorator_list=[], returns=None,
                             type_params=[])
     try:
-        table = symtable.symtable(ast.unparse(ast.fix_missing_locations(outer)), "<unveil>",
-                                  "exec")
+        # (printed as it is: giving every node of the body locations costs their memory)
+        table = symtable.symtable(unparse(outer), "<unveil>", "exec")
         # (3.14 lists the module's annotation scope among the children too)
         outer_table = next(c for c in table.get_children() if c.get_name() == "_unveil_outer")
         return next(c for c in outer_table.get_children() if c.get_name() == "_unveil_scope")
