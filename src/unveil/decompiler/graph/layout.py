@@ -11,7 +11,7 @@ from ...bytecode import CONDITIONAL_JUMPS
 from .cfg import CFG
 
 
-class Layout:
+class BlockLayout:
     """Questions about the blocks of ``cfg`` and the source positions of their code."""
 
     def __init__(self, cfg: CFG) -> None:

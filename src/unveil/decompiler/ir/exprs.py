@@ -178,7 +178,6 @@ class Func(Marker):
         self.closure = closure
         self.annotate: ast.expr | None = None
         self.type_params: list[Any] | None = None  # PEP 695, see generics.py
-        self.rendered: ast.expr | None = None  # set by the function builder
         # pushed again by ``COPY`` (the middle of ``a in (lambda: a) != b``): dropping
         # one of the references leaves the function to the other
         self.copied = False

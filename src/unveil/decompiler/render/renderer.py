@@ -428,8 +428,6 @@ class Renderer:
                         keywords=[])
 
     def r_Func(self, node: Func) -> ast.expr:
-        if node.rendered is not None:
-            return node.rendered
         if self.make_lambda is None:
             raise self.fail("function object without a renderer")
         if node.code.co_name == "<lambda>":

@@ -20,7 +20,7 @@ from typing import TypeAlias, TypeGuard, cast
 from ...bytecode import Handler
 from ...errors import DecompilationError
 from ..graph.cfg import CFG, Block
-from ..graph.layout import Layout
+from ..graph.layout import BlockLayout
 from ..graph.regions import reverse_postorder
 from ..ir.blocks import IRBlock, IRGraph, Term
 from ..ir.exprs import (
@@ -122,7 +122,7 @@ class Translator:
         # (each state is its own ``try``; the value must be computed inside it)
         self.lowering = lowering
         self.bc = cfg.bc
-        self.layout = Layout(cfg)
+        self.blocks_layout = BlockLayout(cfg)
         # (the code's version folds ``not a in b`` in a test: see ir.exprs.negate)
         self.folded = cfg.bc.layout.folded_not_tests
         self.ctx = ctx
@@ -478,7 +478,7 @@ class Translator:
         # (a side that starts from an empty stack on another line may be the next
         # statement: each ``if`` would explore the next one's test, twice once its own
         # test folded, and exploring the rest of the function that way is exponential)
-        apart = not state.stack and self.layout.line_of(then_t) not in (None, term.line)
+        apart = not state.stack and self.blocks_layout.line_of(then_t) not in (None, term.line)
         if apart and self.apart >= _MAX_APART:
             return None
         self.apart += apart
@@ -583,16 +583,16 @@ class Translator:
                                                  then_o.test):
                 # ``(b if a else 0)``: the constant the compiler knows is a jump of its own
                 known = not kept and (len(else_o.absorbed) == 1
-                                      and self.layout.constant_jump(
+                                      and self.blocks_layout.constant_jump(
                                           else_o.absorbed[0], term.src, bool(state.stack))
                                       or not else_o.absorbed
-                                      and self.layout.constant_dropped(t2, other, term.src))
-                if self.layout.leads_to(other, e2, hops):
+                                      and self.blocks_layout.constant_dropped(t2, other, term.src))
+                if self.blocks_layout.leads_to(other, e2, hops):
                     new = conditional(test, cast(ast.expr, then_o.test),  # (a branch's)
                                       stamp(ast.Constant(False)), False, self.folded) \
                         if known else boolop(ast.And, test, cast(ast.expr, then_o.test))
                     return self._compound(new, t2, e2, state, then_o, kept, term, hops)
-                if self.layout.leads_to(other, t2, hops) and not kept:
+                if self.blocks_layout.leads_to(other, t2, hops) and not kept:
                     new = conditional(test, cast(ast.expr, then_o.test),
                                       stamp(ast.Constant(True)), False, self.folded) \
                         if known else boolop(ast.Or, negate(test, self.folded),
@@ -603,10 +603,10 @@ class Translator:
             other, hops = self._only_jumps(then_o, term, else_o)
             if other is not None and same_stack(else_o.state.stack, state.stack, test,
                                                  else_o.test):
-                if self.layout.leads_to(other, t2, hops):
+                if self.blocks_layout.leads_to(other, t2, hops):
                     new = boolop(ast.Or, test, cast(ast.expr, else_o.test))
                     return self._compound(new, t2, e2, state, else_o, kept, term, hops)
-                if self.layout.leads_to(other, e2, hops) and not kept:
+                if self.blocks_layout.leads_to(other, e2, hops) and not kept:
                     new = boolop(ast.And, negate(test, self.folded), cast(ast.expr, else_o.test))
                     return self._compound(new, t2, e2, state, else_o, kept, term, hops)
         if then_o.kind == "branch" and else_o.kind == "branch" and not kept \
@@ -621,7 +621,7 @@ class Translator:
             for side in (then_o, else_o):
                 ends.append([])
                 for t in side.targets:
-                    end, more = self.layout.through_jumps(t, owned, self.owner)
+                    end, more = self.blocks_layout.through_jumps(t, owned, self.owner)
                     ends[-1].append(end if more else t)
                     hops += more
             then_t2, else_t2 = ends
@@ -701,17 +701,17 @@ class Translator:
         an exit shared again); None when it runs code."""
         instrs = self.bc.instrs
         one_line = term.line is not None and bool(tested.absorbed) \
-            and self.layout.line_of(tested.absorbed[0]) == term.line
+            and self.blocks_layout.line_of(tested.absorbed[0]) == term.line
         for bid in side.absorbed:
             block = self.cfg.blocks[bid]
             if block.handles or block.end - block.start != 1 or block.start == 0 \
                     or instrs[block.start].op != "JUMP":
                 return None, []
-            if one_line and self.layout.is_return(instrs[block.start].target):
+            if one_line and self.blocks_layout.is_return(instrs[block.start].target):
                 continue  # (the compiler's copy of a ``return``, shared again by tails)
             valued = bool(side.state.stack)
-            if not self.layout.compiler_jump(bid, valued) \
-                    and not self.layout.constant_jump(bid, term.src, valued):
+            if not self.blocks_layout.compiler_jump(bid, valued) \
+                    and not self.blocks_layout.constant_jump(bid, term.src, valued):
                 return None, []
         return side.targets[0], list(side.absorbed)
 
@@ -727,7 +727,7 @@ class Translator:
         if not else_o.absorbed and else_stack and else_stack[-1] is middle:
             # the clean-up that drops the middle value is shared with an inner link of
             # a longer chain (``a < b == c is d``): the outermost link folds it in
-            after = self.layout.drop_one(else_to, then_o.targets[1])
+            after = self.blocks_layout.drop_one(else_to, then_o.targets[1])
             if after is not None:
                 block = self.cfg.blocks[else_to]
                 if all(p == term.src or p in then_o.absorbed for p in block.preds):
@@ -740,11 +740,11 @@ class Translator:
                 or not same_stack(else_stack, below, None, None):
             return None
         t2, e2 = then_o.targets
-        other, hops = self.layout.through_jumps(else_to, set(else_o.absorbed), self.owner)
+        other, hops = self.blocks_layout.through_jumps(else_to, set(else_o.absorbed), self.owner)
         owned = {term.src, *then_o.absorbed}
         for kind, to in ((ast.And, e2), (ast.Or, t2)):
-            end, passed = self.layout.through_jumps(to, owned, self.owner)
-            if end != other and not (self.layout.exit_copy(end, other) and all(
+            end, passed = self.blocks_layout.through_jumps(to, owned, self.owner)
+            if end != other and not (self.blocks_layout.exit_copy(end, other) and all(
                     p in owned or p in passed for p in self.cfg.blocks[end].preds)):
                 continue
             if end != other:
@@ -825,7 +825,7 @@ class Translator:
         statements that the source wrote)."""
         if exit_.absorbed:
             for t in targets:
-                if self.layout.exit_copy(exit_.absorbed[-1], t, clean_up=True):
+                if self.blocks_layout.exit_copy(exit_.absorbed[-1], t, clean_up=True):
                     return t
         value = exit_.test
         if not isinstance(value, ast.Constant):
@@ -839,8 +839,8 @@ class Translator:
                     and type(ops[0].argval) is type(value.value) \
                     and ops[0].argval == value.value \
                     and (exit_.line in (None, ops[1].line) or ops[1].line is None
-                         or bool(exit_.absorbed) and self.layout.copied_exit(exit_.absorbed[0])
-                         and self.layout.copied_exit(t)):
+                         or bool(exit_.absorbed) and self.blocks_layout.copied_exit(exit_.absorbed[0])
+                         and self.blocks_layout.copied_exit(t)):
                 return t
         return None
 
@@ -859,7 +859,7 @@ class Translator:
             return True
         if not pending:
             return False
-        ahead = self.layout.ahead(pending, join)
+        ahead = self.blocks_layout.ahead(pending, join)
         return all(p in region or p in ahead for p in extra)
 
 def _current_seq() -> int:
