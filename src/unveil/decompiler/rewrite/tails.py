@@ -241,19 +241,25 @@ def share_loop_exits(bc: Bytecode) -> Bytecode:
                       and not _suppressed_exit(instrs, j)])
     if not loops:
         return bc
-    # straight code that ends in a return or a raise, by its instructions
-    endings: dict[tuple[object, ...] | None, list[int]] = {}
-    for t, ins in enumerate(instrs):
-        if ins.op not in ("RETURN_VALUE", "RAISE_VARARGS"):
-            continue
-        for b in range(t, max(t - _MAX_LOOP_EXIT, 0) - 1, -1):
-            if b < t and (instrs[b].op in FLOW or b + 1 in entered):
-                break
-            if not _statement_start(instrs, b, entered):
+    # straight code that ends in a return or a raise, by its instructions (found when a
+    # break's copy is)
+    endings: dict[tuple[object, ...] | None, list[int]] | None = None
+
+    def find_endings() -> dict[tuple[object, ...] | None, list[int]]:
+        found: dict[tuple[object, ...] | None, list[int]] = {}
+        for t, ins in enumerate(instrs):
+            if ins.op not in ("RETURN_VALUE", "RAISE_VARARGS"):
                 continue
-            key = code_signature(instrs, b, t + 1)
-            if key is not None:
-                endings.setdefault(key, []).append(b)
+            for b in range(t, max(t - _MAX_LOOP_EXIT, 0) - 1, -1):
+                if b < t and (instrs[b].op in FLOW or b + 1 in entered):
+                    break
+                if not _statement_start(instrs, b, entered):
+                    continue
+                key = code_signature(instrs, b, t + 1)
+                if key is not None:
+                    found.setdefault(key, []).append(b)
+        return found
+
     new: list[Instr] | None = None
     handlers = list(bc.handlers)
     made: dict[tuple[object, ...] | None, int] = {}
@@ -315,6 +321,8 @@ def share_loop_exits(bc: Bytecode) -> Bytecode:
         if line is None and bc.handlers[start] != bc.handlers[k]:
             continue
         key = code_signature(instrs, start, end + 1)
+        if endings is None:
+            endings = find_endings()
         # (not another break's copy: 3.12+ lays a clause out after the loop)
         after = [b for b in endings.get(key, ()) if b >= exit_ and b != start
                  and instrs[b - 1].op != "POP_EXCEPT"
@@ -433,10 +441,6 @@ def share_copied_exits(bc: Bytecode, lines: bool = False) -> Bytecode:
         return ins.op, ins.argval if code_signature(instrs, k, k + 1) else None, \
             bc.position(ins) or ins.line
 
-    places: dict[object, int] = {}  # an instruction's code and position: how many
-    for k in range(len(instrs)):
-        w = where(k)
-        places[w] = places.get(w, 0) + 1
     latest: dict[tuple[object, ...], int] = {}  # stretch -> its last start
     count: dict[tuple[object, ...], int] = {}
     stretches: list[list[tuple[int, _CopyKey]]] = []
@@ -463,6 +467,12 @@ def share_copied_exits(bc: Bytecode, lines: bool = False) -> Bytecode:
             latest[key] = s
             count[key] = count.get(key, 0) + 1
         stretches.append(found)
+    if all(n < 2 for n in count.values()):
+        return bc  # (no stretch has a copy)
+    places: dict[object, int] = {}  # an instruction's code and position: how many
+    for k in range(len(instrs)):
+        w = where(k)
+        places[w] = places.get(w, 0) + 1
     new: list[Instr] | None = None
     for found in stretches:  # (the longest copy)
         for s, key in reversed(found):
