@@ -10,7 +10,10 @@ import enum
 import sys
 from collections.abc import Iterator
 from types import CodeType
-from typing import Literal, NamedTuple, TypeAlias, TypeGuard
+from typing import TYPE_CHECKING, Literal, NamedTuple
+
+if TYPE_CHECKING:  # (3.8/3.9's typing has neither; the file's own Python imports this)
+    from typing import TypeAlias, TypeGuard
 
 #: the version of the running interpreter, (major, minor)
 HOST_VERSION: tuple[int, int] = (sys.version_info[0], sys.version_info[1])

@@ -291,7 +291,7 @@ def format_item(item: tuple) -> str:
     """One normalized tuple as a readable line."""
     tag = item[0]
     if tag == HEADER_TAG:
-        fields = zip(HEADER_FIELDS, item[1:], strict=True)
+        fields = zip(HEADER_FIELDS, item[1:])  # noqa: B905 - (3.8/3.9 run it: no strict)
         return "code " + ", ".join(f"{n}={v!r}" for n, v in fields)
     if tag == EXCEPTION_TAG:
         s, e, t, depth, lasti = item[1:]
@@ -347,11 +347,11 @@ def compare(original: CodeType, recompiled: CodeType, *, nested: bool = True,
         _listing(a_body + a_table), _listing(b_body + b_table), "original", "recompiled",
         n=context, lineterm=""))
     if a_head != b_head:
-        for name, x, y in zip(HEADER_FIELDS, a_head[1:], b_head[1:], strict=True):
+        for name, x, y in zip(HEADER_FIELDS, a_head[1:], b_head[1:]):  # noqa: B905 - (3.8/3.9)
             if x != y:
                 shown = (hex(x), hex(y)) if name == "flags" else (repr(x), repr(y))
                 return Difference(f"code object {name}", *shown, detail)
-    for n, (x, y) in enumerate(zip(a_body, b_body, strict=False)):
+    for n, (x, y) in enumerate(zip(a_body, b_body)):  # noqa: B905 - (3.8/3.9: no strict)
         if x != y:
             return Difference(f"instruction {n}", format_item(x), format_item(y), detail)
     if len(a_body) != len(b_body):
