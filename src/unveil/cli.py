@@ -98,10 +98,10 @@ def load_pyc(path: str | os.PathLike[str]) -> CodeType:
             raise BadInputError(
                 f"{name} was compiled by Python {version} (magic {magic}) but this is "
                 f"Python {here}; run unveil with Python {version}")
+        reads = [f"3.{m}" for m in range(20) if readable((3, m))]
         raise BadInputError(
             f"{name} was compiled by Python {version} (magic {magic}) but this is Python "
-            f"{here}, and unveil only reads bytecode of Python {supported[0]} to "
-            f"{supported[-1]}")
+            f"{here}, and unveil only reads bytecode of Python {reads[0]} to {reads[-1]}")
     if len(data) < 16:
         raise BadInputError(
             f"{name} is corrupt: its header is truncated ({len(data)} of 16 bytes)")

@@ -1,4 +1,4 @@
-"""Reading code objects: one normalised instruction stream for CPython 3.10-3.14.
+"""Reading code objects: one normalised instruction stream for CPython 3.9-3.14.
 
 This package is the only place that knows how bytecode differs between CPython
 versions. Everything above it (the decompiler) sees :class:`Instr` objects whose
@@ -14,6 +14,7 @@ from .instructions import (
     Instr,
     Layout,
     for_iter_exit,
+    last_statement_returns,
     layout_of,
     line_table,
     read,
@@ -31,5 +32,5 @@ from .listing import (
 )
 
 __all__ = ["CONDITIONAL_JUMPS", "HOST", "LITERAL_TYPES", "Bytecode", "Handler", "Instr", "Layout",
-           "Raw", "branches", "chains", "for_iter_exit", "has_opcode", "instructions", "layout_of", "line_table", "qualname_constants",
+           "Raw", "branches", "chains", "for_iter_exit", "has_opcode", "instructions", "last_statement_returns", "layout_of", "line_table", "qualname_constants",
            "read", "readable", "retarget"]

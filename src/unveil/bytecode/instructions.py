@@ -1,4 +1,4 @@
-"""Normalised instructions: one opcode set with one meaning each, for CPython 3.10-3.14.
+"""Normalised instructions: one opcode set with one meaning each, for CPython 3.9-3.14.
 
 :func:`read` turns a code object into a :class:`Bytecode`: a list of :class:`Instr`
 whose jump targets are indices into that list, plus the exception handler that
@@ -24,7 +24,11 @@ protects each instruction. The normalisation, per version:
 * the ``with`` prologue (``SETUP_WITH``, ``BEFORE_WITH``, 3.14's ``LOAD_SPECIAL`` sequence)
   becomes ``BEFORE_WITH`` whose ``arg`` is the number of stack slots of the exit callable;
 * 3.14: a loop's test and jump back that the exception table leaves out of the range
-  they loop in get its handler (:func:`_close_jump_gaps`).
+  they loop in get its handler (:func:`_close_jump_gaps`);
+* 3.9 reads as 3.10 (its jump arguments in bytes are offsets in the listing's ``argval``;
+  it has no ``GEN_START``, ``ROT_N`` or ``MATCH_*``). What differs is layout, said by
+  :class:`Layout` (``copied_loop_tests``, ``dead_code``); its dead code is kept in the
+  stream, and :func:`last_statement_returns` reads its closing ``return None``.
 
 Jump targets come from ``argval`` (byte offsets), never from ``argrepr``. The raw
 listing underneath, ``dis``'s as the rest of unveil reads it, is :mod:`.listing`.
@@ -77,7 +81,7 @@ class Layout:
     inlined_comprehensions: bool
     #: 3.10-3.13 write a ``while`` loop's test twice, at the top and again at the end
     #: (the jump back is the test), so a test only at the top is an ``if`` inside
-    #: ``while True:``. 3.14 tests at the top only, as both forms compile.
+    #: ``while True:``. 3.9 and 3.14 test at the top only, as both forms compile.
     copied_loop_tests: bool
     #: Folding: 3.10-3.13 compile ``not a in b`` (and ``not a is b``) as ``a not in b``
     #: everywhere. 3.14 folds it only where a value is computed: a test jumps on the
@@ -89,6 +93,12 @@ class Layout:
     #: 3.11+ compiles ``'%s' % (a, b)`` (a literal format of ``%s``/``%r``/``%a`` and
     #: a tuple) as the f-string it means; 3.10 keeps the ``%``
     folded_percent_formats: bool
+    #: 3.8/3.9 keep code nothing reaches, which tells how the source was written: a
+    #: function whose last statement is not a ``return`` closes with ``LOAD_CONST None;
+    #: RETURN_VALUE`` (:func:`last_statement_returns`), and an ``if`` arm or ``except``
+    #: clause that ends in a ``raise`` still jumps to the end of its statement after it
+    #: (an ``elif``/``else`` follows, or the ``try`` ends there). 3.10+ drop it.
+    dead_code: bool
 
     @staticmethod
     def of(version: tuple[int, int]) -> Layout:
@@ -99,8 +109,9 @@ class Layout:
                 version, cold_handlers=version >= (3, 12), else_after_body=version >= (3, 11),
                 copied_break_returns=version < (3, 11),
                 inlined_comprehensions=version >= (3, 12),
-                copied_loop_tests=version < (3, 14), folded_not_tests=version < (3, 14),
-                positions=version >= (3, 11), folded_percent_formats=version >= (3, 11))
+                copied_loop_tests=(3, 10) <= version < (3, 14), folded_not_tests=version < (3, 14),
+                positions=version >= (3, 11), folded_percent_formats=version >= (3, 11),
+                dead_code=version < (3, 10))
         return known
 
 
@@ -338,12 +349,38 @@ def line_table(code: CodeType) -> dict[int, int | None]:
 # ---------------------------------------------------------------- reading
 
 
+_NO_FALLTHROUGH = frozenset({"RETURN_VALUE", "RAISE_VARARGS", "RERAISE", "JUMP_ABSOLUTE",
+                             "JUMP_FORWARD"})
+
+
+def last_statement_returns(code: CodeType) -> bool | None:
+    """Is the last statement of the function ``code`` a ``return``? Where the layout
+    tells (:attr:`Layout.dead_code`, 3.8/3.9): False when the code ends with
+    the compiler's closing ``return None`` and nothing reaches it, True when it does not
+    end with one; None where the closing return is reached (the code after a ``return
+    None`` as the last statement is the same), and on 3.10+."""
+    if not layout_of(code).dead_code:
+        return None
+    raw = [i for i in instructions(code) if i.opname != "EXTENDED_ARG"]
+    if len(raw) < 2 or raw[-1].opname != "RETURN_VALUE" or raw[-2].opname != "LOAD_CONST" \
+            or raw[-2].argval is not None:
+        return True
+    if len(raw) < 3 or raw[-3].opname not in _NO_FALLTHROUGH:
+        return None
+    jumps = tables(code_version(code)).jumps
+    closing = raw[-2].offset
+    if any(i.opcode in jumps and i.argval == closing for i in raw):
+        return None
+    return False
+
+
+
 def readable(version: tuple[int, int]) -> bool:
-    """Can :func:`read` read the bytecode of CPython ``version`` here? 3.10-3.14, from any
-    Python (3.10's handlers come from simulating its block stack with the stack effects of
-    its opcode table); 3.8/3.9 not yet (their ``try`` statements are instructions of their
-    own)."""
-    return (3, 10) <= version <= (3, 14)
+    """Can :func:`read` read the bytecode of CPython ``version`` here? 3.9-3.14, from any
+    Python (3.9/3.10's handlers come from simulating the block stack with the stack
+    effects of the version's opcode table); 3.8 not yet (its ``try`` statements are
+    instructions of its own: ``BEGIN_FINALLY``, ``END_FINALLY``, ``CALL_FINALLY``...)."""
+    return (3, 9) <= version <= (3, 14)
 
 
 def read(code: CodeType) -> Bytecode:
@@ -353,7 +390,7 @@ def read(code: CodeType) -> Bytecode:
     if not readable(version):
         raise DecompilationError(
             f"unveil does not read Python {version[0]}.{version[1]}'s bytecode yet (it reads "
-            "that of Python 3.10 to 3.14)",
+            "that of Python 3.9 to 3.14)",
             code_name=getattr(code, "co_qualname", code.co_name))
     table = tables(version)
     raw = [i for i in instructions(code) if i.opname not in ("CACHE", "EXTENDED_ARG")]

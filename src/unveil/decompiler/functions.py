@@ -29,6 +29,7 @@ from .rewrite import patterns
 from .rewrite.inline_comprehensions import fold
 from .tidy.annotations import apply_to_scope, items_of
 from .tidy.body_returns import without_scope_returns
+from .tidy.closing_return import fit_closing_return
 from .tidy.comprehensions import comprehension_from_code
 from .tidy.generics import alias_statement, generic_value, type_param_nodes
 from .tidy.idioms import annotation_expr, scope_value, tidy_scope
@@ -650,6 +651,7 @@ def function_def(code: CodeType, name: str, parent: CodeDecompiler | None = None
         body = body[:-1]
     drop_implicit_returns(body)
     patterns.drop_final_return(body)
+    fit_closing_return(body, bytecode.last_statement_returns(code))  # (3.8/3.9)
     doc = docstring_of(code)
     head: list[ast.stmt] = []
     if doc is not None:

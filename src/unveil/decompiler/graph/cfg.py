@@ -44,6 +44,9 @@ class CFG:
     blocks: dict[int, Block]  # by id (= index of first instruction)
     order: list[int]  # ids in instruction order
     entry: int
+    #: 3.8/3.9 (``Layout.dead_code``): block id -> where the statement its ``raise``
+    #: ends goes on as laid out (:func:`_dead_jumps`)
+    dead_jumps: dict[int, int] = field(default_factory=dict)
 
     def block_at(self, index: int) -> Block:
         return self.blocks[index]
@@ -58,7 +61,30 @@ def build(bc: Bytecode, start: int = 0, end: int | None = None) -> CFG:
     live = {i for b in cfg.blocks.values() for i in range(b.start, b.end)}
     if len(live) < end - start:
         cfg = _build(bc, start, end, live)
+    if bc.layout.dead_code:
+        cfg.dead_jumps = _dead_jumps(cfg, live, end)
     return cfg
+
+
+def _dead_jumps(cfg: CFG, live: set[int], end: int) -> dict[int, int]:
+    """Where the statement a ``raise`` ends goes on, as 3.8/3.9 lay it out: the dead
+    jump they keep after it (through an ``except`` clause's ``POP_EXCEPT``) to the end
+    of the ``if`` arm or clause; without one, the code right after it. (A ``break`` or
+    ``continue`` keeps one too: not read yet.)"""
+    instrs = cfg.bc.instrs
+    out: dict[int, int] = {}
+    for b in cfg.blocks.values():
+        if instrs[b.end - 1].op != "RAISE_VARARGS":
+            continue
+        i = b.end
+        while i < end and i not in live and instrs[i].op == "POP_EXCEPT":
+            i += 1
+        if i < end and i not in live and instrs[i].op == "JUMP":
+            if instrs[i].target in cfg.blocks:
+                out[b.id] = instrs[i].target
+        elif i == b.end and i in cfg.blocks:
+            out[b.id] = i  # (no dead jump: the arm ends where the raise is laid out)
+    return out
 
 
 def _build(bc: Bytecode, start: int, end: int, live: set[int] | None) -> CFG:

@@ -42,6 +42,9 @@ LINE: Fact[int | None] = Fact(
 AS_TESTED: Fact[bool] = Fact(
     "as_tested", "an ``if`` whose test is the bytecode's and whose body is what runs when it "
     "holds, laid out after it (an ``if c: continue`` or ``if c: pass`` there was written)")
+WRITTEN_ELSE: Fact[bool] = Fact(
+    "written_else", "3.8/3.9: an ``if`` with an ``else`` whose arm that ends in a ``raise`` "
+    "still jumps past it (dead code: the ``else`` was written)")
 RERAISE_OF: Fact[ast.expr] = Fact(
     "reraise_of", "a bare ``raise``: the exception value it raises again")
 WITH_EXIT: Fact[ast.expr] = Fact(

@@ -50,6 +50,7 @@ from ..ir.facts import (
     SLOT,
     TARGETS,
     WALRUS,
+    WRITTEN_ELSE,
     attach,
     fact,
 )
@@ -164,6 +165,8 @@ class Renderer:
             test = self.expr(s.test)
             node = ast.If(test=test, body=self.stmts(s.body) or [ast.Pass()],
                           orelse=self.stmts(s.orelse))
+            if fact(s, WRITTEN_ELSE, False):
+                attach(node, written_else=True)
             return attach(node, as_tested=True) if fact(s, AS_TESTED, False) else node
         if isinstance(s, ast.While):
             test = self.expr(s.test)

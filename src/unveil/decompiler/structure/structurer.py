@@ -631,11 +631,16 @@ class Structurer(LoopExits, IfEnds, Clauses, ClauseExits):
         if table is None:
             loop = ctx.loop
             header = loop.header if loop is not None and loop.header in region else None
+            dead = self.g.cfg.dead_jumps
 
             def succs(n: int) -> list[int]:
                 out = []
                 for s in self._succs(n):
                     out.append(-2 if s == header else s)
+                if dead:  # (3.8/3.9: where the statement a raise ends goes on)
+                    to = dead.get(self.blocks[n].blocks[-1])
+                    if to is not None and to in self.blocks:
+                        out = [-2 if to == header else to]
                 return out
 
             table = postdominators({b for b in region if b in self.blocks}, succs)
@@ -687,6 +692,8 @@ class Structurer(LoopExits, IfEnds, Clauses, ClauseExits):
             then_body = [ast.Pass()]
         node = ast.If(test=test, body=then_body, orelse=else_body)
         attach(node, line=block.term.line)
+        if else_body and self.g.cfg.dead_jumps and self._dead_jump_to(merge, b, ctx):
+            attach(node, written_else=True)
         if as_tested and len(then_body) == 1 and isinstance(then_body[0], ast.Continue) \
                 and (written_jump(self.g.cfg, self.blocks.get(then_t), block, 8)
                      or operator_flips(test, self.layout.folded_not_tests)) or passed:
@@ -696,6 +703,17 @@ class Structurer(LoopExits, IfEnds, Clauses, ClauseExits):
         if next_block is not None and next_block == ctx.follow:
             return None
         return next_block
+
+    def _dead_jump_to(self, merge: int, b: int, ctx: Ctx) -> bool:
+        """3.8/3.9: does an arm of the ``if`` at ``b`` end in a ``raise`` whose dead jump
+        goes to ``merge`` (an ``else`` was written)?"""
+        cfg = self.g.cfg
+        for t in self.blocks[b].term.targets:
+            for n in self._arm_reach(b, t, ctx):
+                last = self.blocks[n].blocks[-1]
+                if cfg.dead_jumps.get(last) == merge and merge != cfg.blocks[last].end:
+                    return True
+        return False
 
     def _inside_clause(self, start: int, target: int, ctx: Ctx) -> bool:
         """Does ``start`` reach ``target`` inside the except clause it is in (not through

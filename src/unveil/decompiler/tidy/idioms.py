@@ -30,6 +30,7 @@ from ..ir.facts import (
     POSITION,
     TARGETS,
     WRITTEN,
+    WRITTEN_ELSE,
     fact,
 )
 from ..ir.nodes import (
@@ -616,7 +617,7 @@ def _tidy_stmt(s: ast.stmt, folded: bool, in_loop: bool) -> list[ast.stmt]:
             s.body, s.orelse = s.orelse, []
         if not s.body:
             s.body = [ast.Pass()]
-        if s.orelse and ends_in_jump(s.body):
+        if s.orelse and ends_in_jump(s.body) and not fact(s, WRITTEN_ELSE, False):
             if in_loop or not ends_in_implicit_return(s.body) \
                     or len(s.body) > 1 and len(s.orelse) > 1 and same(s.body[-2:], s.orelse[-2:]):
                 # (arms that end in copies of the code after the ``if``: that code)

@@ -1,0 +1,122 @@
+"""3.8/3.9: a function's last statement is a ``return`` or not as its code says.
+
+Those compilers close a function whose last statement is not a ``return`` with a
+``return None`` that nothing may reach (``bytecode.last_statement_returns``), so
+``if c: return a`` + ``return b`` and ``if c: return a`` / ``else: return b`` compile
+differently there (alike on 3.10+). :func:`fit_closing_return` moves the statements
+after a final ``if``, ``try`` or loop whose other ways out leave the function into its
+``else`` (the last statement is then not a ``return``), or takes them out of it.
+"""
+
+from __future__ import annotations
+
+import ast
+
+
+def fit_closing_return(body: list[ast.stmt], returns: bool | None) -> None:
+    """End the function body ``body`` in a ``return`` if ``returns``, else not (None:
+    either), where an ``else`` clause can be added or taken out without changing what
+    runs."""
+    if returns is None or not body:
+        return
+    if returns:
+        _flatten_last(body)
+    elif isinstance(body[-1], ast.Return):
+        _into_else(body)
+
+
+def _into_else(body: list[ast.stmt]) -> None:
+    """``...; S; rest`` (``rest`` ending in a ``return``) -> ``...; S else: rest`` for the
+    last statement ``S`` that ``rest`` can be the ``else`` of."""
+    for k in range(len(body) - 2, -1, -1):
+        s = body[k]
+        if isinstance(s, ast.If):
+            target = _last_if(s)
+            if target is None:
+                return
+            target.orelse = body[k + 1:]
+            del body[k + 1:]
+            return
+        if isinstance(s, ast.Try) and not s.orelse and not s.finalbody and s.handlers \
+                and all(_leaves(h.body) for h in s.handlers):
+            s.orelse = body[k + 1:]
+            del body[k + 1:]
+            return
+        if isinstance(s, ast.For | ast.AsyncFor | ast.While) and not s.orelse \
+                and not _breaks(s.body):
+            s.orelse = body[k + 1:]
+            del body[k + 1:]
+            return
+        if not isinstance(s, ast.Expr | ast.Assign | ast.AugAssign | ast.AnnAssign
+                          | ast.Delete | ast.Pass | ast.Global | ast.Nonlocal):
+            return
+        # (plain statements go into the ``else`` with the return)
+    return
+
+
+def _last_if(s: ast.If) -> ast.If | None:
+    """The ``if`` of an ``if``/``elif`` chain without ``else`` whose arms all leave the
+    function (None: none such)."""
+    while True:
+        if not _leaves(s.body):
+            return None
+        if not s.orelse:
+            return s
+        if len(s.orelse) == 1 and isinstance(s.orelse[0], ast.If):
+            s = s.orelse[0]
+            continue
+        return None
+
+
+def _flatten_last(body: list[ast.stmt]) -> None:
+    """``if c: ...return`` / ``else: rest`` at the end -> ``if c: ...`` + ``rest`` while
+    the end is not a ``return``."""
+    while body and not isinstance(body[-1], ast.Return):
+        s = body[-1]
+        if isinstance(s, ast.If) and s.orelse and _leaves(s.body):
+            rest, s.orelse = s.orelse, []
+            body.extend(rest)
+        elif isinstance(s, ast.Try) and s.orelse and not s.finalbody and s.handlers \
+                and all(_leaves(h.body) for h in s.handlers):
+            rest, s.orelse = s.orelse, []
+            body.extend(rest)
+        elif isinstance(s, ast.For | ast.AsyncFor | ast.While) and s.orelse \
+                and not _breaks(s.body):
+            rest, s.orelse = s.orelse, []
+            body.extend(rest)
+        else:
+            return
+
+
+def _leaves(stmts: list[ast.stmt]) -> bool:
+    """Does every way through ``stmts`` leave the function (a ``return`` or ``raise``)?
+    (Not through a ``with``, whose exit may swallow the exception.)"""
+    if not stmts:
+        return False
+    last = stmts[-1]
+    if isinstance(last, ast.Return | ast.Raise):
+        return True
+    if isinstance(last, ast.If):
+        return bool(last.orelse) and _leaves(last.body) and _leaves(last.orelse)
+    if isinstance(last, ast.Try):
+        if last.finalbody and _leaves(last.finalbody):
+            return True
+        return _leaves(last.orelse or last.body) and all(_leaves(h.body) for h in last.handlers)
+    return False
+
+
+def _breaks(stmts: list[ast.stmt]) -> bool:
+    """Does a ``break`` in ``stmts`` leave the loop they are the body of?"""
+    todo: list[ast.AST] = list(stmts)
+    while todo:
+        n = todo.pop()
+        if isinstance(n, ast.Break):
+            return True
+        if isinstance(n, ast.For | ast.AsyncFor | ast.While):
+            todo.extend(n.orelse)  # (a break in the inner body is the inner loop's)
+            continue
+        if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda
+                      | ast.expr):
+            continue
+        todo.extend(ast.iter_child_nodes(n))
+    return False
