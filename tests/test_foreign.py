@@ -7,7 +7,8 @@ version's marshal) and must write the same text. (tests/test_cli.py has that int
 compile such a text back to the file's bytecode; benchmarks/foreign_pyc.py measures it
 on whole standard libraries.) And what makes the text differ by host is written one way:
 f-strings as 3.11 writes them, set constants in sorted order, 3.10's code as 3.10's
-``ast.unparse`` writes it.
+``ast.unparse`` writes it; 3.12+'s type parameters and aliases are written by a Python
+whose ast has no nodes for them.
 """
 
 from __future__ import annotations
@@ -24,7 +25,9 @@ import pytest
 
 import unveil
 from unveil.bytecode.pyc import read_pyc
-from unveil.errors import DecompilationError
+from unveil.decompiler.ir.nodes import no_arguments
+from unveil.decompiler.render import syntax
+from unveil.decompiler.render.emit import unparse
 from unveil.verify.foreign import find_interpreter
 
 HOST = sys.version_info[:2]
@@ -78,12 +81,7 @@ def test_another_versions_files_read_as_that_version_writes_them(
     for name, pyc, theirs in rows:
         _, code = read_pyc(Path(pyc).read_bytes(), pyc)
         assert code.version == version
-        try:
-            text = unveil.decompile(code)  # type: ignore[arg-type]  # a code read from a file
-        except DecompilationError as exc:
-            # (3.12+'s type parameters have no ast before 3.12: said in one sentence)
-            assert HOST < (3, 12) and "PEP 695" in str(exc), exc
-            continue
+        text = unveil.decompile(code)  # type: ignore[arg-type]  # a code read from a file
         if text != theirs:
             differ.append(name)
     assert differ == []
@@ -273,3 +271,92 @@ def test_older_versions_files_compile_back_the_same(version: tuple[int, int],
     codes = sum(row[0] for name, row in rows.items() if name not in OLD_LAYOUTS)
     same = sum(row[1] for name, row in rows.items() if name not in OLD_LAYOUTS)
     assert same >= 0.9 * codes, rows
+
+
+# PEP 695 type parameters and aliases (3.12), PEP 696 defaults (3.13): written by any
+# Python, its ast with the nodes or not (``render.syntax``)
+NEWER_SYNTAX = {
+    (3, 12): """
+type Alias = list[int]
+type Pair[T] = tuple[T, T]
+
+def first[T](xs: list[T]) -> T:
+    return xs[0]
+
+class Box[T: int, *Ts, **P](Base):
+    def get(self) -> T:
+        return self.v
+
+def bounded[S: (int, str)](x: S, /, *rest: S) -> S:
+    return x
+
+@decorated
+async def fetch[K](key: K) -> K:
+    return await key
+""",
+    (3, 13): """
+def f[T = int, *Ts = *tuple[int, ...], **P = [int, str]](x: T) -> T:
+    return x
+
+class C[T: str = str]:
+    pass
+
+type A[K = bytes] = dict[K, int]
+""",
+}
+
+# (run by the newer version: its .pyc of the source, and its own unveil's text of it)
+_COMPILE_NEWER = """
+import importlib._bootstrap_external as ext, sys
+from pathlib import Path
+import unveil
+out, source = Path(sys.argv[1]), sys.argv[2]
+code = compile(source, "newer.py", "exec", dont_inherit=True)
+(out / "newer.pyc").write_bytes(ext._code_to_timestamp_pyc(code, 0, len(source)))
+(out / "theirs.txt").write_text(unveil.decompile(code), encoding="utf-8")
+"""
+
+
+@pytest.mark.parametrize("version", sorted(NEWER_SYNTAX), ids=lambda v: f"{v[0]}.{v[1]}")
+def test_newer_syntax_is_written_by_any_python(version: tuple[int, int],
+                                               tmp_path: Path) -> None:
+    """A generic function, class and alias of 3.12/3.13 decompiled here: the text that
+    version's own unveil writes, and compiled by it, the same code objects."""
+    if HOST not in ORACLE_HOSTS or HOST == version:
+        pytest.skip("the other versions' interpreters are asked on hosts 3.11 and 3.13 only")
+    python = None if sys.platform == "emscripten" else find_interpreter(version)
+    if python is None:
+        pytest.skip(f"CPython {version[0]}.{version[1]} is not installed")
+    env = {**os.environ, "PYTHONPATH": SRC, "PYTHONHASHSEED": "0"}
+    source = textwrap.dedent(NEWER_SYNTAX[version]).lstrip()
+    subprocess.run([python, "-c", _COMPILE_NEWER, str(tmp_path), source], check=True, env=env)
+    pyc = tmp_path / "newer.pyc"
+    _, code = read_pyc(pyc.read_bytes(), str(pyc))
+    text = unveil.decompile(code)  # type: ignore[arg-type]  # a code read from a file
+    assert text == (tmp_path / "theirs.txt").read_text(encoding="utf-8")
+    (tmp_path / "newer.txt").write_text(text, encoding="utf-8")
+    done = subprocess.run([python, "-c", _COMPARE_OLD, str(tmp_path), json.dumps(["newer"])],
+                          capture_output=True, text=True, check=True, env=env)
+    codes, identical, first_different, error = json.loads(done.stdout)["newer"]
+    assert (identical, error) == (codes, None), first_different
+
+
+def test_type_parameters_are_printed_on_every_python() -> None:
+    """The stand-in nodes of ``render.syntax`` (this Python's own where it has them) print
+    as 3.13 prints PEP 695 and PEP 696 syntax."""
+    def name(n: str) -> ast.Name:
+        return ast.Name(id=n, ctx=ast.Load())
+
+    params = [syntax.type_param("TypeVar", "T", bound=name("int"), default=name("bool")),
+              syntax.type_param("TypeVarTuple", "Ts"),
+              syntax.type_param("ParamSpec", "P", default=ast.List(elts=[], ctx=ast.Load()))]
+    alias = syntax.type_alias("A", params, ast.Subscript(value=name("dict"), slice=name("T"),
+                                                          ctx=ast.Load()))
+    func = ast.FunctionDef(name="f", args=no_arguments(), body=[ast.Pass()],
+                           decorator_list=[], returns=None, type_params=params[:1])
+    cls = ast.ClassDef(name="C", bases=[name("B")], keywords=[], body=[ast.Pass()],
+                       decorator_list=[], type_params=params[1:])
+    text = unparse(ast.Module(body=[alias, func, cls], type_ignores=[]))
+    assert text == ("type A[T: int = bool, *Ts, **P = []] = dict[T]\n\n"
+                    "def f[T: int = bool]():\n    pass\n\n"
+                    "class C[*Ts, **P = []](B):\n    pass")

@@ -23,6 +23,7 @@ from .ir.facts import EXPLICIT, ORIGIN, RETURNS, attach, fact
 from .ir.markers import ClassBuild
 from .ir.nodes import SCOPES, children, drop_implicit_returns, names_in, no_arguments, walk
 from .pipeline import Pipeline, Unit
+from .render import syntax
 from .render.emit import unparse
 from .render.renderer import Renderer
 from .rewrite import patterns
@@ -411,7 +412,7 @@ def scope_names(body: list[ast.stmt], inlined: bool) -> ScopeNames:
     return ScopeNames(ids | nested, ids | declared, bound, nested)
 
 
-_TYPE_ALIAS: tuple[type[ast.AST], ...] = (ast.TypeAlias,) if hasattr(ast, "TypeAlias") else ()
+_TYPE_ALIAS: tuple[type[ast.AST], ...] = (syntax.TypeAlias,)
 
 
 def unused_free_variables(code: CodeType, body: list[ast.stmt],

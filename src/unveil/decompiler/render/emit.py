@@ -185,6 +185,71 @@ if _Base is not None and _Precedence is not None:
                 self.set_precedence(_Precedence.TUPLE, node.value)
             super().visit_AugAssign(node)
 
+        # PEP 695 type parameters and aliases, PEP 696 defaults: written as 3.13 writes
+        # them, also where this Python's printer has none (a newer file's stand-in
+        # nodes, see ``syntax``)
+        def visit_TypeVar(self, node: Any) -> None:
+            self.write(node.name)
+            if node.bound:
+                self.write(": ")
+                self.traverse(node.bound)
+            self._type_param_default(node)
+
+        def visit_TypeVarTuple(self, node: Any) -> None:
+            self.write("*" + node.name)
+            self._type_param_default(node)
+
+        def visit_ParamSpec(self, node: Any) -> None:
+            self.write("**" + node.name)
+            self._type_param_default(node)
+
+        def _type_param_default(self, node: Any) -> None:
+            default = getattr(node, "default_value", None)
+            if default:
+                self.write(" = ")
+                self.traverse(default)
+
+        def visit_TypeAlias(self, node: Any) -> None:
+            self.fill("type ")
+            self.traverse(node.name)
+            self._type_params(node.type_params)
+            self.write(" = ")
+            self.traverse(node.value)
+
+        def _type_params(self, type_params: list[ast.AST] | None) -> None:
+            if type_params:
+                with self.delimit("[", "]"):
+                    self.interleave(lambda: self.write(", "), self.traverse, type_params)
+
+        if not hasattr(_Base, "_type_params_helper"):  # (before 3.12: no type parameters)
+            def _function_helper(self, node: Any, fill_suffix: str) -> None:
+                self.maybe_newline()
+                for deco in node.decorator_list:
+                    self.fill("@")
+                    self.traverse(deco)
+                self.fill(fill_suffix + " " + node.name)
+                self._type_params(getattr(node, "type_params", None))
+                with self.delimit("(", ")"):
+                    self.traverse(node.args)
+                if node.returns:
+                    self.write(" -> ")
+                    self.traverse(node.returns)
+                with self.block(extra=self.get_type_comment(node)):
+                    self._write_docstring_and_traverse_body(node)
+
+            def visit_ClassDef(self, node: ast.ClassDef) -> None:
+                self.maybe_newline()
+                for deco in node.decorator_list:
+                    self.fill("@")
+                    self.traverse(deco)
+                self.fill("class " + node.name)
+                self._type_params(getattr(node, "type_params", None))
+                with self.delimit_if("(", ")", condition=bool(node.bases or node.keywords)):
+                    self.interleave(lambda: self.write(", "), self.traverse,
+                                    [*node.bases, *node.keywords])
+                with self.block():
+                    self._write_docstring_and_traverse_body(node)
+
     class _Printer310(_Printer):
         """3.10's code written as 3.10's ``ast.unparse`` writes it, on any Python (the text
         is the one 3.10 gives): every tuple in parentheses, a walrus bare where a tuple may

@@ -38,6 +38,7 @@ from ..ir.markers import (
 if TYPE_CHECKING:
     from ..scope import Scope
 from ..ir.nodes import same, walk
+from ..render import syntax
 from .annotations import is_format_check
 from .idioms import scope_value
 
@@ -153,37 +154,19 @@ def _slots_filled(node: ast.expr, slots: dict[Any, ast.expr]) -> ast.expr:
 
 
 def type_param_nodes(dec: Scope, params: list[TypeParam]) -> list[Any]:
-    """``ast`` type parameters (``ast.TypeVar`` ...) with bounds and defaults."""
-    out = []
-    for p in params:
-        node_type = getattr(ast, p.kind, None)
-        if node_type is None:  # (a 3.12+ file decompiled by an older Python)
-            raise _needs_pep_695(dec)
-        fields: dict[str, Any] = {"name": p.pname}
-        if p.kind == "TypeVar":
-            fields["bound"] = _lazy(dec, p.bound) if p.bound is not None else None
-        if "default_value" in node_type._fields:
-            fields["default_value"] = (_lazy(dec, p.default, p.kind == "TypeVarTuple")
-                                       if p.default is not None else None)
-        elif p.default is not None:
-            raise DecompilationError("type parameter default on a version without them")
-        out.append(node_type(**fields))
-    return out
-
-
-def _needs_pep_695(dec: Scope) -> DecompilationError:
-    return DecompilationError("type parameters and aliases (PEP 695) are written with the ast "
-                              "of Python 3.12+; decompile this file with Python 3.12 or newer",
-                              code_name=dec.qualname)
+    """``ast`` type parameters (``ast.TypeVar`` ...) with bounds and defaults (of a
+    stand-in class where this Python's ``ast`` has none: see ``render.syntax``)."""
+    return [syntax.type_param(
+        p.kind, p.pname,
+        bound=_lazy(dec, p.bound) if p.kind == "TypeVar" and p.bound is not None else None,
+        default=_lazy(dec, p.default, p.kind == "TypeVarTuple") if p.default is not None
+        else None) for p in params]
 
 
 def alias_statement(dec: Scope, target: ast.Name, alias: TypeAliasValue) -> ast.stmt:
     """``type NAME[params] = value``."""
-    if not hasattr(ast, "TypeAlias"):  # (a 3.12+ file decompiled by an older Python)
-        raise _needs_pep_695(dec)
-    return ast.TypeAlias(name=ast.Name(id=target.id, ctx=ast.Store()),  # type: ignore[attr-defined, unused-ignore]  # 3.12+
-                         type_params=type_param_nodes(dec, alias.params),
-                         value=_lazy(dec, alias.value))
+    return syntax.type_alias(target.id, type_param_nodes(dec, alias.params),
+                             _lazy(dec, alias.value))
 
 
 def _lazy(dec: Scope, func: Func, starred: bool = False) -> ast.expr:
