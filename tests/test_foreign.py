@@ -25,8 +25,8 @@ import pytest
 
 import unveil
 from unveil.bytecode.pyc import read_pyc
+from unveil.decompiler.ir import syntax
 from unveil.decompiler.ir.nodes import no_arguments
-from unveil.decompiler.render import syntax
 from unveil.decompiler.render.emit import unparse
 from unveil.verify.foreign import find_interpreter
 
@@ -274,7 +274,7 @@ def test_older_versions_files_compile_back_the_same(version: tuple[int, int],
 
 
 # PEP 695 type parameters and aliases (3.12), PEP 696 defaults (3.13): written by any
-# Python, its ast with the nodes or not (``render.syntax``)
+# Python, its ast with the nodes or not (``ir.syntax``)
 NEWER_SYNTAX = {
     (3, 12): """
 type Alias = list[int]
@@ -342,7 +342,7 @@ def test_newer_syntax_is_written_by_any_python(version: tuple[int, int],
 
 
 def test_type_parameters_are_printed_on_every_python() -> None:
-    """The stand-in nodes of ``render.syntax`` (this Python's own where it has them) print
+    """The stand-in nodes of ``ir.syntax`` (this Python's own where it has them) print
     as 3.13 prints PEP 695 and PEP 696 syntax."""
     def name(n: str) -> ast.Name:
         return ast.Name(id=n, ctx=ast.Load())
@@ -360,3 +360,23 @@ def test_type_parameters_are_printed_on_every_python() -> None:
     assert text == ("type A[T: int = bool, *Ts, **P = []] = dict[T]\n\n"
                     "def f[T: int = bool]():\n    pass\n\n"
                     "class C[*Ts, **P = []](B):\n    pass")
+
+
+def test_t_strings_are_printed_on_every_python() -> None:
+    """3.14's t-strings (``ir.syntax`` stand-ins before 3.14) print as 3.14 prints them:
+    quotes chosen over all parts, braces escaped, the interpolation's own text."""
+    def name(n: str) -> ast.Name:
+        return ast.Name(id=n, ctx=ast.Load())
+
+    spec = ast.JoinedStr(values=[ast.Constant(">10")])
+    cases = {
+        "t'a {x!r:>10}'": [ast.Constant("a "), syntax.Interpolation(  # type: ignore[call-arg, unused-ignore]  # its fields
+            value=name("x"), str="x", conversion=114, format_spec=spec)],
+        't"""it\'s "q"\\n{d[\'k\']}"""': [ast.Constant('it\'s "q"\n'), syntax.Interpolation(  # type: ignore[call-arg, unused-ignore]  # its fields
+            value=name("d"), str="d['k']", conversion=-1, format_spec=None)],
+        "t'{ {1: y}}{{}}'": [syntax.Interpolation(  # type: ignore[call-arg, unused-ignore]  # its fields
+            value=name("y"), str="{1: y}", conversion=-1, format_spec=None), ast.Constant("{}")],
+        "t''": [],
+    }
+    for text, values in cases.items():
+        assert unparse(syntax.TemplateStr(values=values)) == text  # type: ignore[call-arg, unused-ignore]  # its fields

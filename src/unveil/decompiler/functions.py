@@ -18,12 +18,12 @@ from .. import bytecode
 from ..codeobj import COMPREHENSIONS as KINDS
 from ..codeobj import CodeFlag, code_kind, code_version, is_code, iter_code_objects
 from ..errors import DecompilationError
+from .ir import syntax
 from .ir.exprs import Func, Iterator, Names
 from .ir.facts import EXPLICIT, ORIGIN, RETURNS, attach, fact
 from .ir.markers import ClassBuild
 from .ir.nodes import SCOPES, children, drop_implicit_returns, names_in, no_arguments, walk
 from .pipeline import Pipeline, Unit
-from .render import syntax
 from .render.emit import unparse
 from .render.renderer import Renderer
 from .rewrite import patterns

@@ -13,6 +13,8 @@ import ast
 import dis
 from typing import Any, TypeGuard, cast
 
+from ..ir import syntax
+
 try:  # 3.14 moved the unparser out of ``ast``
     from _ast_unparse import Unparser as _Base  # type: ignore[import-not-found]  # 3.14+
     from _ast_unparse import _Precedence
@@ -64,6 +66,8 @@ def _bare_tuple(node: ast.expr | None) -> bool:
 
 if _Base is not None and _Precedence is not None:
     class _Printer(_Base):
+        _source: list[str]  # (the base's text so far)
+
         def get_type_comment(self, node: ast.AST) -> str | None:
             # (the base reads ``lineno``, which the decompiler's nodes do not have)
             comment = getattr(node, "type_comment", None)
@@ -249,6 +253,73 @@ if _Base is not None and _Precedence is not None:
                                     [*node.bases, *node.keywords])
                 with self.block():
                     self._write_docstring_and_traverse_body(node)
+
+        if not hasattr(_Base, "visit_TemplateStr"):  # (before 3.14: no t-strings)
+            # a 3.14 file's t-strings, written by 3.14's rules (its ``_write_ftstring``)
+            def visit_TemplateStr(self, node: Any) -> None:
+                self.write("t")
+                parts: list[tuple[str, bool]] = []
+                for value in node.values:
+                    saved: list[str] = self._source
+                    self._source = []  # (a buffer of its own: 3.10's has no buffered())
+                    try:
+                        self._template_inner(value)
+                        text = "".join(self._source)
+                    finally:
+                        self._source = saved
+                    parts.append((text, isinstance(value, ast.Constant)))
+                self._template_parts(parts)
+
+            def _template_parts(self, parts: list[tuple[str, bool]]) -> None:
+                out: list[str] = []
+                quotes = list(_ALL_QUOTES)
+                fallback = False
+                for value, constant in parts:
+                    if constant:
+                        value, allowed = _literal(value, quotes, escape_special_whitespace=True)
+                        if set(allowed).isdisjoint(quotes):
+                            fallback = True
+                            break
+                        quotes = allowed
+                    else:
+                        if "\n" in value:
+                            quotes = [q for q in quotes if q in _MULTI_QUOTES]
+                        quotes = [q for q in quotes if q not in value] or quotes
+                    out.append(value)
+                if fallback:  # (no quote fits every part: the repr's, in triple quotes)
+                    quotes = ["'''"]
+                    out = [repr('"' + value)[2:-1] if constant else value
+                           for value, constant in parts]
+                self.write(f"{quotes[0]}{''.join(out)}{quotes[0]}")
+
+            def _template_inner(self, node: Any, spec: bool = False) -> None:
+                if isinstance(node, ast.JoinedStr):
+                    for part in node.values:
+                        self._template_inner(part, spec)
+                elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+                    text = node.value.replace("{", "{{").replace("}", "}}")
+                    if spec:
+                        text = text.replace("\\", "\\\\").replace("'", "\\'") \
+                            .replace('"', '\\"').replace("\n", "\\n")
+                    self.write(text)
+                elif isinstance(node, ast.FormattedValue | syntax.Interpolation):
+                    field: Any = node  # (a stand-in's fields are not typed)
+                    source = getattr(field, "str", None)
+                    with self.delimit("{", "}"):
+                        if source is None:
+                            inner = type(self)()
+                            inner.set_precedence(_Precedence.TEST.next(), field.value)
+                            source = inner.visit(field.value)
+                        if source.startswith("{"):
+                            self.write(" ")  # (``{ {``: not an escaped brace)
+                        self.write(source)
+                        if field.conversion != -1:
+                            self.write(f"!{chr(field.conversion)}")
+                        if field.format_spec:
+                            self.write(":")
+                            self._template_inner(field.format_spec, spec=True)
+                else:
+                    raise ValueError(f"unexpected node inside a t-string: {node!r}")
 
     class _Printer310(_Printer):
         """3.10's code written as 3.10's ``ast.unparse`` writes it, on any Python (the text

@@ -37,8 +37,8 @@ from ..ir.markers import (
 
 if TYPE_CHECKING:
     from ..scope import Scope
+from ..ir import syntax
 from ..ir.nodes import same, walk
-from ..render import syntax
 from .annotations import is_format_check
 from .idioms import scope_value
 
@@ -155,7 +155,7 @@ def _slots_filled(node: ast.expr, slots: dict[Any, ast.expr]) -> ast.expr:
 
 def type_param_nodes(dec: Scope, params: list[TypeParam]) -> list[Any]:
     """``ast`` type parameters (``ast.TypeVar`` ...) with bounds and defaults (of a
-    stand-in class where this Python's ``ast`` has none: see ``render.syntax``)."""
+    stand-in class where this Python's ``ast`` has none: see ``ir.syntax``)."""
     return [syntax.type_param(
         p.kind, p.pname,
         bound=_lazy(dec, p.bound) if p.kind == "TypeVar" and p.bound is not None else None,

@@ -9,6 +9,7 @@ import functools
 from typing import cast
 
 from ...bytecode import Instr, layout_of
+from ..ir import syntax
 from ..ir.exprs import (
     Cell,
     ExcMatch,
@@ -714,22 +715,16 @@ class Displays(Machine):
         text = self.pop()
         value = self.pop()
         conversion = {0: -1, 1: 115, 2: 114, 3: 97}[(flags >> 2) & 3]
-        interp_cls = getattr(ast, "Interpolation", None)
-        if interp_cls is None:
-            self.fail("t-strings need Python 3.14")
         fmt = None
         if spec is not None:
             fmt = spec if isinstance(spec, ast.JoinedStr) else ast.JoinedStr(values=[spec])
         str_text = text.value if isinstance(text, ast.Constant) else ""
-        self.push(stamp(interp_cls(value=value, str=str_text, conversion=conversion,
-                                   format_spec=fmt)))
+        self.push(stamp(syntax.Interpolation(  # type: ignore[arg-type, call-arg, unused-ignore]  # its fields
+            value=value, str=str_text, conversion=conversion, format_spec=fmt)))
 
     def build_template(self, ins: Instr) -> None:
         interps = self.pop()
         strings = self.pop()
-        template_cls = getattr(ast, "TemplateStr", None)
-        if template_cls is None:
-            self.fail("t-strings need Python 3.14")
         if isinstance(interps, ast.Constant) and cast(object, interps.value) == ():
             interps = ast.Tuple(elts=[], ctx=ast.Load())  # ``t""``: no interpolations
         if not isinstance(strings, ast.Constant) or not isinstance(interps, ast.Tuple):
@@ -741,7 +736,7 @@ class Displays(Machine):
                 values.append(const(s))
             if i < len(items):
                 values.append(items[i])
-        self.push(stamp(template_cls(values=values)))
+        self.push(stamp(syntax.TemplateStr(values=values)))  # type: ignore[arg-type, call-arg, unused-ignore]  # its fields
 
 
 def _formatted(value: ast.expr, conversion: int, spec: ast.expr | None) -> ast.expr:

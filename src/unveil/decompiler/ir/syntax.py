@@ -1,11 +1,12 @@
 """Nodes of syntax newer than this Python, for writing another version's code.
 
-PEP 695 type parameters and aliases (3.12+) and PEP 696 defaults (3.13+) have ``ast``
-classes only on the Pythons that have the syntax. A 3.12 file decompiled by 3.11 still
-needs them: where this Python's ``ast`` has the class with every field a node needs,
-the node is of that class; otherwise it is of a stand-in class of the same name and
-fields, which the printer (:mod:`.emit`) writes as the newer Python writes it. A
-stand-in is never compiled by this Python (it could not compile the syntax anyway).
+PEP 695 type parameters and aliases (3.12+), PEP 696 defaults (3.13+) and PEP 750
+t-strings (3.14+) have ``ast`` classes only on the Pythons that have the syntax. A 3.12
+file decompiled by 3.11 still needs them: where this Python's ``ast`` has the class with
+every field a node needs, the node is of that class; otherwise it is of a stand-in class
+of the same name and fields, which the printer (``render.emit``) writes as the newer
+Python writes it. A stand-in is never compiled by this Python (it could not compile the
+syntax anyway).
 """
 
 from __future__ import annotations
@@ -29,6 +30,12 @@ _STAND_INS: dict[str, type[ast.AST]] = {
 #: ``type NAME[params] = value`` (the host's class from 3.12)
 TypeAlias: type[ast.AST] = getattr(ast, "TypeAlias", None) \
     or _stand_in("TypeAlias", ast.stmt, ("name", "type_params", "value"))
+#: a t-string, ``t"..."`` (PEP 750, the host's class from 3.14)
+TemplateStr: type[ast.AST] = getattr(ast, "TemplateStr", None) \
+    or _stand_in("TemplateStr", ast.expr, ("values",))
+#: a t-string's ``{value!r:spec}``; ``str`` is the expression's text
+Interpolation: type[ast.AST] = getattr(ast, "Interpolation", None) \
+    or _stand_in("Interpolation", ast.expr, ("value", "str", "conversion", "format_spec"))
 
 
 def type_param(kind: str, name: str, bound: ast.expr | None = None,
@@ -42,7 +49,7 @@ def type_param(kind: str, name: str, bound: ast.expr | None = None,
     if own is not None and (default is None or "default_value" in own._fields):
         if "default_value" in own._fields:
             fields["default_value"] = default
-        return own(**fields)
+        return own(**fields)  # type: ignore[no-any-return, unused-ignore]  # an ast class
     fields["default_value"] = default
     return _STAND_INS[kind](**fields)
 
