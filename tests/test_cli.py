@@ -205,6 +205,36 @@ def test_pyc_of_3_9_or_3_10_is_decompiled_on_any_python(
     assert done.stdout.strip() == "None", (done.stdout, out.read_text())
 
 
+def test_check_of_a_pyc_names_each_code_object_that_differs(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """``unveil check FILE.pyc`` lists each code object whose bytecode differs, with the
+    first difference (``--show-diffs``: and the listing's diff), and ``--strict`` fails."""
+    import unveil
+
+    require_decompiler()
+    other = _other_interpreter()
+    if other is None:
+        pytest.skip("no other CPython 3.11-3.13 installed through pyenv")
+    pyc = _compiled_by(other, tmp_path)
+    decompile = unveil.decompile
+
+    def changed(obj: object, **kw: object) -> str:  # (one function's body changed)
+        text = decompile(obj)
+        assert "total = 0" in text
+        return text.replace("total = 0", "total = 1")
+
+    monkeypatch.setattr(unveil, "decompile", changed)
+    assert main(["check", str(pyc), "--python", other, "--strict", "--show-diffs"]) == 1
+    out = capsys.readouterr().out
+    first, second = out.splitlines()[:2]
+    assert " code objects identical (checked by Python 3.1" in first, out
+    assert second.startswith("  differs: f: "), out
+    assert "LOAD_CONST" in out  # (the listing's diff, indented under it)
+    assert main(["check", str(pyc), "--python", other]) == 0  # (not --strict: it compiles)
+    assert "--show-diffs" not in capsys.readouterr().out
+
+
 def test_check_of_a_pyc_of_another_version_asks_that_version(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """``unveil check FILE.pyc``: decompiled here, compiled back and compared by the

@@ -17,6 +17,7 @@ import importlib.util
 import marshal
 import os
 import sys
+import textwrap
 import warnings
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -317,9 +318,11 @@ def _display(path: str) -> str:
     return path if rel.startswith("..") else rel
 
 
-def _check_pyc(path: str, python: str | None) -> tuple[str, bool, bool]:
-    """(the line to print, whether the output compiles, whether it is all identical) for
-    ``path``, decompiled here and compiled back by the interpreter of its version."""
+def _check_pyc(path: str, python: str | None, details: bool = False
+               ) -> tuple[str, bool, bool]:
+    """(the lines to print, whether the output compiles, whether it is all identical) for
+    ``path``, decompiled here and compiled back by the interpreter of its version: one for
+    the file, one per code object that differs (``details``: with its listing's diff)."""
     import tempfile
 
     import unveil
@@ -346,10 +349,12 @@ def _check_pyc(path: str, python: str | None) -> tuple[str, bool, bool]:
     line = f"{_display(path)}: {row['identical']} of {row['codes']} code objects identical"
     if row["file_identical"]:
         line += " (the whole file)"
-    elif row["first_different"] is not None:
-        line += f"; the first that differs: {row['first_different']}"
-    return line + f" (checked by Python {version[0]}.{version[1]}: {interpreter})", True, \
-        row["identical"] == row["codes"]
+    line += f" (checked by Python {version[0]}.{version[1]}: {interpreter})"
+    for qualname, difference, detail in row["different"]:
+        line += f"\n  differs: {qualname}: {difference}"
+        if details and detail:
+            line += "\n" + textwrap.indent(detail, "    ")
+    return line, True, row["identical"] == row["codes"]
 
 
 def _run_check(args: argparse.Namespace) -> int:
@@ -358,7 +363,7 @@ def _run_check(args: argparse.Namespace) -> int:
     pycs = [t for t in args.targets if t.endswith(".pyc")]
     status = 0
     for path in pycs:
-        line, compiles, same = _check_pyc(path, args.python)
+        line, compiles, same = _check_pyc(path, args.python, args.show_diffs)
         sys.stdout.write(line + "\n")
         if not compiles or (args.strict and not same):
             status = 1

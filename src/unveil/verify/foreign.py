@@ -28,13 +28,15 @@ from ..errors import BadInputError
 def compare_file(pyc: bytes, text: str) -> dict[str, Any]:
     """(Run by the file's own version.) ``codes``, ``identical`` (code objects the text
     compiles to the same bytecode), ``file_identical``, ``first_different`` (a qualified
-    name, or None), ``error`` (why the text does not compile, or None)."""
+    name, or None), ``different`` (each code object that differs: its qualified name, the
+    first difference and a listing diff around it), ``error`` (why the text does not
+    compile, or None)."""
     from .oracle import compare
 
     original = marshal.loads(pyc[16:])
     entries = list(iter_code_objects(original))
     row: dict[str, Any] = {"codes": len(entries), "identical": 0, "file_identical": False,
-                           "first_different": None, "error": None}
+                           "first_different": None, "different": [], "error": None}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
@@ -50,10 +52,15 @@ def compare_file(pyc: bytes, text: str) -> dict[str, Any]:
         k = seen[entry.qualname]
         seen[entry.qualname] += 1
         candidates = theirs.get(entry.qualname, [])
-        if k < len(candidates) and compare(entry.code, candidates[k], nested=False) is None:
+        found = compare(entry.code, candidates[k], nested=False) \
+            if k < len(candidates) else None
+        if k < len(candidates) and found is None:
             row["identical"] += 1
-        elif row["first_different"] is None:
+            continue
+        if row["first_different"] is None:
             row["first_different"] = entry.qualname
+        row["different"].append([entry.qualname, str(found) if found is not None else
+                                 "not in the decompiled text", found.detail if found else ""])
     row["file_identical"] = compare(original, again) is None
     return row
 
