@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import bisect
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from types import CodeType
 from typing import Any, cast
@@ -232,6 +233,15 @@ _TABLES: RecentCodes[tuple[list[tuple[int | None, ...]], dict[int, tuple[int, in
     = RecentCodes()
 
 
+def _shared_runs(positions: Iterable[tuple[int | None, ...]]) -> list[tuple[int | None, ...]]:
+    """``list(positions)``, a run of equal positions one tuple (an instruction's inline
+    caches have its position: a long function's table is mostly repeats)."""
+    out: list[tuple[int | None, ...]] = []
+    for p in positions:
+        out.append(out[-1] if out and p == out[-1] else p)
+    return out
+
+
 def _code_tables(code: CodeType) -> tuple[list[tuple[int | None, ...]],
                                           dict[int, tuple[int, int | None]]]:
     """(positions by instruction, the ``NOP`` before each offset) of ``code``."""
@@ -239,8 +249,8 @@ def _code_tables(code: CodeType) -> tuple[list[tuple[int | None, ...]],
     if known is not None:
         return known
     positions: list[tuple[int | None, ...]] = \
-        list(code.co_positions()) if hasattr(code, "co_positions") else \
-        list(co_positions(code)) if code_version(code) >= (3, 11) else []  # (read from a file)
+        _shared_runs(code.co_positions()) if hasattr(code, "co_positions") else \
+        _shared_runs(co_positions(code)) if code_version(code) >= (3, 11) else []  # (read from a file)
     nops: dict[int, tuple[int, int | None]] = {}
     lines = line_table(code)
     nop: int | None = None
