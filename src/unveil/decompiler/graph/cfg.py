@@ -45,7 +45,7 @@ class CFG:
     order: list[int]  # ids in instruction order
     entry: int
     #: 3.8/3.9 (``Layout.dead_code``): block id -> where the statement its ``raise``
-    #: ends goes on as laid out (:func:`_dead_jumps`)
+    #: (or ``break``/``continue``) ends goes on as laid out (:func:`_dead_jumps`)
     dead_jumps: dict[int, int] = field(default_factory=dict)
 
     def block_at(self, index: int) -> Block:
@@ -69,11 +69,18 @@ def build(bc: Bytecode, start: int = 0, end: int | None = None) -> CFG:
 def _dead_jumps(cfg: CFG, live: set[int], end: int) -> dict[int, int]:
     """Where the statement a ``raise`` ends goes on, as 3.8/3.9 lay it out: the dead
     jump they keep after it (through an ``except`` clause's ``POP_EXCEPT``) to the end
-    of the ``if`` arm or clause; without one, the code right after it. (A ``break`` or
-    ``continue`` keeps one too: not read yet.)"""
+    of the ``if`` arm or clause; without one, the code right after it. A ``break`` or
+    ``continue`` (a jump) keeps one too: where its ``if`` arm ends."""
     instrs = cfg.bc.instrs
     out: dict[int, int] = {}
     for b in cfg.blocks.values():
+        if instrs[b.end - 1].op == "JUMP":
+            i = b.end
+            if i < end and i not in live and instrs[i].op == "JUMP" \
+                    and instrs[i].target in cfg.blocks \
+                    and (instrs[i].target > i or _else_after(cfg, live, i)):
+                out[b.id] = instrs[i].target
+            continue
         if instrs[b.end - 1].op != "RAISE_VARARGS":
             continue
         i = b.end
@@ -87,6 +94,16 @@ def _dead_jumps(cfg: CFG, live: set[int], end: int) -> dict[int, int]:
     return out
 
 
+def _else_after(cfg: CFG, live: set[int], i: int) -> bool:
+    """Is the dead jump back at ``i`` an ``if`` arm's (threaded to its loop's start), not
+    the loop's own closing one: is the code after it an ``else`` arm, which a test in the
+    loop's body jumps to (not the loop's test, which leaves it there)?"""
+    instrs = cfg.bc.instrs
+    head = cfg.blocks[instrs[i].target]
+    return any(instrs[j].target == i + 1 and instrs[j].op in CONDITIONAL
+               for j in live if head.end <= j < i)
+
+
 def _build(bc: Bytecode, start: int, end: int, live: set[int] | None) -> CFG:
     instrs = bc.instrs
     leaders = {start}
@@ -94,6 +111,9 @@ def _build(bc: Bytecode, start: int, end: int, live: set[int] | None) -> CFG:
         if live is not None and i not in live:
             if i - 1 in live:
                 leaders.add(i)
+                if bc.layout.dead_code and instrs[i].op == "JUMP" \
+                        and instrs[i - 1].op == "JUMP" and instrs[i].target in live:
+                    leaders.add(instrs[i].target)  # (where a break's ``if`` arm ends)
             continue
         ins = instrs[i]
         if ins.target >= 0:

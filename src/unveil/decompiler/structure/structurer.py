@@ -706,12 +706,24 @@ class Structurer(LoopExits, IfEnds, Clauses, ClauseExits):
 
     def _dead_jump_to(self, merge: int, b: int, ctx: Ctx) -> bool:
         """3.8/3.9: does an arm of the ``if`` at ``b`` end in a ``raise`` whose dead jump
-        goes to ``merge`` (an ``else`` was written)?"""
+        goes to ``merge``, or in a ``break``/``continue`` with a dead jump after it (an
+        ``else`` was written)?"""
         cfg = self.g.cfg
+        instrs = cfg.bc.instrs
         for t in self.blocks[b].term.targets:
-            for n in self._arm_reach(b, t, ctx):
+            arm = self._arm_reach(b, t, ctx)
+            if t != merge and t != ctx.follow and t in self.blocks:
+                arm.add(t)  # (a ``break`` that leaves the loop is no part of the region)
+            for n in arm:
                 last = self.blocks[n].blocks[-1]
-                if cfg.dead_jumps.get(last) == merge and merge != cfg.blocks[last].end:
+                to = cfg.dead_jumps.get(last)
+                if to is None:
+                    continue
+                end = cfg.blocks[last].end
+                if instrs[end - 1].op == "JUMP":  # (a break's: the other arm laid out after)
+                    if end + 1 in self.blocks[b].term.targets and end + 1 != t:
+                        return True
+                elif to == merge and merge != end:
                     return True
         return False
 

@@ -127,11 +127,24 @@ def written_continue(cfg: CFG, block: IRBlock) -> bool:
         before = [bc.instrs[k]]
     else:
         before = [cfg.blocks[p].last(bc) for p in last.preds]
+    if bc.layout.dead_code and not _dead_clause_end(cfg, max(k + 1, last.start), last.end):
+        return False  # (3.8/3.9: a ``continue`` keeps its clause's own end after it, dead)
     where = bc.position(jump)
     if where is None or where[0] is None:
         return jump.line is not None and bool(before) \
             and all(i.line is not None and i.line < jump.line for i in before)
     return _width(where) == 8 and all(bc.position(i) != where for i in before)
+
+
+def _dead_clause_end(cfg: CFG, start: int, end: int) -> bool:
+    """For a jump back at ``end - 1`` after the clean-up of an except clause from
+    ``start`` (none: True): does dead code after it end that clause again, as 3.8/3.9
+    keep it after a ``continue`` (a clause that ends as the loop goes on has none)?"""
+    instrs = cfg.bc.instrs
+    ops = [i.op for i in instrs[start:end]]
+    if "POP_EXCEPT" not in ops:
+        return True
+    return end not in cfg.blocks and [i.op for i in instrs[end:end + len(ops)]] == ops
 
 
 def continue_before_cleanup(cfg: CFG, block: IRBlock) -> bool:

@@ -123,6 +123,10 @@ class Translator:
         self.lowering = lowering
         self.bc = cfg.bc
         self.blocks_layout = BlockLayout(cfg)
+        # (3.8/3.9: where the ``if`` arm a ``break``/``continue`` ends goes on, as its dead
+        # jump after it says: a block of its own, for the structurer to end the ``if`` at)
+        self.arm_ends = {to for b, to in cfg.dead_jumps.items()
+                         if cfg.bc.instrs[cfg.blocks[b].end - 1].op == "JUMP"}
         # (the code's version folds ``not a in b`` in a test: see ir.exprs.negate)
         self.folded = cfg.bc.layout.folded_not_tests
         self.ctx = ctx
@@ -313,7 +317,8 @@ class Translator:
 
     def _mergeable(self, nxt: Block, handler: Handler | None,
                    absorbed: set[int] | _Members) -> bool:
-        if nxt.id == self.cfg.entry or nxt.handles or nxt.id in absorbed:
+        if nxt.id == self.cfg.entry or nxt.handles or nxt.id in absorbed \
+                or nxt.id in self.arm_ends:
             return False
         if nxt.handler != handler or self.bc.instrs[nxt.start].op == "FOR_ITER":
             return False  # (a loop's test is a block of its own, also where none jumps back)
