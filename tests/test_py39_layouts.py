@@ -1,6 +1,6 @@
 """3.9's layouts of ``break``/``continue`` in an ``if`` arm with an ``else`` (the dead
-jump it keeps after them) and of an ``except`` clause that ends at a loop's end, read
-as written: 3.9 compiles what unveil (which does not run on 3.9) writes and compares it
+jump it keeps after them), of an ``except`` clause that ends at a loop's end, and of a
+last ``if`` whose ``else`` is ``return None``, read as written: 3.9 compiles what unveil (which does not run on 3.9) writes and compares it
 with its own files, as ``tests/test_foreign.py`` does for its other layouts."""
 
 from __future__ import annotations
@@ -84,6 +84,14 @@ def prefix(pattern, iscased):
     else:
         return True
     return False
+""",
+    "else_return_none": """
+def traceback_of(obj):
+    frames = get(obj)
+    if frames is not None:
+        return Traceback(frames)
+    else:
+        return None
 """,
     "clause_at_loop_end": """
 def iter_fields(node):

@@ -23,6 +23,10 @@ def fit_closing_return(body: list[ast.stmt], returns: bool | None) -> None:
         _flatten_last(body)
     elif isinstance(body[-1], ast.Return):
         _into_else(body)
+    elif isinstance(body[-1], ast.If):
+        target = _last_if(body[-1])
+        if target is not None:  # (nothing falls out of it: its ``else`` was ``return None``)
+            target.orelse = [ast.Return(value=ast.Constant(value=None))]
 
 
 def _into_else(body: list[ast.stmt]) -> None:
