@@ -66,6 +66,10 @@ def _bare_tuple(node: ast.expr | None) -> bool:
 
 if _Base is not None and _Precedence is not None:
     class _Printer(_Base):
+        """The standard library's unparser with people's tuples and generator arguments,
+        f-strings by 3.11's rules, and newer syntax (PEP 695, t-strings) written also
+        where this Python's unparser has none."""
+
         _source: list[str]  # (the base's text so far)
 
         def get_type_comment(self, node: ast.AST) -> str | None:

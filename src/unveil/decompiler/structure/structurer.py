@@ -60,6 +60,7 @@ from .ifs import IfEnds
 from .loops import LoopExits, outer_stops
 from .written import (
     continue_before_cleanup,
+    dead_jump_else,
     exit_position,
     implicit_return,
     written_continue,
@@ -692,7 +693,10 @@ class Structurer(LoopExits, IfEnds, Clauses, ClauseExits):
             then_body = [ast.Pass()]
         node = ast.If(test=test, body=then_body, orelse=else_body)
         attach(node, line=block.term.line)
-        if else_body and self.g.cfg.dead_jumps and self._dead_jump_to(merge, b, ctx):
+        if else_body and self.g.cfg.dead_jumps and dead_jump_else(
+                self.g.cfg, self.blocks, b, merge,  # (a break leaving the loop: not in its arm)
+                [self._arm_reach(b, t, ctx) | ({t} - {merge, ctx.follow}) & self.blocks.keys()
+                 for t in self.blocks[b].term.targets]):
             attach(node, written_else=True)
         if as_tested and len(then_body) == 1 and isinstance(then_body[0], ast.Continue) \
                 and (written_jump(self.g.cfg, self.blocks.get(then_t), block, 8)
@@ -703,29 +707,6 @@ class Structurer(LoopExits, IfEnds, Clauses, ClauseExits):
         if next_block is not None and next_block == ctx.follow:
             return None
         return next_block
-
-    def _dead_jump_to(self, merge: int, b: int, ctx: Ctx) -> bool:
-        """3.8/3.9: does an arm of the ``if`` at ``b`` end in a ``raise`` whose dead jump
-        goes to ``merge``, or in a ``break``/``continue`` with a dead jump after it (an
-        ``else`` was written)?"""
-        cfg = self.g.cfg
-        instrs = cfg.bc.instrs
-        for t in self.blocks[b].term.targets:
-            arm = self._arm_reach(b, t, ctx)
-            if t != merge and t != ctx.follow and t in self.blocks:
-                arm.add(t)  # (a ``break`` that leaves the loop is no part of the region)
-            for n in arm:
-                last = self.blocks[n].blocks[-1]
-                to = cfg.dead_jumps.get(last)
-                if to is None:
-                    continue
-                end = cfg.blocks[last].end
-                if instrs[end - 1].op == "JUMP":  # (a break's: the other arm laid out after)
-                    if end + 1 in self.blocks[b].term.targets and end + 1 != t:
-                        return True
-                elif to == merge and merge != end:
-                    return True
-        return False
 
     def _inside_clause(self, start: int, target: int, ctx: Ctx) -> bool:
         """Does ``start`` reach ``target`` inside the except clause it is in (not through

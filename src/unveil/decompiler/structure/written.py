@@ -8,6 +8,7 @@ without columns, lines tell them apart where they can.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -179,3 +180,25 @@ def _width(where: tuple[int | None, ...]) -> int | None:
 
 
 _CLEAN_UP = ("POP_EXCEPT", "POP_BLOCK", "DELETE_FAST", "DELETE_NAME", "DELETE_DEREF")
+
+
+def dead_jump_else(cfg: CFG, blocks: Mapping[int, IRBlock], b: int, merge: int,
+                   arms: list[set[int]]) -> bool:
+    """3.8/3.9: does an arm of the ``if`` at ``b`` (``arms``: the blocks each of its
+    targets reaches) end in a ``raise`` whose dead jump goes to ``merge``, or in a
+    ``break``/``continue`` with a dead jump after it (an ``else`` was written)?"""
+    instrs = cfg.bc.instrs
+    targets = blocks[b].term.targets
+    for t, arm in zip(targets, arms, strict=True):
+        for n in arm:
+            last = blocks[n].blocks[-1]
+            to = cfg.dead_jumps.get(last)
+            if to is None:
+                continue
+            end = cfg.blocks[last].end
+            if instrs[end - 1].op == "JUMP":  # (a break's: the other arm laid out after)
+                if end + 1 in targets and end + 1 != t:
+                    return True
+            elif to == merge and merge != end:
+                return True
+    return False
