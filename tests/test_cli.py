@@ -149,46 +149,12 @@ def _compiled_by(python: str, tmp_path: Path) -> Path:
     return pyc
 
 
-def test_pyc_of_another_version_is_decompiled_and_that_version_compiles_it_the_same(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """A .pyc of another version: decompiled here, without that version; the interpreter of
-    that version compiles the output to the file's own bytecode (unveil.verify's oracle)."""
+def _decompiled_compiles_back(python: str, tmp_path: Path,
+                              capsys: pytest.CaptureFixture[str]) -> None:
+    """SOURCE_ALL compiled by ``python``, decompiled here by ``unveil decompile``: ``python``
+    compiles the output to the file's own bytecode (unveil.verify's oracle)."""
     import subprocess
 
-    require_decompiler()
-    other = _other_interpreter()
-    if other is None:
-        pytest.skip("no other CPython 3.11-3.13 installed through pyenv")
-    pyc = _compiled_by(other, tmp_path)
-    assert main(["decompile", str(pyc)]) == 0
-    out = tmp_path / "out.py"
-    out.write_text(capsys.readouterr().out)
-    check = ("import marshal, sys\n"
-             "from unveil.verify.oracle import compare\n"
-             "original = marshal.loads(open(sys.argv[1], 'rb').read()[16:])\n"
-             "again = compile(open(sys.argv[2]).read(), original.co_filename, 'exec')\n"
-             "print(compare(original, again))\n")
-    src = str(Path(unveil.__file__).resolve().parent.parent)
-    done = subprocess.run([other, "-c", check, str(pyc), str(out)], capture_output=True,
-                          text=True, env={**os.environ, "PYTHONPATH": src})
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "None", (done.stdout, out.read_text())
-
-
-@pytest.mark.parametrize("version", [(3, 9), (3, 10)], ids=["3.9", "3.10"])
-def test_pyc_of_3_9_or_3_10_is_decompiled_on_any_python(
-        version: tuple[int, int], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """A .pyc of 3.9 or 3.10 is read on every Python unveil runs on (its handlers come
-    from its opcode table's stack effects, not from this Python's dis); that version
-    compiles the output to the file's own bytecode."""
-    import subprocess
-
-    from unveil.verify.foreign import find_interpreter
-
-    require_decompiler()
-    python = None if sys.platform == "emscripten" else find_interpreter(version)
-    if python is None:
-        pytest.skip(f"no CPython {version[0]}.{version[1]} installed through pyenv")
     pyc = _compiled_by(python, tmp_path)
     assert main(["decompile", str(pyc)]) == 0
     out = tmp_path / "out.py"
@@ -203,6 +169,34 @@ def test_pyc_of_3_9_or_3_10_is_decompiled_on_any_python(
                           text=True, env={**os.environ, "PYTHONPATH": src})
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "None", (done.stdout, out.read_text())
+
+
+def test_pyc_of_another_version_is_decompiled_and_that_version_compiles_it_the_same(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A .pyc of another version: decompiled here, without that version; the interpreter of
+    that version compiles the output to the file's own bytecode (unveil.verify's oracle)."""
+
+    require_decompiler()
+    other = _other_interpreter()
+    if other is None:
+        pytest.skip("no other CPython 3.11-3.13 installed through pyenv")
+    _decompiled_compiles_back(other, tmp_path, capsys)
+
+
+@pytest.mark.parametrize("version", [(3, 9), (3, 10)], ids=["3.9", "3.10"])
+def test_pyc_of_3_9_or_3_10_is_decompiled_on_any_python(
+        version: tuple[int, int], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A .pyc of 3.9 or 3.10 is read on every Python unveil runs on (its handlers come
+    from its opcode table's stack effects, not from this Python's dis); that version
+    compiles the output to the file's own bytecode."""
+
+    from unveil.verify.foreign import find_interpreter
+
+    require_decompiler()
+    python = None if sys.platform == "emscripten" else find_interpreter(version)
+    if python is None:
+        pytest.skip(f"no CPython {version[0]}.{version[1]} installed through pyenv")
+    _decompiled_compiles_back(python, tmp_path, capsys)
 
 
 def test_check_of_a_pyc_names_each_code_object_that_differs(

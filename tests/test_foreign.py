@@ -181,7 +181,8 @@ print(json.dumps(rows))
 """
 
 # each: how 3.9 lays it out differs from 3.10 (no test copied at a loop's end, dead code
-# kept: the closing ``return None``, the jump after a ``raise``/``break`` in an ``if`` arm)
+# kept: the closing ``return None``, the jump after a ``raise``/``break``/``continue`` in an
+# ``if`` arm with an ``else``, an ``except`` clause's clean-up at a loop's end)
 OLD_LAYOUTS = {
     "while_loop": """
 def bisect(a, x, lo=0, hi=None):
@@ -232,6 +233,83 @@ def encode(s):
         return s
     return memoryview(s).tobytes()
 
+""",
+    "break_else": """
+def first(xs):
+    for i in xs:
+        if i:
+            break
+        else:
+            g()
+    return 1
+
+def drain(xs):
+    while xs:
+        if xs.pop():
+            continue
+        else:
+            g()
+        k()
+
+def siftdown(heap, startpos, pos):
+    while pos > startpos:
+        parent = heap[pos - 1]
+        if heap[pos] < parent:
+            pos = pos - 1
+            continue
+        break
+    return pos
+
+def prefix(pattern, iscased):
+    for op, av in pattern:
+        if op is LITERAL:
+            if iscased(av):
+                break
+            g(av)
+        elif op is SUBPATTERN:
+            if not av:
+                break
+        else:
+            break
+    else:
+        return True
+    return False
+""",
+    "else_return_none": """
+def traceback_of(obj):
+    frames = get(obj)
+    if frames is not None:
+        return Traceback(frames)
+    else:
+        return None
+""",
+    "clause_at_loop_end": """
+def iter_fields(node):
+    for field in node._fields:
+        try:
+            yield field, getattr(node, field)
+        except AttributeError:
+            pass
+
+def skip(xs):
+    for x in xs:
+        try:
+            a(x)
+        except E:
+            continue
+    return 1
+
+def named(xs):
+    for x in xs:
+        try:
+            a(x)
+        except E as e:
+            pass
+    for x in xs:
+        try:
+            a(x)
+        except E as e:
+            continue
 """,
 }
 
