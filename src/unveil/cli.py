@@ -28,13 +28,11 @@ from typing import TYPE_CHECKING, NoReturn, TextIO
 
 from . import __version__
 from .bytecode import readable
-from .bytecode.pyc import MAGIC_NUMBERS, python_of_magic, read_pyc
+from .bytecode.pyc import HEADER_SIZE, read_header, read_pyc
 from .errors import BadInputError, DecompilationError
 
 if TYPE_CHECKING:
     from .report.load import Run
-
-SUPPORTED = ((3, 10), (3, 11), (3, 12), (3, 13), (3, 14))
 
 class UsageError(Exception):
     """A bad command line (argparse's complaint, turned into one sentence)."""
@@ -67,55 +65,38 @@ def _this_python() -> str:
 def load_pyc(path: str | os.PathLike[str]) -> CodeType:
     """Read a .pyc: of the running Python version with its marshal, of another version
     unveil reads (:func:`unveil.bytecode.readable`) with ``unveil.bytecode.pyc``;
-    BadInputError (one sentence) otherwise."""
+    BadInputError (one sentence) otherwise. The header's checks are
+    :func:`unveil.bytecode.pyc.read_header`'s."""
     name = str(path)
     try:
         data = Path(path).read_bytes()
     except OSError as exc:
         raise BadInputError(f"cannot read {name}: {exc.strerror or exc}") from None
-    if len(data) < 4:
-        raise BadInputError(f"{name} is corrupt: it is only {len(data)} bytes long")
-    if data[2:4] != b"\r\n":
-        raise BadInputError(
-            f"{name} is not a compiled Python file (it does not start with a magic number)")
-    magic = int.from_bytes(data[:2], "little")
-    ours = int.from_bytes(importlib.util.MAGIC_NUMBER[:2], "little")
+    header = read_header(data, name)
     here = _this_python()
-    if magic != ours:
-        version = python_of_magic(magic)
-        if version is None:
-            raise BadInputError(
-                f"{name} has magic number {magic}, which belongs to no known Python version "
-                f"(this is Python {here}, magic {ours})")
+    if data[:4] != importlib.util.MAGIC_NUMBER:
+        version = f"{header.version[0]}.{header.version[1]}"
         if version == here:
             raise BadInputError(
-                f"{name} was compiled by another build of Python {here} (magic {magic}) but "
-                f"this Python {here} uses magic {ours}; recompile it with this Python")
-        supported = [f"{a}.{b}" for a, b in SUPPORTED]
-        known = MAGIC_NUMBERS.get(magic)
-        if known is not None and readable(known):
-            return read_pyc(data, name)[1]  # type: ignore[return-value]  # a code read from a file
-        if version in supported:
+                f"{name} was compiled by another build of Python {here} (magic "
+                f"{header.magic}) but this Python {here} uses magic "
+                f"{int.from_bytes(importlib.util.MAGIC_NUMBER[:2], 'little')}; recompile it "
+                f"with this Python")
+        if not readable(header.version):
+            reads = [f"3.{m}" for m in range(20) if readable((3, m))]
             raise BadInputError(
-                f"{name} was compiled by Python {version} (magic {magic}) but this is "
-                f"Python {here}; run unveil with Python {version}")
-        reads = [f"3.{m}" for m in range(20) if readable((3, m))]
-        raise BadInputError(
-            f"{name} was compiled by Python {version} (magic {magic}) but this is Python "
-            f"{here}, and unveil only reads bytecode of Python {reads[0]} to {reads[-1]}")
-    if len(data) < 16:
-        raise BadInputError(
-            f"{name} is corrupt: its header is truncated ({len(data)} of 16 bytes)")
-    flags = int.from_bytes(data[4:8], "little")
-    if flags & ~0b11:
-        raise BadInputError(f"{name} is corrupt: its header has invalid flags {flags:#x}")
+                f"{name} was compiled by Python {version} (magic {header.magic}) but this is "
+                f"Python {here}, and unveil only reads bytecode of Python {reads[0]} to "
+                f"{reads[-1]}")
+        return read_pyc(data, name)[1]  # type: ignore[return-value]  # a code read from a file
     try:
-        code = marshal.loads(data[16:])
-    except (EOFError, ValueError, TypeError) as exc:
-        raise BadInputError(f"{name} is corrupt: {exc}") from None
+        code = marshal.loads(data[HEADER_SIZE:])
+    except (EOFError, ValueError, TypeError):
+        read_pyc(data, name)  # (names where the marshal data is bad)
+        raise BadInputError(f"{name}: bad marshal data after its header") from None
     if not isinstance(code, CodeType):
-        raise BadInputError(
-            f"{name} is corrupt: it holds a {type(code).__name__} instead of a code object")
+        raise BadInputError(f"{name}: holds a {type(code).__name__} after its header, not a "
+                            "code object")
     return code
 
 
