@@ -204,21 +204,21 @@ def test_check_of_a_pyc_names_each_code_object_that_differs(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """``unveil check FILE.pyc`` lists each code object whose bytecode differs, with the
     first difference (``--show-diffs``: and the listing's diff), and ``--strict`` fails."""
-    import unveil
+    from unveil.decompiler import api
 
     require_decompiler()
     other = _other_interpreter()
     if other is None:
         pytest.skip("no other CPython 3.11-3.13 installed through pyenv")
     pyc = _compiled_by(other, tmp_path)
-    decompile = unveil.decompile
+    decompile = api.decompile
 
     def changed(obj: object, **kw: object) -> str:  # (one function's body changed)
         text = decompile(obj)
         assert "total = 0" in text
         return text.replace("total = 0", "total = 1")
 
-    monkeypatch.setattr(unveil, "decompile", changed)
+    monkeypatch.setattr(api, "decompile", changed)
     assert main(["check", str(pyc), "--python", other, "--strict", "--show-diffs"]) == 1
     out = capsys.readouterr().out
     first, second = out.splitlines()[:2]
@@ -227,6 +227,16 @@ def test_check_of_a_pyc_names_each_code_object_that_differs(
     assert "LOAD_CONST" in out  # (the listing's diff, indented under it)
     assert main(["check", str(pyc), "--python", other]) == 0  # (not --strict: it compiles)
     assert "--show-diffs" not in capsys.readouterr().out
+    # (--json: a result per code object, in the file's order, and the whole file's)
+    report = tmp_path / "report.json"
+    assert main(["check", str(pyc), "--python", other, "--json", str(report)]) == 0
+    written = json.loads(report.read_text())
+    statuses = {r["qualname"]: r["status"] for r in written["results"]}
+    assert statuses["f"] == "differs" and list(statuses)[0] == "<module>", statuses
+    assert set(statuses.values()) == {"identical", "differs"}, statuses
+    assert written["files"][0]["whole_file_identical"] is False
+    assert written["totals"]["whole_files_identical"] == 0
+    assert written["totals"]["functions"] == len(written["results"]) >= 5
 
 
 def test_check_of_a_pyc_of_another_version_asks_that_version(

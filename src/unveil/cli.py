@@ -14,7 +14,6 @@ import argparse
 import importlib
 import importlib.machinery
 import importlib.util
-import marshal
 import os
 import sys
 import textwrap
@@ -27,12 +26,13 @@ from types import CodeType
 from typing import TYPE_CHECKING, NoReturn, TextIO
 
 from . import __version__
-from .bytecode import readable
-from .bytecode.pyc import HEADER_SIZE, read_header, read_pyc
+from .bytecode.pyc import load_pyc
 from .errors import BadInputError, DecompilationError
 
 if TYPE_CHECKING:
     from .report.load import Run
+    from .verify.foreign import PycCheck
+    from .verify.report import CheckReport
 
 class UsageError(Exception):
     """A bad command line (argparse's complaint, turned into one sentence)."""
@@ -60,44 +60,6 @@ def _this_python() -> str:
 
 
 # --------------------------------------------------------------------------- loading
-
-
-def load_pyc(path: str | os.PathLike[str]) -> CodeType:
-    """Read a .pyc: of the running Python version with its marshal, of another version
-    unveil reads (:func:`unveil.bytecode.readable`) with ``unveil.bytecode.pyc``;
-    BadInputError (one sentence) otherwise. The header's checks are
-    :func:`unveil.bytecode.pyc.read_header`'s."""
-    name = str(path)
-    try:
-        data = Path(path).read_bytes()
-    except OSError as exc:
-        raise BadInputError(f"cannot read {name}: {exc.strerror or exc}") from None
-    header = read_header(data, name)
-    here = _this_python()
-    if data[:4] != importlib.util.MAGIC_NUMBER:
-        version = f"{header.version[0]}.{header.version[1]}"
-        if version == here:
-            raise BadInputError(
-                f"{name} was compiled by another build of Python {here} (magic "
-                f"{header.magic}) but this Python {here} uses magic "
-                f"{int.from_bytes(importlib.util.MAGIC_NUMBER[:2], 'little')}; recompile it "
-                f"with this Python")
-        if not readable(header.version):
-            reads = [f"3.{m}" for m in range(20) if readable((3, m))]
-            raise BadInputError(
-                f"{name} was compiled by Python {version} (magic {header.magic}) but this is "
-                f"Python {here}, and unveil only reads bytecode of Python {reads[0]} to "
-                f"{reads[-1]}")
-        return read_pyc(data, name)[1]  # type: ignore[return-value]  # a code read from a file
-    try:
-        code = marshal.loads(data[HEADER_SIZE:])
-    except (EOFError, ValueError, TypeError):
-        read_pyc(data, name)  # (names where the marshal data is bad)
-        raise BadInputError(f"{name}: bad marshal data after its header") from None
-    if not isinstance(code, CodeType):
-        raise BadInputError(f"{name}: holds a {type(code).__name__} after its header, not a "
-                            "code object")
-    return code
 
 
 def _compile_source(path: Path) -> CodeType:
@@ -299,61 +261,45 @@ def _display(path: str) -> str:
     return path if rel.startswith("..") else rel
 
 
-def _check_pyc(path: str, python: str | None, details: bool = False
-               ) -> tuple[str, bool, bool]:
-    """(the lines to print, whether the output compiles, whether it is all identical) for
-    ``path``, decompiled here and compiled back by the interpreter of its version: one for
-    the file, one per code object that differs (``details``: with its listing's diff)."""
-    import tempfile
+def _check_pyc(path: str, python: str | None, details: bool = False) -> PycCheck:
+    """``path`` checked by the interpreter of its version, and its lines printed: one
+    for the file, one per code object that differs (``details``: with its listing's diff)."""
+    from .verify.foreign import check_pyc
 
-    import unveil
-
-    from .codeobj import code_version
-    from .verify.foreign import check_with, find_interpreter
-
-    code = load_pyc(path)
-    version = code_version(code)
-    try:
-        text = unveil.decompile(code)
-    except DecompilationError as exc:
-        return f"{_display(path)}: failed: {exc}", False, False
-    here = sys.version_info[:2] == version
-    interpreter = python or (sys.executable if here else find_interpreter(version))
-    if interpreter is None:
-        raise BadInputError(
-            f"checking {path} needs CPython {version[0]}.{version[1]} to compile what was "
-            f"decompiled: pass --python PATH to one")
-    with tempfile.TemporaryDirectory() as tmp:
-        row = check_with(interpreter, Path(path), text, Path(tmp))
-    if row["error"] is not None:
-        return f"{_display(path)}: failed: {row['error']}", False, False
-    line = f"{_display(path)}: {row['identical']} of {row['codes']} code objects identical"
-    if row["file_identical"]:
-        line += " (the whole file)"
-    line += f" (checked by Python {version[0]}.{version[1]}: {interpreter})"
-    for qualname, difference, detail in row["different"]:
-        line += f"\n  differs: {qualname}: {difference}"
-        if details and detail:
-            line += "\n" + textwrap.indent(detail, "    ")
-    return line, True, row["identical"] == row["codes"]
+    found = check_pyc(path, python, details)
+    failed = next((r for r in found.results if r.status == "failed"), None)
+    if failed is not None:
+        line = f"{_display(path)}: failed: {failed.message}"
+    else:
+        version = ".".join(map(str, found.version))
+        line = (f"{_display(path)}: {found.file.identical} of {found.file.functions} code "
+                f"objects identical")
+        if found.file.whole_file_identical:
+            line += " (the whole file)"
+        line += f" (checked by Python {version}: {found.python})"
+        for r in found.results:
+            if r.status == "differs":
+                line += f"\n  differs: {r.qualname}: {r.message}"
+                if r.detail:
+                    line += "\n" + textwrap.indent(r.detail, "    ")
+    sys.stdout.write(line + "\n")
+    return found
 
 
 def _run_check(args: argparse.Namespace) -> int:
     from .verify.batch import check_targets
+    from .verify.report import CheckReport
 
-    pycs = [t for t in args.targets if t.endswith(".pyc")]
-    status = 0
-    for path in pycs:
-        line, compiles, same = _check_pyc(path, args.python, args.show_diffs)
-        sys.stdout.write(line + "\n")
-        if not compiles or (args.strict and not same):
-            status = 1
+    pycs = [_check_pyc(t, args.python, args.show_diffs)
+            for t in args.targets if t.endswith(".pyc")]
     rest = [t for t in args.targets if not t.endswith(".pyc")]
-    if not rest:
-        return status
     report = check_targets(rest, jobs=args.jobs, progress=not args.quiet,
                            timeout=args.timeout or None, exclude=args.exclude,
-                           details=args.show_diffs)
+                           details=args.show_diffs) if rest else CheckReport()
+    if not rest:  # (each file's lines are printed: the JSON report has them all)
+        _add_pycs(report, pycs)
+        _write_json(report, args.json)
+        return 1 if report.failed or (args.strict and report.differs) else 0
     out = sys.stdout
     bad = [r for r in report.results if r.status != "identical"]
     shown = bad if args.max_lines <= 0 else bad[:args.max_lines]
@@ -376,15 +322,24 @@ def _run_check(args: argparse.Namespace) -> int:
             f = by_path[path]
             out.write(f"  {_display(path)}: {f.functions} functions, {f.identical} identical, "
                       f"{f.differs} differ, {f.failed} failed\n")
+    _add_pycs(report, pycs)
     out.write(report.summary() + "\n")
-    if args.json:
+    _write_json(report, args.json)
+    return 1 if report.failed or (args.strict and report.differs) else 0
+
+
+def _add_pycs(report: CheckReport, pycs: list[PycCheck]) -> None:
+    for found in pycs:
+        report.files.append(found.file)
+        report.results.extend(found.results)
+
+
+def _write_json(report: CheckReport, path: str | None) -> None:
+    if path:
         try:
-            report.write_json(args.json)
+            report.write_json(path)
         except OSError as exc:
-            raise BadInputError(f"cannot write {args.json}: {exc.strerror or exc}") from None
-    if report.failed or (args.strict and report.differs):
-        return 1
-    return status
+            raise BadInputError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
 # --------------------------------------------------------------------------- main

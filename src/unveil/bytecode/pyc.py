@@ -1,7 +1,8 @@
 """Reading ``.pyc`` files and marshalled code of CPython 3.8-3.14, from any Python.
 
-Nothing here uses the running interpreter's :mod:`marshal`; code objects come back as
-:class:`~unveil.bytecode.portable.PortableCode`. What is read:
+Nothing here but :func:`load_pyc` uses the running interpreter's :mod:`marshal`; code
+objects come back as :class:`~unveil.bytecode.portable.PortableCode` (:func:`load_pyc`: a live
+code object for a file of the running version). What is read:
 
 - the ``.pyc`` header of PEP 552 (:class:`PycHeader`): the magic number, which names the CPython
   version (:data:`MAGIC_NUMBERS`), the flags, and the source mtime and size or the source hash;
@@ -18,9 +19,15 @@ naming the input and the byte offset.
 
 from __future__ import annotations
 
+import importlib.util
+import marshal
+import os
 import struct
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
+from types import CodeType
 from typing import Any, NoReturn
 
 from ..errors import BadInputError
@@ -505,3 +512,43 @@ _HANDLERS: dict[int, Callable[[_Reader, str, int, int], Any]] = {
 }
 #: The types whose handler registers the object in the reference list itself.
 _SELF_REFERENCING = frozenset({ord("["), ord("{"), ord("<"), ord(">"), ord(":")})
+
+
+def load_pyc(path: str | os.PathLike[str]) -> CodeType:
+    """Read a .pyc: of the running Python version with its marshal, of another version
+    unveil reads (:func:`unveil.bytecode.readable`) with ``unveil.bytecode.pyc``;
+    BadInputError (one sentence) otherwise. The header's checks are
+    :func:`unveil.bytecode.pyc.read_header`'s."""
+    from .instructions import readable
+
+    name = str(path)
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise BadInputError(f"cannot read {name}: {exc.strerror or exc}") from None
+    header = read_header(data, name)
+    here = "{}.{}".format(*sys.version_info[:2])
+    if data[:4] != importlib.util.MAGIC_NUMBER:
+        version = f"{header.version[0]}.{header.version[1]}"
+        if version == here:
+            raise BadInputError(
+                f"{name} was compiled by another build of Python {here} (magic "
+                f"{header.magic}) but this Python {here} uses magic "
+                f"{int.from_bytes(importlib.util.MAGIC_NUMBER[:2], 'little')}; recompile it "
+                f"with this Python")
+        if not readable(header.version):
+            reads = [f"3.{m}" for m in range(20) if readable((3, m))]
+            raise BadInputError(
+                f"{name} was compiled by Python {version} (magic {header.magic}) but this is "
+                f"Python {here}, and unveil only reads bytecode of Python {reads[0]} to "
+                f"{reads[-1]}")
+        return read_pyc(data, name)[1]  # type: ignore[return-value]  # a code read from a file
+    try:
+        code = marshal.loads(data[HEADER_SIZE:])
+    except (EOFError, ValueError, TypeError):
+        read_pyc(data, name)  # (names where the marshal data is bad)
+        raise BadInputError(f"{name}: bad marshal data after its header") from None
+    if not isinstance(code, CodeType):
+        raise BadInputError(f"{name}: holds a {type(code).__name__} after its header, not a "
+                            "code object")
+    return code

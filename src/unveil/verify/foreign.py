@@ -18,19 +18,21 @@ import shutil
 import subprocess
 import sys
 import warnings
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..codeobj import iter_code_objects
 from ..errors import BadInputError
+from .report import FileReport, FunctionResult
 
 
 def compare_file(pyc: bytes, text: str) -> dict[str, Any]:
     """(Run by the file's own version.) ``codes``, ``identical`` (code objects the text
     compiles to the same bytecode), ``file_identical``, ``first_different`` (a qualified
     name, or None), ``different`` (each code object that differs: its qualified name, the
-    first difference and a listing diff around it), ``error`` (why the text does not
-    compile, or None)."""
+    first difference, a listing diff around it and its index among the file's code
+    objects), ``error`` (why the text does not compile, or None)."""
     from .oracle import compare
 
     original = marshal.loads(pyc[16:])
@@ -48,7 +50,7 @@ def compare_file(pyc: bytes, text: str) -> dict[str, Any]:
     for entry in iter_code_objects(again):
         theirs[entry.qualname].append(entry.code)
     seen: collections.Counter[str] = collections.Counter()
-    for entry in entries:
+    for index, entry in enumerate(entries):
         k = seen[entry.qualname]
         seen[entry.qualname] += 1
         candidates = theirs.get(entry.qualname, [])
@@ -60,7 +62,8 @@ def compare_file(pyc: bytes, text: str) -> dict[str, Any]:
         if row["first_different"] is None:
             row["first_different"] = entry.qualname
         row["different"].append([entry.qualname, str(found) if found is not None else
-                                 "not in the decompiled text", found.detail if found else ""])
+                                 "not in the decompiled text", found.detail if found else "",
+                                 index])
     row["file_identical"] = compare(original, again) is None
     return row
 
@@ -102,6 +105,72 @@ def check_with(python: str, pyc: Path, text: str, where: Path) -> dict[str, Any]
         raise BadInputError(f"{python} could not check {pyc}: {last}")
     result: dict[str, Any] = json.loads(done.stdout)
     return result
+
+
+@dataclass
+class PycCheck:
+    """What :func:`check_pyc` found for one ``.pyc``: its counts (``file``, with
+    ``whole_file_identical``), a result per code object in the file's order, and the
+    interpreter that compiled the decompiled text (None when the text was not made) and
+    the file's version."""
+
+    file: FileReport
+    results: list[FunctionResult]
+    python: str | None
+    version: tuple[int, int]
+
+
+def check_pyc(path: str, python: str | None = None, details: bool = False) -> PycCheck:
+    """Decompile the ``.pyc`` at ``path`` here and have the interpreter of its version
+    (``python``, else this one or :func:`find_interpreter`'s) compile the text and compare
+    each code object (``details``: with its listing's diff); :class:`BadInputError` when
+    no such interpreter is found."""
+    import tempfile
+
+    from ..bytecode.pyc import load_pyc
+    from ..codeobj import code_kind, code_version
+    from ..decompiler.api import decompile
+    from ..errors import DecompilationError
+    from .report import exception_message
+
+    code = load_pyc(path)
+    version = code_version(code)
+    entries = list(iter_code_objects(code))
+    report = FileReport(path, functions=len(entries))
+
+    def results(status: str, reason: str | None = None, message: str | None = None,
+                compiled: bool = False) -> list[FunctionResult]:
+        return [FunctionResult(path, e.qualname, code_kind(e.code), e.code.co_firstlineno,
+                               status, reason, message,
+                               decompiled=reason != "decompile-error", compiled=compiled)
+                for e in entries]
+
+    try:
+        text = decompile(code)
+    except DecompilationError as exc:
+        report.failed = len(entries)
+        return PycCheck(report, results("failed", "decompile-error", exception_message(exc)),
+                        None, version)
+    here = sys.version_info[:2] == version
+    interpreter = python or (sys.executable if here else find_interpreter(version))
+    if interpreter is None:
+        raise BadInputError(
+            f"checking {path} needs CPython {version[0]}.{version[1]} to compile what was "
+            f"decompiled: pass --python PATH to one")
+    with tempfile.TemporaryDirectory() as tmp:
+        row = check_with(interpreter, Path(path), text, Path(tmp))
+    if row["error"] is not None:
+        report.failed = len(entries)
+        return PycCheck(report, results("failed", "compile-error", row["error"]), interpreter,
+                        version)
+    found = results("identical", compiled=True)
+    for _qualname, difference, detail, index in row["different"]:
+        found[index].status, found[index].message = "differs", difference
+        found[index].detail = detail if details and detail else None
+    report.identical = row["identical"]
+    report.differs = len(entries) - row["identical"]
+    report.whole_file_identical = bool(row["file_identical"])
+    return PycCheck(report, found, interpreter, version)
 
 
 def main(argv: list[str]) -> int:

@@ -71,6 +71,8 @@ class FileReport:
     differs: int = 0
     failed: int = 0
     error: str | None = None
+    #: a ``.pyc`` checked by its own version: whether the whole file compiled back the same
+    whole_file_identical: bool | None = None
 
 
 def percentile(values: Sequence[float], q: float) -> float | None:
@@ -129,6 +131,9 @@ class CheckReport:
             "python": self.python,
             "files": len(self.files),
             "files_skipped": sum(1 for f in self.files if f.error),
+            "whole_files_identical": None if all(f.whole_file_identical is None
+                                                 for f in self.files)
+            else sum(f.whole_file_identical is True for f in self.files),
             "functions": n,
             "identical": identical,
             "differs": self.differs,
