@@ -165,6 +165,37 @@ def test_record_writes_nothing_while_recording_and_report_finishes(tmp_path: Pat
     assert not list(dump.glob("recording_*")) and (dump / "report.html").exists()
 
 
+def test_a_recording_is_reported_by_another_python_version(tmp_path: Path) -> None:
+    """``unveil report`` of a recording by another Python version (no torch there): the
+    same files as this Python writes for it, each frame said not checked against the
+    recorded code."""
+    import shutil
+
+    from unveil.verify.foreign import find_interpreter
+
+    others = [p for v in ((3, 13), (3, 12), (3, 10)) if v != sys.version_info[:2]
+              and (p := find_interpreter(v)) is not None]
+    if not others:
+        pytest.skip("no other CPython 3.10-3.13 installed through pyenv")
+    prog, dump = record_later(tmp_path)
+    assert run(str(prog), str(dump), "later", cwd=tmp_path).returncode == 0
+    there = tmp_path / "there"
+    shutil.copytree(dump, there)
+    assert run("-m", "unveil", "report", str(dump), "--no-html", cwd=tmp_path).returncode == 0
+    env = dict(os.environ, PYTHONPATH=SRC)
+    done = subprocess.run([others[0], "-m", "unveil", "report", str(there), "--no-html"],
+                          capture_output=True, text=True, env=env, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
+    written = sorted(p.name for p in dump.glob("*.py"))
+    assert written == sorted(p.name for p in there.glob("*.py")) and written
+    for name in written:
+        assert (dump / name).read_text() == (there / name).read_text(), name
+    (frame,) = json.loads((there / "manifest.json").read_text())["frames"]
+    assert frame["status"] == RECORDED
+    assert frame["equivalence"].startswith("not checked against Dynamo's code: it was "
+                                           "recorded by Python 3."), frame["equivalence"]
+
+
 def test_record_finishes_in_a_separate_process(tmp_path: Path) -> None:
     prog, dump = record_later(tmp_path)
     out = run(str(prog), str(dump), "process", cwd=tmp_path)

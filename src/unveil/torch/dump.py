@@ -16,6 +16,7 @@ import gc
 import json
 import os
 import re
+import sys
 import threading
 import time
 import warnings
@@ -27,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import dump_dir
 from .._io import write_atomic
+from ..codeobj import code_version
 from ..dump_format import (
     COMPILED_FN,
     RECORDED,
@@ -322,6 +324,8 @@ class prepare_debug:  # noqa: N801 (a context manager named like the function it
 
         where = f"{record.qualname} ({record.source_file}:{record.first_line})"
         lines: dict[int, int] = {}
+        if code_version(new_code) != sys.version_info[:2]:
+            return self._foreign(record, path, new_code, lines)
         try:
             replacement, verdict = self._simplest(record, new_code, path, lines)
         except (UnveilError, SyntaxError, ValueError, RecursionError) as exc:
@@ -369,12 +373,40 @@ class prepare_debug:  # noqa: N801 (a context manager named like the function it
         self._ours[id(replacement)] = (path.name, replacement)
         return replacement
 
+    def _foreign(self, record: FrameRecord, path: Path, new_code: CodeType,
+                 lines: dict[int, int]) -> CodeType | None:
+        """Another Python version's recorded code (``unveil report`` of its recording):
+        its file is written as for this version's, but what it says is checked only as far
+        as this Python can: the simplified form against the faithful one compiled here, the
+        faithful one not against the recording's code (only that version's compiler can)."""
+        from ..decompiler.api import recompile
+
+        version = "{}.{}".format(*code_version(new_code))
+        header, comments = self._explanations(record)
+        try:
+            faithful = recompile(new_code, None, header=header, comments=comments)
+            replacement, _ = self._simplest(record, new_code, path, lines, reference=faithful)
+        except (UnveilError, SyntaxError, ValueError, RecursionError) as exc:
+            record.error = f"{type(exc).__name__}: {exc}"
+            self._note(path, f"# {DYNAMO_RUNS}: unveil could not decompile Dynamo's code for "
+                             f"{record.qualname}.\n# {one_line(record.error, 500)}\n")
+            return None
+        record.line_map = sorted([k, v] for k, v in lines.items())
+        record.equivalence = (f"not checked against Dynamo's code: it was recorded by "
+                              f"Python {version}, whose compiler alone can check it "
+                              f"(python{version} -m unveil report)")
+        self._ours[id(replacement)] = (path.name, replacement)
+        return replacement
+
     def _simplest(self, record: FrameRecord, new_code: CodeType, path: Path,
-                  lines: dict[int, int]) -> tuple[CodeType, Verdict | None]:
+                  lines: dict[int, int], reference: CodeType | None = None
+                  ) -> tuple[CodeType, Verdict | None]:
         """The code compiled from the file written for ``new_code``, and its verdict if it
         was checked already: the simplified form (:mod:`unveil.decompiler.tidy.simplify`) where
-        it is shown to do what Dynamo's code does, else the faithful one (only the faithful
-        one when ``simplify`` is off). Raises what ``recompile`` does."""
+        it is shown to do what Dynamo's code does (``reference``, when given, stands for
+        that code), else the faithful one (only the faithful one when ``simplify`` is off).
+        Raises what ``recompile`` does."""
+        reference = new_code if reference is None else reference
         from ..decompiler.api import layout_difference, recompile
         from ..verify.equivalence import prove_equivalent
 
@@ -389,8 +421,8 @@ class prepare_debug:  # noqa: N801 (a context manager named like the function it
             if not facts.get("simplified"):
                 assert simpler is not None
                 return simpler, None  # (the faithful form: nothing to simplify)
-            if simpler is not None and layout_difference(new_code, simpler) is None:
-                verdict = prove_equivalent(new_code, simpler, fixed=self.fixed)
+            if simpler is not None and layout_difference(reference, simpler) is None:
+                verdict = prove_equivalent(reference, simpler, fixed=self.fixed)
                 if verdict.equivalent:
                     return simpler, verdict
             lines.clear()

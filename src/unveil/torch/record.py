@@ -29,6 +29,8 @@ from types import CodeType
 from typing import Any
 
 from .. import dump_dir
+from ..bytecode import pyc, readable
+from ..codeobj import is_code
 from ..dump_format import GraphBreak
 from ..errors import BadInputError
 from . import _dynamo
@@ -236,7 +238,7 @@ def restored(code: CodeType, table: list[Any]) -> CodeType:
 
 
 def _restored_value(const: Any, table: list[Any]) -> Any:
-    if isinstance(const, CodeType):
+    if is_code(const):
         return restored(const, table)
     if type(const) is tuple:
         if len(const) == 2 and const[0] == _MARK:
@@ -333,12 +335,16 @@ def read_recording(path: Path, name: str) -> dict[str, Any]:
                             f"report it with the unveil that made it")
     here = "{}.{}".format(*sys.version_info[:2])
     made = words[4].decode(errors="replace")
-    if made != here:
+    major, _, minor = made.partition(".")
+    version = (int(major), int(minor)) if major.isdigit() and minor.isdigit() else None
+    if made != here and (version is None or not readable(version)):
         raise BadInputError(f"{name} was recorded by Python {made} and this is Python "
                             f"{here}: report it with Python {made} (python{made} -m "
                             f"unveil report {path.parent}); only that Python reads its code")
     try:
-        loaded = marshal.loads(body)
+        # (another version's marshal data and code: read by unveil, not by this marshal)
+        loaded = pyc.loads(body, version, name=name) if made != here and version is not None \
+            else marshal.loads(body)
     except (ValueError, EOFError, TypeError) as exc:
         raise BadInputError(f"{name} is damaged ({exc}): its frames are left out of the "
                             f"report") from None
