@@ -13,6 +13,20 @@ decompile time against decompiling the same modules' own code on V, and the firs
 
 (3.14 runs in Pyodide: ``mkdir -p /tmp/std314 && unzip -qo
 .cache/pyodide/node_modules/pyodide/python_stdlib.zip -d /tmp/std314``.)
+
+``--packages`` measures code nobody here wrote instead: the sources of :data:`PACKAGES`
+(or the names given), as installed for the running Python, copied to one directory that
+V compiles as it compiles its standard library:
+
+    PYTHONPATH=src .cache/venv-3.11/bin/python benchmarks/foreign_pyc.py --version 3.13 --packages
+
+``--decompiler CMD`` measures another decompiler the same way: ``CMD FILE.pyc`` (run once
+per file, 60 s each) prints the source, which V checks as it checks unveil's; for pycdc
+(Decompyle++, as PyPI's ``pycdecompile`` packages it, installed outside this project):
+
+    python -m venv /tmp/pycdc && /tmp/pycdc/bin/pip install pycdecompile
+    PYTHONPATH=src python benchmarks/foreign_pyc.py --version 3.10 \
+        --decompiler "/tmp/pycdc/bin/pycdecompile --no-header"
 """
 
 from __future__ import annotations
@@ -42,6 +56,27 @@ from unveil.verify.foreign import find_interpreter  # noqa: E402
 # they import only what that version can, and unveil.bytecode where the run is here)
 
 REPO = Path(__file__).resolve().parent.parent
+
+#: Third-party packages of the test environment (pip's vendored ones named by their import
+#: path), each copied under its last name.
+PACKAGES = ("_pytest", "pluggy", "iniconfig", "packaging", "pygments", "pathspec",
+            "pysource_codegen", "pip._vendor.rich", "pip._vendor.urllib3",
+            "pip._vendor.requests", "pip._vendor.pkg_resources")
+
+
+def copy_packages(names: list[str], dest: Path) -> Path:
+    """The sources of the packages ``names`` (importable here), copied to ``dest``."""
+    import importlib.util
+    import shutil
+
+    for name in names:
+        spec = importlib.util.find_spec(name)
+        if spec is None or not spec.submodule_search_locations:
+            raise SystemExit(f"{name} is not an installed package of {sys.executable}")
+        shutil.copytree(next(iter(spec.submodule_search_locations)),
+                        dest / name.rpartition(".")[2],
+                        ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    return dest
 
 
 def interpreter(version: str) -> list[str]:
@@ -123,12 +158,33 @@ def _own_time(out: Path) -> None:
 # ---------------------------------------------------------------- run here
 
 
+def _run_other(command: str, pyc: str) -> str:
+    """The source another decompiler (``command FILE.pyc``) prints for ``pyc``;
+    DecompilationError when it fails, times out or prints nothing."""
+    import shlex
+
+    try:
+        done = subprocess.run([*shlex.split(command), pyc], capture_output=True, text=True,
+                              timeout=60, check=False)
+    except subprocess.TimeoutExpired:
+        raise DecompilationError("timed out (60 s)") from None
+    if done.returncode != 0 or not done.stdout.strip():
+        last = (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[-1]
+        raise DecompilationError(last)
+    return done.stdout
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--version", required=True, help="the files' CPython version (3.12)")
     parser.add_argument("--limit", type=int, help="only the first N modules")
     parser.add_argument("--stdlib", help="the version's standard library, where its own "
                         "Python cannot list it (3.14 in Pyodide: python_stdlib.zip unzipped)")
+    parser.add_argument("--packages", nargs="*", metavar="NAME",
+                        help="third-party packages installed here instead of the standard "
+                        "library (default: PACKAGES)")
+    parser.add_argument("--decompiler", metavar="CMD",
+                        help="another decompiler: CMD FILE.pyc prints the source")
     parser.add_argument("--json", help="write the numbers as JSON")
     parser.add_argument("--worker", nargs=2, help=argparse.SUPPRESS)  # (run by version V)
     args = parser.parse_args()
@@ -143,7 +199,8 @@ def main() -> int:
 
     python = interpreter(args.version)
     major, _, minor = args.version.partition(".")
-    own_version = (int(major), int(minor)) >= (3, 10)  # can unveil run on V itself?
+    # (can unveil run on V itself, to compare the text and the time with V's own?)
+    own_version = (int(major), int(minor)) >= (3, 10) and not args.decompiler
     env = dict(os.environ, PYTHONPATH=SRC, PYTHONHASHSEED="0")
     here = f"{sys.version_info[0]}.{sys.version_info[1]}"
 
@@ -155,9 +212,13 @@ def main() -> int:
                         "--worker", step, out], env=env, check=True)
 
     with tempfile.TemporaryDirectory() as out:
+        if args.packages is not None:
+            args.stdlib = str(copy_packages(args.packages or list(PACKAGES),
+                                            Path(out, "packages")))
         worker("compile", out)
         files = json.loads(Path(out, "files.json").read_text())
-        print(f"{len(files)} .pyc files of CPython {args.version}, decompiled by {here}",
+        by = args.decompiler or f"unveil on {here}"
+        print(f"{len(files)} .pyc files of CPython {args.version}, decompiled by {by}",
               flush=True)
         errors: collections.Counter[str] = collections.Counter()
         decompiled = 0
@@ -167,8 +228,11 @@ def main() -> int:
             data = Path(pyc).read_bytes()
             t0 = time.perf_counter()
             try:
-                _, code = read_pyc(data, pyc)
-                text = unveil.decompile(code)
+                if args.decompiler:
+                    text = _run_other(args.decompiler, pyc)
+                else:
+                    _, code = read_pyc(data, pyc)
+                    text = unveil.decompile(code)
             except (DecompilationError, BadInputError, RecursionError) as exc:
                 errors[f"{type(exc).__name__}: {str(exc)[:90]}"] += 1
                 continue
