@@ -239,6 +239,29 @@ def test_check_of_a_pyc_names_each_code_object_that_differs(
     assert written["totals"]["functions"] == len(written["results"]) >= 5
 
 
+def test_check_of_a_directory_checks_the_pyc_files_in_it(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``unveil check DIR``: the .pyc files in it too (not those of ``__pycache__``, the
+    caches of its sources), a line each and one summary."""
+    require_decompiler()
+    other = _other_interpreter()
+    if other is None:
+        pytest.skip("no other CPython 3.11-3.13 installed through pyenv")
+    app = tmp_path / "app"
+    (app / "sub" / "__pycache__").mkdir(parents=True)
+    first = _compiled_by(other, tmp_path)
+    first.rename(app / "a.pyc")
+    (app / "sub" / "b.pyc").write_bytes((app / "a.pyc").read_bytes())
+    (app / "sub" / "__pycache__" / "c.cpython-3x.pyc").write_bytes(b"not read")
+    assert main(["check", str(app), "--python", other]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [Path(line.split(": ")[0]).resolve() for line in lines[:2]] == [
+        (app / "a.pyc").resolve(), (app / "sub" / "b.pyc").resolve()], lines
+    counted = int(lines[0].split(": ", 1)[1].split(" of ")[0])
+    assert lines[-1].startswith(f"{2 * counted} functions in 2 files: {2 * counted} "
+                                "identical"), lines
+
+
 def test_check_of_a_pyc_of_another_version_asks_that_version(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """``unveil check FILE.pyc``: decompiled here, compiled back and compared by the

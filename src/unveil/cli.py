@@ -17,6 +17,7 @@ import importlib.util
 import os
 import sys
 import textwrap
+import time
 import warnings
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -289,15 +290,20 @@ def _check_pyc(path: str, python: str | None, details: bool = False) -> PycCheck
 def _run_check(args: argparse.Namespace) -> int:
     from .verify.batch import check_targets
     from .verify.report import CheckReport
+    from .verify.targets import pyc_files
 
+    started = time.perf_counter()
     pycs = [_check_pyc(t, args.python, args.show_diffs)
-            for t in args.targets if t.endswith(".pyc")]
+            for t in pyc_files(args.targets, exclude=args.exclude)]
+    pyc_s = time.perf_counter() - started
     rest = [t for t in args.targets if not t.endswith(".pyc")]
     report = check_targets(rest, jobs=args.jobs, progress=not args.quiet,
                            timeout=args.timeout or None, exclude=args.exclude,
                            details=args.show_diffs) if rest else CheckReport()
-    if not rest:  # (each file's lines are printed: the JSON report has them all)
-        _add_pycs(report, pycs)
+    if not report.files:  # (each .pyc's lines are printed: the JSON report has them all)
+        _add_pycs(report, pycs, pyc_s)
+        if len(pycs) > 1:
+            sys.stdout.write(report.summary() + "\n")
         _write_json(report, args.json)
         return 1 if report.failed or (args.strict and report.differs) else 0
     out = sys.stdout
@@ -322,13 +328,14 @@ def _run_check(args: argparse.Namespace) -> int:
             f = by_path[path]
             out.write(f"  {_display(path)}: {f.functions} functions, {f.identical} identical, "
                       f"{f.differs} differ, {f.failed} failed\n")
-    _add_pycs(report, pycs)
+    _add_pycs(report, pycs, pyc_s)
     out.write(report.summary() + "\n")
     _write_json(report, args.json)
     return 1 if report.failed or (args.strict and report.differs) else 0
 
 
-def _add_pycs(report: CheckReport, pycs: list[PycCheck]) -> None:
+def _add_pycs(report: CheckReport, pycs: list[PycCheck], seconds: float) -> None:
+    report.wall_s += seconds
     for found in pycs:
         report.files.append(found.file)
         report.results.extend(found.results)

@@ -15,13 +15,26 @@ from .report import exception_message
 DEFAULT_EXCLUDE = frozenset({"__pycache__"})
 
 
-def _walk_dir(root: Path, exclude: frozenset[str]) -> list[Path]:
+def _walk_dir(root: Path, exclude: frozenset[str], suffix: str = ".py") -> list[Path]:
     found: list[Path] = []
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = sorted(d for d in dirnames
                              if d not in exclude and d not in DEFAULT_EXCLUDE
                              and not d.startswith("."))
-        found.extend(Path(dirpath, f) for f in sorted(filenames) if f.endswith(".py"))
+        found.extend(Path(dirpath, f) for f in sorted(filenames) if f.endswith(suffix))
+    return found
+
+
+def pyc_files(targets: Iterable[str], *, exclude: Iterable[str] = ()) -> list[str]:
+    """The ``.pyc`` targets, and the ``.pyc`` files in the directory targets (walked as for
+    sources: ``__pycache__``, which caches the sources beside it, is skipped)."""
+    excluded = frozenset(exclude)
+    found: list[str] = []
+    for target in targets:
+        if target.endswith(".pyc"):
+            found.append(target)
+        elif Path(target).is_dir():
+            found.extend(str(p) for p in _walk_dir(Path(target), excluded, ".pyc"))
     return found
 
 
