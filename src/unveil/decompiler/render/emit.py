@@ -14,6 +14,8 @@ import dis
 from typing import Any, TypeGuard, cast
 
 from ..ir import syntax
+from .printable import escaped as _escaped
+from .printable import printable, string_repr
 
 try:  # 3.14 moved the unparser out of ``ast``
     from _ast_unparse import Unparser as _Base  # type: ignore[import-not-found]  # 3.14+
@@ -30,12 +32,13 @@ _MULTI_QUOTES = ('"""', "'''")
 def _literal(string: str, quote_types: tuple[str, ...] | list[str] = _ALL_QUOTES,
              escape_special_whitespace: bool = False) -> tuple[str, list[str]]:
     """The body of a string literal for ``string`` with as few escapes as can be, and the
-    quotes that may enclose it (the rules of 3.11's ``ast.unparse``)."""
+    quotes that may enclose it (the rules of 3.11's ``ast.unparse``, with what
+    :func:`.printable.printable` prints)."""
     def escape(c: str) -> str:
         if not escape_special_whitespace and c in "\n\t":
             return c
-        if c == "\\" or not c.isprintable():
-            return c.encode("unicode_escape").decode("ascii")
+        if c == "\\" or not printable(c):
+            return _escaped(c)
         return c
 
     escaped = "".join(map(escape, string))
@@ -44,7 +47,7 @@ def _literal(string: str, quote_types: tuple[str, ...] | list[str] = _ALL_QUOTES
         possible = [q for q in possible if q in _MULTI_QUOTES]
     possible = [q for q in possible if q not in escaped]
     if not possible:  # (then the repr, in a quote it allows)
-        text = repr(string)
+        text = string_repr(string)
         return text[1:-1], [next((q for q in quote_types if text[0] in q), text[0])]
     if escaped:
         possible.sort(key=lambda q: q[0] == escaped[-1])  # ('''"''' rather than """\"""")
@@ -79,9 +82,19 @@ if _Base is not None and _Precedence is not None:
                 comment = self._type_ignores.get(node.lineno) or comment
             return None if comment is None else f" # type: {comment}"
 
+        def _str_literal_helper(self, string: str, *,
+                                quote_types: tuple[str, ...] | list[str] = _ALL_QUOTES,
+                                escape_special_whitespace: bool = False
+                                ) -> tuple[str, list[str]]:
+            # (docstrings: what prints is the same on every host)
+            return _literal(string, quote_types, escape_special_whitespace)
+
         def _write_constant(self, value: Any) -> None:
             if self._in_fstring and isinstance(value, str):
                 self.write(_avoiding_backslashes(value))
+                return
+            if isinstance(value, str) and not getattr(self, "_avoid_backslashes", False):
+                self.write(string_repr(value))
                 return
             if isinstance(value, int) and not isinstance(value, bool):
                 try:
