@@ -262,12 +262,26 @@ def _display(path: str) -> str:
     return path if rel.startswith("..") else rel
 
 
-def _check_pyc(path: str, python: str | None, details: bool = False) -> PycCheck:
-    """``path`` checked by the interpreter of its version, and its lines printed: one
-    for the file, one per code object that differs (``details``: with its listing's diff)."""
+def _check_pycs(paths: list[str], python: str | None, details: bool, jobs: int
+                ) -> list[PycCheck]:
+    """Each ``.pyc`` checked by the interpreter of its version (in ``jobs`` processes),
+    and its lines printed in order: one for the file, one per code object that differs
+    (``details``: with its listing's diff)."""
+    from itertools import repeat
+
     from .verify.foreign import check_pyc
 
-    found = check_pyc(path, python, details)
+    if jobs <= 1 or len(paths) <= 1 or sys.platform == "emscripten":
+        return [_print_pyc(check_pyc(p, python, details)) for p in paths]
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(min(jobs, len(paths))) as pool:
+        return [_print_pyc(found) for found in
+                pool.map(check_pyc, paths, repeat(python), repeat(details))]
+
+
+def _print_pyc(found: PycCheck) -> PycCheck:
+    path = found.file.path
     failed = next((r for r in found.results if r.status == "failed"), None)
     if failed is not None:
         line = f"{_display(path)}: failed: {failed.message}"
@@ -284,6 +298,7 @@ def _check_pyc(path: str, python: str | None, details: bool = False) -> PycCheck
                 if r.detail:
                     line += "\n" + textwrap.indent(r.detail, "    ")
     sys.stdout.write(line + "\n")
+    sys.stdout.flush()
     return found
 
 
@@ -293,8 +308,8 @@ def _run_check(args: argparse.Namespace) -> int:
     from .verify.targets import pyc_files
 
     started = time.perf_counter()
-    pycs = [_check_pyc(t, args.python, args.show_diffs)
-            for t in pyc_files(args.targets, exclude=args.exclude)]
+    pycs = _check_pycs(pyc_files(args.targets, exclude=args.exclude), args.python,
+                       args.show_diffs, args.jobs)
     pyc_s = time.perf_counter() - started
     rest = [t for t in args.targets if not t.endswith(".pyc")]
     report = check_targets(rest, jobs=args.jobs, progress=not args.quiet,
