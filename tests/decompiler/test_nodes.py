@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import ast
 
+import pytest
+
 from unveil.decompiler.ir import nodes
 from unveil.decompiler.ir.exprs import Shared
 
@@ -123,3 +125,19 @@ def test_the_decompilers_own_nodes_copy_with_their_fields() -> None:
     assert again[0].value is not marker.value
     assert isinstance(again[1].value, Slot) and again[1].value.index == 3
     assert copy.copy(marker).kind == "annotate"
+
+
+@pytest.mark.parametrize(("source", "breaks"), [
+    ("break", True),
+    ("if a:\n    break", True),
+    ("match a:\n    case [b]:\n        break", True),  # (a case's break is the loop's)
+    ("try:\n    pass\nexcept E:\n    break", True),
+    ("for b in c:\n    break", False),  # (the inner loop's)
+    ("for b in c:\n    pass\nelse:\n    break", True),  # (its else's is the outer one's)
+    ("def f():\n    for b in c:\n        break", False),
+    ("while a:\n    if b:\n        break", False),
+])
+def test_loop_breaks(source: str, breaks: bool) -> None:
+    from unveil.decompiler.ir.nodes import loop_breaks
+
+    assert loop_breaks(ast.parse(source).body) is breaks

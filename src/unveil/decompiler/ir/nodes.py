@@ -216,6 +216,25 @@ def catches_all(case: ast.match_case) -> bool:
 JUMPS = (ast.Return, ast.Raise, ast.Break, ast.Continue)
 
 
+def loop_breaks(body: list[ast.stmt]) -> bool:
+    """Does a ``break`` in ``body`` leave the loop it is the body of (one in a nested
+    loop's body leaves that loop; one in its ``else``, in a ``try`` clause or a ``match``
+    case leaves this one)?"""
+    todo: list[ast.AST] = list(body)
+    while todo:
+        n = todo.pop()
+        if isinstance(n, ast.Break):
+            return True
+        if isinstance(n, ast.For | ast.AsyncFor | ast.While):
+            todo.extend(n.orelse)
+            continue
+        if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda
+                      | ast.expr):
+            continue
+        todo.extend(ast.iter_child_nodes(n))
+    return False
+
+
 def ends_in_jump(stmts: list[ast.stmt], jumps: tuple[type, ...] = JUMPS) -> bool:
     """Does the code never go on after ``stmts`` (return, raise, break or continue on
     every path; ``jumps``: only these)?"""

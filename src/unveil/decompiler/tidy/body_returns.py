@@ -7,7 +7,7 @@ import ast
 import copy
 from typing import cast
 
-from ..ir.nodes import catches_all, ends_in_jump
+from ..ir.nodes import catches_all, ends_in_jump, loop_breaks
 
 RETURNS = (ast.Return, ast.Raise)  # (what leaves the function: ``ends_in_jump``)
 
@@ -81,7 +81,7 @@ def _without_returns(stmts: list[ast.stmt]) -> list[ast.stmt]:
             s.orelse = s.orelse + stmts[i + 1:]
             return _without_returns(stmts[:i + 1])
         if isinstance(s, ast.For | ast.AsyncFor | ast.While) and s.orelse \
-                and ends_in_jump(s.orelse, RETURNS) and not _breaks(s.body):
+                and ends_in_jump(s.orelse, RETURNS) and not loop_breaks(s.body):
             # the ``else`` always runs and ends the body: what follows cannot run
             s.orelse = _without_returns(s.orelse)
             return stmts[:i + 1]
@@ -124,23 +124,6 @@ def _has_return(node: ast.stmt) -> bool:
     return False
 
 
-def _breaks(stmts: list[ast.stmt]) -> bool:
-    """Does a ``break`` in ``stmts`` leave the loop they are the body of?"""
-    todo: list[ast.AST] = list(stmts)
-    while todo:
-        n = todo.pop()
-        if isinstance(n, ast.Break):
-            return True
-        if isinstance(n, ast.For | ast.AsyncFor | ast.While):
-            todo.extend(n.orelse)  # a break in a nested loop's body leaves that loop
-        elif isinstance(n, ast.stmt) and not isinstance(n, ast.FunctionDef
-                                                         | ast.AsyncFunctionDef | ast.ClassDef):
-            todo.extend(c for c in ast.iter_child_nodes(n) if isinstance(c, ast.stmt))
-            for h in getattr(n, "handlers", None) or ():
-                todo.extend(h.body)
-    return False
-
-
 def _plain_breaks(stmts: list[ast.stmt]) -> bool:
     """Does the loop with body ``stmts`` ``break``, and only where nothing runs on the
     way out (not inside a ``try`` or ``with``)?"""
@@ -157,7 +140,7 @@ def _plain_breaks(stmts: list[ast.stmt]) -> bool:
         elif _break_ends_try_body(n):
             found = True
         elif isinstance(n, ast.Try | ast.With | ast.AsyncWith) or type(n).__name__ == "TryStar":
-            if _breaks([cast(ast.stmt, n)]):
+            if loop_breaks([cast(ast.stmt, n)]):
                 return False
     return found
 
@@ -170,8 +153,8 @@ def _break_ends_try_body(node: ast.AST) -> bool:
     t = cast(ast.Try, node)  # (a TryStar has the same fields)
     body = t.body
     return bool(body) and isinstance(body[-1], ast.Break) and not t.orelse \
-        and not t.finalbody and not _breaks(body[:-1]) \
-        and not any(_breaks(h.body) for h in t.handlers)
+        and not t.finalbody and not loop_breaks(body[:-1]) \
+        and not any(loop_breaks(h.body) for h in t.handlers)
 
 
 def _before_breaks(stmts: list[ast.stmt], rest: list[ast.stmt]) -> list[ast.stmt]:

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import ast
 
+from ..ir.nodes import loop_breaks
+
 
 def fit_closing_return(body: list[ast.stmt], returns: bool | None) -> None:
     """End the function body ``body`` in a ``return`` if ``returns``, else not (None:
@@ -47,7 +49,7 @@ def _into_else(body: list[ast.stmt]) -> None:
             del body[k + 1:]
             return
         if isinstance(s, ast.For | ast.AsyncFor | ast.While) and not s.orelse \
-                and not _breaks(s.body):
+                and not loop_breaks(s.body):
             s.orelse = body[k + 1:]
             del body[k + 1:]
             return
@@ -85,7 +87,7 @@ def _flatten_last(body: list[ast.stmt]) -> None:
             rest, s.orelse = s.orelse, []
             body.extend(rest)
         elif isinstance(s, ast.For | ast.AsyncFor | ast.While) and s.orelse \
-                and not _breaks(s.body):
+                and not loop_breaks(s.body):
             rest, s.orelse = s.orelse, []
             body.extend(rest)
         else:
@@ -106,21 +108,4 @@ def _leaves(stmts: list[ast.stmt]) -> bool:
         if last.finalbody and _leaves(last.finalbody):
             return True
         return _leaves(last.orelse or last.body) and all(_leaves(h.body) for h in last.handlers)
-    return False
-
-
-def _breaks(stmts: list[ast.stmt]) -> bool:
-    """Does a ``break`` in ``stmts`` leave the loop they are the body of?"""
-    todo: list[ast.AST] = list(stmts)
-    while todo:
-        n = todo.pop()
-        if isinstance(n, ast.Break):
-            return True
-        if isinstance(n, ast.For | ast.AsyncFor | ast.While):
-            todo.extend(n.orelse)  # (a break in the inner body is the inner loop's)
-            continue
-        if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda
-                      | ast.expr):
-            continue
-        todo.extend(ast.iter_child_nodes(n))
     return False
