@@ -234,6 +234,35 @@ def encode(s):
     return memoryview(s).tobytes()
 
 """,
+    "return_labels": """
+def getvalue(self, key, default=None):
+    if key in self:
+        value = self[key]
+        if isinstance(value, list):
+            return [x.value for x in value]
+        else:
+            return value.value
+    else:
+        return default
+
+def getlist(self, key):
+    if key in self:
+        value = self[key]
+        if isinstance(value, list):
+            return [x.value for x in value]
+        return [value.value]
+    return []
+
+def pick(xs):
+    for x in xs:
+        if x:
+            if x > 1:
+                return 1
+            else:
+                return 2
+        y = x
+    return y
+""",
     "break_else": """
 def first(xs):
     for i in xs:

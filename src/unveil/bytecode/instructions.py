@@ -379,7 +379,11 @@ def last_statement_returns(code: CodeType) -> bool | None:
         return None
     jumps = tables(code_version(code)).jumps
     closing = raw[-2].offset
-    if any(i.opcode in jumps and i.argval == closing for i in raw):
+    targets = {i.argval for i in raw if i.opcode in jumps}
+    # (a jump kept after a ``return``, where no jump goes, is dead: it reaches nothing)
+    if any(i.opcode in jumps and i.argval == closing
+           and not (k and raw[k - 1].opname in _NO_FALLTHROUGH and i.offset not in targets)
+           for k, i in enumerate(raw)):
         return None
     return False
 

@@ -47,6 +47,9 @@ class CFG:
     #: 3.8/3.9 (``Layout.dead_code``): block id -> where the statement its ``raise``
     #: (or ``break``/``continue``) ends goes on as laid out (:func:`_dead_jumps`)
     dead_jumps: dict[int, int] = field(default_factory=dict)
+    #: 3.8/3.9: block id -> the target of the dead jump kept right after the ``return``
+    #: the block ends in (:func:`_return_jumps`): a statement ended there
+    return_jumps: dict[int, int] = field(default_factory=dict)
 
     def block_at(self, index: int) -> Block:
         return self.blocks[index]
@@ -63,6 +66,7 @@ def build(bc: Bytecode, start: int = 0, end: int | None = None) -> CFG:
         cfg = _build(bc, start, end, live)
     if bc.layout.dead_code:
         cfg.dead_jumps = _dead_jumps(cfg, live, end)
+        cfg.return_jumps = _return_jumps(cfg, live, end)
     return cfg
 
 
@@ -92,6 +96,18 @@ def _dead_jumps(cfg: CFG, live: set[int], end: int) -> dict[int, int]:
         elif i == b.end and i in cfg.blocks:
             out[b.id] = i  # (no dead jump: the arm ends where the raise is laid out)
     return out
+
+
+def _return_jumps(cfg: CFG, live: set[int], end: int) -> dict[int, int]:
+    """Where the dead jump 3.8/3.9 keep right after a ``return`` goes, by the block the
+    ``return`` ends. Their peephole pass drops what follows a ``return`` up to the next
+    label only, so a jump kept there is at a label: a statement that ends with that
+    ``return`` ended there (an ``if`` whose ``else`` arm it ends), and the jump is that of
+    the statement around it (an ``if`` arm's jump past its ``else``, a loop's jump back)."""
+    instrs = cfg.bc.instrs
+    return {b.id: instrs[b.end].target for b in cfg.blocks.values()
+            if instrs[b.end - 1].op == "RETURN_VALUE" and b.end < end and b.end not in live
+            and instrs[b.end].op == "JUMP" and instrs[b.end].target is not None}
 
 
 def _else_after(cfg: CFG, live: set[int], i: int) -> bool:

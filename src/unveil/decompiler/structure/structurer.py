@@ -63,6 +63,7 @@ from .written import (
     dead_jump_else,
     exit_position,
     implicit_return,
+    return_label_else,
     written_continue,
     written_jump,
     written_pass,
@@ -693,11 +694,13 @@ class Structurer(LoopExits, IfEnds, Clauses, ClauseExits):
             then_body = [ast.Pass()]
         node = ast.If(test=test, body=then_body, orelse=else_body)
         attach(node, line=block.term.line)
-        if else_body and self.g.cfg.dead_jumps and dead_jump_else(
-                self.g.cfg, self.blocks, b, merge,  # (a break leaving the loop: not in its arm)
-                [self._arm_reach(b, t, ctx) | ({t} - {merge, ctx.follow}) & self.blocks.keys()
-                 for t in self.blocks[b].term.targets]):
-            attach(node, written_else=True)
+        cfg = self.g.cfg
+        if else_body and (cfg.dead_jumps or cfg.return_jumps):
+            arms = [self._arm_reach(b, t, ctx) | ({t} - {merge, ctx.follow}) & self.blocks.keys()
+                    for t in self.blocks[b].term.targets]  # (a break leaving: not in its arm)
+            if dead_jump_else(cfg, self.blocks, b, merge, arms) \
+                    or return_label_else(cfg, self.blocks, arms):
+                attach(node, written_else=True)
         if as_tested and len(then_body) == 1 and isinstance(then_body[0], ast.Continue) \
                 and (written_jump(self.g.cfg, self.blocks.get(then_t), block, 8)
                      or operator_flips(test, self.layout.folded_not_tests)) or passed:

@@ -202,3 +202,24 @@ def dead_jump_else(cfg: CFG, blocks: Mapping[int, IRBlock], b: int, merge: int,
             elif to == merge and merge != end:
                 return True
     return False
+
+
+def return_label_else(cfg: CFG, blocks: Mapping[int, IRBlock], arms: list[set[int]]) -> bool:
+    """3.8/3.9: was the ``if`` whose arms reach ``arms`` written with an ``else``, as the
+    dead jump after a ``return`` tells (``CFG.return_jumps``)? Yes where its second arm
+    (as laid out) ends in such a ``return`` (the jump is at the ``if``'s end label, which
+    only an ``else`` makes) or its first arm does and the jump goes past the second (it
+    is the ``if``'s own jump over its ``else``)."""
+    ends = []
+    for arm in arms:
+        last = [blocks[n].blocks[-1] for n in arm if n in blocks]
+        if not last:
+            return False
+        ends.append((min(last), max(last)))
+    if len(ends) != 2:
+        return False
+    (_, first), (_, second) = sorted(ends)
+    if second in cfg.return_jumps:
+        return True
+    to = cfg.return_jumps.get(first)
+    return to is not None and to >= cfg.blocks[second].end
