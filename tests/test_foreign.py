@@ -263,6 +263,20 @@ def pick(xs):
         y = x
     return y
 """,
+    "flat_after_handler": """
+def from_data(s):
+    if isinstance(s, str):
+        try:
+            return s.encode('ascii')
+        except UnicodeEncodeError:
+            raise ValueError('not ascii')
+    if isinstance(s, bytes):
+        return s
+    try:
+        return memoryview(s).tobytes()
+    except TypeError:
+        raise TypeError('not bytes') from None
+""",
     "break_else": """
 def first(xs):
     for i in xs:

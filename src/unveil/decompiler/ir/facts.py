@@ -45,6 +45,9 @@ AS_TESTED: Fact[bool] = Fact(
 WRITTEN_ELSE: Fact[bool] = Fact(
     "written_else", "3.8/3.9: an ``if`` with an ``else`` whose arm that ends in a ``raise`` "
     "still jumps past it (dead code: the ``else`` was written)")
+WRITTEN_FLAT: Fact[bool] = Fact(
+    "written_flat", "3.8/3.9: an ``if`` whose first arm leaves and, by its dead jump, ends "
+    "where the other begins: that code follows the ``if`` (no ``else`` was written)")
 RERAISE_OF: Fact[ast.expr] = Fact(
     "reraise_of", "a bare ``raise``: the exception value it raises again")
 WITH_EXIT: Fact[ast.expr] = Fact(

@@ -216,6 +216,24 @@ def catches_all(case: ast.match_case) -> bool:
 JUMPS = (ast.Return, ast.Raise, ast.Break, ast.Continue)
 
 
+def leaves_function(stmts: list[ast.stmt]) -> bool:
+    """Does every way through ``stmts`` leave the function (a ``return`` or ``raise``)?
+    (Not through a ``with``, whose exit may swallow the exception.)"""
+    if not stmts:
+        return False
+    last = stmts[-1]
+    if isinstance(last, ast.Return | ast.Raise):
+        return True
+    if isinstance(last, ast.If):
+        return bool(last.orelse) and leaves_function(last.body) and leaves_function(last.orelse)
+    if isinstance(last, ast.Try):
+        if last.finalbody and leaves_function(last.finalbody):
+            return True
+        return leaves_function(last.orelse or last.body) \
+            and all(leaves_function(h.body) for h in last.handlers)
+    return False
+
+
 def loop_breaks(body: list[ast.stmt]) -> bool:
     """Does a ``break`` in ``body`` leave the loop it is the body of (one in a nested
     loop's body leaves that loop; one in its ``else``, in a ``try`` clause or a ``match``

@@ -51,6 +51,7 @@ from ..ir.facts import (
     TARGETS,
     WALRUS,
     WRITTEN_ELSE,
+    WRITTEN_FLAT,
     attach,
     fact,
 )
@@ -167,6 +168,8 @@ class Renderer:
                           orelse=self.stmts(s.orelse))
             if fact(s, WRITTEN_ELSE, False):
                 attach(node, written_else=True)
+            elif fact(s, WRITTEN_FLAT, False):
+                attach(node, written_flat=True)
             return attach(node, as_tested=True) if fact(s, AS_TESTED, False) else node
         if isinstance(s, ast.While):
             test = self.expr(s.test)

@@ -61,6 +61,7 @@ from .loops import LoopExits, outer_stops
 from .written import (
     continue_before_cleanup,
     dead_jump_else,
+    dead_jump_flat,
     exit_position,
     implicit_return,
     return_label_else,
@@ -701,6 +702,8 @@ class Structurer(LoopExits, IfEnds, Clauses, ClauseExits):
             if dead_jump_else(cfg, self.blocks, b, merge, arms) \
                     or return_label_else(cfg, self.blocks, arms):
                 attach(node, written_else=True)
+            elif dead_jump_flat(cfg, self.blocks, b):
+                attach(node, written_flat=True)
         if as_tested and len(then_body) == 1 and isinstance(then_body[0], ast.Continue) \
                 and (written_jump(self.g.cfg, self.blocks.get(then_t), block, 8)
                      or operator_flips(test, self.layout.folded_not_tests)) or passed:

@@ -223,3 +223,19 @@ def return_label_else(cfg: CFG, blocks: Mapping[int, IRBlock], arms: list[set[in
         return True
     to = cfg.return_jumps.get(first)
     return to is not None and to >= cfg.blocks[second].end
+
+
+def dead_jump_flat(cfg: CFG, blocks: Mapping[int, IRBlock], b: int) -> bool:
+    """3.8/3.9: was the ``if`` at ``b`` written without an ``else``, though neither arm
+    falls out of it? Yes where a dead jump (``CFG.dead_jumps``, ``CFG.return_jumps``) in
+    the code laid out for its first arm (its handlers included) goes to where the other
+    arm starts: the first arm's last statement ended there, and an ``else`` would have
+    put the ``if``'s jump over it between the two."""
+    targets = blocks[b].term.targets
+    if len(targets) != 2 or not all(t in blocks for t in targets):
+        return False
+    first, second = sorted(blocks[t].blocks[0] for t in targets)
+    instrs = cfg.bc.instrs
+    return any(first <= last < second and to == second
+               and instrs[cfg.blocks[last].end - 1].op != "JUMP"
+               for jumps in (cfg.dead_jumps, cfg.return_jumps) for last, to in jumps.items())

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import ast
 
-from ..ir.nodes import loop_breaks
+from ..ir.nodes import leaves_function, loop_breaks
 
 
 def fit_closing_return(body: list[ast.stmt], returns: bool | None) -> None:
@@ -44,7 +44,7 @@ def _into_else(body: list[ast.stmt]) -> None:
             del body[k + 1:]
             return
         if isinstance(s, ast.Try) and not s.orelse and not s.finalbody and s.handlers \
-                and all(_leaves(h.body) for h in s.handlers):
+                and all(leaves_function(h.body) for h in s.handlers):
             s.orelse = body[k + 1:]
             del body[k + 1:]
             return
@@ -64,7 +64,7 @@ def _last_if(s: ast.If) -> ast.If | None:
     """The ``if`` of an ``if``/``elif`` chain without ``else`` whose arms all leave the
     function (None: none such)."""
     while True:
-        if not _leaves(s.body):
+        if not leaves_function(s.body):
             return None
         if not s.orelse:
             return s
@@ -79,11 +79,11 @@ def _flatten_last(body: list[ast.stmt]) -> None:
     the end is not a ``return``."""
     while body and not isinstance(body[-1], ast.Return):
         s = body[-1]
-        if isinstance(s, ast.If) and s.orelse and _leaves(s.body):
+        if isinstance(s, ast.If) and s.orelse and leaves_function(s.body):
             rest, s.orelse = s.orelse, []
             body.extend(rest)
         elif isinstance(s, ast.Try) and s.orelse and not s.finalbody and s.handlers \
-                and all(_leaves(h.body) for h in s.handlers):
+                and all(leaves_function(h.body) for h in s.handlers):
             rest, s.orelse = s.orelse, []
             body.extend(rest)
         elif isinstance(s, ast.For | ast.AsyncFor | ast.While) and s.orelse \
@@ -92,20 +92,3 @@ def _flatten_last(body: list[ast.stmt]) -> None:
             body.extend(rest)
         else:
             return
-
-
-def _leaves(stmts: list[ast.stmt]) -> bool:
-    """Does every way through ``stmts`` leave the function (a ``return`` or ``raise``)?
-    (Not through a ``with``, whose exit may swallow the exception.)"""
-    if not stmts:
-        return False
-    last = stmts[-1]
-    if isinstance(last, ast.Return | ast.Raise):
-        return True
-    if isinstance(last, ast.If):
-        return bool(last.orelse) and _leaves(last.body) and _leaves(last.orelse)
-    if isinstance(last, ast.Try):
-        if last.finalbody and _leaves(last.finalbody):
-            return True
-        return _leaves(last.orelse or last.body) and all(_leaves(h.body) for h in last.handlers)
-    return False

@@ -31,6 +31,7 @@ from ..ir.facts import (
     TARGETS,
     WRITTEN,
     WRITTEN_ELSE,
+    WRITTEN_FLAT,
     fact,
 )
 from ..ir.nodes import (
@@ -38,6 +39,7 @@ from ..ir.nodes import (
     catches_all,
     ends_in_implicit_return,
     ends_in_jump,
+    leaves_function,
     names_from_outside,
     names_in,
     same,
@@ -617,6 +619,9 @@ def _tidy_stmt(s: ast.stmt, folded: bool, in_loop: bool) -> list[ast.stmt]:
             s.body, s.orelse = s.orelse, []
         if not s.body:
             s.body = [ast.Pass()]
+        if s.orelse and fact(s, WRITTEN_FLAT, False) and leaves_function(s.body):
+            rest, s.orelse = s.orelse, []  # (3.8/3.9's layout says no ``else`` was written)
+            return [s, *rest]
         if s.orelse and ends_in_jump(s.body) and not fact(s, WRITTEN_ELSE, False):
             if in_loop or not ends_in_implicit_return(s.body) \
                     or len(s.body) > 1 and len(s.orelse) > 1 and same(s.body[-2:], s.orelse[-2:]):
