@@ -277,6 +277,22 @@ def from_data(s):
     except TypeError:
         raise TypeError('not bytes') from None
 """,
+    "loop_jump_lines": """
+def children(node):
+    for name, field in node:
+        if isinstance(field, int):
+            yield field
+        elif isinstance(field, list):
+            for item in field:
+                if item:
+                    yield item
+
+def skip(xs):
+    for x in xs:
+        if x:
+            continue
+        print(x)
+""",
     "break_else": """
 def first(xs):
     for i in xs:

@@ -132,6 +132,13 @@ def written_continue(cfg: CFG, block: IRBlock) -> bool:
         return False  # (3.8/3.9: a ``continue`` keeps its clause's own end after it, dead)
     where = bc.position(jump)
     if where is None or where[0] is None:
+        if bc.layout.dead_code:
+            # (3.8/3.9: a loop's own jump back has the line of the code laid out before
+            # it, clean-up aside; a ``continue``'s starts a line of its own)
+            prev = bc.instrs[k] if k >= last.start else \
+                bc.instrs[last.start - 1] if last.start > 0 else None
+            return jump.line is not None and prev is not None and prev.line is not None \
+                and prev.line != jump.line
         return jump.line is not None and bool(before) \
             and all(i.line is not None and i.line < jump.line for i in before)
     return _width(where) == 8 and all(bc.position(i) != where for i in before)
