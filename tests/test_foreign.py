@@ -293,6 +293,34 @@ def skip(xs):
             continue
         print(x)
 """,
+    "raising_clause_else": """
+def truncate(self, pos=None):
+    if pos is None:
+        pos = self._pos
+    else:
+        try:
+            pos_index = pos.__index__
+        except AttributeError:
+            raise TypeError(f"{pos!r} is not an integer")
+        else:
+            pos = pos_index()
+        if pos < 0:
+            raise ValueError("negative")
+    del self._buffer[pos:]
+    return pos
+
+def command(packages, name):
+    for pkg in packages:
+        try:
+            module = __import__(pkg)
+        except ImportError:
+            continue
+        try:
+            klass = getattr(module, name)
+        except AttributeError:
+            raise LookupError(name)
+        return klass
+""",
     "break_else": """
 def first(xs):
     for i in xs:

@@ -56,7 +56,7 @@ from .copies import (
     starts_with,
     value_spills,
 )
-from .written import implicit_return
+from .written import implicit_return, try_end_else
 
 _LEAVES = (ast.Return, ast.Raise, ast.Break, ast.Continue)
 
@@ -735,6 +735,9 @@ class Clauses(Parts):
             if merge is None:
                 after = body_exit
                 layout_else = self.else_by_layout(body_exit, h, ctx)
+                if layout_else is None and self.g.cfg.dead_jumps:
+                    layout_else = try_end_else(self.g.cfg, self.blocks, h, body_exit,
+                                               self.through(body_exit))
                 if layout_else is None and self._ends_loop_body(ctx) \
                         and _clauses_continue(handlers):
                     # (each clause ends where the loop goes on, by the compiler's jump

@@ -246,3 +246,32 @@ def dead_jump_flat(cfg: CFG, blocks: Mapping[int, IRBlock], b: int) -> bool:
     return any(first <= last < second and to == second
                and instrs[cfg.blocks[last].end - 1].op != "JUMP"
                for jumps in (cfg.dead_jumps, cfg.return_jumps) for last, to in jumps.items())
+
+
+def try_end_else(cfg: CFG, blocks: Mapping[int, IRBlock], h: int, body_exit: int,
+                 landing: int) -> tuple[int] | None:
+    """3.8/3.9: where the ``try`` statement whose handler starts at block ``h`` ends, as
+    the dead jump one of its ``except`` clauses (laid out before ``landing``, where its
+    body goes on) keeps after a ``raise`` (and ``POP_EXCEPT``) says, when that is past
+    ``landing`` and the code from ``body_exit`` goes there (None: no such jump). With no
+    clause falling through, that code is its ``else`` clause: ``(end,)``."""
+    if h not in blocks or landing not in blocks:
+        return None
+    start, after = blocks[h].blocks[0], blocks[landing].blocks[0]
+    instrs = cfg.bc.instrs
+    ends = {to for last, to in cfg.dead_jumps.items()
+            if start <= last < after < to and to in blocks
+            and instrs[cfg.blocks[last].end].op == "POP_EXCEPT"}
+    if len(ends) != 1:
+        return None
+    end = ends.pop()
+    seen: set[int] = set()
+    todo = [body_exit]
+    while todo and len(seen) < 64:  # (the body's way on reaches it)
+        n = todo.pop()
+        if n == end:
+            return (end,) if end != body_exit else None
+        if n not in seen and n in blocks:
+            seen.add(n)
+            todo.extend(blocks[n].term.targets)
+    return None

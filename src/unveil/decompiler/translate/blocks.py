@@ -125,8 +125,10 @@ class Translator:
         self.blocks_layout = BlockLayout(cfg)
         # (3.8/3.9: where the ``if`` arm a ``break``/``continue`` ends goes on, as its dead
         # jump after it says: a block of its own, for the structurer to end the ``if`` at)
+        # (and where the ``try`` statement an except clause's ``raise`` ends ends)
         self.arm_ends = {to for b, to in cfg.dead_jumps.items()
-                         if cfg.bc.instrs[cfg.blocks[b].end - 1].op == "JUMP"}
+                         if cfg.bc.instrs[cfg.blocks[b].end - 1].op == "JUMP"
+                         or cfg.bc.instrs[cfg.blocks[b].end].op == "POP_EXCEPT"}
         # (the code's version folds ``not a in b`` in a test: see ir.exprs.negate)
         self.folded = cfg.bc.layout.folded_not_tests
         self.ctx = ctx
