@@ -401,17 +401,81 @@ def named(xs):
 }
 
 
-@pytest.mark.parametrize("version", [(3, 9)], ids=["3.9"])
+# each: 3.8 runs a ``finally`` body as a subroutine (``BEGIN_FINALLY``, ``CALL_FINALLY``,
+# ``END_FINALLY``, ``POP_FINALLY``; ``WITH_CLEANUP_*``) where 3.9 copies it; and builds
+# displays from iterables on the stack (``BUILD_*_UNPACK``) where 3.9 extends one
+FINALLY_LAYOUTS = {
+    "finally_exits": """
+def first(xs, log):
+    for x in xs:
+        try:
+            if x > 3:
+                break
+            if x < 0:
+                continue
+            if x == 2:
+                return x
+            log(x)
+        finally:
+            log('done', x)
+    return None
+
+def nested(a, b):
+    try:
+        a()
+    finally:
+        try:
+            b()
+        finally:
+            a(b)
+""",
+    "except_as": """
+def load(path, opener):
+    try:
+        f = opener(path)
+    except OSError as e:
+        print(e)
+        raise ValueError(path) from e
+    except (KeyError, TypeError) as e:
+        return e.args
+    return f
+""",
+    "with_exits": """
+def read(paths, opener):
+    for p in paths:
+        with opener(p) as f:
+            if f.bad:
+                break
+            log(f)
+        with opener(p) as f:
+            return f.read()
+
+async def fetch(session, url):
+    async with session.get(url) as r:
+        return await r.text()
+""",
+    "unpacked_displays": """
+def merge(a, b, f, **kw):
+    t = (1, *a)
+    s = {*a, *b}
+    d = {'k': 1, **kw, **b}
+    f(*a, *b, x=1, **kw)
+    return [*a, 2, *b], t, s, d, a in b, a is not b, f(1, *a)
+""",
+}
+
+
+@pytest.mark.parametrize("version", [(3, 8), (3, 9)], ids=["3.8", "3.9"])
 def test_older_versions_files_compile_back_the_same(version: tuple[int, int],
                                                    tmp_path: Path) -> None:
-    """3.9's own compiler, given what unveil (which does not run on 3.9) writes of 3.9's
-    files, makes the same code objects: layouts of 3.9's own, and stdlib modules."""
+    """3.8's and 3.9's own compilers, given what unveil (which runs on neither) writes of
+    their files, make the same code objects: layouts of their own, and stdlib modules."""
     if HOST not in ORACLE_HOSTS:
         pytest.skip("the other versions' interpreters are asked on hosts 3.11 and 3.13 only")
     python = None if sys.platform == "emscripten" else find_interpreter(version)
     if python is None:
         pytest.skip(f"CPython {version[0]}.{version[1]} is not installed")
-    sources = dict(OLD_LAYOUTS)
+    sources = {**OLD_LAYOUTS, **FINALLY_LAYOUTS}
     for name in ("base64", "bisect", "fractions", "string", "textwrap"):
         path = subprocess.run([python, "-c", f"import {name}; print({name}.__file__)"],
                               capture_output=True, text=True, check=True).stdout.strip()
@@ -430,11 +494,12 @@ def test_older_versions_files_compile_back_the_same(version: tuple[int, int],
     rows = json.loads(done.stdout)
     # (the layouts exactly; the modules all compile, and most of their code is the same:
     # 97% of 3.9's standard library, benchmarks/foreign_pyc.py)
-    differ = {name: row for name, row in rows.items() if name in OLD_LAYOUTS and row[0] != row[1]}
+    layouts = {**OLD_LAYOUTS, **FINALLY_LAYOUTS}
+    differ = {name: row for name, row in rows.items() if name in layouts and row[0] != row[1]}
     assert differ == {}
     assert all(row[3] is None for row in rows.values()), rows
-    codes = sum(row[0] for name, row in rows.items() if name not in OLD_LAYOUTS)
-    same = sum(row[1] for name, row in rows.items() if name not in OLD_LAYOUTS)
+    codes = sum(row[0] for name, row in rows.items() if name not in layouts)
+    same = sum(row[1] for name, row in rows.items() if name not in layouts)
     assert same >= 0.9 * codes, rows
 
 

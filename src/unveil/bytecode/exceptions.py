@@ -11,9 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from types import CodeType
 
-from ..codeobj import code_version
 from ..errors import BadInputError
 from . import opcodes
+from .legacy import UNPACK_BUILDS
 from .listing import Raw, instructions, where
 
 
@@ -67,14 +67,16 @@ def parse_exception_table(code: CodeType) -> list[RawHandler]:
 _SETUP_OPS = {"SETUP_FINALLY", "SETUP_WITH", "SETUP_ASYNC_WITH"}
 
 
-def simulate_block_stack(code: CodeType, instrs: list[Raw]) -> list[RawHandler]:
-    """Recover 3.10 handlers by walking the block stack and the stack depth.
+def simulate_block_stack(instrs: list[Raw], version: tuple[int, int]) -> list[RawHandler]:
+    """Recover 3.9/3.10 handlers by walking the block stack and the stack depth of
+    ``instrs``, a listing of CPython ``version`` (3.8's as :mod:`.legacy` rewrites it: 3.9's,
+    with 3.8's ``BUILD_*_UNPACK``).
 
     Returns one-instruction ranges (``end = start + 2``); the caller maps them to
     normalised instructions. Handlers of 3.10 push six values: the previous
     exception triple and the new one.
     """
-    table = opcodes.table(code_version(code))
+    table = opcodes.table(version)
     stack_effect = table.stack_effect
     by_offset = {ins.offset: k for k, ins in enumerate(instrs)}
     # state per instruction index: (depth, block stack as tuple of (kind, target, level))
@@ -144,7 +146,9 @@ def simulate_block_stack(code: CodeType, instrs: list[Raw]) -> list[RawHandler]:
                 work.append((jump_to, jdepth, blocks))
             if not fallthrough:
                 break
-            if ins.opcode in table.has_arg:
+            if ins.opname in UNPACK_BUILDS:
+                depth += 1 - (ins.arg or 0)
+            elif ins.opcode in table.has_arg:
                 depth += stack_effect(ins.opcode, ins.arg, jump=False)
             else:
                 depth += stack_effect(ins.opcode)

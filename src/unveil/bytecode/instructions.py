@@ -1,4 +1,4 @@
-"""Normalised instructions: one opcode set with one meaning each, for CPython 3.9-3.14.
+"""Normalised instructions: one opcode set with one meaning each, for CPython 3.8-3.14.
 
 :func:`read` turns a code object into a :class:`Bytecode`: a list of :class:`Instr`
 whose jump targets are indices into that list, plus the exception handler that
@@ -28,7 +28,13 @@ protects each instruction. The normalisation, per version:
 * 3.9 reads as 3.10 (its jump arguments in bytes are offsets in the listing's ``argval``;
   it has no ``GEN_START``, ``ROT_N`` or ``MATCH_*``). What differs is layout, said by
   :class:`Layout` (``copied_loop_tests``, ``dead_code``); its dead code is kept in the
-  stream, and :func:`last_statement_returns` reads its closing ``return None``.
+  stream, and :func:`last_statement_returns` reads its closing ``return None``;
+* 3.8 reads as 3.9: :func:`.legacy.as_39` rewrites its listing as the one 3.9 makes of the
+  same source (its ``finally`` subroutines copied, ``WITH_CLEANUP_*`` as 3.9's ``with``
+  exits, ``COMPARE_OP`` as ``IS_OP``/``CONTAINS_OP``/``JUMP_IF_NOT_EXC_MATCH``), with the
+  lines of the 3.8 instructions each comes from; its ``BUILD_*_UNPACK n`` become
+  ``BUILD_UNPACK n`` (argval: ``list``, ``tuple``, ``set``, ``map``, ``call_args``,
+  ``call_kwargs``).
 
 Jump targets come from ``argval`` (byte offsets), never from ``argrepr``. The raw
 listing underneath, ``dis``'s as the rest of unveil reads it, is :mod:`.listing`.
@@ -45,6 +51,7 @@ from typing import Any, cast
 
 from ..codeobj import CodeFlag, code_version
 from ..errors import DecompilationError
+from . import legacy
 from .exceptions import RawHandler, parse_exception_table, simulate_block_stack
 from .lines import co_lines, co_positions
 from .listing import Raw, RecentCodes, instructions, tables
@@ -252,10 +259,10 @@ def _code_tables(code: CodeType) -> tuple[list[tuple[int | None, ...]],
         _shared_runs(code.co_positions()) if hasattr(code, "co_positions") else \
         _shared_runs(co_positions(code)) if code_version(code) >= (3, 11) else []  # (read from a file)
     nops: dict[int, tuple[int, int | None]] = {}
-    lines = line_table(code)
+    listed, lines = _listing(code)
     nop: int | None = None
-    for ins in instructions(code):
-        if ins.opname in ("CACHE", "EXTENDED_ARG", "NOT_TAKEN"):
+    for ins in listed:
+        if ins.opname == "NOT_TAKEN":
             continue
         if nop is not None:
             nops[ins.offset] = (nop, lines.get(nop))
@@ -390,11 +397,11 @@ def last_statement_returns(code: CodeType) -> bool | None:
 
 
 def readable(version: tuple[int, int]) -> bool:
-    """Can :func:`read` read the bytecode of CPython ``version`` here? 3.9-3.14, from any
-    Python (3.9/3.10's handlers come from simulating the block stack with the stack
-    effects of the version's opcode table); 3.8 not yet (its ``try`` statements are
-    instructions of its own: ``BEGIN_FINALLY``, ``END_FINALLY``, ``CALL_FINALLY``...)."""
-    return (3, 9) <= version <= (3, 14)
+    """Can :func:`read` read the bytecode of CPython ``version`` here? 3.8-3.14, from any
+    Python (3.8-3.10's handlers come from simulating the block stack with the stack
+    effects of the version's opcode table; 3.8's listing is first rewritten as 3.9's,
+    :mod:`.legacy`)."""
+    return (3, 8) <= version <= (3, 14)
 
 
 def read(code: CodeType) -> Bytecode:
@@ -404,11 +411,10 @@ def read(code: CodeType) -> Bytecode:
     if not readable(version):
         raise DecompilationError(
             f"unveil does not read Python {version[0]}.{version[1]}'s bytecode yet (it reads "
-            "that of Python 3.9 to 3.14)",
+            "that of Python 3.8 to 3.14)",
             code_name=getattr(code, "co_qualname", code.co_name))
-    table = tables(version)
-    raw = [i for i in instructions(code) if i.opname not in ("CACHE", "EXTENDED_ARG")]
-    lines = line_table(code)
+    table = tables((3, 9) if version == (3, 8) else version)  # (3.8: read as 3.9's)
+    raw, lines = _listing(code)
     cells = set(code.co_cellvars) | set(code.co_freevars)
     nvars = len(code.co_varnames)
     nparams = code.co_argcount + code.co_kwonlyargcount + bool(code.co_flags & CodeFlag.VARARGS) \
@@ -422,7 +428,7 @@ def read(code: CodeType) -> Bytecode:
         if version < (3, 13) or ins.argval not in cells or ins.arg is None:
             return False
         return ins.arg >= nvars or ins.arg < nparams
-    ranges = _raw_handlers(code, version)
+    ranges = _raw_handlers(code, version, raw)
     # 3.10: a handler that opens with a ``try`` (``finally: try: ...``, or ``finally:
     # while True: try: ...`` after the loop's ``NOP``) keeps its first instruction as a
     # ``NOP``, the one instruction of the handler outside that try (so the handler's own
@@ -705,6 +711,9 @@ def read(code: CodeType) -> Bytecode:
         if name in _COUNTED:
             emit(name, ins, ins.arg, ins.arg)
             continue
+        if name in legacy.UNPACK_BUILDS:  # (3.8)
+            emit("BUILD_UNPACK", ins, ins.arg, legacy.UNPACK_BUILDS[name])
+            continue
         if name in _NOARG:
             emit(name, ins)
             continue
@@ -804,10 +813,32 @@ def _match_load_special(raw: list[Raw], k: int,
     return None
 
 
-def _raw_handlers(code: CodeType, version: tuple[int, int]) -> list[RawHandler]:
+def _raw_handlers(code: CodeType, version: tuple[int, int], raw: list[Raw]
+                  ) -> list[RawHandler]:
+    if version == (3, 8):
+        return simulate_block_stack(raw, (3, 9))  # (its listing as 3.9's)
     if version < (3, 11):
-        return simulate_block_stack(code, instructions(code))
+        return simulate_block_stack(instructions(code), version)  # (a jump may go to an EXTENDED_ARG)
     return parse_exception_table(code)
+
+
+_LEGACY: RecentCodes[tuple[list[Raw], dict[int, int | None]]] = RecentCodes()
+
+
+def _listing(code: CodeType) -> tuple[list[Raw], dict[int, int | None]]:
+    """The instructions :func:`read` reads (without caches and ``EXTENDED_ARG``) and the
+    line of each offset; for 3.8, the listing :func:`.legacy.as_39` makes of its own."""
+    raw = [i for i in instructions(code) if i.opname not in ("CACHE", "EXTENDED_ARG")]
+    lines = line_table(code)
+    if code_version(code) != (3, 8):
+        return raw, lines
+    known = _LEGACY.get(code)
+    if known is None:
+        none_index = next((k for k, c in enumerate(code.co_consts) if c is None), None)
+        rewritten, origins = legacy.as_39(raw, none_index, getattr(code, "co_qualname", code.co_name))
+        known = (rewritten, {r.offset: lines.get(o) for r, o in zip(rewritten, origins, strict=True)})
+        _LEGACY.put(code, known)
+    return list(known[0]), known[1]
 
 
 def _handlers(ranges: list[RawHandler], out: list[Instr], first_index: dict[int, int],

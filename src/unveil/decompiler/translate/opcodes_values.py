@@ -509,13 +509,47 @@ def _none_to_missing(node: ast.expr) -> ast.expr | None:
     return node
 
 
+def unpacked_display(kind: str, items: list[ast.expr]) -> ast.expr:
+    """The display 3.8's ``BUILD_*_UNPACK`` builds of ``items`` (``kind``: ``list``,
+    ``tuple``, ``set``, ``map``, ``call_args``, ``call_kwargs``), as 3.9's code of the same
+    source reads (``LIST_EXTEND``/``SET_UPDATE``/``DICT_UPDATE``/``DICT_MERGE`` of each item
+    into a new display; a tuple's is a list, then ``LIST_TO_TUPLE``): a display or constant
+    among them is written out in it (``[1, *a]``, ``{'k': 1, **b}``); a call's keywords
+    display is the dict the rest merge into."""
+    def plain(item: ast.expr) -> bool:
+        return isinstance(item, ast.List | ast.Tuple | ast.Set) \
+            and not any(isinstance(e, ast.Starred) for e in item.elts)
+
+    if kind in ("map", "call_kwargs"):
+        keys: list[ast.expr | None] = []
+        values: list[ast.expr] = []
+        for k, item in enumerate(items):
+            if isinstance(item, ast.Dict) and None not in item.keys \
+                    and (kind == "map" or k == 0):
+                keys.extend(item.keys)
+                values.extend(item.values)
+            else:
+                keys.append(None)
+                values.append(item)
+        return ast.Dict(keys=keys, values=values)
+    elts: list[ast.expr] = []
+    for item in items:
+        if isinstance(item, ast.Constant) and isinstance(item.value, tuple):
+            elts.extend(const(v) for v in item.value)
+        elif plain(item) and (kind == "set" or not isinstance(item, ast.Set)):
+            elts.extend(cast("ast.List", item).elts)
+        else:
+            elts.append(ast.Starred(value=item, ctx=ast.Load()))
+    return ast.Set(elts=elts) if kind == "set" else ast.List(elts=elts, ctx=ast.Load())
+
+
 @family({
     "BUILD_TUPLE": "build_tuple", "BUILD_LIST": "build_list", "BUILD_SET": "build_set",
     "BUILD_MAP": "build_map", "BUILD_CONST_KEY_MAP": "build_const_key_map",
     "BUILD_STRING": "build_string", "BUILD_SLICE": "build_slice",
     "LIST_APPEND": "list_append", "SET_ADD": "set_add", "MAP_ADD": "map_add",
     "LIST_EXTEND": "list_extend", "SET_UPDATE": "set_update", "DICT_UPDATE": "dict_update",
-    "DICT_MERGE": "dict_update", "LIST_TO_TUPLE": "list_to_tuple",
+    "DICT_MERGE": "dict_update", "LIST_TO_TUPLE": "list_to_tuple", "BUILD_UNPACK": "build_unpack",
     "UNPACK_SEQUENCE": "unpack_sequence", "UNPACK_EX": "unpack_ex",
     "FORMAT_VALUE": "format_value", "CONVERT_VALUE": "convert_value",
     "FORMAT_SIMPLE": "format_simple", "FORMAT_WITH_SPEC": "format_with_spec",
@@ -535,9 +569,7 @@ class Displays(Machine):
         self.push(stamp(ast.List(elts=self.popn(ins.arg or 0), ctx=ast.Load())))
 
     def build_set(self, ins: Instr) -> None:
-        items = self.popn(ins.arg or 0)
-        node = stamp(ast.Set(elts=items))
-        self.push(node)
+        self.push(stamp(ast.Set(elts=self.popn(ins.arg or 0))))
 
     def build_map(self, ins: Instr) -> None:
         flat = self.popn(2 * (ins.arg or 0))
@@ -649,6 +681,12 @@ class Displays(Machine):
             if not isinstance(value, ast.Dict):
                 value = ast.Dict(keys=[None], values=[value])
             self.emit(ast.Expr(value=_append_call(target, "update", value)))
+
+    def build_unpack(self, ins: Instr) -> None:
+        """3.8's ``BUILD_*_UNPACK n`` (:func:`unpacked_display`)."""
+        self.push(stamp(unpacked_display(ins.argval, self.popn(ins.arg or 0))))
+        if ins.argval in ("tuple", "call_args"):
+            self.list_to_tuple(ins)
 
     def list_to_tuple(self, ins: Instr) -> None:
         value = self.pop()
