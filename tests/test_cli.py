@@ -242,7 +242,7 @@ def test_check_of_a_pyc_names_each_code_object_that_differs(
 def test_check_of_a_directory_checks_the_pyc_files_in_it(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """``unveil check DIR``: the .pyc files in it too (not those of ``__pycache__``, the
-    caches of its sources), a line each and one summary."""
+    caches of its sources), a line each, a progress line and one summary."""
     require_decompiler()
     other = _other_interpreter()
     if other is None:
@@ -254,7 +254,11 @@ def test_check_of_a_directory_checks_the_pyc_files_in_it(
     (app / "sub" / "b.pyc").write_bytes((app / "a.pyc").read_bytes())
     (app / "sub" / "__pycache__" / "c.cpython-3x.pyc").write_bytes(b"not read")
     assert main(["check", str(app), "--python", other]) == 0
-    lines = capsys.readouterr().out.splitlines()
+    printed = capsys.readouterr()
+    lines = printed.out.splitlines()
+    # (and a progress line on stderr: files done, whole files identical)
+    assert "check: 2/2 100% | identical 2 differs 0 failed 0 |" in printed.err, printed.err
+    assert " files/s " in printed.err, printed.err
     assert [Path(line.split(": ")[0]).resolve() for line in lines[:2]] == [
         (app / "a.pyc").resolve(), (app / "sub" / "b.pyc").resolve()], lines
     counted = int(lines[0].split(": ", 1)[1].split(" of ")[0])

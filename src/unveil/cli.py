@@ -262,22 +262,38 @@ def _display(path: str) -> str:
     return path if rel.startswith("..") else rel
 
 
-def _check_pycs(paths: list[str], python: str | None, details: bool, jobs: int
-                ) -> list[PycCheck]:
+def _check_pycs(paths: list[str], python: str | None, details: bool, jobs: int,
+                progress: bool = True) -> list[PycCheck]:
     """Each ``.pyc`` checked by the interpreter of its version (in ``jobs`` processes),
     and its lines printed in order: one for the file, one per code object that differs
-    (``details``: with its listing's diff)."""
+    (``details``: with its listing's diff); with ``progress`` and several files, a
+    progress line on stderr (files done, how many whole files are identical, the rate)."""
     from itertools import repeat
 
     from .verify.foreign import check_pyc
+    from .verify.report import Progress
 
-    if jobs <= 1 or len(paths) <= 1 or sys.platform == "emscripten":
-        return [_print_pyc(check_pyc(p, python, details)) for p in paths]
-    from concurrent.futures import ProcessPoolExecutor
+    bar = Progress(len(paths), progress and len(paths) > 1, unit="files")
 
-    with ProcessPoolExecutor(min(jobs, len(paths))) as pool:
-        return [_print_pyc(found) for found in
-                pool.map(check_pyc, paths, repeat(python), repeat(details))]
+    def shown(found: PycCheck) -> PycCheck:
+        bar.clear()
+        _print_pyc(found)
+        file = found.file
+        bar.update("failed" if file.failed else
+                   "identical" if file.whole_file_identical else "differs")
+        bar.redraw()
+        return found
+
+    try:
+        if jobs <= 1 or len(paths) <= 1 or sys.platform == "emscripten":
+            return [shown(check_pyc(p, python, details)) for p in paths]
+        from concurrent.futures import ProcessPoolExecutor
+
+        with ProcessPoolExecutor(min(jobs, len(paths))) as pool:
+            return [shown(found) for found in
+                    pool.map(check_pyc, paths, repeat(python), repeat(details))]
+    finally:
+        bar.close()
 
 
 def _print_pyc(found: PycCheck) -> PycCheck:
@@ -309,7 +325,7 @@ def _run_check(args: argparse.Namespace) -> int:
 
     started = time.perf_counter()
     pycs = _check_pycs(pyc_files(args.targets, exclude=args.exclude), args.python,
-                       args.show_diffs, args.jobs)
+                       args.show_diffs, args.jobs, progress=not args.quiet)
     pyc_s = time.perf_counter() - started
     rest = [t for t in args.targets if not t.endswith(".pyc")]
     report = check_targets(rest, jobs=args.jobs, progress=not args.quiet,

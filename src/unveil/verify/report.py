@@ -195,8 +195,9 @@ class Progress:
     """A one-line bar on a tty, periodic plain lines otherwise."""
 
     def __init__(self, total: int, enabled: bool, stream: TextIO | None = None,
-                 interval: float = 10.0) -> None:
+                 interval: float = 10.0, unit: str = "fn") -> None:
         self.total = total
+        self.unit = unit  # (what is counted: functions, or files)
         self.stream = stream or sys.stderr
         self.enabled = enabled
         self.tty = enabled and hasattr(self.stream, "isatty") and self.stream.isatty()
@@ -220,7 +221,8 @@ class Progress:
         eta = (self.total - self.done) / rate if rate else 0.0
         c = self.counts
         text = (f"{self.done}/{self.total} {frac:4.0%} | identical {c['identical']} "
-                f"differs {c['differs']} failed {c['failed']} | {rate:.0f} fn/s "
+                f"differs {c['differs']} failed {c['failed']} | {rate:.{1 if rate < 10 else 0}f} "
+                f"{self.unit}/s "
                 f"ETA {int(eta) // 60}:{int(eta) % 60:02d}")
         if self.tty:
             width = 24
@@ -230,6 +232,16 @@ class Progress:
         else:
             self.stream.write(f"check: {text}\n")
         self.stream.flush()
+
+    def clear(self) -> None:
+        """Take the bar off its line (on a tty), so that a line can be printed there."""
+        if self.enabled and self.tty and self.done:
+            self.stream.write("\r\x1b[K")
+            self.stream.flush()
+
+    def redraw(self) -> None:
+        if self.enabled and self.tty and self.done:
+            self._draw(time.monotonic())
 
     def close(self) -> None:
         if self.enabled and self.tty:
