@@ -362,6 +362,26 @@ def prefix(pattern, iscased):
         return True
     return False
 """,
+    "else_with_statements": """
+def parse(file, parser=None, bufsize=None):
+    if parser is None and not bufsize:
+        return expat.parse(file)
+    else:
+        from xml.dom import pulldom
+        return pulldom.parse(file, bufsize)
+
+def invocation(action):
+    if not action.option_strings:
+        return action.metavar
+    else:
+        parts = []
+        if action.nargs == 0:
+            parts.extend(action.option_strings)
+        else:
+            for option in action.option_strings:
+                parts.append(option)
+        return ', '.join(parts)
+""",
     "else_return_none": """
 def traceback_of(obj):
     frames = get(obj)

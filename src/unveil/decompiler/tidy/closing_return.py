@@ -33,13 +33,11 @@ def fit_closing_return(body: list[ast.stmt], returns: bool | None) -> None:
 
 def _into_else(body: list[ast.stmt]) -> None:
     """``...; S; rest`` (``rest`` ending in a ``return``) -> ``...; S else: rest`` for the
-    last statement ``S`` that ``rest`` can be the ``else`` of."""
+    last statement ``S`` that ``rest`` can be the ``else`` of (an ``if`` whose arms all
+    leave the function, a ``try`` whose handlers do, a loop without ``break``)."""
     for k in range(len(body) - 2, -1, -1):
         s = body[k]
-        if isinstance(s, ast.If):
-            target = _last_if(s)
-            if target is None:
-                return
+        if isinstance(s, ast.If) and (target := _last_if(s)) is not None:
             target.orelse = body[k + 1:]
             del body[k + 1:]
             return
@@ -53,11 +51,8 @@ def _into_else(body: list[ast.stmt]) -> None:
             s.orelse = body[k + 1:]
             del body[k + 1:]
             return
-        if not isinstance(s, ast.Expr | ast.Assign | ast.AugAssign | ast.AnnAssign
-                          | ast.Delete | ast.Pass | ast.Global | ast.Nonlocal):
-            return
-        # (plain statements go into the ``else`` with the return)
-    return
+        # (any other statement goes into the ``else`` with the return: the code after
+        # a statement whose ways out all leave the function is what its ``else`` runs)
 
 
 def _last_if(s: ast.If) -> ast.If | None:
