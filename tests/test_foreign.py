@@ -362,6 +362,41 @@ def prefix(pattern, iscased):
         return True
     return False
 """,
+    "raise_else_at_end": """
+def add_option(self, name, short=None):
+    if name in self.index:
+        raise KeyError("option conflict: already an option '%s'" % name)
+    else:
+        option = (name, short)
+        self.table.append(option)
+
+def handle(self, e):
+    if self.level > 1:
+        raise
+    else:
+        self.log(1, "tarfile: %s" % e)
+
+def get(self, instance, owner=None):
+    if instance is None:
+        if self.abstract:
+            return self
+        raise AttributeError()
+    elif self.fget is None:
+        raise AttributeError("unreadable attribute")
+    return self.fget(instance)
+""",
+    "loop_else_in_loop": """
+def filemode(mode, table):
+    perm = []
+    for row in table:
+        for bit, char in row:
+            if mode & bit == bit:
+                perm.append(char)
+                break
+        else:
+            perm.append('-')
+    return ''.join(perm)
+""",
     "else_with_statements": """
 def parse(file, parser=None, bufsize=None):
     if parser is None and not bufsize:

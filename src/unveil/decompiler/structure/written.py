@@ -193,10 +193,14 @@ def dead_jump_else(cfg: CFG, blocks: Mapping[int, IRBlock], b: int, merge: int,
                    arms: list[set[int]]) -> bool:
     """3.8/3.9: does an arm of the ``if`` at ``b`` (``arms``: the blocks each of its
     targets reaches) end in a ``raise`` whose dead jump goes to ``merge``, or in a
-    ``break``/``continue`` with a dead jump after it (an ``else`` was written)?"""
+    ``break``/``continue`` with a dead jump after it (an ``else`` was written)? With no
+    ``merge`` (-1: an arm returns, or the arms meet in the middle of a block, such as the
+    function's closing ``return None`` the other arm falls into), a raise's dead jump into
+    the other arm's code past its start says so too."""
     instrs = cfg.bc.instrs
     targets = blocks[b].term.targets
-    for t, arm in zip(targets, arms, strict=True):
+    for k, (t, arm) in enumerate(zip(targets, arms, strict=True)):
+        other = arms[1 - k] if len(arms) == 2 else set()
         for n in arm:
             last = blocks[n].blocks[-1]
             to = cfg.dead_jumps.get(last)
@@ -207,6 +211,11 @@ def dead_jump_else(cfg: CFG, blocks: Mapping[int, IRBlock], b: int, merge: int,
                 if end + 1 in targets and end + 1 != t:
                     return True
             elif to == merge and merge != end:
+                return True
+            elif merge < 0 and len(targets) == 2 and to != targets[1 - k] \
+                    and (to in other or any(o in blocks and blocks[o].blocks[0] < to
+                                            < cfg.blocks[blocks[o].blocks[-1]].end
+                                            for o in other)):
                 return True
     return False
 

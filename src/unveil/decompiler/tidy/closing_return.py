@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 
+from ..ir.facts import WRITTEN_ELSE, fact
 from ..ir.nodes import leaves_function, loop_breaks
 
 
@@ -75,6 +76,11 @@ def _flatten_last(body: list[ast.stmt]) -> None:
     while body and not isinstance(body[-1], ast.Return):
         s = body[-1]
         if isinstance(s, ast.If) and s.orelse and leaves_function(s.body):
+            if fact(s, WRITTEN_ELSE, False) and len(s.orelse) > 1 \
+                    and isinstance(s.orelse[-1], ast.Return):
+                # (the layout says an ``else`` was written: it ends before the return)
+                body.append(s.orelse.pop())
+                return
             rest, s.orelse = s.orelse, []
             body.extend(rest)
         elif isinstance(s, ast.Try) and s.orelse and not s.finalbody and s.handlers \

@@ -703,6 +703,10 @@ def _trim_trailing_continue(stmts: list[ast.stmt], keep_written: bool = False
             # the arm)
             last.body = _trim_trailing_continue(last.body, True) or [ast.Pass()]
         last.orelse = _trim_trailing_continue(last.orelse, True)
+    elif stmts and isinstance(stmts[-1], ast.For | ast.AsyncFor | ast.While):
+        # (an inner loop's ``else`` goes on with the outer loop: 3.9 threads its ``break``
+        # to the outer loop's head, where the ``else`` also goes)
+        stmts[-1].orelse = _trim_trailing_continue(stmts[-1].orelse, True)
     elif stmts and isinstance(stmts[-1], ast.Match):
         for c in stmts[-1].cases:  # (a case that only continues says so)
             c.body = _trim_trailing_continue(c.body) or c.body
