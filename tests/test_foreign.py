@@ -385,6 +385,57 @@ def get(self, instance, owner=None):
         raise AttributeError("unreadable attribute")
     return self.fget(instance)
 """,
+    "raise_else_in_clause": """
+def finish(trans, key, ov):
+    try:
+        return ov.getresult()
+    except OSError as exc:
+        if exc.winerror in (1, 2):
+            raise ConnectionResetError(*exc.args)
+        else:
+            raise
+""",
+    "returns_in_clause": """
+def dngettext(domain, one, many, n):
+    try:
+        t = translation(domain)
+    except OSError:
+        if n == 1:
+            return one
+        else:
+            return many
+    return t.ngettext(one, many, n)
+
+def flat(domain, one, many, n):
+    try:
+        t = translation(domain)
+    except OSError:
+        if n == 1:
+            return one
+        return many
+    return t.ngettext(one, many, n)
+""",
+    "else_of_the_outer_if": """
+def read_ints(self, n, size):
+    data = self.read(size * n)
+    if size in FORMATS:
+        return unpack(data)
+    else:
+        if not size or len(data) != size * n:
+            raise InvalidFileException()
+        return tuple(data)
+""",
+    "return_in_try_else": """
+def create(self, timeout):
+    sock = make(timeout)
+    try:
+        sock = wrap(sock, self.context)
+    except:
+        sock.close()
+        raise
+    else:
+        return sock
+""",
     "loop_else_in_loop": """
 def filemode(mode, table):
     perm = []

@@ -387,9 +387,19 @@ def last_statement_returns(code: CodeType) -> bool | None:
     jumps = tables(code_version(code)).jumps
     closing = raw[-2].offset
     targets = {i.argval for i in raw if i.opcode in jumps}
+    def dead(k: int) -> bool:
+        """Is ``raw[k]`` after a ``return``/``raise``/jump with nothing jumping in between
+        (an except clause's ``POP_EXCEPT`` kept after its ``raise`` included)?"""
+        while k and raw[k].offset not in targets:
+            k -= 1
+            if raw[k].opname in _NO_FALLTHROUGH:
+                return True
+            if raw[k].opname != "POP_EXCEPT":
+                return False
+        return False
+
     # (a jump kept after a ``return``, where no jump goes, is dead: it reaches nothing)
-    if any(i.opcode in jumps and i.argval == closing
-           and not (k and raw[k - 1].opname in _NO_FALLTHROUGH and i.offset not in targets)
+    if any(i.opcode in jumps and i.argval == closing and not dead(k)
            for k, i in enumerate(raw)):
         return None
     return False

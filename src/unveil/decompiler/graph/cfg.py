@@ -105,9 +105,16 @@ def _return_jumps(cfg: CFG, live: set[int], end: int) -> dict[int, int]:
     ``return`` ended there (an ``if`` whose ``else`` arm it ends), and the jump is that of
     the statement around it (an ``if`` arm's jump past its ``else``, a loop's jump back)."""
     instrs = cfg.bc.instrs
-    return {b.id: instrs[b.end].target for b in cfg.blocks.values()
-            if instrs[b.end - 1].op == "RETURN_VALUE" and b.end < end and b.end not in live
-            and instrs[b.end].op == "JUMP" and instrs[b.end].target is not None}
+    out: dict[int, int] = {}
+    for b in cfg.blocks.values():
+        if instrs[b.end - 1].op != "RETURN_VALUE":
+            continue
+        i = b.end
+        while i < end and i not in live and instrs[i].op == "POP_EXCEPT":
+            i += 1  # (an except clause's end, kept where the ``if`` ends in it)
+        if i < end and i not in live and instrs[i].op == "JUMP" and instrs[i].target is not None:
+            out[b.id] = instrs[i].target
+    return out
 
 
 def _else_after(cfg: CFG, live: set[int], i: int) -> bool:

@@ -205,6 +205,8 @@ def dead_jump_else(cfg: CFG, blocks: Mapping[int, IRBlock], b: int, merge: int,
             last = blocks[n].blocks[-1]
             to = cfg.dead_jumps.get(last)
             if to is None:
+                if _jumps_past(cfg, blocks, last, other):
+                    return True
                 continue
             end = cfg.blocks[last].end
             if instrs[end - 1].op == "JUMP":  # (a break's: the other arm laid out after)
@@ -218,6 +220,20 @@ def dead_jump_else(cfg: CFG, blocks: Mapping[int, IRBlock], b: int, merge: int,
                                             for o in other)):
                 return True
     return False
+
+
+def _jumps_past(cfg: CFG, blocks: Mapping[int, IRBlock], last: int, other: set[int]) -> bool:
+    """Does the ``raise`` that ends block ``last`` keep a dead jump to dead code past the
+    code of the other arm (``other``), laid out after it (both arms leave, the statement's
+    end is never reached: its ``else`` arm is between the jump and where it goes)?"""
+    instrs = cfg.bc.instrs
+    i = cfg.blocks[last].end
+    if instrs[i - 1].op != "RAISE_VARARGS" or i >= len(instrs) or instrs[i].op != "JUMP" \
+            or i in cfg.blocks:
+        return False
+    laid = [cfg.blocks[c] for o in other if o in blocks for c in blocks[o].blocks]
+    return bool(laid) and min(c.start for c in laid) > i \
+        and instrs[i].target >= max(c.end for c in laid)
 
 
 def return_label_else(cfg: CFG, blocks: Mapping[int, IRBlock], arms: list[set[int]]) -> bool:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import ast
 
-from ..ir.facts import WRITTEN_ELSE, fact
+from ..ir.facts import WRITTEN_ELSE, WRITTEN_FLAT, fact
 from ..ir.nodes import leaves_function, loop_breaks
 
 
@@ -38,7 +38,8 @@ def _into_else(body: list[ast.stmt]) -> None:
     leave the function, a ``try`` whose handlers do, a loop without ``break``)."""
     for k in range(len(body) - 2, -1, -1):
         s = body[k]
-        if isinstance(s, ast.If) and (target := _last_if(s)) is not None:
+        if isinstance(s, ast.If) and not fact(s, WRITTEN_FLAT, False) \
+                and (target := _last_if(s)) is not None:  # (not one the layout says has none)
             target.orelse = body[k + 1:]
             del body[k + 1:]
             return
