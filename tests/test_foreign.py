@@ -436,6 +436,15 @@ def create(self, timeout):
     else:
         return sock
 """,
+    "falls_to_the_end": """
+def file_open(self, req):
+    url = req.selector
+    if url[:2] == '//' and req.host != 'localhost':
+        if not req.host in self.get_names():
+            raise URLError("only on localhost")
+    else:
+        return self.open_local_file(req)
+""",
     "loop_else_in_loop": """
 def filemode(mode, table):
     perm = []
