@@ -24,7 +24,6 @@ import ast
 from dataclasses import replace
 from typing import cast
 
-from ...codeobj import code_kind
 from ..graph.regions import (
     EXIT,
     dominates,
@@ -60,6 +59,7 @@ from .clauses import Clauses
 from .ifs import IfEnds
 from .loops import LoopExits, outer_stops
 from .written import (
+    closing_merge,
     continue_before_cleanup,
     dead_jump_else,
     dead_jump_flat,
@@ -651,34 +651,6 @@ class Structurer(LoopExits, IfEnds, Clauses, ClauseExits):
             self._postdoms[region] = table
         return table.get(bid, EXIT)
 
-    def _at_closing_return(self, b: int, then_t: int, else_t: int, ctx: Ctx) -> int:
-        """3.8/3.9: where an ``if`` with no merge ends when one of its arms goes on to the
-        function's closing ``return None`` and the other never does (it returns or
-        raises): there (``if c: ...`` / ``else: return x``, the last statement). EXIT
-        where not."""
-        closing = self._closing_return()
-        if closing is None or closing not in ctx.region or closing == ctx.follow \
-                or ctx.clause is not None or self.blocks[b].handler_block is not None:
-            return EXIT  # (not inside a try statement: its clean-up comes first)
-        reach = [closing in self._arm_reach(b, t, ctx, clauses=True) for t in (then_t, else_t)]
-        return closing if reach.count(True) == 1 else EXIT
-
-    def _closing_return(self) -> int | None:
-        """3.8/3.9: the block of a function's closing ``return None``, where code reaches
-        it (None: none, or not a function's)."""
-        bc = self.g.cfg.bc
-        if not bc.layout.dead_code or code_kind(bc.code) != "function":
-            return None
-        last = len(bc.instrs) - 2
-        found = next((k for k, blk in self.blocks.items()
-                      if blk.term.kind == "return" and blk.blocks
-                      and self.g.cfg.blocks[blk.blocks[-1]].start <= last
-                      < self.g.cfg.blocks[blk.blocks[-1]].end), None)
-        if found is None or not self.blocks[found].blocks or self.blocks[found].stmts \
-                or bc.instrs[last].op != "LOAD_CONST" or bc.instrs[last].argval is not None:
-            return None
-        return found
-
     def if_stmt(self, b: int, ctx: Ctx, out: list[ast.stmt]) -> int | None:
         block = self.blocks[b]
         then_t, else_t = block.term.targets
@@ -693,8 +665,8 @@ class Structurer(LoopExits, IfEnds, Clauses, ClauseExits):
             merge = EXIT  # (the arms meet after leaving the except clause: each leaves it)
         if merge == EXIT or merge not in ctx.region:
             merge = self._jumped_over(b, then_t, else_t, ctx)
-        if merge == EXIT or merge not in ctx.region:
-            merge = self._at_closing_return(b, then_t, else_t, ctx)
+        if (merge == EXIT or merge not in ctx.region) and ctx.clause is None:
+            merge = closing_merge(self.g.cfg, self.blocks, b, ctx, self._arm_reach)
         if merge == EXIT or merge not in ctx.region:
             merge_follow: int | None = ctx.follow
             next_block = None

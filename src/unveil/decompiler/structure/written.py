@@ -8,12 +8,15 @@ without columns, lines tell them apart where they can.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
+
+from ...codeobj import code_kind
 
 if TYPE_CHECKING:
     from ..graph.cfg import CFG
     from ..ir.blocks import IRBlock
+    from .base import Ctx
 
 
 def written_return(cfg: CFG, block: IRBlock) -> bool:
@@ -234,6 +237,29 @@ def _jumps_past(cfg: CFG, blocks: Mapping[int, IRBlock], last: int, other: set[i
     laid = [cfg.blocks[c] for o in other if o in blocks for c in blocks[o].blocks]
     return bool(laid) and min(c.start for c in laid) > i \
         and instrs[i].target >= max(c.end for c in laid)
+
+
+def closing_merge(cfg: CFG, blocks: Mapping[int, IRBlock], b: int, ctx: Ctx,
+                  arm_reach: Callable[..., set[int]]) -> int:
+    """3.8/3.9: where the ``if`` at ``b`` (no merge found, not in an except clause) ends
+    when one of its arms goes on to the function's closing ``return None`` and the other
+    never does (it returns or raises): there (``if c: ...`` / ``else: return x``, the
+    function's last statement); -1 where not. ``arm_reach(b, target, ctx, clauses=True)``:
+    the blocks an arm reaches."""
+    bc = cfg.bc
+    last = len(bc.instrs) - 2
+    closing = cfg.order[-1] if cfg.order else -1  # (the closing return's own block)
+    if not bc.layout.dead_code or code_kind(bc.code) != "function" or last < 0 \
+            or bc.instrs[last].op != "LOAD_CONST" or bc.instrs[last].argval is not None \
+            or closing not in blocks or closing not in ctx.region or closing == ctx.follow \
+            or blocks[b].handler_block is not None:  # (in a try: its clean-up comes first)
+        return -1
+    found = blocks[closing]
+    if found.term.kind != "return" or found.stmts \
+            or not cfg.blocks[closing].start <= last < cfg.blocks[closing].end:
+        return -1
+    ends = [closing in arm_reach(b, t, ctx, clauses=True) for t in blocks[b].term.targets]
+    return closing if ends.count(True) == 1 else -1
 
 
 def return_label_else(cfg: CFG, blocks: Mapping[int, IRBlock], arms: list[set[int]]) -> bool:
