@@ -445,6 +445,19 @@ def file_open(self, req):
     else:
         return self.open_local_file(req)
 """,
+    "return_in_try_else_after_clauses": """
+def accept(self):
+    try:
+        conn, addr = self.socket.accept()
+    except TypeError:
+        return None
+    except OSError as why:
+        if why.args[0] in (EWOULDBLOCK, EAGAIN):
+            return None
+        raise
+    else:
+        return conn, addr
+""",
     "loop_else_in_loop": """
 def filemode(mode, table):
     perm = []

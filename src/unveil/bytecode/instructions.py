@@ -378,24 +378,23 @@ def last_statement_returns(code: CodeType) -> bool | None:
     None`` as the last statement is the same), and on 3.10+."""
     if not layout_of(code).dead_code:
         return None
-    raw = [i for i in instructions(code) if i.opname != "EXTENDED_ARG"]
+    raw = _listing(code)[0]  # (3.8's: as 3.9 lays it out)
     if len(raw) < 2 or raw[-1].opname != "RETURN_VALUE" or raw[-2].opname != "LOAD_CONST" \
             or raw[-2].argval is not None:
         return True
     if len(raw) < 3 or raw[-3].opname not in _NO_FALLTHROUGH:
         return None
-    jumps = tables(code_version(code)).jumps
+    version = code_version(code)
+    jumps = tables((3, 9) if version == (3, 8) else version).jumps
     closing = raw[-2].offset
     targets = {i.argval for i in raw if i.opcode in jumps}
     def dead(k: int) -> bool:
         """Is ``raw[k]`` after a ``return``/``raise``/jump with nothing jumping in between
-        (an except clause's ``POP_EXCEPT`` kept after its ``raise`` included)?"""
+        (an except clause's clean-up kept after its ``raise``, say)?"""
         while k and raw[k].offset not in targets:
             k -= 1
             if raw[k].opname in _NO_FALLTHROUGH:
                 return True
-            if raw[k].opname != "POP_EXCEPT":
-                return False
         return False
 
     # (a jump kept after a ``return``, where no jump goes, is dead: it reaches nothing)

@@ -87,15 +87,29 @@ def _dead_jumps(cfg: CFG, live: set[int], end: int) -> dict[int, int]:
             continue
         if instrs[b.end - 1].op != "RAISE_VARARGS":
             continue
-        i = b.end
-        while i < end and i not in live and instrs[i].op == "POP_EXCEPT":
-            i += 1
+        i = _after_clean_up(instrs, b.end, end, live)
         if i < end and i not in live and instrs[i].op == "JUMP":
             if instrs[i].target in cfg.blocks:
                 out[b.id] = instrs[i].target
         elif i == b.end and i in cfg.blocks:
             out[b.id] = i  # (no dead jump: the arm ends where the raise is laid out)
     return out
+
+
+def _after_clean_up(instrs: list[Instr], i: int, end: int, live: set[int]) -> int:
+    """The index past the dead clean-up of an except clause from ``i``: ``POP_EXCEPT``
+    and, for ``except E as name``, ``name = None; del name``."""
+    while i < end and i not in live:
+        if instrs[i].op == "POP_EXCEPT":
+            i += 1
+        elif i + 2 < end and instrs[i].op == "LOAD_CONST" and instrs[i].argval is None \
+                and instrs[i + 1].op.startswith("STORE_") \
+                and instrs[i + 2].op.startswith("DELETE_") \
+                and instrs[i + 1].argval == instrs[i + 2].argval:
+            i += 3
+        else:
+            break
+    return i
 
 
 def _return_jumps(cfg: CFG, live: set[int], end: int) -> dict[int, int]:
@@ -109,9 +123,7 @@ def _return_jumps(cfg: CFG, live: set[int], end: int) -> dict[int, int]:
     for b in cfg.blocks.values():
         if instrs[b.end - 1].op != "RETURN_VALUE":
             continue
-        i = b.end
-        while i < end and i not in live and instrs[i].op == "POP_EXCEPT":
-            i += 1  # (an except clause's end, kept where the ``if`` ends in it)
+        i = _after_clean_up(instrs, b.end, end, live)  # (a clause's end: the if's)
         if i < end and i not in live and instrs[i].op == "JUMP" and instrs[i].target is not None:
             out[b.id] = instrs[i].target
     return out
