@@ -458,6 +458,19 @@ def accept(self):
     else:
         return conn, addr
 """,
+    "try_else_after_break": """
+def enum_types(db):
+    i = 0
+    while True:
+        try:
+            ctype = enum_key(db, i)
+        except OSError:
+            break
+        else:
+            if '\\0' not in ctype:
+                yield ctype
+        i += 1
+""",
     "loop_else_in_loop": """
 def filemode(mode, table):
     perm = []

@@ -79,7 +79,7 @@ def _dead_jumps(cfg: CFG, live: set[int], end: int) -> dict[int, int]:
     out: dict[int, int] = {}
     for b in cfg.blocks.values():
         if instrs[b.end - 1].op == "JUMP":
-            i = b.end
+            i = _after_clean_up(instrs, b.end, end, live)  # (a break in an except clause)
             if i < end and i not in live and instrs[i].op == "JUMP" \
                     and instrs[i].target in cfg.blocks \
                     and (instrs[i].target > i or _else_after(cfg, live, i)):
