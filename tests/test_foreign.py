@@ -595,6 +595,12 @@ async def fetch(session, url):
     async with session.get(url) as r:
         return await r.text()
 """,
+    "module_assert": """
+from __future__ import annotations
+plat = get()
+if __name__ == '__main__':
+    assert plat.startswith('linux-'), 'not linux'
+""",
     "unpacked_displays": """
 def merge(a, b, f, **kw):
     t = (1, *a)

@@ -1,4 +1,4 @@
-"""Reading code objects: one normalised instruction stream for CPython 3.9-3.14.
+"""Reading code objects: one normalised instruction stream for CPython 3.8-3.14.
 
 This package is the only place that knows how bytecode differs between CPython
 versions. Everything above it (the decompiler) sees :class:`Instr` objects whose
@@ -18,6 +18,7 @@ from .instructions import (
     layout_of,
     line_table,
     read,
+    read_listing,
     readable,
     retarget,
 )
@@ -33,4 +34,4 @@ from .listing import (
 
 __all__ = ["CONDITIONAL_JUMPS", "HOST", "LITERAL_TYPES", "Bytecode", "Handler", "Instr", "Layout",
            "Raw", "branches", "chains", "for_iter_exit", "has_opcode", "instructions", "last_statement_returns", "layout_of", "line_table", "qualname_constants",
-           "read", "readable", "retarget"]
+           "read", "read_listing", "readable", "retarget"]

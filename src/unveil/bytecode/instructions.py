@@ -834,6 +834,12 @@ def _raw_handlers(code: CodeType, version: tuple[int, int], raw: list[Raw]
 _LEGACY: RecentCodes[tuple[list[Raw], dict[int, int | None]]] = RecentCodes()
 
 
+def read_listing(code: CodeType) -> list[Raw]:
+    """The raw instructions :func:`read` reads (without caches and ``EXTENDED_ARG``; 3.8's
+    as :func:`.legacy.as_39` rewrites them): what to scan for the names the code uses."""
+    return _listing(code)[0]
+
+
 def _listing(code: CodeType) -> tuple[list[Raw], dict[int, int | None]]:
     """The instructions :func:`read` reads (without caches and ``EXTENDED_ARG``) and the
     line of each offset; for 3.8, the listing :func:`.legacy.as_39` makes of its own."""

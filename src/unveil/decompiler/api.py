@@ -828,7 +828,7 @@ def _reads_global(code: CodeType, name: str) -> bool:
     comprehension may also bind it as a local of the same code)?"""
     if name in code.co_names and any(
             ins.opname in _GLOBAL_OPS and ins.argval == name
-            for ins in bytecode.instructions(code)):
+            for ins in bytecode.read_listing(code)):
         return True
     return any(isinstance(c, CodeType) and _reads_global(c, name) for c in code.co_consts)
 

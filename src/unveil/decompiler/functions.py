@@ -311,7 +311,7 @@ def declarations(code: CodeType, constants: Constants | None = None) -> list[ast
     nonlocals: list[str] = []
     if not bytecode.has_opcode(code, _DECLARING):
         return [ast.Global(names=globals_)] if globals_ else []
-    for ins in bytecode.instructions(code):
+    for ins in bytecode.read_listing(code):
         if ins.opname in ("STORE_GLOBAL", "DELETE_GLOBAL") and ins.argval not in globals_:
             globals_.append(ins.argval)
         elif ins.opname in ("STORE_DEREF", "DELETE_DEREF") and ins.argval in code.co_freevars \
@@ -791,7 +791,7 @@ def _header_value(name: str | None, value: ast.expr) -> bool:
 def _name_ops(code: CodeType) -> dict[str, set[str]]:
     """{name: the opcodes that load, store or delete it} in ``code``'s own instructions."""
     ops: dict[str, set[str]] = {}
-    for ins in bytecode.instructions(code):
+    for ins in bytecode.read_listing(code):
         if ins.opname.startswith(("LOAD_", "STORE_", "DELETE_")) and isinstance(ins.argval, str):
             ops.setdefault(ins.argval, set()).add(ins.opname)
     return ops
@@ -862,7 +862,7 @@ def module_globals(code: CodeType, constants: Constants) -> list[str]:
     ``x``, or a class body that reads it, declare it already; else the first function
     that reads it does (noted in ``constants.globals_for``), else the module itself
     (returned)."""
-    wanted = list(dict.fromkeys(ins.argval for ins in bytecode.instructions(code)
+    wanted = list(dict.fromkeys(ins.argval for ins in bytecode.read_listing(code)
                                 if ins.opname in _GLOBAL_OPS))
     if not wanted:
         return []
@@ -906,7 +906,7 @@ def _declares_global(constants: Constants, code: CodeType, names: list[str]) -> 
 def _global_uses(code: CodeType) -> dict[str, list[str]]:
     """The names ``code`` loads, stores and deletes as globals, by operation, in order."""
     uses: dict[str, list[str]] = {op: [] for op in _GLOBAL_OPS}
-    for ins in bytecode.instructions(code):
+    for ins in bytecode.read_listing(code):
         if ins.opname in uses and ins.argval not in uses[ins.opname]:
             uses[ins.opname].append(ins.argval)
     return uses
