@@ -378,7 +378,7 @@ def last_statement_returns(code: CodeType) -> bool | None:
     None`` as the last statement is the same), and on 3.10+."""
     if not layout_of(code).dead_code:
         return None
-    raw = _listing(code)[0]  # (3.8's: as 3.9 lays it out)
+    raw = read_listing(code)  # (3.8's: as 3.9 lays it out)
     if len(raw) < 2 or raw[-1].opname != "RETURN_VALUE" or raw[-2].opname != "LOAD_CONST" \
             or raw[-2].argval is not None:
         return True
@@ -837,13 +837,19 @@ _LEGACY: RecentCodes[tuple[list[Raw], dict[int, int | None]]] = RecentCodes()
 def read_listing(code: CodeType) -> list[Raw]:
     """The raw instructions :func:`read` reads (without caches and ``EXTENDED_ARG``; 3.8's
     as :func:`.legacy.as_39` rewrites them): what to scan for the names the code uses."""
+    if code_version(code) != (3, 8):
+        return _plain_listing(code)  # (no line table: the scans need none)
     return _listing(code)[0]
+
+
+def _plain_listing(code: CodeType) -> list[Raw]:
+    return [i for i in instructions(code) if i.opname not in ("CACHE", "EXTENDED_ARG")]
 
 
 def _listing(code: CodeType) -> tuple[list[Raw], dict[int, int | None]]:
     """The instructions :func:`read` reads (without caches and ``EXTENDED_ARG``) and the
     line of each offset; for 3.8, the listing :func:`.legacy.as_39` makes of its own."""
-    raw = [i for i in instructions(code) if i.opname not in ("CACHE", "EXTENDED_ARG")]
+    raw = _plain_listing(code)
     lines = line_table(code)
     if code_version(code) != (3, 8):
         return raw, lines
