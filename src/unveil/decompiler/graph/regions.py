@@ -8,7 +8,7 @@ out of a region count as leaving it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 
 EXIT = -1
 
@@ -18,16 +18,16 @@ def reverse_postorder(entry: int, succs: Callable[[int], Iterable[int]]) -> list
     edges): depth first, successors in the order ``succs`` gives them."""
     seen = {entry}
     order: list[int] = []
-    stack: list[tuple[int, list[int], int]] = [(entry, list(succs(entry)), 0)]
+    stack: list[tuple[int, Iterator[int]]] = [(entry, iter(list(succs(entry))))]
     while stack:
-        node, children, i = stack.pop()
-        if i < len(children):
-            stack.append((node, children, i + 1))
-            child = children[i]
+        node, children = stack[-1]
+        for child in children:
             if child not in seen:
                 seen.add(child)
-                stack.append((child, list(succs(child)), 0))
+                stack.append((child, iter(list(succs(child)))))
+                break
         else:
+            stack.pop()
             order.append(node)
     order.reverse()
     return order
@@ -44,34 +44,37 @@ def dominators(entry: int, succs: Callable[[int], Iterable[int]]) -> dict[int, i
         return out
 
     order = reverse_postorder(entry, listed)
+    # (by index in ``order``: a node's dominators come before it)
     index = {n: i for i, n in enumerate(order)}
-    preds: dict[int, list[int]] = {n: [] for n in order}
-    for n in order:
+    preds: list[list[int]] = [[] for _ in order]
+    for i, n in enumerate(order):
         for s in known[n]:
-            if s in preds:
-                preds[s].append(n)
-    idom: dict[int, int] = {entry: entry}
-
-    def intersect(a: int, b: int) -> int:
-        while a != b:
-            while index[a] > index[b]:
-                a = idom[a]
-            while index[b] > index[a]:
-                b = idom[b]
-        return a
-
+            j = index.get(s)
+            if j is not None:
+                preds[j].append(i)
+    idom = [-1] * len(order)
+    idom[0] = 0
     changed = True
     while changed:
         changed = False
-        for n in order[1:]:
-            new: int | None = None
-            for p in preds[n]:
-                if p in idom:
-                    new = p if new is None else intersect(p, new)
-            if new is not None and idom.get(n) != new:
-                idom[n] = new
+        for i in range(1, len(order)):
+            new = -1
+            for p in preds[i]:
+                if idom[p] < 0:
+                    continue
+                if new < 0:
+                    new = p
+                    continue
+                while p != new:  # (the two fingers of the paper's ``intersect``)
+                    while p > new:
+                        p = idom[p]
+                    while new > p:
+                        new = idom[new]
+            if new >= 0 and idom[i] != new:
+                idom[i] = new
                 changed = True
-    return idom
+    # (every node has its dominator after the first pass, in this order)
+    return {order[i]: order[d] for i, d in enumerate(idom)}
 
 
 def dominates(idom: dict[int, int], a: int, b: int) -> bool:
@@ -139,47 +142,31 @@ def natural_loops(entry: int, succs: Callable[[int], Iterable[int]],
 
 def postdominators(nodes: set[int], succs: Callable[[int], Iterable[int]]) -> dict[int, int]:
     """Immediate post-dominators inside ``nodes``; edges leaving ``nodes`` go to ``EXIT``."""
-    def rsuccs(n: int) -> list[int]:
-        if n == EXIT:
-            return [m for m in nodes if _leaves(m, nodes, succs)]
-        return [p for p in rpreds.get(n, ())]
-
     rpreds: dict[int, list[int]] = {n: [] for n in nodes}
+    exits: list[int] = []  # (the nodes with an edge that leaves, or none at all)
     for n in nodes:
-        for s in succs(n):
-            if s in nodes:
+        out = list(succs(n))
+        leaves = not out
+        for s in out:
+            if s in rpreds:
                 rpreds[s].append(n)
+            else:
+                leaves = True
+        if leaves:
+            exits.append(n)
     # nodes that cannot reach any exit (infinite loops) get an edge to EXIT too
-    reach = _can_reach_exit(nodes, succs)
-    stuck = [n for n in nodes if n not in reach]
-    exits = [m for m in nodes if _leaves(m, nodes, succs)] + stuck
+    reach = set(exits)
+    todo = list(exits)
+    while todo:
+        for p in rpreds[todo.pop()]:
+            if p not in reach:
+                reach.add(p)
+                todo.append(p)
+    exits += [n for n in nodes if n not in reach]
 
     def reverse(n: int) -> list[int]:
         if n == EXIT:
             return exits
         return rpreds.get(n, [])
 
-    del rsuccs
     return dominators(EXIT, reverse)
-
-
-def _leaves(n: int, nodes: set[int], succs: Callable[[int], Iterable[int]]) -> bool:
-    out = list(succs(n))
-    return not out or any(s not in nodes for s in out)
-
-
-def _can_reach_exit(nodes: set[int], succs: Callable[[int], Iterable[int]]) -> set[int]:
-    rpreds: dict[int, list[int]] = {n: [] for n in nodes}
-    for n in nodes:
-        for s in succs(n):
-            if s in nodes:
-                rpreds[s].append(n)
-    todo = [n for n in nodes if _leaves(n, nodes, succs)]
-    seen = set(todo)
-    while todo:
-        n = todo.pop()
-        for p in rpreds[n]:
-            if p not in seen:
-                seen.add(p)
-                todo.append(p)
-    return seen

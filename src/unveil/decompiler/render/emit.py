@@ -41,7 +41,12 @@ def _literal(string: str, quote_types: tuple[str, ...] | list[str] = _ALL_QUOTES
             return _escaped(c)
         return c
 
-    escaped = "".join(map(escape, string))
+    if string.isascii() and "\\" not in string and (
+            string.isprintable() if escape_special_whitespace
+            else string.replace("\n", "").replace("\t", "").isprintable()):
+        escaped = string  # (nothing to escape: the common case, without a call per character)
+    else:
+        escaped = "".join(map(escape, string))
     possible = list(quote_types)
     if "\n" in escaped:
         possible = [q for q in possible if q in _MULTI_QUOTES]
