@@ -6,11 +6,10 @@ It imports nothing from unveil, so the lowest layer (``unveil.bytecode``) can us
 
 from __future__ import annotations
 
-import enum
 import sys
 from collections.abc import Iterator
 from types import CodeType
-from typing import TYPE_CHECKING, Literal, NamedTuple
+from typing import TYPE_CHECKING, Final, Literal, NamedTuple
 
 if TYPE_CHECKING:  # (3.8/3.9's typing has neither; the file's own Python imports this)
     from typing import TypeAlias, TypeGuard
@@ -19,22 +18,24 @@ if TYPE_CHECKING:  # (3.8/3.9's typing has neither; the file's own Python import
 HOST_VERSION: tuple[int, int] = (sys.version_info[0], sys.version_info[1])
 
 
-class CodeFlag(enum.IntFlag):
-    """``co_flags`` bits (``inspect.CO_*``, plus the ones newer Pythons added)."""
+class CodeFlag:
+    """``co_flags`` bits (``inspect.CO_*``, plus the ones newer Pythons added). Plain
+    ints, not an ``IntFlag``: ``co_flags & CodeFlag.X`` then stays one operation in C
+    (an ``IntFlag`` on the right runs its own ``__rand__`` in Python, on a hot path)."""
 
-    OPTIMIZED = 0x1
-    NEWLOCALS = 0x2
-    VARARGS = 0x4
-    VARKEYWORDS = 0x8
-    NESTED = 0x10
-    GENERATOR = 0x20
-    NOFREE = 0x40
-    COROUTINE = 0x80
-    ITERABLE_COROUTINE = 0x100
-    ASYNC_GENERATOR = 0x200
-    FUTURE_ANNOTATIONS = 0x1000000  # ``from __future__ import annotations``
-    HAS_DOCSTRING = 0x4000000  # 3.14: the first constant is the docstring
-    METHOD = 0x8000000  # 3.14: a function defined directly in a class body
+    OPTIMIZED: Final = 0x1
+    NEWLOCALS: Final = 0x2
+    VARARGS: Final = 0x4
+    VARKEYWORDS: Final = 0x8
+    NESTED: Final = 0x10
+    GENERATOR: Final = 0x20
+    NOFREE: Final = 0x40
+    COROUTINE: Final = 0x80
+    ITERABLE_COROUTINE: Final = 0x100
+    ASYNC_GENERATOR: Final = 0x200
+    FUTURE_ANNOTATIONS: Final = 0x1000000  # ``from __future__ import annotations``
+    HAS_DOCSTRING: Final = 0x4000000  # 3.14: the first constant is the docstring
+    METHOD: Final = 0x8000000  # 3.14: a function defined directly in a class body
 
 
 #: the code objects of comprehensions, by ``co_name``, and what each builds

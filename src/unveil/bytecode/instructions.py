@@ -244,8 +244,12 @@ def _shared_runs(positions: Iterable[tuple[int | None, ...]]) -> list[tuple[int 
     """``list(positions)``, a run of equal positions one tuple (an instruction's inline
     caches have its position: a long function's table is mostly repeats)."""
     out: list[tuple[int | None, ...]] = []
+    append = out.append
+    last: tuple[int | None, ...] | None = None
     for p in positions:
-        out.append(out[-1] if out and p == out[-1] else p)
+        if p != last:
+            last = p
+        append(last)
     return out
 
 
@@ -358,8 +362,7 @@ def line_table(code: CodeType) -> dict[int, int | None]:
     lines: dict[int, int | None] = {}
     ranges = code.co_lines() if isinstance(code, CodeType) else co_lines(code, code_version(code))
     for start, end, line in ranges:
-        for off in range(start, end, 2):
-            lines[off] = line
+        lines.update(dict.fromkeys(range(start, end, 2), line))
     return lines
 
 
@@ -831,7 +834,10 @@ def _raw_handlers(code: CodeType, version: tuple[int, int], raw: list[Raw]
     return parse_exception_table(code)
 
 
-_LEGACY: RecentCodes[tuple[list[Raw], dict[int, int | None]]] = RecentCodes()
+# (each code's listing and line table, made once: the decompiler reads a code object,
+# scans it for names and builds its position tables, each from the same listing)
+_LISTINGS: RecentCodes[tuple[tuple[Raw, ...], dict[int, int | None]]] = RecentCodes()
+_PLAIN_LISTINGS: RecentCodes[tuple[Raw, ...]] = RecentCodes()
 
 
 def read_listing(code: CodeType) -> list[Raw]:
@@ -843,22 +849,29 @@ def read_listing(code: CodeType) -> list[Raw]:
 
 
 def _plain_listing(code: CodeType) -> list[Raw]:
-    return [i for i in instructions(code) if i.opname not in ("CACHE", "EXTENDED_ARG")]
+    known = _PLAIN_LISTINGS.get(code)
+    if known is None:
+        known = tuple(i for i in instructions(code) if i.opname not in ("CACHE", "EXTENDED_ARG"))
+        _PLAIN_LISTINGS.put(code, known)
+    return list(known)
 
 
 def _listing(code: CodeType) -> tuple[list[Raw], dict[int, int | None]]:
     """The instructions :func:`read` reads (without caches and ``EXTENDED_ARG``) and the
-    line of each offset; for 3.8, the listing :func:`.legacy.as_39` makes of its own."""
-    raw = _plain_listing(code)
-    lines = line_table(code)
-    if code_version(code) != (3, 8):
-        return raw, lines
-    known = _LEGACY.get(code)
+    line of each offset; for 3.8, the listing :func:`.legacy.as_39` makes of its own.
+    (The line table is shared: not to be changed.)"""
+    known = _LISTINGS.get(code)
     if known is None:
-        none_index = next((k for k, c in enumerate(code.co_consts) if c is None), None)
-        rewritten, origins = legacy.as_39(raw, none_index, getattr(code, "co_qualname", code.co_name))
-        known = (rewritten, {r.offset: lines.get(o) for r, o in zip(rewritten, origins, strict=True)})
-        _LEGACY.put(code, known)
+        raw = _plain_listing(code)
+        lines = line_table(code)
+        if code_version(code) == (3, 8):
+            none_index = next((k for k, c in enumerate(code.co_consts) if c is None), None)
+            rewritten, origins = legacy.as_39(raw, none_index,
+                                              getattr(code, "co_qualname", code.co_name))
+            raw, lines = rewritten, {r.offset: lines.get(o)
+                                     for r, o in zip(rewritten, origins, strict=True)}
+        known = (tuple(raw), lines)
+        _LISTINGS.put(code, known)
     return list(known[0]), known[1]
 
 
