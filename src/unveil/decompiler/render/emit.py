@@ -72,13 +72,99 @@ def _bare_tuple(node: ast.expr | None) -> bool:
         isinstance(e, ast.Starred) for e in node.elts)
 
 
+class _Delimit:
+    """``with printer.delimit(start, end):`` as the base's generator does it (``start``
+    on entry, ``end`` on a normal exit), without a generator per use."""
+
+    __slots__ = ("printer", "start", "end")
+
+    def __init__(self, printer: Any, start: str, end: str) -> None:
+        self.printer, self.start, self.end = printer, start, end
+
+    def __enter__(self) -> None:
+        self.printer.write(self.start)
+
+    def __exit__(self, kind: object, value: object, tb: object) -> bool:
+        if kind is None:
+            self.printer.write(self.end)
+        return False
+
+
+class _Block:
+    """``with printer.block(extra=...):`` as the base's generator does it: ``:`` and
+    ``extra`` on entry, one more indentation level inside."""
+
+    __slots__ = ("printer", "extra")
+
+    def __init__(self, printer: Any, extra: str | None) -> None:
+        self.printer, self.extra = printer, extra
+
+    def __enter__(self) -> None:
+        printer = self.printer
+        printer.write(":")
+        if self.extra:
+            printer.write(self.extra)
+        printer._indent += 1
+
+    def __exit__(self, kind: object, value: object, tb: object) -> bool:
+        if kind is None:
+            self.printer._indent -= 1
+        return False
+
+
+class _Nothing:
+    """``contextlib.nullcontext()``, one for all."""
+
+    __slots__ = ()
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: object, value: object, tb: object) -> bool:
+        return False
+
+
+_NOTHING = _Nothing()
+
+
 if _Base is not None and _Precedence is not None:
     class _Printer(_Base):
         """The standard library's unparser with people's tuples and generator arguments,
         f-strings by 3.11's rules, and newer syntax (PEP 695, t-strings) written also
-        where this Python's unparser has none."""
+        where this Python's unparser has none. (Its dispatch and its ``with`` helpers
+        are the base's, done without a ``getattr`` per node and a generator per use.)"""
 
         _source: list[str]  # (the base's text so far)
+        _visitors: dict[type, Any] = {}  # (node type -> visitor, per printer class)
+
+        def __init_subclass__(cls, **kwargs: Any) -> None:
+            super().__init_subclass__(**kwargs)
+            cls._visitors = {}
+
+        def traverse(self, node: Any) -> None:
+            if isinstance(node, list):
+                for item in node:
+                    self.traverse(item)
+                return
+            kind = type(node)
+            visitor = self._visitors.get(kind)
+            if visitor is None:  # (the base's ``NodeVisitor.visit``, looked up once)
+                visitor = self._visitors[kind] = getattr(
+                    type(self), "visit_" + kind.__name__, type(self).generic_visit)
+            visitor(self, node)
+
+        def delimit(self, start: str, end: str) -> _Delimit:
+            return _Delimit(self, start, end)
+
+        def delimit_if(self, start: str, end: str, condition: bool) -> _Delimit | _Nothing:
+            return _Delimit(self, start, end) if condition else _NOTHING
+
+        def require_parens(self, precedence: Any, node: ast.AST) -> _Delimit | _Nothing:
+            return _Delimit(self, "(", ")") if self.get_precedence(node) > precedence \
+                else _NOTHING
+
+        def block(self, *, extra: str | None = None) -> _Block:
+            return _Block(self, extra)
 
         def get_type_comment(self, node: ast.AST) -> str | None:
             # (the base reads ``lineno``, which the decompiler's nodes do not have)
