@@ -359,10 +359,21 @@ _COMMON_CONSTANTS = ("AssertionError", "NotImplementedError", "tuple", "all", "a
 
 def line_table(code: CodeType) -> dict[int, int | None]:
     """The source line of each instruction offset of ``code`` (None: no line)."""
+    ranges = code.co_lines() if isinstance(code, CodeType) else co_lines(code, code_version(code))
+    by_unit: list[int | None] = []  # (the ranges in order, from 0, as they come: one list)
+    for start, end, line in ranges:
+        if start != 2 * len(by_unit) or end < start:
+            return _line_table(code)  # (not one run after another: filled range by range)
+        by_unit += [line] * ((end - start + 1) // 2)
+    return dict(zip(range(0, 2 * len(by_unit), 2), by_unit))
+
+
+def _line_table(code: CodeType) -> dict[int, int | None]:
     lines: dict[int, int | None] = {}
     ranges = code.co_lines() if isinstance(code, CodeType) else co_lines(code, code_version(code))
     for start, end, line in ranges:
-        lines.update(dict.fromkeys(range(start, end, 2), line))
+        for off in range(start, end, 2):
+            lines[off] = line
     return lines
 
 

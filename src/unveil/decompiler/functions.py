@@ -355,7 +355,7 @@ def scope_names(body: list[ast.stmt], inlined: bool) -> ScopeNames:
     binds (comprehension targets included, which 3.12+ inlines) and those its nested
     scopes name (``inlined``: list, set and dict comprehensions are not scopes of their
     own, as in the code of 3.12+)."""
-    scopes = _NESTED_SCOPES if inlined else _NESTED_SCOPES + _COMPREHENSIONS
+    kinds = _WALK_KINDS[inlined]
     ids: set[str] = set()
     declared: set[str] = set()
     bound: set[str] = set()
@@ -363,12 +363,18 @@ def scope_names(body: list[ast.stmt], inlined: bool) -> ScopeNames:
     todo: list[ast.AST] = list(body)  # (the walk of _own_scope, inlined: it is hot)
     while todo:
         node = todo.pop()
-        if isinstance(node, ast.Name):
-            ids.add(node.id)
-            if not isinstance(node.ctx, ast.Load):
-                bound.add(node.id)
+        kind = kinds.get(type(node))
+        if kind is None:
+            kind = kinds[type(node)] = _walk_kind(type(node), inlined)
+        if kind == _EXPR:
+            todo.extend(children(node))
             continue
-        if isinstance(node, scopes):
+        if kind == _NAME:
+            ids.add(node.id)  # type: ignore[attr-defined]  # a Name
+            if not isinstance(node.ctx, ast.Load):  # type: ignore[attr-defined]  # a Name
+                bound.add(node.id)  # type: ignore[attr-defined]  # a Name
+            continue
+        if kind == _SCOPE:
             nested |= names_in([node])
             if isinstance(node, SCOPES):
                 if not isinstance(node, ast.Lambda):
@@ -388,31 +394,43 @@ def scope_names(body: list[ast.stmt], inlined: bool) -> ScopeNames:
                 if not isinstance(n, SCOPES):
                     inner.extend(children(n))
             continue
-        if isinstance(node, _TYPE_ALIAS):
+        if kind == _ALIAS:
             # (3.12+: its value and type parameters are scopes of their own)
             ids.add(node.name.id)  # type: ignore[attr-defined]  # ast.TypeAlias, 3.12+
             bound.add(node.name.id)  # type: ignore[attr-defined]  # ast.TypeAlias, 3.12+
             nested |= names_in([*node.type_params, node.value])  # type: ignore[attr-defined]  # ast.TypeAlias, 3.12+
             continue
-        if not isinstance(node, ast.expr):
-            if isinstance(node, ast.Nonlocal):
-                declared.update(node.names)
-                bound.update(node.names)
-            elif isinstance(node, ast.Global):
-                bound.update(node.names)
-            elif isinstance(node, ast.alias):
-                bound.add(node.asname or node.name.split(".")[0])
-            elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)):
-                if node.name:
-                    bound.add(node.name)
-            elif isinstance(node, ast.MatchMapping) and node.rest:
-                bound.add(node.rest)
+        if isinstance(node, ast.Nonlocal):
+            declared.update(node.names)
+            bound.update(node.names)
+        elif isinstance(node, ast.Global):
+            bound.update(node.names)
+        elif isinstance(node, ast.alias):
+            bound.add(node.asname or node.name.split(".")[0])
+        elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)):
+            if node.name:
+                bound.add(node.name)
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            bound.add(node.rest)
         todo.extend(children(node))
     # (every Name is in the scope's own nodes or inside one of its nested scopes)
     return ScopeNames(ids | nested, ids | declared, bound, nested)
 
 
 _TYPE_ALIAS: tuple[type[ast.AST], ...] = (syntax.TypeAlias,)
+# what :func:`scope_names` does with a node, by its type (the isinstance tests, once a type)
+_EXPR, _NAME, _SCOPE, _ALIAS, _OTHER = range(5)
+_WALK_KINDS: dict[bool, dict[type, int]] = {False: {}, True: {}}
+
+
+def _walk_kind(kind: type, inlined: bool) -> int:
+    if issubclass(kind, ast.Name):
+        return _NAME
+    if issubclass(kind, _NESTED_SCOPES if inlined else _NESTED_SCOPES + _COMPREHENSIONS):
+        return _SCOPE
+    if issubclass(kind, _TYPE_ALIAS):
+        return _ALIAS
+    return _EXPR if issubclass(kind, ast.expr) else _OTHER
 
 
 def unused_free_variables(code: CodeType, body: list[ast.stmt],
