@@ -365,7 +365,7 @@ def line_table(code: CodeType) -> dict[int, int | None]:
         if start != 2 * len(by_unit) or end < start:
             return _line_table(code)  # (not one run after another: filled range by range)
         by_unit += [line] * ((end - start + 1) // 2)
-    return dict(zip(range(0, 2 * len(by_unit), 2), by_unit))
+    return dict(zip(range(0, 2 * len(by_unit), 2), by_unit, strict=True))
 
 
 def _line_table(code: CodeType) -> dict[int, int | None]:

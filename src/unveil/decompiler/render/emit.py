@@ -84,10 +84,9 @@ class _Delimit:
     def __enter__(self) -> None:
         self.printer.write(self.start)
 
-    def __exit__(self, kind: object, value: object, tb: object) -> bool:
+    def __exit__(self, kind: object, value: object, tb: object) -> None:
         if kind is None:
             self.printer.write(self.end)
-        return False
 
 
 class _Block:
@@ -106,10 +105,9 @@ class _Block:
             printer.write(self.extra)
         printer._indent += 1
 
-    def __exit__(self, kind: object, value: object, tb: object) -> bool:
+    def __exit__(self, kind: object, value: object, tb: object) -> None:
         if kind is None:
             self.printer._indent -= 1
-        return False
 
 
 class _Nothing:
@@ -120,8 +118,8 @@ class _Nothing:
     def __enter__(self) -> None:
         return None
 
-    def __exit__(self, kind: object, value: object, tb: object) -> bool:
-        return False
+    def __exit__(self, kind: object, value: object, tb: object) -> None:
+        return None
 
 
 _NOTHING = _Nothing()
