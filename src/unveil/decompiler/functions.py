@@ -61,6 +61,9 @@ class Constants:
         # them, and the module's own code reads and stores them as explicit globals),
         # by code object: ``module_globals``
         self.globals_for: dict[int, tuple[CodeType, list[str]]] = {}
+        # every name of each code object and the code nested in it (``all_names``), by
+        # code object: each nested code's decompiler asks for its own again
+        self.names_of: dict[int, tuple[CodeType, frozenset[str]]] = {}
 
     def exact_reference(self, value: Any) -> ast.expr | None:
         """A reference to ``value`` where the source must hold it exactly, else None."""
@@ -75,12 +78,21 @@ class Constants:
         return ast.Name(id=key, ctx=ast.Load())
 
 
-def all_names(code: CodeType) -> set[str]:
+def all_names(code: CodeType,
+              memo: dict[int, tuple[CodeType, frozenset[str]]] | None = None) -> set[str]:
+    """Every name ``code`` and the code nested in it use (``memo``: those found so far,
+    by code object)."""
+    if memo is not None:
+        known = memo.get(id(code))
+        if known is not None and known[0] is code:
+            return set(known[1])
     names = set(code.co_varnames) | set(code.co_names) | set(code.co_cellvars) \
         | set(code.co_freevars)
     for c in code.co_consts:
         if is_code(c):
-            names |= all_names(c)
+            names |= all_names(c, memo)
+    if memo is not None:
+        memo[id(code)] = (code, frozenset(names))
     return names
 
 
@@ -91,7 +103,7 @@ class CodeDecompiler:
                  names: Names | None = None) -> None:
         self.code = code
         self.constants = constants or Constants()
-        self.names = names or Names(all_names(code))
+        self.names = names or Names(all_names(code, self.constants.names_of))
         self.qualname = getattr(code, "co_qualname", code.co_name)
         self.pipeline = Pipeline(Unit(code, self.names, self.qualname,
                                       self.constants.lowered is code, self.context,
@@ -884,7 +896,9 @@ def module_globals(code: CodeType, constants: Constants) -> list[str]:
                                 if ins.opname in _GLOBAL_OPS))
     if not wanted:
         return []
-    nested = [(e.code, _global_uses(e.code)) for e in iter_code_objects(code)][1:]
+    # (a global's name is in ``co_names``: code without one of them uses none of them)
+    nested = [(e.code, _global_uses(e.code) if not set(wanted).isdisjoint(e.code.co_names)
+               else _NO_GLOBAL_USES) for e in iter_code_objects(code)][1:]
     for c, uses in nested:  # (declared already)
         ops = ("STORE_GLOBAL", "DELETE_GLOBAL") if code_kind(c) != "class" else _GLOBAL_OPS
         wanted = [n for n in wanted if not any(n in uses[op] for op in ops)]
@@ -919,6 +933,9 @@ def _declares_global(constants: Constants, code: CodeType, names: list[str]) -> 
     known = constants.globals_for.get(id(code))
     before = list(known[1]) if known is not None and known[0] is code else []
     constants.globals_for[id(code)] = (code, before + [n for n in names if n not in before])
+
+
+_NO_GLOBAL_USES: dict[str, list[str]] = {op: [] for op in _GLOBAL_OPS}
 
 
 def _global_uses(code: CodeType) -> dict[str, list[str]]:

@@ -303,8 +303,9 @@ class Names:
         self._counter = itertools.count()
         # stack slots are ``_s0``, ``_s1``...: a prefix none of the code's names uses
         self.slot_prefix = "_s"
+        private = [n for n in self.taken if n.startswith("_")]  # (the prefix's candidates)
         while any(n.startswith(self.slot_prefix) and n[len(self.slot_prefix):].isdigit()
-                  for n in self.taken):
+                  for n in private):
             self.slot_prefix = "_" + self.slot_prefix
 
     def fresh(self, stem: str = "_t") -> str:
