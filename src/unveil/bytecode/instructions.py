@@ -240,16 +240,24 @@ _TABLES: RecentCodes[tuple[list[tuple[int | None, ...]], dict[int, tuple[int, in
     = RecentCodes()
 
 
+# (below this many code units the table is kept as it comes: sharing runs is for the
+# memory of long functions, and costs a step per unit)
+_SHARED_FROM = 4096
+
+
 def _shared_runs(positions: Iterable[tuple[int | None, ...]]) -> list[tuple[int | None, ...]]:
-    """``list(positions)``, a run of equal positions one tuple (an instruction's inline
-    caches have its position: a long function's table is mostly repeats)."""
-    out: list[tuple[int | None, ...]] = []
-    append = out.append
+    """``list(positions)``, in a long function a run of equal positions one tuple (an
+    instruction's inline caches have its position: a long function's table is mostly
+    repeats)."""
+    out = list(positions)
+    if len(out) < _SHARED_FROM:
+        return out
     last: tuple[int | None, ...] | None = None
-    for p in positions:
-        if p != last:
+    for k, p in enumerate(out):
+        if p == last:
+            out[k] = last
+        else:
             last = p
-        append(last)
     return out
 
 
