@@ -170,6 +170,20 @@ class Handler:
     lasti: bool
     legacy: bool
 
+    def __eq__(self, other: object) -> bool:
+        # (the dataclass's own, with the common case first: instructions of one region
+        # hold the same handler object)
+        if self is other:
+            return True
+        if other.__class__ is not Handler:
+            return NotImplemented
+        assert isinstance(other, Handler)
+        return self.target == other.target and self.depth == other.depth \
+            and self.lasti == other.lasti and self.legacy == other.legacy
+
+    def __hash__(self) -> int:
+        return hash((self.target, self.depth, self.lasti, self.legacy))
+
 
 @dataclass(slots=True)
 class Bytecode:

@@ -248,15 +248,14 @@ def _decode(code: CodeType, t: _Tables | None = None) -> list[Raw] | None:
     append = out.append
     new = tuple.__new__  # (Raw(...) goes through a Python-level __new__)
     extended = 0
-    skip = 0
-    for offset in range(0, len(raw), 2):
-        if skip:
-            skip -= 1
-            continue
+    size = len(raw)
+    next_offset = 0
+    while next_offset < size:
+        offset = next_offset
         op = raw[offset]
         if op not in known:
             return None
-        skip = caches[op]
+        next_offset = offset + 2 + 2 * caches[op]  # (past its inline caches)
         if op not in has_arg:
             extended = 0
             append(new(Raw, (opname[op], op, None, None, "", offset)))

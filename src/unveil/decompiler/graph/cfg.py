@@ -140,7 +140,7 @@ def _else_after(cfg: CFG, live: set[int], i: int) -> bool:
 
 
 def _build(bc: Bytecode, start: int, end: int, live: set[int] | None) -> CFG:
-    instrs = bc.instrs
+    instrs, handlers = bc.instrs, bc.handlers
     leaders = {start}
     for i in range(start, end):
         if live is not None and i not in live:
@@ -164,9 +164,10 @@ def _build(bc: Bytecode, start: int, end: int, live: set[int] | None) -> CFG:
             leaders.add(i + 1)
         elif ins.op in TERMINAL or ins.op == "END_ASYNC_FOR":
             leaders.add(i + 1)
-        if i > start and bc.handlers[i] != bc.handlers[i - 1] or ins.op == "FOR_ITER":
+        h = handlers[i]
+        if i > start and h is not handlers[i - 1] and h != handlers[i - 1] \
+                or ins.op == "FOR_ITER":
             leaders.add(i)  # (a loop's test starts a block even where nothing jumps back)
-        h = bc.handlers[i]
         if h is not None and start <= h.target < end:
             leaders.add(h.target)
     starts = sorted(x for x in leaders if start <= x < end)

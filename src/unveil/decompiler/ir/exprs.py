@@ -19,6 +19,7 @@ import math
 from typing import Any, ClassVar, Literal, TypeAlias, cast
 
 from .facts import FLIPPED, KIND, SEQ, NameKind, attach, fact
+from .nodes import LOAD
 
 # ---------------------------------------------------------------- extra nodes
 
@@ -213,7 +214,7 @@ def const(value: object) -> ast.expr:
 
 
 def name(ident: str, kind: NameKind = "fast") -> ast.Name:
-    node = ast.Name(id=ident, ctx=ast.Load())
+    node = ast.Name(id=ident, ctx=LOAD)
     attach(node, kind=kind)
     return node
 

@@ -14,6 +14,11 @@ from .facts import IMPLICIT, fact
 
 _AST = ast.AST
 
+#: The one context object of each kind, as ``ast.parse`` shares them (a context holds
+#: nothing: one object serves every node, and each node built saves making one).
+LOAD = ast.Load()
+STORE = ast.Store()
+
 
 def children(node: ast.AST) -> list[ast.AST]:
     """``list(ast.iter_child_nodes(node))``."""

@@ -56,7 +56,7 @@ from ..ir.facts import (
     fact,
 )
 from ..ir.markers import ClassBuild, ExcMarker, ImportItem, ImportValue, TypeAliasValue
-from ..ir.nodes import no_arguments
+from ..ir.nodes import LOAD, STORE, no_arguments
 from .primitives import primitive
 from .privates import mangle
 
@@ -323,7 +323,7 @@ class Renderer:
                                  ifs=[self.expr(i) for i in c.ifs], is_async=c.is_async)
 
     def r_Name(self, node: ast.Name) -> ast.expr:
-        return ast.Name(id=node.id, ctx=ast.Load())
+        return ast.Name(id=node.id, ctx=LOAD)
 
     def r_Constant(self, node: ast.Constant) -> ast.expr:
         return self.literal(node.value, in_set=bool(fact(node, DISPLAY, False)))
@@ -340,7 +340,7 @@ class Renderer:
             return ast.Slice(*(None if part is None else self.expr(part)
                                for part in (node.lower, node.upper, node.step)))
         if isinstance(node, ast.Tuple) and any(isinstance(e, ast.Slice) for e in node.elts):
-            return ast.Tuple(elts=[self.subscript_slice(e) for e in node.elts], ctx=ast.Load())
+            return ast.Tuple(elts=[self.subscript_slice(e) for e in node.elts], ctx=LOAD)
         return self.expr(node)
 
     def r_Slice(self, node: ast.Slice) -> ast.expr:
@@ -361,12 +361,12 @@ class Renderer:
 
     def r_Subscript(self, node: ast.Subscript) -> ast.expr:
         return ast.Subscript(value=self.expr(node.value), slice=self.subscript_slice(node.slice),
-                             ctx=ast.Load())
+                             ctx=LOAD)
 
     def literal(self, value: Any, in_set: bool = False) -> ast.expr:
         kind = type(value)  # exact types: a subclass (torch.Size, an IntEnum) is no literal
         if kind is slice:
-            return ast.Call(func=ast.Name(id="slice", ctx=ast.Load()),
+            return ast.Call(func=ast.Name(id="slice", ctx=LOAD),
                             args=[self.literal(value.start), self.literal(value.stop),
                                   self.literal(value.step)], keywords=[])
         if kind is float:
@@ -374,14 +374,14 @@ class Renderer:
         if kind is complex:
             if math.isnan(value.real) or math.isnan(value.imag) or value.real != 0 \
                     or math.isinf(value.imag) or math.copysign(1.0, value.real) < 0:
-                return ast.Call(func=ast.Name(id="complex", ctx=ast.Load()),
+                return ast.Call(func=ast.Name(id="complex", ctx=LOAD),
                                 args=[float_constant(value.real), float_constant(value.imag)],
                                 keywords=[])
             return ast.Constant(value)
         if kind in _LITERAL_TYPES:
             return ast.Constant(value)
         if kind is tuple:
-            return ast.Tuple(elts=[self.literal(v) for v in value], ctx=ast.Load())
+            return ast.Tuple(elts=[self.literal(v) for v in value], ctx=LOAD)
         if kind is frozenset:  # a set display where the compiler folds one (``in {1, 2}``)
             elts = [self.literal(v) for v in set_items(value)]
             if in_set and elts:
@@ -389,22 +389,22 @@ class Renderer:
             exact = self.exact_constant(value) if self.exact_constant is not None else None
             if exact is not None:  # (``frozenset(...)`` calls the global ``frozenset``)
                 return exact
-            return ast.Call(func=ast.Name(id="frozenset", ctx=ast.Load()),
+            return ast.Call(func=ast.Name(id="frozenset", ctx=LOAD),
                             args=[ast.Set(elts=elts)] if elts else [], keywords=[])
         if self.constant is not None:
             return self.constant(value)
         raise self.fail(f"constant without a literal form: {type(value).__name__}")
 
     def r_Slot(self, node: Slot) -> ast.expr:
-        return ast.Name(id=f"{self.slot_prefix}{node.index}", ctx=ast.Load())
+        return ast.Name(id=f"{self.slot_prefix}{node.index}", ctx=LOAD)
 
     def r_Shared(self, node: Shared) -> ast.expr:
         if node.name is not None:
             if fact(node, BIND_FIRST, False) and id(node) not in self.seen:
                 self.seen.add(id(node))  # named after a statement had evaluated it
-                return ast.NamedExpr(target=ast.Name(id=node.name, ctx=ast.Store()),
+                return ast.NamedExpr(target=ast.Name(id=node.name, ctx=STORE),
                                      value=_nameable(self.expr(node.value)))
-            return ast.Name(id=node.name, ctx=ast.Load())
+            return ast.Name(id=node.name, ctx=LOAD)
         targets = fact(node, TARGETS, None)
         count = self.counts.get(id(node), 1)
         if targets:
@@ -412,25 +412,25 @@ class Renderer:
             for t in targets:
                 if not isinstance(t, ast.Name):
                     raise self.fail("assignment expression to a non-name")
-                value = ast.NamedExpr(target=ast.Name(id=t.id, ctx=ast.Store()), value=value)
+                value = ast.NamedExpr(target=ast.Name(id=t.id, ctx=STORE), value=value)
             if count > 1:
                 if id(node) in self.seen:
-                    return ast.Name(id=cast(ast.Name, targets[-1]).id, ctx=ast.Load())
+                    return ast.Name(id=cast(ast.Name, targets[-1]).id, ctx=LOAD)
                 self.seen.add(id(node))
             return value
         if count <= 1:
             return self.expr(node.value)
         if id(node) in self.seen:
-            return ast.Name(id=cast(str, fact(node, WALRUS, None)), ctx=ast.Load())
+            return ast.Name(id=cast(str, fact(node, WALRUS, None)), ctx=LOAD)
         self.seen.add(id(node))
         tmp = self.names.fresh()
         attach(node, walrus=tmp)
-        return ast.NamedExpr(target=ast.Name(id=tmp, ctx=ast.Store()),
+        return ast.NamedExpr(target=ast.Name(id=tmp, ctx=STORE),
                              value=_nameable(self.expr(node.value)))
 
     def r_Iterator(self, node: Iterator) -> ast.expr:
         fn = "aiter" if node.kind == "aiter" else "iter"
-        return ast.Call(func=ast.Name(id=fn, ctx=ast.Load()), args=[self.expr(node.value)],
+        return ast.Call(func=ast.Name(id=fn, ctx=LOAD), args=[self.expr(node.value)],
                         keywords=[])
 
     def r_Func(self, node: Func) -> ast.expr:
@@ -446,7 +446,7 @@ class Renderer:
         fname = self.names.fresh("_f")
         self.hoisted.append(self.make_def(node, fname, []))
         self.hoisted.extend(_renamed(fname, node.code.co_name))
-        return ast.Name(id=fname, ctx=ast.Load())
+        return ast.Name(id=fname, ctx=LOAD)
 
     def r_ClassBuild(self, node: ClassBuild) -> ast.expr:
         if self.make_class is None:
@@ -455,7 +455,7 @@ class Renderer:
         stmt = self.make_class(node, cname, [])
         self.hoisted.append(stmt)
         self.hoisted.extend(_renamed(cname, node.cname))
-        return ast.Name(id=cname, ctx=ast.Load())
+        return ast.Name(id=cname, ctx=LOAD)
 
     def r_BinOp(self, node: ast.BinOp) -> ast.expr:
         left = self.expr(node.left)
@@ -463,9 +463,9 @@ class Renderer:
         if fact(node, INPLACE, False):
             opname = _INPLACE_NAMES[type(node.op)]
             return ast.Call(func=ast.Attribute(
-                value=ast.Call(func=ast.Name(id="__import__", ctx=ast.Load()),
+                value=ast.Call(func=ast.Name(id="__import__", ctx=LOAD),
                                args=[ast.Constant("operator")], keywords=[]),
-                attr=opname, ctx=ast.Load()), args=[left, right], keywords=[])
+                attr=opname, ctx=LOAD), args=[left, right], keywords=[])
         return ast.BinOp(left=left, op=node.op, right=right)
 
     def r_Dict(self, node: ast.Dict) -> ast.expr:
@@ -478,7 +478,7 @@ class Renderer:
 
     def r_NamedExpr(self, node: ast.NamedExpr) -> ast.expr:
         value = self.expr(node.value)
-        return ast.NamedExpr(target=ast.Name(id=node.target.id, ctx=ast.Store()), value=value)
+        return ast.NamedExpr(target=ast.Name(id=node.target.id, ctx=STORE), value=value)
 
     def r_Compare(self, node: ast.Compare) -> ast.expr:
         left = self.expr(node.left)
@@ -506,14 +506,14 @@ class Renderer:
         names = self.special_names
         if names is not None:
             if id(node) in names:
-                return ast.Name(id=names[id(node)], ctx=ast.Load())
+                return ast.Name(id=names[id(node)], ctx=LOAD)
             if node.kind in ("prev_exc", "lasti", "prev_tb", "prev_value", "prev_type"):
                 return ast.Constant(None)  # bookkeeping only the interpreter reads
             if node.kind == "with_exit_result":
                 exc = self.expr(node.value)  # type: ignore[arg-type]  # set for this kind
                 args = [
-                    ast.Call(func=ast.Name(id="type", ctx=ast.Load()), args=[exc], keywords=[]),
-                    exc, ast.Attribute(value=exc, attr="__traceback__", ctx=ast.Load())]
+                    ast.Call(func=ast.Name(id="type", ctx=LOAD), args=[exc], keywords=[]),
+                    exc, ast.Attribute(value=exc, attr="__traceback__", ctx=LOAD)]
                 self_arg = fact(node, EXIT_SELF, None)
                 if self_arg is not None:
                     args.insert(0, self.expr(self_arg))
@@ -521,7 +521,7 @@ class Renderer:
                                 args=args, keywords=[])
             if node.kind == "anext_value":
                 return ast.Await(value=ast.Call(
-                    func=ast.Name(id="anext", ctx=ast.Load()),
+                    func=ast.Name(id="anext", ctx=LOAD),
                     args=[self.expr(node.value)],  # type: ignore[arg-type]  # set for anext
                     keywords=[]))
         raise self.fail(f"interpreter value '{node.name or node.kind}' left in the output")
@@ -534,7 +534,7 @@ class Renderer:
                 exc = exc.value
             check = "issubclass" if isinstance(exc, Special) and exc.kind == "exc_type" \
                 else "isinstance"
-            return ast.Call(func=ast.Name(id=check, ctx=ast.Load()),
+            return ast.Call(func=ast.Name(id=check, ctx=LOAD),
                             args=[self.expr(node.exc), self.expr(node.types)], keywords=[])
         raise self.fail("exception test outside an except clause")
 
@@ -543,7 +543,7 @@ class Renderer:
         if len(unpack.targets) == 1 and unpack.star is None:
             # ``*Ts`` (PEP 646, ``def f(*args: *Ts)``): the one item of an unpacking, used
             # as the value of a star annotation (what a compiler makes of nothing else)
-            return ast.Starred(value=self.expr(unpack.value), ctx=ast.Load())
+            return ast.Starred(value=self.expr(unpack.value), ctx=LOAD)
         raise self.fail("unpacked item used outside an assignment")
 
     def r_Null(self, node: Null) -> ast.expr:
@@ -554,17 +554,17 @@ class Renderer:
 
     def r_Cell(self, node: Cell) -> ast.expr:
         # the cell object itself, as a value: ``(lambda: x).__closure__[0]``
-        probe = ast.Lambda(args=no_arguments(), body=ast.Name(id=node.name, ctx=ast.Load()))
+        probe = ast.Lambda(args=no_arguments(), body=ast.Name(id=node.name, ctx=LOAD))
         return ast.Subscript(value=ast.Attribute(value=probe, attr="__closure__",
-                                                 ctx=ast.Load()),
-                             slice=ast.Constant(0), ctx=ast.Load())
+                                                 ctx=LOAD),
+                             slice=ast.Constant(0), ctx=LOAD)
 
     def r_ImportValue(self, node: ImportValue) -> ast.expr:
-        return ast.Call(func=ast.Name(id="__import__", ctx=ast.Load()),
+        return ast.Call(func=ast.Name(id="__import__", ctx=LOAD),
                         args=[ast.Constant(node.module)], keywords=[])
 
     def r_ImportItem(self, node: ImportItem) -> ast.expr:
-        return ast.Attribute(value=self.expr(node.source), attr=node.attr, ctx=ast.Load())
+        return ast.Attribute(value=self.expr(node.source), attr=node.attr, ctx=LOAD)
 
 
 _INPLACE_NAMES = {
@@ -589,10 +589,10 @@ def _nameable(value: ast.expr) -> ast.expr:
     tuple with slices) becomes the ``slice(a, b)`` object it stands for."""
     if isinstance(value, ast.Slice):
         parts = [value.lower, value.upper] + ([value.step] if value.step else [])
-        return ast.Call(func=ast.Name(id="slice", ctx=ast.Load()),
+        return ast.Call(func=ast.Name(id="slice", ctx=LOAD),
                         args=[p or ast.Constant(None) for p in parts], keywords=[])
     if isinstance(value, ast.Tuple) and any(isinstance(e, ast.Slice) for e in value.elts):
-        return ast.Tuple(elts=[_nameable(e) for e in value.elts], ctx=ast.Load())
+        return ast.Tuple(elts=[_nameable(e) for e in value.elts], ctx=LOAD)
     return value
 
 
@@ -637,11 +637,11 @@ def _renamed(temp: str, name: str) -> list[ast.stmt]:
         return []
 
     def attr(a: str, ctx: ast.expr_context) -> ast.Attribute:
-        return ast.Attribute(value=ast.Name(id=temp, ctx=ast.Load()), attr=a, ctx=ctx)
+        return ast.Attribute(value=ast.Name(id=temp, ctx=LOAD), attr=a, ctx=ctx)
 
-    qualname = ast.BinOp(left=ast.Call(func=ast.Attribute(value=attr("__qualname__", ast.Load()),
-                                                           attr="removesuffix", ctx=ast.Load()),
+    qualname = ast.BinOp(left=ast.Call(func=ast.Attribute(value=attr("__qualname__", LOAD),
+                                                           attr="removesuffix", ctx=LOAD),
                                        args=[ast.Constant(temp)], keywords=[]),
                          op=ast.Add(), right=ast.Constant(name))
-    return [ast.Assign(targets=[attr("__name__", ast.Store())], value=ast.Constant(name)),
-            ast.Assign(targets=[attr("__qualname__", ast.Store())], value=qualname)]
+    return [ast.Assign(targets=[attr("__name__", STORE)], value=ast.Constant(name)),
+            ast.Assign(targets=[attr("__qualname__", STORE)], value=qualname)]

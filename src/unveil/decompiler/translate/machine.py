@@ -17,7 +17,7 @@ from ...errors import DecompilationError
 from ..ir.exprs import Cell, Func, Names, Shared, Special, UnpackItem, is_stable, name
 from ..ir.facts import EMBEDDED, EVALUATED, KIND, SEQ, STALE, TARGETS, TEMPS, WRITES, attach, fact
 from ..ir.markers import ExcMarker, ImportItem, ImportValue
-from ..ir.nodes import children, replace_under, walk
+from ..ir.nodes import LOAD, STORE, children, replace_under, walk
 
 BINOPS: dict[str, type[ast.operator]] = {
     "+": ast.Add, "-": ast.Sub, "*": ast.Mult, "/": ast.Div, "//": ast.FloorDiv, "%": ast.Mod,
@@ -49,8 +49,8 @@ class Unpack:
         elts: list[ast.expr] = []
         for i, t in enumerate(self.targets):
             assert t is not None
-            elts.append(ast.Starred(value=t, ctx=ast.Store()) if i == self.star else t)
-        return ast.Tuple(elts=elts, ctx=ast.Store())
+            elts.append(ast.Starred(value=t, ctx=STORE) if i == self.star else t)
+        return ast.Tuple(elts=elts, ctx=STORE)
 
 
 class State:
@@ -216,7 +216,7 @@ class Machine:
             for i, t in enumerate(unpack.targets):
                 if t is None:
                     tmp = self.ctx.names.fresh()
-                    unpack.targets[i] = ast.Name(id=tmp, ctx=ast.Store())
+                    unpack.targets[i] = ast.Name(id=tmp, ctx=STORE)
                     temps.append(name(tmp, "temp"))
                 else:
                     temps.append(None)
@@ -323,19 +323,19 @@ class Machine:
                 if targets:
                     attach(node, targets=[])
                     self.append(ast.Assign(targets=targets,
-                                           value=ast.Name(node.name, ast.Load())))
+                                           value=ast.Name(node.name, LOAD)))
             elif node.name is None:
                 targets = list(fact(node, TARGETS, None) or [])
                 self._keep_stale(node)
                 tmp = self.ctx.names.fresh()
                 attach(node, targets=[])
                 self.append(
-                    ast.Assign(targets=[*targets, ast.Name(tmp, ast.Store())], value=node.value))
+                    ast.Assign(targets=[*targets, ast.Name(tmp, STORE)], value=node.value))
                 node.name = tmp
             return node
         tmp = self.ctx.names.fresh()
         pending = self.walrus and any(self.walrus.values())  # (else no walrus to settle)
-        self.append(ast.Assign(targets=[ast.Name(tmp, ast.Store())], value=node),
+        self.append(ast.Assign(targets=[ast.Name(tmp, STORE)], value=node),
                     self._pushed_after(node) if pending else frozenset())
         named = name(tmp, "temp")
         attach(named, origin=node)  # (the display it holds)

@@ -25,6 +25,7 @@ from ..ir.exprs import (
 )
 from ..ir.facts import ASYNC_COMPREHENSION, KIND, LIST_TO_TUPLE, SEQ, attach, fact
 from ..ir.markers import ClassBuild, ExcMarker, ImportItem, ImportValue, intrinsic
+from ..ir.nodes import LOAD
 from .machine import Machine, family, stamp
 
 
@@ -120,7 +121,7 @@ class Calls(Machine):
         a = self.pop()
         marker = intrinsic(str(ins.argval), [a, b])
         self.push(stamp(marker if marker is not None else
-                        Special("intrinsic", ast.Tuple(elts=[a, b], ctx=ast.Load()),
+                        Special("intrinsic", ast.Tuple(elts=[a, b], ctx=LOAD),
                                 str(ins.argval))))
 
 
@@ -156,7 +157,7 @@ def _star_args(args: ast.expr) -> list[ast.expr]:
         return [const(v) for v in args.value]
     if fact(args, LIST_TO_TUPLE, False):
         args = args.args[0]  # type: ignore[attr-defined]  # ``*tuple(xs)`` is ``*xs``
-    return [ast.Starred(value=args, ctx=ast.Load())]
+    return [ast.Starred(value=args, ctx=LOAD)]
 
 
 def _star_kwargs(kwargs: ast.expr | None) -> list[ast.keyword]:
@@ -323,10 +324,10 @@ class Exceptions(Machine):
         types = self.pop()
         exc = self.pop()
         self.shares = True
-        split = Shared(stamp(Special("eg_split", ast.Tuple(elts=[exc, types], ctx=ast.Load()))))
+        split = Shared(stamp(Special("eg_split", ast.Tuple(elts=[exc, types], ctx=LOAD))))
         attach(split, refs=2)
-        rest = stamp(ast.Subscript(value=split, slice=const(0), ctx=ast.Load()))
-        match = stamp(ast.Subscript(value=split, slice=const(1), ctx=ast.Load()))
+        rest = stamp(ast.Subscript(value=split, slice=const(0), ctx=LOAD))
+        match = stamp(ast.Subscript(value=split, slice=const(1), ctx=LOAD))
         attach(match, eg_match=ExcMatch(exc, types, star=True))
         self.push(rest)
         self.push(match)
@@ -334,7 +335,7 @@ class Exceptions(Machine):
     def prep_reraise_star(self, ins: Instr) -> None:
         b = self.pop()
         a = self.pop()
-        self.push(Special("reraise_star", ast.Tuple(elts=[a, b], ctx=ast.Load())))
+        self.push(Special("reraise_star", ast.Tuple(elts=[a, b], ctx=LOAD)))
 
     def with_except_start(self, ins: Instr) -> None:
         depth = ins.arg or 4
@@ -453,7 +454,7 @@ class Matching(Machine):
         cls = self.pop()
         subject = self.pop()
         self.push(stamp(Special("match_class", ast.Tuple(elts=[subject, cls, names],
-                                                         ctx=ast.Load()))))
+                                                         ctx=LOAD))))
         attach(self.state.stack[-1], count=ins.arg)
 
     def match_mapping(self, ins: Instr) -> None:
@@ -465,10 +466,10 @@ class Matching(Machine):
     def match_keys(self, ins: Instr) -> None:
         keys = self.top()
         subject = self.top(2)
-        self.push(stamp(Special("match_keys", ast.Tuple(elts=[subject, keys], ctx=ast.Load()))))
+        self.push(stamp(Special("match_keys", ast.Tuple(elts=[subject, keys], ctx=LOAD))))
 
     def copy_dict_without_keys(self, ins: Instr) -> None:
         keys = self.pop()
         subject = self.top()
         self.push(stamp(Special("dict_without_keys", ast.Tuple(elts=[subject, keys],
-                                                               ctx=ast.Load()))))
+                                                               ctx=LOAD))))

@@ -28,6 +28,7 @@ from ..ir.exprs import (
 )
 from ..ir.facts import KIND, SEQ, TARGETS, WRITES, attach, fact
 from ..ir.markers import ClassBuild, ImportItem, ImportValue
+from ..ir.nodes import LOAD, STORE
 from .machine import (
     BINOPS,
     CMPOPS,
@@ -79,11 +80,11 @@ class Loads(Machine):
 
     def load_attr(self, ins: Instr) -> None:
         obj = self.pop()
-        self.push(stamp(ast.Attribute(value=obj, attr=ins.argval, ctx=ast.Load())))
+        self.push(stamp(ast.Attribute(value=obj, attr=ins.argval, ctx=LOAD)))
 
     def load_method(self, ins: Instr) -> None:
         obj = self.pop()
-        meth = stamp(ast.Attribute(value=obj, attr=ins.argval, ctx=ast.Load()))
+        meth = stamp(ast.Attribute(value=obj, attr=ins.argval, ctx=LOAD))
         self.push(meth)
         self.push(MethodSelf(meth))
 
@@ -96,14 +97,14 @@ class Loads(Machine):
             args = []
         call = stamp(ast.Call(func=sup, args=args, keywords=[]))
         attach(call, zero_arg_super=not flags & 2)
-        attr = stamp(ast.Attribute(value=call, attr=ins.argval, ctx=ast.Load()))
+        attr = stamp(ast.Attribute(value=call, attr=ins.argval, ctx=LOAD))
         self.push(attr)
         if flags & 1:
             self.push(MethodSelf(attr))
 
     def load_special(self, ins: Instr) -> None:
         obj = self.pop()
-        meth = stamp(ast.Attribute(value=obj, attr=str(ins.argval), ctx=ast.Load()))
+        meth = stamp(ast.Attribute(value=obj, attr=str(ins.argval), ctx=LOAD))
         self.push(meth)
         self.push(MethodSelf(meth))
 
@@ -149,7 +150,7 @@ class Stores(Machine):
             return
         value = self.pop()
         kind = _STORE_KIND[ins.op]
-        target = ast.Name(id=ins.argval, ctx=ast.Store())
+        target = ast.Name(id=ins.argval, ctx=STORE)
         attach(target, kind=kind)
         self.store(target, value, (ins.argval,) if kind == "fast" else ())
 
@@ -175,7 +176,7 @@ class Stores(Machine):
                 targets = list(fact(values[0], TARGETS, None) or [])
                 attach(values[0], targets=[])
             for ident, kind in names:
-                t = ast.Name(id=ident, ctx=ast.Store())
+                t = ast.Name(id=ident, ctx=STORE)
                 attach(t, kind=kind)
                 targets.append(t)
             self.skip = k - 1
@@ -190,7 +191,7 @@ class Stores(Machine):
         del self.state.stack[-k:]
         targets = []
         for ident, kind in reversed(names):
-            t = ast.Name(id=ident, ctx=ast.Store())
+            t = ast.Name(id=ident, ctx=STORE)
             attach(t, kind=kind)
             targets.append(t)
         if all(kind == "fast" for _, kind in names):
@@ -204,20 +205,20 @@ class Stores(Machine):
             targets, values = [targets[n] for n in order], [values[n] for n in order]
         self.skip = k - 1
         writes = tuple(n for n, kind in names if kind == "fast")
-        self.emit(ast.Assign(targets=[ast.Tuple(elts=targets, ctx=ast.Store())],
-                             value=ast.Tuple(elts=values, ctx=ast.Load())), writes)
+        self.emit(ast.Assign(targets=[ast.Tuple(elts=targets, ctx=STORE)],
+                             value=ast.Tuple(elts=values, ctx=LOAD)), writes)
         return True
 
     def store_attr(self, ins: Instr) -> None:
         obj = self.pop()
         value = self.pop()
-        self.store(ast.Attribute(value=obj, attr=ins.argval, ctx=ast.Store()), value)
+        self.store(ast.Attribute(value=obj, attr=ins.argval, ctx=STORE), value)
 
     def store_subscr(self, ins: Instr) -> None:
         key = self.pop()
         obj = self.pop()
         value = self.pop()
-        self.store(ast.Subscript(value=obj, slice=_slice_of(key), ctx=ast.Store()), value)
+        self.store(ast.Subscript(value=obj, slice=_slice_of(key), ctx=STORE), value)
 
     def store_slice(self, ins: Instr) -> None:
         stop = self.pop()
@@ -225,7 +226,7 @@ class Stores(Machine):
         obj = self.pop()
         value = self.pop()
         sl = ast.Slice(lower=_none_to_missing(start), upper=_none_to_missing(stop))
-        self.store(ast.Subscript(value=obj, slice=sl, ctx=ast.Store()), value)
+        self.store(ast.Subscript(value=obj, slice=sl, ctx=STORE), value)
 
     def delete_var(self, ins: Instr) -> None:
         kind = _DELETE_KIND[ins.op]
@@ -277,7 +278,7 @@ class StackOps(Machine):
         if isinstance(value, ImportItem) and plain_import_chain(value):
             return  # the intermediate module of ``import a.b.c as d``
         if isinstance(value, UnpackItem):
-            self.store(ast.Name(id=self._stored_again() or "_", ctx=ast.Store()), value)
+            self.store(ast.Name(id=self._stored_again() or "_", ctx=STORE), value)
             return
         # (a function made and dropped, ``lambda: x`` as a statement, stays: its closure
         # makes cells of the names it reads)
@@ -396,7 +397,7 @@ class StackOps(Machine):
                        for v in values):
             return False
         self.check_speculation()
-        unpack = Unpack(ast.Tuple(elts=values[::-1], ctx=ast.Load()), depth, None)
+        unpack = Unpack(ast.Tuple(elts=values[::-1], ctx=LOAD), depth, None)
         for i in range(depth):
             stack[-1 - i] = UnpackItem(unpack, i)
         return True
@@ -461,14 +462,14 @@ class Operators(Machine):
     def binary_subscr(self, ins: Instr) -> None:
         key = self.pop()
         obj = self.pop()
-        self.push(stamp(ast.Subscript(value=obj, slice=_slice_of(key), ctx=ast.Load())))
+        self.push(stamp(ast.Subscript(value=obj, slice=_slice_of(key), ctx=LOAD)))
 
     def binary_slice(self, ins: Instr) -> None:
         stop = self.pop()
         start = self.pop()
         obj = self.pop()
         sl = ast.Slice(lower=_none_to_missing(start), upper=_none_to_missing(stop))
-        self.push(stamp(ast.Subscript(value=obj, slice=sl, ctx=ast.Load())))
+        self.push(stamp(ast.Subscript(value=obj, slice=sl, ctx=LOAD)))
 
     def compare(self, ins: Instr) -> None:
         right = self.pop()
@@ -539,8 +540,8 @@ def unpacked_display(kind: str, items: list[ast.expr]) -> ast.expr:
         elif plain(item) and (kind == "set" or not isinstance(item, ast.Set)):
             elts.extend(cast("ast.List", item).elts)
         else:
-            elts.append(ast.Starred(value=item, ctx=ast.Load()))
-    return ast.Set(elts=elts) if kind == "set" else ast.List(elts=elts, ctx=ast.Load())
+            elts.append(ast.Starred(value=item, ctx=LOAD))
+    return ast.Set(elts=elts) if kind == "set" else ast.List(elts=elts, ctx=LOAD)
 
 
 @family({
@@ -561,12 +562,12 @@ class Displays(Machine):
     def build_tuple(self, ins: Instr) -> None:
         items = self.popn(ins.arg or 0)
         if items and all(isinstance(i, Cell) for i in items):
-            self.push(ast.Tuple(elts=items, ctx=ast.Load()))
+            self.push(ast.Tuple(elts=items, ctx=LOAD))
             return
-        self.push(stamp(ast.Tuple(elts=items, ctx=ast.Load())))
+        self.push(stamp(ast.Tuple(elts=items, ctx=LOAD)))
 
     def build_list(self, ins: Instr) -> None:
-        self.push(stamp(ast.List(elts=self.popn(ins.arg or 0), ctx=ast.Load())))
+        self.push(stamp(ast.List(elts=self.popn(ins.arg or 0), ctx=LOAD)))
 
     def build_set(self, ins: Instr) -> None:
         self.push(stamp(ast.Set(elts=self.popn(ins.arg or 0))))
@@ -636,7 +637,7 @@ class Displays(Machine):
             target.keys.append(key)
             target.values.append(value)
         else:
-            stmt = ast.Assign(targets=[ast.Subscript(value=target, slice=key, ctx=ast.Store())],
+            stmt = ast.Assign(targets=[ast.Subscript(value=target, slice=key, ctx=STORE)],
                               value=value)
             attach(stmt, map_add=True)
             self.emit(stmt)
@@ -651,12 +652,12 @@ class Displays(Machine):
                     and not any(isinstance(e, ast.Starred) for e in value.elts):
                 target.elts.extend(value.elts)  # ``[*[a, b]]`` is ``[a, b]``
             else:
-                target.elts.append(ast.Starred(value=value, ctx=ast.Load()))
+                target.elts.append(ast.Starred(value=value, ctx=LOAD))
         else:
             # ``[*value]`` raises what LIST_EXTEND raises for a non-iterable
             if not isinstance(value, ast.List | ast.Tuple | ast.Constant):
-                value = ast.List(elts=[ast.Starred(value=value, ctx=ast.Load())],
-                                 ctx=ast.Load())
+                value = ast.List(elts=[ast.Starred(value=value, ctx=LOAD)],
+                                 ctx=LOAD)
             self.emit(ast.Expr(value=_append_call(target, "extend", value)))
 
     def set_update(self, ins: Instr) -> None:
@@ -666,7 +667,7 @@ class Displays(Machine):
             if isinstance(value, ast.Constant) and isinstance(value.value, frozenset):
                 target.elts.extend(const(v) for v in set_items(value.value))
             else:
-                target.elts.append(ast.Starred(value=value, ctx=ast.Load()))
+                target.elts.append(ast.Starred(value=value, ctx=LOAD))
         else:
             self.emit(ast.Expr(value=_append_call(target, "update", value)))
 
@@ -691,7 +692,7 @@ class Displays(Machine):
     def list_to_tuple(self, ins: Instr) -> None:
         value = self.pop()
         if isinstance(value, ast.List):
-            self.push(stamp(ast.Tuple(elts=value.elts, ctx=ast.Load())))
+            self.push(stamp(ast.Tuple(elts=value.elts, ctx=LOAD)))
         else:
             call = ast.Call(func=name("tuple", "global"), args=[value], keywords=[])
             attach(call, list_to_tuple=True)
@@ -707,7 +708,7 @@ class Displays(Machine):
     def _unpack(self, count: int, star: int | None) -> None:
         value = self.pop()
         if count == 0:  # ``() = value``: no item to store, the unpacking is the store
-            self.store(ast.Tuple(elts=[], ctx=ast.Store()), value)
+            self.store(ast.Tuple(elts=[], ctx=STORE), value)
             return
         unpack = Unpack(value, count, star)
         if isinstance(value, UnpackItem):
@@ -764,7 +765,7 @@ class Displays(Machine):
         interps = self.pop()
         strings = self.pop()
         if isinstance(interps, ast.Constant) and cast(object, interps.value) == ():
-            interps = ast.Tuple(elts=[], ctx=ast.Load())  # ``t""``: no interpolations
+            interps = ast.Tuple(elts=[], ctx=LOAD)  # ``t""``: no interpolations
         if not isinstance(strings, ast.Constant) or not isinstance(interps, ast.Tuple):
             self.fail("template without constant strings")
         values: list[ast.expr] = []
@@ -802,7 +803,7 @@ def _as_display(node: ast.expr) -> ast.expr:
 
 
 def _append_call(target: ast.expr, method: str, value: ast.expr) -> ast.Call:
-    call = ast.Call(func=ast.Attribute(value=target, attr=method, ctx=ast.Load()), args=[value],
+    call = ast.Call(func=ast.Attribute(value=target, attr=method, ctx=LOAD), args=[value],
                     keywords=[])
     attach(call, container_op=method)
     return call
