@@ -132,14 +132,19 @@ def test_the_layer_order_is_needed() -> None:
 COMPOSED_CEILINGS = {"Structurer": 2900, "Executor": 1460}
 
 
+def _is_protocol(node: ast.ClassDef) -> bool:
+    return any(isinstance(b, ast.Name) and b.id == "Protocol" for b in node.bases)
+
+
 def _class_units() -> dict[str, tuple[int, int]]:
     """Each class with an in-package base: (lines, methods) of it and all its in-package
-    ancestors, each counted once."""
+    ancestors, each counted once. A ``Protocol`` is a declaration, no code: not counted
+    (the structurer's parts have theirs as bases for type checkers only)."""
     found: dict[str, list[tuple[ast.ClassDef, ast.Module]]] = {}
     for path in _modules().values():
         tree = ast.parse(path.read_text(encoding="utf-8"))
         for node in ast.walk(tree):
-            if isinstance(node, ast.ClassDef):
+            if isinstance(node, ast.ClassDef) and not _is_protocol(node):
                 found.setdefault(node.name, []).append((node, tree))
 
     def bases(node: ast.ClassDef, tree: ast.Module) -> list[tuple[ast.ClassDef, ast.Module]]:
@@ -182,6 +187,64 @@ def test_composed_classes_count_as_one_unit() -> None:
     assert grown == {}, f"composed classes past their ceilings {COMPOSED_CEILINGS}: {grown}"
     shrunk = sorted(set(COMPOSED_CEILINGS) - set(over))
     assert shrunk == [], f"now under 1,000 lines: take them out of COMPOSED_CEILINGS: {shrunk}"
+
+
+def _class(path: Path, name: str) -> ast.ClassDef:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == name)
+
+
+def _base_names(node: ast.ClassDef) -> list[str]:
+    return [b.id for b in node.bases if isinstance(b, ast.Name)]
+
+
+def test_structurer_parts_declare_what_they_use() -> None:
+    """Each part of ``Structurer`` has a declaration of its own (``<Part>Uses`` in
+    ``structure/uses.py``, its only base) of what it uses and does not define; mypy rejects
+    a use the declaration does not list, this test a listed name the part does not use (or
+    defines itself). ``Structurer`` lists ``Provided``, all the declarations, last: mypy then
+    checks that it provides each one (docs/ARCHITECTURE.md, "Types and composed classes")."""
+    modules = _modules()
+    structure = "unveil.decompiler.structure"
+    uses_path = modules[f"{structure}.uses"]
+    structurer = modules[f"{structure}.structurer"]
+    *parts, provided = bases = _base_names(_class(structurer, "Structurer"))
+    assert provided == "Provided" and len(parts) >= 4, bases
+    assert _base_names(_class(uses_path, "Provided")) == [f"{p}Uses" for p in parts] + ["Protocol"]
+    where = {a.name: f"{structure}.{n.module}" for n in ast.parse(structurer.read_text("utf-8")).body
+             if isinstance(n, ast.ImportFrom) and n.level == 1 for a in n.names}
+    stale = {}
+    for part in parts:
+        node = _class(modules[where[part]], part)
+        assert _base_names(node) == [f"{part}Uses"], f"{part}: its own declaration, no other base"
+        decl = _class(uses_path, f"{part}Uses")
+        assert _base_names(decl) == ["Protocol"], f"{part}Uses: a declaration of its own"
+        declared = {s.name for s in decl.body if isinstance(s, ast.FunctionDef)} | {
+            s.target.id for s in decl.body
+            if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)}
+        own = {s.name for s in node.body if isinstance(s, ast.FunctionDef)} | {
+            s.target.id for s in node.body
+            if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)}
+        used = {n.attr for n in ast.walk(node) if isinstance(n, ast.Attribute)
+                and isinstance(n.value, ast.Name) and n.value.id == "self"}
+        if declared - (used - own):
+            stale[part] = sorted(declared - (used - own))
+    assert stale == {}, f"declared in structure/uses.py, not used by the part: {stale}"
+
+
+def test_opcode_families_stand_on_the_machine_alone() -> None:
+    """Each opcode family of ``Executor`` has ``Machine`` as its only base, and ``Machine``
+    declares nothing for type checkers only: so mypy rejects a family's use of another
+    family's methods or state (docs/ARCHITECTURE.md, "Types and composed classes")."""
+    modules = _modules()
+    translate = "unveil.decompiler.translate"
+    families = _base_names(_class(modules[f"{translate}.executor"], "Executor"))
+    nodes = {n.name: n for m in ("opcodes_values", "opcodes_flow")
+             for n in ast.parse(modules[f"{translate}.{m}"].read_text("utf-8")).body
+             if isinstance(n, ast.ClassDef)}
+    assert len(families) >= 10 and all(_base_names(nodes[f]) == ["Machine"] for f in families)
+    machine = _class(modules[f"{translate}.machine"], "Machine")
+    assert not any(isinstance(s, ast.If) for s in machine.body), "Machine: no TYPE_CHECKING stubs"
 
 
 def test_type_ignores_name_a_code_and_a_reason() -> None:

@@ -6,15 +6,15 @@ from __future__ import annotations
 
 import ast
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
-from ..ir.blocks import IRBlock, IRGraph
+from ..ir.blocks import IRBlock
 from ..ir.compare import stmt_key
 from ..ir.exprs import Slot, Special
 from ..ir.facts import OFFSET, attach, fact
 from .base import (
     Ctx,
     Loop,
-    Parts,
     Unstructurable,
     computed_after,
     entry_index,
@@ -26,13 +26,15 @@ from .base import (
 )
 from .written import exit_position, implicit_return, written_continue
 
+if TYPE_CHECKING:
+    from .uses import ClauseExitsUses
+else:
+    ClauseExitsUses = object  # (a declaration for type checkers: no base at run time)
 
-class ClauseExits(Parts):
+
+class ClauseExits(ClauseExitsUses):
     """The exits of an except clause (a mixin: it uses the structurer's graph, contexts,
     ``seq`` and the clean-up helpers of :class:`~.structure_clauses.Clauses`)."""
-
-    g: IRGraph
-    returns_in_place: bool  # (the structurer's reading of copied constant returns)
 
     def seq_clause(self, start: int, ctx: Ctx, skip: int) -> list[ast.stmt]:
         return self.seq(start, ctx, skip_stmts=skip)

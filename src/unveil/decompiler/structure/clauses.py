@@ -7,10 +7,10 @@ from __future__ import annotations
 import ast
 import copy
 from dataclasses import replace
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 from ..graph.regions import dominators
-from ..ir.blocks import IRBlock, IRGraph, Term
+from ..ir.blocks import IRBlock, Term
 from ..ir.compare import Key, Keyer
 from ..ir.exprs import ExcMatch, Slot, Special
 from ..ir.facts import ORIGIN, WRITTEN, fact
@@ -21,7 +21,6 @@ from .base import (
     Cleanup,
     Ctx,
     Loop,
-    Parts,
     Unstructurable,
     clause_cleanup,
     eg_match_of,
@@ -58,17 +57,17 @@ from .copies import (
 )
 from .written import implicit_return, try_end_else
 
+if TYPE_CHECKING:
+    from .uses import ClausesUses
+else:
+    ClausesUses = object  # (a declaration for type checkers: no base at run time)
+
 _LEAVES = (ast.Return, ast.Raise, ast.Break, ast.Continue)
 
 
-class Clauses(Parts):
+class Clauses(ClausesUses):
     """The ``try``, ``with`` and ``async for`` statements of :class:`~.structure.Structurer`
     (a mixin: it uses the structurer's graph, contexts and ``seq``/``edge``)."""
-
-    g: IRGraph
-    returns_in_place: bool  # (the structurer's reading of copied constant returns)
-    _split_of: dict[int, int]  # a test split off a block: that block
-    _handler_depths: dict[int, int]  # handler block: the stack depth the exception cuts to
 
     # ------------------------------------------------------------ try / with
 
@@ -340,7 +339,7 @@ class Clauses(Parts):
         self._index_preds()
         self.idom = dominators(self.entry, self._esuccs)
         self._postdoms.clear()
-        self._rpo = None
+        self._rpo: dict[int, int] | None = None  # (typed: else mypy types it None)
         self.forget_regions()
 
     def merge_copies(self, ids: set[int]) -> int | None:

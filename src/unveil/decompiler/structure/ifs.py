@@ -9,17 +9,21 @@ contexts): :meth:`~.structure.Structurer.if_stmt` asks it where the statement en
 from __future__ import annotations
 
 import ast
+from typing import TYPE_CHECKING
 
 from ..graph.regions import EXIT, dominates
-from ..ir.blocks import IRBlock, Term
+from ..ir.blocks import Term
 from ..ir.facts import attach
-from .base import Ctx, Loop, Parts
+from .base import Ctx, Loop
+
+if TYPE_CHECKING:
+    from .uses import IfEndsUses
+else:
+    IfEndsUses = object  # (a declaration for type checkers: no base at run time)
 
 
-class IfEnds(Parts):
+class IfEnds(IfEndsUses):
     """Where :meth:`~.structure.Structurer.if_stmt` ends (a mixin)."""
-
-    blocks: dict[int, IRBlock]
 
     def _tests_that_pass(self) -> None:
         """A test whose both ways go to one block (``if c: pass``, the test read for its

@@ -11,7 +11,7 @@ of them are the loop's own code, so that one exit is left.
 from __future__ import annotations
 
 import ast
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 from ..graph.regions import dominates
 from ..ir.blocks import IRBlock, Term
@@ -19,7 +19,6 @@ from ..ir.compare import Key, expr_key
 from ..ir.markers import ExcMarker
 from .base import (
     Ctx,
-    Parts,
     computed_after,
     find_marker,
     handler_values,
@@ -28,8 +27,13 @@ from .base import (
 )
 from .written import implicit_return, written_continue
 
+if TYPE_CHECKING:
+    from .uses import LoopExitsUses
+else:
+    LoopExitsUses = object  # (a declaration for type checkers: no base at run time)
 
-class LoopExits(Parts):
+
+class LoopExits(LoopExitsUses):
     """The exit analysis of :meth:`~.structure.Structurer.loop_stmt` (a mixin)."""
 
     def _add_tails(self, header: int, body: set[int]) -> None:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import replace
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 from ..graph.regions import (
     EXIT,
@@ -72,8 +72,13 @@ from .written import (
     written_return,
 )
 
+if TYPE_CHECKING:
+    from .uses import Provided
+else:
+    Provided = object  # (a declaration for type checkers: no base at run time)
 
-class Structurer(LoopExits, IfEnds, Clauses, ClauseExits):
+
+class Structurer(LoopExits, IfEnds, Clauses, ClauseExits, Provided):
     """Turns one IR graph into structured statements (see the module docstring).
 
     It owns the graph while it works: the blocks (it splits and adds some), the
