@@ -310,9 +310,14 @@ class Renderer:
                          self.comprehension(v) if isinstance(v, ast.comprehension) else v
                          for v in value]
             setattr(new, field, value)
-        for attr in ("lineno", "col_offset", "end_lineno", "end_col_offset", "container_op"):
-            if hasattr(node, attr):
-                setattr(new, attr, getattr(node, attr))
+        known = node.__dict__
+        for attr in ("lineno", "col_offset"):
+            if attr in known:
+                setattr(new, attr, known[attr])
+        new.end_lineno = node.end_lineno  # (these two: class attributes, None by default)
+        new.end_col_offset = node.end_col_offset
+        if "container_op" in known:
+            attach(new, container_op=known["container_op"])
         return new
 
     def keyword(self, kw: ast.keyword) -> ast.keyword:
