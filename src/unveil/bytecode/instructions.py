@@ -379,24 +379,37 @@ _COMMON_CONSTANTS = ("AssertionError", "NotImplementedError", "tuple", "all", "a
                      "set")
 
 
-def line_table(code: CodeType) -> dict[int, int | None]:
+class Lines:
+    """The source line of each instruction offset of a code object: ``get(offset)``, as a
+    dict's (None where there is none). One entry per code unit, in a list: a long
+    function's table is a list of pointers to a few line numbers, not a dict of offsets."""
+
+    __slots__ = ("_by_unit",)
+
+    def __init__(self, by_unit: list[int | None]) -> None:
+        self._by_unit = by_unit
+
+    def get(self, offset: int, default: int | None = None) -> int | None:
+        k = offset >> 1
+        by_unit = self._by_unit
+        return by_unit[k] if 0 <= k < len(by_unit) and not offset & 1 else default
+
+
+def line_table(code: CodeType) -> Lines:
     """The source line of each instruction offset of ``code`` (None: no line)."""
     ranges = code.co_lines() if isinstance(code, CodeType) else co_lines(code, code_version(code))
-    by_unit: list[int | None] = []  # (the ranges in order, from 0, as they come: one list)
+    by_unit: list[int | None] = []
     for start, end, line in ranges:
-        if start != 2 * len(by_unit) or end < start:
-            return _line_table(code)  # (not one run after another: filled range by range)
-        by_unit += [line] * ((end - start + 1) // 2)
-    return dict(zip(range(0, 2 * len(by_unit), 2), by_unit, strict=True))
-
-
-def _line_table(code: CodeType) -> dict[int, int | None]:
-    lines: dict[int, int | None] = {}
-    ranges = code.co_lines() if isinstance(code, CodeType) else co_lines(code, code_version(code))
-    for start, end, line in ranges:
-        for off in range(start, end, 2):
-            lines[off] = line
-    return lines
+        if start == 2 * len(by_unit):  # (the ranges in order, one after another: extended)
+            if end > start:
+                by_unit += [line] * ((end - start + 1) // 2)
+            continue
+        for off in range(start, end, 2):  # (else filled range by range: a later one wins)
+            k = off >> 1
+            if k >= len(by_unit):
+                by_unit += [None] * (k + 1 - len(by_unit))
+            by_unit[k] = line
+    return Lines(by_unit)
 
 
 # ---------------------------------------------------------------- reading
@@ -869,7 +882,7 @@ def _raw_handlers(code: CodeType, version: tuple[int, int], raw: list[Raw]
 
 # (each code's listing and line table, made once: the decompiler reads a code object,
 # scans it for names and builds its position tables, each from the same listing)
-_LISTINGS: RecentCodes[tuple[tuple[Raw, ...], dict[int, int | None]]] = RecentCodes()
+_LISTINGS: RecentCodes[tuple[tuple[Raw, ...], Lines | dict[int, int | None]]] = RecentCodes()
 _PLAIN_LISTINGS: RecentCodes[tuple[Raw, ...]] = RecentCodes()
 
 
@@ -889,19 +902,20 @@ def _plain_listing(code: CodeType) -> list[Raw]:
     return list(known)
 
 
-def _listing(code: CodeType) -> tuple[list[Raw], dict[int, int | None]]:
+def _listing(code: CodeType) -> tuple[list[Raw], Lines | dict[int, int | None]]:
     """The instructions :func:`read` reads (without caches and ``EXTENDED_ARG``) and the
     line of each offset; for 3.8, the listing :func:`.legacy.as_39` makes of its own.
     (The line table is shared: not to be changed.)"""
     known = _LISTINGS.get(code)
     if known is None:
         raw = _plain_listing(code)
-        lines = line_table(code)
+        lines: Lines | dict[int, int | None] = line_table(code)
         if code_version(code) == (3, 8):
             none_index = next((k for k, c in enumerate(code.co_consts) if c is None), None)
             rewritten, origins = legacy.as_39(raw, none_index,
                                               getattr(code, "co_qualname", code.co_name))
-            raw, lines = rewritten, {r.offset: lines.get(o)
+            table = lines
+            raw, lines = rewritten, {r.offset: table.get(o)
                                      for r, o in zip(rewritten, origins, strict=True)}
         known = (tuple(raw), lines)
         _LISTINGS.put(code, known)
