@@ -200,31 +200,28 @@ def instructions(code: CodeType) -> list[Raw]:
 
 
 class RecentCodes(Generic[_T]):
-    """A value per code object for the last ``size`` code objects, each held weakly: an
-    entry goes with its code object, so the constants it holds (a tensor, say) are not
-    kept alive here. Found by identity, in one look-up."""
+    """A value per code object for the last ``size`` code objects, newest first, each
+    held weakly: an entry goes with its code object, so the constants it holds (a
+    tensor, say) are not kept alive here. (A list, not a dict by id: the weak
+    reference's callback may run in the middle of any allocation, a look-up's included,
+    and a list read meanwhile does not fail.)"""
 
     def __init__(self, size: int = 8) -> None:
         self.size = size
-        # id(code) -> (a weak reference to it, its value), oldest first
-        self._entries: dict[int, tuple[weakref.ref[CodeType], _T]] = {}
+        self._entries: list[tuple[weakref.ref[CodeType], _T]] = []
 
     def get(self, code: CodeType) -> _T | None:
-        entry = self._entries.get(id(code))
-        if entry is not None and entry[0]() is code:
-            return entry[1]
+        for known, value in self._entries:
+            if known() is code:
+                return value
         return None
 
     def put(self, code: CodeType, value: _T) -> None:
-        entries = self._entries
-        entries.pop(id(code), None)
-        entries[id(code)] = (weakref.ref(code, self._forget), value)
-        while len(entries) > self.size:
-            del entries[next(iter(entries))]
+        self._entries.insert(0, (weakref.ref(code, self._forget), value))
+        del self._entries[self.size:]
 
     def _forget(self, gone: weakref.ref[CodeType]) -> None:
-        for key in [k for k, entry in self._entries.items() if entry[0] is gone]:
-            del self._entries[key]
+        self._entries[:] = [entry for entry in self._entries if entry[0] is not gone]
 
 
 _RECENT: RecentCodes[tuple[Raw, ...]] = RecentCodes()  # (code, its instructions)
