@@ -210,11 +210,11 @@ def set_items(values: frozenset[Any]) -> list[Any]:
 
 
 def const(value: object) -> ast.expr:
-    return ast.Constant(value=cast(Any, value))  # code constants: tuples, frozensets too
+    return ast.Constant(cast(Any, value))  # code constants: tuples, frozensets too
 
 
 def name(ident: str, kind: NameKind = "fast") -> ast.Name:
-    node = ast.Name(id=ident, ctx=LOAD)
+    node = ast.Name(ident, LOAD)
     attach(node, kind=kind)
     return node
 
@@ -332,14 +332,14 @@ def negate(node: ast.expr, folded: bool) -> ast.expr:
     if isinstance(node, ast.Compare) and len(node.ops) == 1 \
             and type(node.ops[0]) in _INVERSE_CMP \
             and (folded or fact(node, FLIPPED, False)):
-        new: ast.expr = ast.Compare(left=node.left, ops=[_INVERSE_CMP[type(node.ops[0])]()],
-                                    comparators=node.comparators)
+        new: ast.expr = ast.Compare(node.left, [_INVERSE_CMP[type(node.ops[0])]()],
+                                    node.comparators)
         attach(new, flipped=not fact(node, FLIPPED, False))
     elif isinstance(node, ast.BoolOp) and _cheaper_inside(node, folded):
         op = ast.And() if isinstance(node.op, ast.Or) else ast.Or()
-        new = ast.BoolOp(op=op, values=[negate(v, folded) for v in node.values])
+        new = ast.BoolOp(op, [negate(v, folded) for v in node.values])
     else:
-        new = ast.UnaryOp(op=ast.Not(), operand=node)
+        new = ast.UnaryOp(ast.Not(), node)
     seq = fact(node, SEQ, None)
     if seq is not None:
         attach(new, _seq=seq)

@@ -141,19 +141,19 @@ class Renderer:
                     return made
             value = self.expr(s.value)
             targets = [self.target(t) for t in s.targets]
-            return _copy_pos(ast.Assign(targets=targets, value=value), s)
+            return _copy_pos(ast.Assign(targets, value), s)
         if isinstance(s, ast.AugAssign):
             target = self.target(s.target)
-            return _copy_pos(ast.AugAssign(target=cast(_Target, target), op=s.op,
-                                           value=self.expr(s.value)), s)
+            return _copy_pos(ast.AugAssign(cast(_Target, target), s.op,
+                                           self.expr(s.value)), s)
         if isinstance(s, ast.Expr):
-            return _copy_pos(ast.Expr(value=self.expr(s.value)), s)
+            return _copy_pos(ast.Expr(self.expr(s.value)), s)
         if isinstance(s, ast.Return):
             if s.value is None or isinstance(s.value, Cell) or (
                     isinstance(s.value, ast.Constant) and s.value.value is None):
                 # (a class body returns its cell)
-                return _copy_pos(ast.Return(value=None), s)
-            return _copy_pos(ast.Return(value=self.expr(s.value)), s)
+                return _copy_pos(ast.Return(None), s)
+            return _copy_pos(ast.Return(self.expr(s.value)), s)
         if isinstance(s, ast.Raise):
             return ast.Raise(exc=None if s.exc is None else self.expr(s.exc),
                              cause=None if s.cause is None else self.expr(s.cause))
@@ -227,7 +227,7 @@ class Renderer:
         if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) \
                 and isinstance(test.values[0], MatchCase):
             rest = test.values[1:]
-            guard = rest[0] if len(rest) == 1 else ast.BoolOp(op=ast.And(), values=rest)
+            guard = rest[0] if len(rest) == 1 else ast.BoolOp(ast.And(), rest)
             test = test.values[0]
         if not isinstance(test, MatchCase):
             return None
@@ -269,17 +269,17 @@ class Renderer:
 
     def target(self, node: ast.expr) -> ast.expr:
         if isinstance(node, ast.Name):
-            return ast.Name(id=self.slot_name(node) if fact(node, SLOT, None) is not None
-                            else node.id, ctx=node.ctx)
+            return ast.Name(self.slot_name(node) if fact(node, SLOT, None) is not None
+                            else node.id, node.ctx)
         if isinstance(node, ast.Attribute):
-            return ast.Attribute(value=self.expr(node.value), attr=node.attr, ctx=node.ctx)
+            return ast.Attribute(self.expr(node.value), node.attr, node.ctx)
         if isinstance(node, ast.Subscript):
-            return ast.Subscript(value=self.expr(node.value),
-                                 slice=self.subscript_slice(node.slice), ctx=node.ctx)
+            return ast.Subscript(self.expr(node.value),
+                                 self.subscript_slice(node.slice), node.ctx)
         if isinstance(node, ast.Tuple | ast.List):
             return type(node)(elts=[self.target(e) for e in node.elts], ctx=node.ctx)
         if isinstance(node, ast.Starred):
-            return ast.Starred(value=self.target(node.value), ctx=node.ctx)
+            return ast.Starred(self.target(node.value), node.ctx)
         raise self.fail(f"cannot render target {type(node).__name__}")
 
     def slot_name(self, node: ast.Name) -> str:
@@ -321,14 +321,14 @@ class Renderer:
         return new
 
     def keyword(self, kw: ast.keyword) -> ast.keyword:
-        return ast.keyword(arg=kw.arg, value=self.expr(kw.value))
+        return ast.keyword(kw.arg, self.expr(kw.value))
 
     def comprehension(self, c: ast.comprehension) -> ast.comprehension:
-        return ast.comprehension(target=self.target(c.target), iter=self.expr(c.iter),
-                                 ifs=[self.expr(i) for i in c.ifs], is_async=c.is_async)
+        return ast.comprehension(self.target(c.target), self.expr(c.iter),
+                                 [self.expr(i) for i in c.ifs], c.is_async)
 
     def r_Name(self, node: ast.Name) -> ast.expr:
-        return ast.Name(id=node.id, ctx=LOAD)
+        return ast.Name(node.id, LOAD)
 
     def r_Constant(self, node: ast.Constant) -> ast.expr:
         return self.literal(node.value, in_set=bool(fact(node, DISPLAY, False)))
@@ -338,14 +338,14 @@ class Renderer:
         ``x[1:]`` loads ``slice(1, None, None)``), in a tuple too."""
         if isinstance(node, ast.Constant) and isinstance(node.value, slice):
             sl = node.value
-            return ast.Slice(lower=None if sl.start is None else self.literal(sl.start),
-                             upper=None if sl.stop is None else self.literal(sl.stop),
-                             step=None if sl.step is None else self.literal(sl.step))
+            return ast.Slice(None if sl.start is None else self.literal(sl.start),
+                             None if sl.stop is None else self.literal(sl.stop),
+                             None if sl.step is None else self.literal(sl.step))
         if isinstance(node, ast.Slice):
             return ast.Slice(*(None if part is None else self.expr(part)
                                for part in (node.lower, node.upper, node.step)))
         if isinstance(node, ast.Tuple) and any(isinstance(e, ast.Slice) for e in node.elts):
-            return ast.Tuple(elts=[self.subscript_slice(e) for e in node.elts], ctx=LOAD)
+            return ast.Tuple([self.subscript_slice(e) for e in node.elts], LOAD)
         return self.expr(node)
 
     def r_Slice(self, node: ast.Slice) -> ast.expr:
@@ -365,51 +365,51 @@ class Renderer:
         return _nameable(ast.Slice(*parts))
 
     def r_Subscript(self, node: ast.Subscript) -> ast.expr:
-        return ast.Subscript(value=self.expr(node.value), slice=self.subscript_slice(node.slice),
-                             ctx=LOAD)
+        return ast.Subscript(self.expr(node.value), self.subscript_slice(node.slice),
+                             LOAD)
 
     def literal(self, value: Any, in_set: bool = False) -> ast.expr:
         kind = type(value)  # exact types: a subclass (torch.Size, an IntEnum) is no literal
         if kind is slice:
-            return ast.Call(func=ast.Name(id="slice", ctx=LOAD),
-                            args=[self.literal(value.start), self.literal(value.stop),
-                                  self.literal(value.step)], keywords=[])
+            return ast.Call(ast.Name("slice", LOAD),
+                            [self.literal(value.start), self.literal(value.stop),
+                                  self.literal(value.step)], [])
         if kind is float:
             return float_constant(value)
         if kind is complex:
             if math.isnan(value.real) or math.isnan(value.imag) or value.real != 0 \
                     or math.isinf(value.imag) or math.copysign(1.0, value.real) < 0:
-                return ast.Call(func=ast.Name(id="complex", ctx=LOAD),
-                                args=[float_constant(value.real), float_constant(value.imag)],
-                                keywords=[])
+                return ast.Call(ast.Name("complex", LOAD),
+                                [float_constant(value.real), float_constant(value.imag)],
+                                [])
             return ast.Constant(value)
         if kind in _LITERAL_TYPES:
             return ast.Constant(value)
         if kind is tuple:
-            return ast.Tuple(elts=[self.literal(v) for v in value], ctx=LOAD)
+            return ast.Tuple([self.literal(v) for v in value], LOAD)
         if kind is frozenset:  # a set display where the compiler folds one (``in {1, 2}``)
             elts = [self.literal(v) for v in set_items(value)]
             if in_set and elts:
-                return ast.Set(elts=elts)
+                return ast.Set(elts)
             exact = self.exact_constant(value) if self.exact_constant is not None else None
             if exact is not None:  # (``frozenset(...)`` calls the global ``frozenset``)
                 return exact
-            return ast.Call(func=ast.Name(id="frozenset", ctx=LOAD),
-                            args=[ast.Set(elts=elts)] if elts else [], keywords=[])
+            return ast.Call(ast.Name("frozenset", LOAD),
+                            [ast.Set(elts)] if elts else [], [])
         if self.constant is not None:
             return self.constant(value)
         raise self.fail(f"constant without a literal form: {type(value).__name__}")
 
     def r_Slot(self, node: Slot) -> ast.expr:
-        return ast.Name(id=f"{self.slot_prefix}{node.index}", ctx=LOAD)
+        return ast.Name(f"{self.slot_prefix}{node.index}", LOAD)
 
     def r_Shared(self, node: Shared) -> ast.expr:
         if node.name is not None:
             if fact(node, BIND_FIRST, False) and id(node) not in self.seen:
                 self.seen.add(id(node))  # named after a statement had evaluated it
-                return ast.NamedExpr(target=ast.Name(id=node.name, ctx=STORE),
-                                     value=_nameable(self.expr(node.value)))
-            return ast.Name(id=node.name, ctx=LOAD)
+                return ast.NamedExpr(ast.Name(node.name, STORE),
+                                     _nameable(self.expr(node.value)))
+            return ast.Name(node.name, LOAD)
         targets = fact(node, TARGETS, None)
         count = self.counts.get(id(node), 1)
         if targets:
@@ -417,26 +417,26 @@ class Renderer:
             for t in targets:
                 if not isinstance(t, ast.Name):
                     raise self.fail("assignment expression to a non-name")
-                value = ast.NamedExpr(target=ast.Name(id=t.id, ctx=STORE), value=value)
+                value = ast.NamedExpr(ast.Name(t.id, STORE), value)
             if count > 1:
                 if id(node) in self.seen:
-                    return ast.Name(id=cast(ast.Name, targets[-1]).id, ctx=LOAD)
+                    return ast.Name(cast(ast.Name, targets[-1]).id, LOAD)
                 self.seen.add(id(node))
             return value
         if count <= 1:
             return self.expr(node.value)
         if id(node) in self.seen:
-            return ast.Name(id=cast(str, fact(node, WALRUS, None)), ctx=LOAD)
+            return ast.Name(cast(str, fact(node, WALRUS, None)), LOAD)
         self.seen.add(id(node))
         tmp = self.names.fresh()
         attach(node, walrus=tmp)
-        return ast.NamedExpr(target=ast.Name(id=tmp, ctx=STORE),
-                             value=_nameable(self.expr(node.value)))
+        return ast.NamedExpr(ast.Name(tmp, STORE),
+                             _nameable(self.expr(node.value)))
 
     def r_Iterator(self, node: Iterator) -> ast.expr:
         fn = "aiter" if node.kind == "aiter" else "iter"
-        return ast.Call(func=ast.Name(id=fn, ctx=LOAD), args=[self.expr(node.value)],
-                        keywords=[])
+        return ast.Call(ast.Name(fn, LOAD), [self.expr(node.value)],
+                        [])
 
     def r_Func(self, node: Func) -> ast.expr:
         if self.make_lambda is None:
@@ -451,7 +451,7 @@ class Renderer:
         fname = self.names.fresh("_f")
         self.hoisted.append(self.make_def(node, fname, []))
         self.hoisted.extend(_renamed(fname, node.code.co_name))
-        return ast.Name(id=fname, ctx=LOAD)
+        return ast.Name(fname, LOAD)
 
     def r_ClassBuild(self, node: ClassBuild) -> ast.expr:
         if self.make_class is None:
@@ -460,18 +460,18 @@ class Renderer:
         stmt = self.make_class(node, cname, [])
         self.hoisted.append(stmt)
         self.hoisted.extend(_renamed(cname, node.cname))
-        return ast.Name(id=cname, ctx=LOAD)
+        return ast.Name(cname, LOAD)
 
     def r_BinOp(self, node: ast.BinOp) -> ast.expr:
         left = self.expr(node.left)
         right = self.expr(node.right)
         if fact(node, INPLACE, False):
             opname = _INPLACE_NAMES[type(node.op)]
-            return ast.Call(func=ast.Attribute(
-                value=ast.Call(func=ast.Name(id="__import__", ctx=LOAD),
-                               args=[ast.Constant("operator")], keywords=[]),
-                attr=opname, ctx=LOAD), args=[left, right], keywords=[])
-        return ast.BinOp(left=left, op=node.op, right=right)
+            return ast.Call(ast.Attribute(
+                ast.Call(ast.Name("__import__", LOAD),
+                               [ast.Constant("operator")], []),
+                opname, LOAD), [left, right], [])
+        return ast.BinOp(left, node.op, right)
 
     def r_Dict(self, node: ast.Dict) -> ast.expr:
         keys: list[ast.expr | None] = []
@@ -479,11 +479,11 @@ class Renderer:
         for k, v in zip(node.keys, node.values, strict=True):
             keys.append(None if k is None else self.expr(k))
             values.append(self.expr(v))
-        return ast.Dict(keys=keys, values=values)
+        return ast.Dict(keys, values)
 
     def r_NamedExpr(self, node: ast.NamedExpr) -> ast.expr:
         value = self.expr(node.value)
-        return ast.NamedExpr(target=ast.Name(id=node.target.id, ctx=STORE), value=value)
+        return ast.NamedExpr(ast.Name(node.target.id, STORE), value)
 
     def r_Compare(self, node: ast.Compare) -> ast.expr:
         left = self.expr(node.left)
@@ -493,7 +493,7 @@ class Renderer:
                 comparators.append(self.literal(c.value, in_set=True))
             else:
                 comparators.append(self.expr(c))
-        new = ast.Compare(left=left, ops=node.ops, comparators=comparators)
+        new = ast.Compare(left, node.ops, comparators)
         if fact(node, FLIPPED, False):
             attach(new, flipped=True)
         return new
@@ -511,24 +511,24 @@ class Renderer:
         names = self.special_names
         if names is not None:
             if id(node) in names:
-                return ast.Name(id=names[id(node)], ctx=LOAD)
+                return ast.Name(names[id(node)], LOAD)
             if node.kind in ("prev_exc", "lasti", "prev_tb", "prev_value", "prev_type"):
                 return ast.Constant(None)  # bookkeeping only the interpreter reads
             if node.kind == "with_exit_result":
                 exc = self.expr(node.value)  # type: ignore[arg-type]  # set for this kind
                 args = [
-                    ast.Call(func=ast.Name(id="type", ctx=LOAD), args=[exc], keywords=[]),
-                    exc, ast.Attribute(value=exc, attr="__traceback__", ctx=LOAD)]
+                    ast.Call(ast.Name("type", LOAD), [exc], []),
+                    exc, ast.Attribute(exc, "__traceback__", LOAD)]
                 self_arg = fact(node, EXIT_SELF, None)
                 if self_arg is not None:
                     args.insert(0, self.expr(self_arg))
-                return ast.Call(func=self.expr(node.exit),  # type: ignore[attr-defined]  # a fact
-                                args=args, keywords=[])
+                return ast.Call(self.expr(node.exit),  # type: ignore[attr-defined]  # a fact
+                                args, [])
             if node.kind == "anext_value":
-                return ast.Await(value=ast.Call(
-                    func=ast.Name(id="anext", ctx=LOAD),
-                    args=[self.expr(node.value)],  # type: ignore[arg-type]  # set for anext
-                    keywords=[]))
+                return ast.Await(ast.Call(
+                    ast.Name("anext", LOAD),
+                    [self.expr(node.value)],  # type: ignore[arg-type]  # set for anext
+                    []))
         raise self.fail(f"interpreter value '{node.name or node.kind}' left in the output")
 
     def r_ExcMatch(self, node: ExcMatch) -> ast.expr:
@@ -539,8 +539,8 @@ class Renderer:
                 exc = exc.value
             check = "issubclass" if isinstance(exc, Special) and exc.kind == "exc_type" \
                 else "isinstance"
-            return ast.Call(func=ast.Name(id=check, ctx=LOAD),
-                            args=[self.expr(node.exc), self.expr(node.types)], keywords=[])
+            return ast.Call(ast.Name(check, LOAD),
+                            [self.expr(node.exc), self.expr(node.types)], [])
         raise self.fail("exception test outside an except clause")
 
     def r_UnpackItem(self, node: UnpackItem) -> ast.expr:
@@ -548,7 +548,7 @@ class Renderer:
         if len(unpack.targets) == 1 and unpack.star is None:
             # ``*Ts`` (PEP 646, ``def f(*args: *Ts)``): the one item of an unpacking, used
             # as the value of a star annotation (what a compiler makes of nothing else)
-            return ast.Starred(value=self.expr(unpack.value), ctx=LOAD)
+            return ast.Starred(self.expr(unpack.value), LOAD)
         raise self.fail("unpacked item used outside an assignment")
 
     def r_Null(self, node: Null) -> ast.expr:
@@ -559,17 +559,17 @@ class Renderer:
 
     def r_Cell(self, node: Cell) -> ast.expr:
         # the cell object itself, as a value: ``(lambda: x).__closure__[0]``
-        probe = ast.Lambda(args=no_arguments(), body=ast.Name(id=node.name, ctx=LOAD))
-        return ast.Subscript(value=ast.Attribute(value=probe, attr="__closure__",
-                                                 ctx=LOAD),
-                             slice=ast.Constant(0), ctx=LOAD)
+        probe = ast.Lambda(args=no_arguments(), body=ast.Name(node.name, LOAD))
+        return ast.Subscript(ast.Attribute(probe, "__closure__",
+                                                 LOAD),
+                             ast.Constant(0), LOAD)
 
     def r_ImportValue(self, node: ImportValue) -> ast.expr:
-        return ast.Call(func=ast.Name(id="__import__", ctx=LOAD),
-                        args=[ast.Constant(node.module)], keywords=[])
+        return ast.Call(ast.Name("__import__", LOAD),
+                        [ast.Constant(node.module)], [])
 
     def r_ImportItem(self, node: ImportItem) -> ast.expr:
-        return ast.Attribute(value=self.expr(node.source), attr=node.attr, ctx=LOAD)
+        return ast.Attribute(self.expr(node.source), node.attr, LOAD)
 
 
 _INPLACE_NAMES = {
@@ -594,10 +594,10 @@ def _nameable(value: ast.expr) -> ast.expr:
     tuple with slices) becomes the ``slice(a, b)`` object it stands for."""
     if isinstance(value, ast.Slice):
         parts = [value.lower, value.upper] + ([value.step] if value.step else [])
-        return ast.Call(func=ast.Name(id="slice", ctx=LOAD),
-                        args=[p or ast.Constant(None) for p in parts], keywords=[])
+        return ast.Call(ast.Name("slice", LOAD),
+                        [p or ast.Constant(None) for p in parts], [])
     if isinstance(value, ast.Tuple) and any(isinstance(e, ast.Slice) for e in value.elts):
-        return ast.Tuple(elts=[_nameable(e) for e in value.elts], ctx=LOAD)
+        return ast.Tuple([_nameable(e) for e in value.elts], LOAD)
     return value
 
 
@@ -642,11 +642,11 @@ def _renamed(temp: str, name: str) -> list[ast.stmt]:
         return []
 
     def attr(a: str, ctx: ast.expr_context) -> ast.Attribute:
-        return ast.Attribute(value=ast.Name(id=temp, ctx=LOAD), attr=a, ctx=ctx)
+        return ast.Attribute(ast.Name(temp, LOAD), a, ctx)
 
-    qualname = ast.BinOp(left=ast.Call(func=ast.Attribute(value=attr("__qualname__", LOAD),
-                                                           attr="removesuffix", ctx=LOAD),
-                                       args=[ast.Constant(temp)], keywords=[]),
-                         op=ast.Add(), right=ast.Constant(name))
-    return [ast.Assign(targets=[attr("__name__", STORE)], value=ast.Constant(name)),
-            ast.Assign(targets=[attr("__qualname__", STORE)], value=qualname)]
+    qualname = ast.BinOp(ast.Call(ast.Attribute(attr("__qualname__", LOAD),
+                                                           "removesuffix", LOAD),
+                                       [ast.Constant(temp)], []),
+                         ast.Add(), ast.Constant(name))
+    return [ast.Assign([attr("__name__", STORE)], ast.Constant(name)),
+            ast.Assign([attr("__qualname__", STORE)], qualname)]

@@ -368,7 +368,7 @@ class Translator:
                 return Term("branch", [jump, fall], test=value, line=line, fall=fall)
             # (one test for both jumps, ``x is None``, so that a loop's test and its copy
             # at the loop's end read the same when one jumps on each sense: 3.11)
-            test = stamp(ast.Compare(left=value, ops=[ast.Is()], comparators=[const(None)]))
+            test = stamp(ast.Compare(value, [ast.Is()], [const(None)]))
             attach(test, flipped=True)  # (the jump holds the sense: no operator to keep)
             targets = [jump, fall] if op == "POP_JUMP_IF_NONE" else [fall, jump]
             return Term("branch", targets, test=test, line=line, fall=fall)

@@ -49,8 +49,8 @@ class Unpack:
         elts: list[ast.expr] = []
         for i, t in enumerate(self.targets):
             assert t is not None
-            elts.append(ast.Starred(value=t, ctx=STORE) if i == self.star else t)
-        return ast.Tuple(elts=elts, ctx=STORE)
+            elts.append(ast.Starred(t, STORE) if i == self.star else t)
+        return ast.Tuple(elts, STORE)
 
 
 class State:
@@ -216,12 +216,12 @@ class Machine:
             for i, t in enumerate(unpack.targets):
                 if t is None:
                     tmp = self.ctx.names.fresh()
-                    unpack.targets[i] = ast.Name(id=tmp, ctx=STORE)
+                    unpack.targets[i] = ast.Name(tmp, STORE)
                     temps.append(name(tmp, "temp"))
                 else:
                     temps.append(None)
             attach(unpack, temps=temps)  # type: ignore[type-var]  # an Unpack: no ast node
-            self.append(ast.Assign(targets=[unpack.target()], value=unpack.value))
+            self.append(ast.Assign([unpack.target()], unpack.value))
             stack = self.state.stack
             for k, entry in enumerate(stack):
                 if isinstance(entry, UnpackItem) and entry.unpack is unpack:
@@ -322,20 +322,20 @@ class Machine:
                 attach(node, bind_first=True)
                 if targets:
                     attach(node, targets=[])
-                    self.append(ast.Assign(targets=targets,
-                                           value=ast.Name(node.name, LOAD)))
+                    self.append(ast.Assign(targets,
+                                           ast.Name(node.name, LOAD)))
             elif node.name is None:
                 targets = list(fact(node, TARGETS, None) or [])
                 self._keep_stale(node)
                 tmp = self.ctx.names.fresh()
                 attach(node, targets=[])
                 self.append(
-                    ast.Assign(targets=[*targets, ast.Name(tmp, STORE)], value=node.value))
+                    ast.Assign([*targets, ast.Name(tmp, STORE)], node.value))
                 node.name = tmp
             return node
         tmp = self.ctx.names.fresh()
         pending = self.walrus and any(self.walrus.values())  # (else no walrus to settle)
-        self.append(ast.Assign(targets=[ast.Name(tmp, STORE)], value=node),
+        self.append(ast.Assign([ast.Name(tmp, STORE)], node),
                     self._pushed_after(node) if pending else frozenset())
         named = name(tmp, "temp")
         attach(named, origin=node)  # (the display it holds)
@@ -413,9 +413,9 @@ class Machine:
                 return
             targets = fact(value, TARGETS, None) or []
             attach(value, targets=[])
-            self.emit(ast.Assign(targets=[*targets, target], value=value), writes)
+            self.emit(ast.Assign([*targets, target], value), writes)
             return
-        self.emit(ast.Assign(targets=[target], value=value), writes)
+        self.emit(ast.Assign([target], value), writes)
 
     def store_import(self, ident: str, value: ast.expr, writes: tuple[str, ...]) -> bool:
         """``import m``, ``import a.b as c``, ``from m import x as y`` from the stores."""
@@ -564,7 +564,7 @@ class Machine:
                        writes: tuple[str, ...]) -> None:
         unpack: Unpack = item.unpack
         if fact(unpack, TEMPS, None) is not None:
-            self.emit(ast.Assign(targets=[target], value=self.force_unpack(item)), writes)
+            self.emit(ast.Assign([target], self.force_unpack(item)), writes)
             return
         self.check_speculation()  # the pending unpacking is shared with other paths
         unpack.targets[item.index] = target
@@ -574,7 +574,7 @@ class Machine:
                     # (one of the targets of ``a, b = c = v``)
                     self.store(unpack.target(), unpack.value, writes)
                     return
-                self.emit(ast.Assign(targets=[unpack.target()], value=unpack.value), writes)
+                self.emit(ast.Assign([unpack.target()], unpack.value), writes)
                 return
             parent, index = unpack.parent
             parent.targets[index] = unpack.target()

@@ -74,8 +74,8 @@ def conditional(test: ast.expr, then_v: ast.expr, else_v: ast.expr,
                 else_first: bool, folded: bool) -> ast.expr:
     """``then_v if test else else_v``, with the arm laid out first as its body."""
     if else_first:
-        return stamp(ast.IfExp(test=negate(test, folded), body=else_v, orelse=then_v))
-    return stamp(ast.IfExp(test=test, body=then_v, orelse=else_v))
+        return stamp(ast.IfExp(negate(test, folded), else_v, then_v))
+    return stamp(ast.IfExp(test, then_v, else_v))
 
 
 def boolop(op: type[ast.boolop], left: ast.expr, right: ast.expr) -> ast.expr:
@@ -89,4 +89,4 @@ def boolop(op: type[ast.boolop], left: ast.expr, right: ast.expr) -> ast.expr:
             values.extend(inner.values)
         else:
             values.append(inner)
-    return stamp(ast.BoolOp(op=op(), values=values))
+    return stamp(ast.BoolOp(op(), values))

@@ -108,7 +108,7 @@ class Calls(Machine):
         if isinstance(func, Func) and self.ctx.make_generic is not None \
                 and func.code.co_name.startswith(GENERIC_PREFIX) and not keywords:
             return stamp(self.ctx.make_generic(func, args))
-        return stamp(ast.Call(func=func, args=args, keywords=keywords))
+        return stamp(ast.Call(func, args, keywords))
 
     def call_intrinsic_1(self, ins: Instr) -> None:
         value = self.pop()
@@ -121,7 +121,7 @@ class Calls(Machine):
         a = self.pop()
         marker = intrinsic(str(ins.argval), [a, b])
         self.push(stamp(marker if marker is not None else
-                        Special("intrinsic", ast.Tuple(elts=[a, b], ctx=LOAD),
+                        Special("intrinsic", ast.Tuple([a, b], LOAD),
                                 str(ins.argval))))
 
 
@@ -145,7 +145,7 @@ def _split_keywords(args: list[ast.expr], names: ast.expr) -> tuple[list[ast.exp
                                  "of names for its arguments")
     n = len(kwnames)
     pos = args[:len(args) - n] if n else args
-    kws = [ast.keyword(arg=k, value=v) for k, v in zip(kwnames, args[len(args) - n:],
+    kws = [ast.keyword(k, v) for k, v in zip(kwnames, args[len(args) - n:],
                                                         strict=True)] if n else []
     return list(pos), kws
 
@@ -157,7 +157,7 @@ def _star_args(args: ast.expr) -> list[ast.expr]:
         return [const(v) for v in args.value]
     if fact(args, LIST_TO_TUPLE, False):
         args = args.args[0]  # type: ignore[attr-defined]  # ``*tuple(xs)`` is ``*xs``
-    return [ast.Starred(value=args, ctx=LOAD)]
+    return [ast.Starred(args, LOAD)]
 
 
 def _star_kwargs(kwargs: ast.expr | None) -> list[ast.keyword]:
@@ -172,17 +172,17 @@ def _star_kwargs(kwargs: ast.expr | None) -> list[ast.keyword]:
                 names = _keyword_names(v) if type(v) is ast.Dict and out \
                     and out[-1].arg is None else None
                 if names is None or any(kw.arg in names for kw in out):
-                    out.append(ast.keyword(arg=None, value=v))
+                    out.append(ast.keyword(None, v))
                 else:
-                    out.extend(ast.keyword(arg=n, value=x)
+                    out.extend(ast.keyword(n, x)
                                for n, x in zip(names, cast(ast.Dict, v).values, strict=True))
             elif isinstance(k, ast.Constant) and isinstance(k.value, str) \
                     and k.value.isidentifier():
-                out.append(ast.keyword(arg=k.value, value=v))
+                out.append(ast.keyword(k.value, v))
             else:
-                return [ast.keyword(arg=None, value=kwargs)]
+                return [ast.keyword(None, kwargs)]
         return out
-    return [ast.keyword(arg=None, value=kwargs)]
+    return [ast.keyword(None, kwargs)]
 
 
 def _keyword_names(mapping: ast.Dict) -> list[str] | None:
@@ -204,7 +204,7 @@ class Inlined(Machine):
         if isinstance(iterable, Iterator):
             iterable = iterable.value
         else:
-            iterable = ast.Call(func=name("iter", "global"), args=[iterable], keywords=[])
+            iterable = ast.Call(name("iter", "global"), [iterable], [])
         expr = _with_outer_iterable(ins.argval, iterable)
         saved = ins.arg or 0
         for _ in range(saved):
@@ -267,9 +267,9 @@ class Imports(Machine):
         fromlist = self.pop()
         level = self.pop()
         if not isinstance(fromlist, ast.Constant) or not isinstance(level, ast.Constant):
-            self.push(stamp(ast.Call(func=name("__import__", "global"),
-                                     args=[const(ins.argval), name("globals", "global"),
-                                           const(None), fromlist, level], keywords=[])))
+            self.push(stamp(ast.Call(name("__import__", "global"),
+                                     [const(ins.argval), name("globals", "global"),
+                                           const(None), fromlist, level], [])))
             return
         self.push(ImportValue(ins.argval, fromlist.value, cast(int, level.value)))
 
@@ -324,10 +324,10 @@ class Exceptions(Machine):
         types = self.pop()
         exc = self.pop()
         self.shares = True
-        split = Shared(stamp(Special("eg_split", ast.Tuple(elts=[exc, types], ctx=LOAD))))
+        split = Shared(stamp(Special("eg_split", ast.Tuple([exc, types], LOAD))))
         attach(split, refs=2)
-        rest = stamp(ast.Subscript(value=split, slice=const(0), ctx=LOAD))
-        match = stamp(ast.Subscript(value=split, slice=const(1), ctx=LOAD))
+        rest = stamp(ast.Subscript(split, const(0), LOAD))
+        match = stamp(ast.Subscript(split, const(1), LOAD))
         attach(match, eg_match=ExcMatch(exc, types, star=True))
         self.push(rest)
         self.push(match)
@@ -335,7 +335,7 @@ class Exceptions(Machine):
     def prep_reraise_star(self, ins: Instr) -> None:
         b = self.pop()
         a = self.pop()
-        self.push(Special("reraise_star", ast.Tuple(elts=[a, b], ctx=LOAD)))
+        self.push(Special("reraise_star", ast.Tuple([a, b], LOAD)))
 
     def with_except_start(self, ins: Instr) -> None:
         depth = ins.arg or 4
@@ -368,7 +368,7 @@ class Exceptions(Machine):
         self.fail("unexpected CLEANUP_THROW")
 
     def print_expr(self, ins: Instr) -> None:
-        self.emit(ast.Expr(value=self.pop()))
+        self.emit(ast.Expr(self.pop()))
 
     def setup_annotations(self, ins: Instr) -> None:
         self.state.stmts.append(ExcMarker("setup_annotations"))
@@ -389,7 +389,7 @@ class Generators(Machine):
         value: ast.expr | None = self.pop()
         if isinstance(value, Special) and value.kind == "async_gen_wrap":
             value = value.value
-        self.push(stamp(ast.Yield(value=None if _is_none(value) else value)))
+        self.push(stamp(ast.Yield(None if _is_none(value) else value)))
 
     def yield_from(self, ins: Instr) -> None:
         sent = self.pop()
@@ -397,17 +397,17 @@ class Generators(Machine):
         if not _is_none(sent):
             self.fail("yield from with a non-None first value")
         if isinstance(receiver, Iterator) and receiver.kind == "yield_from":
-            self.push(stamp(ast.YieldFrom(value=receiver.value)))
+            self.push(stamp(ast.YieldFrom(receiver.value)))
         elif isinstance(receiver, Special) and receiver.kind == "awaitable":
             inner = cast(ast.expr, receiver.value)  # (an awaitable's value is set)
             if fact(inner, ASYNC_COMPREHENSION, False):
                 self.push(inner)  # an async comprehension is awaited by its call site
             else:
-                self.push(stamp(ast.Await(value=inner)))
+                self.push(stamp(ast.Await(inner)))
         elif isinstance(receiver, Special) and receiver.kind == "anext":
             self.push(stamp(Special("anext_value", receiver.value)))
         else:
-            self.push(stamp(ast.YieldFrom(value=receiver)))
+            self.push(stamp(ast.YieldFrom(receiver)))
 
     def get_awaitable(self, ins: Instr) -> None:
         self.push(stamp(Special("awaitable", self.pop())))
@@ -453,8 +453,8 @@ class Matching(Machine):
         names = self.pop()
         cls = self.pop()
         subject = self.pop()
-        self.push(stamp(Special("match_class", ast.Tuple(elts=[subject, cls, names],
-                                                         ctx=LOAD))))
+        self.push(stamp(Special("match_class", ast.Tuple([subject, cls, names],
+                                                         LOAD))))
         attach(self.state.stack[-1], count=ins.arg)
 
     def match_mapping(self, ins: Instr) -> None:
@@ -466,10 +466,10 @@ class Matching(Machine):
     def match_keys(self, ins: Instr) -> None:
         keys = self.top()
         subject = self.top(2)
-        self.push(stamp(Special("match_keys", ast.Tuple(elts=[subject, keys], ctx=LOAD))))
+        self.push(stamp(Special("match_keys", ast.Tuple([subject, keys], LOAD))))
 
     def copy_dict_without_keys(self, ins: Instr) -> None:
         keys = self.pop()
         subject = self.top()
-        self.push(stamp(Special("dict_without_keys", ast.Tuple(elts=[subject, keys],
-                                                               ctx=LOAD))))
+        self.push(stamp(Special("dict_without_keys", ast.Tuple([subject, keys],
+                                                               LOAD))))

@@ -80,11 +80,11 @@ class Loads(Machine):
 
     def load_attr(self, ins: Instr) -> None:
         obj = self.pop()
-        self.push(stamp(ast.Attribute(value=obj, attr=ins.argval, ctx=LOAD)))
+        self.push(stamp(ast.Attribute(obj, ins.argval, LOAD)))
 
     def load_method(self, ins: Instr) -> None:
         obj = self.pop()
-        meth = stamp(ast.Attribute(value=obj, attr=ins.argval, ctx=LOAD))
+        meth = stamp(ast.Attribute(obj, ins.argval, LOAD))
         self.push(meth)
         self.push(MethodSelf(meth))
 
@@ -95,16 +95,16 @@ class Loads(Machine):
             args = [cls, self_arg]
         else:
             args = []
-        call = stamp(ast.Call(func=sup, args=args, keywords=[]))
+        call = stamp(ast.Call(sup, args, []))
         attach(call, zero_arg_super=not flags & 2)
-        attr = stamp(ast.Attribute(value=call, attr=ins.argval, ctx=LOAD))
+        attr = stamp(ast.Attribute(call, ins.argval, LOAD))
         self.push(attr)
         if flags & 1:
             self.push(MethodSelf(attr))
 
     def load_special(self, ins: Instr) -> None:
         obj = self.pop()
-        meth = stamp(ast.Attribute(value=obj, attr=str(ins.argval), ctx=LOAD))
+        meth = stamp(ast.Attribute(obj, str(ins.argval), LOAD))
         self.push(meth)
         self.push(MethodSelf(meth))
 
@@ -123,7 +123,7 @@ class Loads(Machine):
         self.push(Special("build_class"))
 
     def load_locals(self, ins: Instr) -> None:
-        self.push(stamp(ast.Call(func=name("locals", "global"), args=[], keywords=[])))
+        self.push(stamp(ast.Call(name("locals", "global"), [], [])))
 
     def load_fast_and_clear(self, ins: Instr) -> None:
         self.push(Special("saved", const(ins.argval)))
@@ -150,7 +150,7 @@ class Stores(Machine):
             return
         value = self.pop()
         kind = _STORE_KIND[ins.op]
-        target = ast.Name(id=ins.argval, ctx=STORE)
+        target = ast.Name(ins.argval, STORE)
         attach(target, kind=kind)
         self.store(target, value, (ins.argval,) if kind == "fast" else ())
 
@@ -176,11 +176,11 @@ class Stores(Machine):
                 targets = list(fact(values[0], TARGETS, None) or [])
                 attach(values[0], targets=[])
             for ident, kind in names:
-                t = ast.Name(id=ident, ctx=STORE)
+                t = ast.Name(ident, STORE)
                 attach(t, kind=kind)
                 targets.append(t)
             self.skip = k - 1
-            self.emit(ast.Assign(targets=targets, value=values[0]),
+            self.emit(ast.Assign(targets, values[0]),
                       tuple(n for n, kind in names if kind == "fast"))
             return True
         if any(isinstance(v, UnpackItem | Shared | ImportValue | ImportItem | Special
@@ -191,7 +191,7 @@ class Stores(Machine):
         del self.state.stack[-k:]
         targets = []
         for ident, kind in reversed(names):
-            t = ast.Name(id=ident, ctx=STORE)
+            t = ast.Name(ident, STORE)
             attach(t, kind=kind)
             targets.append(t)
         if all(kind == "fast" for _, kind in names):
@@ -205,44 +205,44 @@ class Stores(Machine):
             targets, values = [targets[n] for n in order], [values[n] for n in order]
         self.skip = k - 1
         writes = tuple(n for n, kind in names if kind == "fast")
-        self.emit(ast.Assign(targets=[ast.Tuple(elts=targets, ctx=STORE)],
-                             value=ast.Tuple(elts=values, ctx=LOAD)), writes)
+        self.emit(ast.Assign([ast.Tuple(targets, STORE)],
+                             ast.Tuple(values, LOAD)), writes)
         return True
 
     def store_attr(self, ins: Instr) -> None:
         obj = self.pop()
         value = self.pop()
-        self.store(ast.Attribute(value=obj, attr=ins.argval, ctx=STORE), value)
+        self.store(ast.Attribute(obj, ins.argval, STORE), value)
 
     def store_subscr(self, ins: Instr) -> None:
         key = self.pop()
         obj = self.pop()
         value = self.pop()
-        self.store(ast.Subscript(value=obj, slice=_slice_of(key), ctx=STORE), value)
+        self.store(ast.Subscript(obj, _slice_of(key), STORE), value)
 
     def store_slice(self, ins: Instr) -> None:
         stop = self.pop()
         start = self.pop()
         obj = self.pop()
         value = self.pop()
-        sl = ast.Slice(lower=_none_to_missing(start), upper=_none_to_missing(stop))
-        self.store(ast.Subscript(value=obj, slice=sl, ctx=STORE), value)
+        sl = ast.Slice(_none_to_missing(start), _none_to_missing(stop))
+        self.store(ast.Subscript(obj, sl, STORE), value)
 
     def delete_var(self, ins: Instr) -> None:
         kind = _DELETE_KIND[ins.op]
-        target = ast.Name(id=ins.argval, ctx=ast.Del())
+        target = ast.Name(ins.argval, ast.Del())
         attach(target, kind=kind)
         self.emit(ast.Delete(targets=[target]), (ins.argval,) if kind == "fast" else ())
 
     def delete_attr(self, ins: Instr) -> None:
         obj = self.pop()
-        self.emit(ast.Delete(targets=[ast.Attribute(value=obj, attr=ins.argval, ctx=ast.Del())]))
+        self.emit(ast.Delete(targets=[ast.Attribute(obj, ins.argval, ast.Del())]))
 
     def delete_subscr(self, ins: Instr) -> None:
         key = self.pop()
         obj = self.pop()
-        self.emit(ast.Delete(targets=[ast.Subscript(value=obj, slice=_slice_of(key),
-                                                    ctx=ast.Del())]))
+        self.emit(ast.Delete(targets=[ast.Subscript(obj, _slice_of(key),
+                                                    ast.Del())]))
 
 
 @family({"POP_TOP": "pop_top", "COPY": "copy", "SWAP": "swap", "NOP": "nop"})
@@ -266,10 +266,10 @@ class StackOps(Machine):
             if targets:
                 attach(value, targets=[])
                 if len(targets) == 1 and isinstance(targets[0], ast.Name):
-                    self.emit(ast.Expr(value=ast.NamedExpr(
-                        target=targets[0], value=value.value)))
+                    self.emit(ast.Expr(ast.NamedExpr(
+                        targets[0], value.value)))
                 else:
-                    self.emit(ast.Assign(targets=targets, value=value.value))
+                    self.emit(ast.Assign(targets, value.value))
                 return
             value = value.value
         if isinstance(value, ImportValue):
@@ -278,7 +278,7 @@ class StackOps(Machine):
         if isinstance(value, ImportItem) and plain_import_chain(value):
             return  # the intermediate module of ``import a.b.c as d``
         if isinstance(value, UnpackItem):
-            self.store(ast.Name(id=self._stored_again() or "_", ctx=STORE), value)
+            self.store(ast.Name(self._stored_again() or "_", STORE), value)
             return
         # (a function made and dropped, ``lambda: x`` as a statement, stays: its closure
         # makes cells of the names it reads)
@@ -288,7 +288,7 @@ class StackOps(Machine):
             if not (isinstance(value, Special) and value.kind in ("enter", "awaited")) \
                     and not self.local_statement(value):
                 return
-        self.emit(ast.Expr(value=value))
+        self.emit(ast.Expr(value))
 
     def _stored_again(self) -> str | None:
         """The local an unpacked item dropped here is stored to again next: 3.13+
@@ -314,10 +314,10 @@ class StackOps(Machine):
         if value.fromlist is None or not value.aliases:
             if value.fromlist is not None and not value.aliases:
                 # ``from m import ()`` cannot be written; keep the import for its effect
-                self.emit(ast.Expr(value=ast.Call(
-                    func=name("__import__", "global"),
-                    args=[const(value.module), name("globals", "global")],
-                    keywords=[])))
+                self.emit(ast.Expr(ast.Call(
+                    name("__import__", "global"),
+                    [const(value.module), name("globals", "global")],
+                    [])))
             return
         self.emit(ast.ImportFrom(module=value.module or None, names=value.aliases,
                                  level=value.level), fact(value, WRITES, ()))
@@ -397,7 +397,7 @@ class StackOps(Machine):
                        for v in values):
             return False
         self.check_speculation()
-        unpack = Unpack(ast.Tuple(elts=values[::-1], ctx=LOAD), depth, None)
+        unpack = Unpack(ast.Tuple(values[::-1], LOAD), depth, None)
         for i in range(depth):
             stack[-1 - i] = UnpackItem(unpack, i)
         return True
@@ -439,11 +439,11 @@ class Operators(Machine):
 
     def unary(self, ins: Instr) -> None:
         operand = self.pop()
-        self.push(stamp(ast.UnaryOp(op=_UNARY[ins.op](), operand=operand)))
+        self.push(stamp(ast.UnaryOp(_UNARY[ins.op](), operand)))
 
     def to_bool(self, ins: Instr) -> None:
         value = self.pop()
-        self.push(stamp(ast.Call(func=name("bool", "global"), args=[value], keywords=[])))
+        self.push(stamp(ast.Call(name("bool", "global"), [value], [])))
 
     def binary_op(self, ins: Instr) -> None:
         right = self.pop()
@@ -455,39 +455,39 @@ class Operators(Machine):
             # ``'%s' % (a,)`` would compile to an f-string: the source kept its ``%``
             # by writing the format as an f-string
             left = ast.JoinedStr(values=[left])
-        node = stamp(ast.BinOp(left=left, op=BINOPS[sym.rstrip("=")](), right=right))
+        node = stamp(ast.BinOp(left, BINOPS[sym.rstrip("=")](), right))
         attach(node, inplace=inplace)
         self.push(node)
 
     def binary_subscr(self, ins: Instr) -> None:
         key = self.pop()
         obj = self.pop()
-        self.push(stamp(ast.Subscript(value=obj, slice=_slice_of(key), ctx=LOAD)))
+        self.push(stamp(ast.Subscript(obj, _slice_of(key), LOAD)))
 
     def binary_slice(self, ins: Instr) -> None:
         stop = self.pop()
         start = self.pop()
         obj = self.pop()
-        sl = ast.Slice(lower=_none_to_missing(start), upper=_none_to_missing(stop))
-        self.push(stamp(ast.Subscript(value=obj, slice=sl, ctx=LOAD)))
+        sl = ast.Slice(_none_to_missing(start), _none_to_missing(stop))
+        self.push(stamp(ast.Subscript(obj, sl, LOAD)))
 
     def compare(self, ins: Instr) -> None:
         right = self.pop()
         left = self.pop()
-        self.push(stamp(ast.Compare(left=left, ops=[CMPOPS[ins.argval]()],
-                                    comparators=[right])))
+        self.push(stamp(ast.Compare(left, [CMPOPS[ins.argval]()],
+                                    [right])))
 
     def is_op(self, ins: Instr) -> None:
         right = self.pop()
         left = self.pop()
         op = ast.IsNot() if ins.arg else ast.Is()
-        self.push(stamp(ast.Compare(left=left, ops=[op], comparators=[right])))
+        self.push(stamp(ast.Compare(left, [op], [right])))
 
     def contains_op(self, ins: Instr) -> None:
         right = self.pop()
         left = self.pop()
         op = ast.NotIn() if ins.arg else ast.In()
-        self.push(stamp(ast.Compare(left=left, ops=[op], comparators=[_as_display(right)])))
+        self.push(stamp(ast.Compare(left, [op], [_as_display(right)])))
 
     def get_iter(self, ins: Instr) -> None:
         self.push(stamp(Iterator(_as_display(self.pop()))))
@@ -496,7 +496,7 @@ class Operators(Machine):
         self.push(stamp(Iterator(self.pop(), "yield_from")))
 
     def get_len(self, ins: Instr) -> None:
-        self.push(stamp(ast.Call(func=name("len", "global"), args=[self.top()], keywords=[])))
+        self.push(stamp(ast.Call(name("len", "global"), [self.top()], [])))
 
 
 def _slice_of(key: ast.expr) -> ast.expr:
@@ -532,7 +532,7 @@ def unpacked_display(kind: str, items: list[ast.expr]) -> ast.expr:
             else:
                 keys.append(None)
                 values.append(item)
-        return ast.Dict(keys=keys, values=values)
+        return ast.Dict(keys, values)
     elts: list[ast.expr] = []
     for item in items:
         if isinstance(item, ast.Constant) and isinstance(item.value, tuple):
@@ -540,8 +540,8 @@ def unpacked_display(kind: str, items: list[ast.expr]) -> ast.expr:
         elif plain(item) and (kind == "set" or not isinstance(item, ast.Set)):
             elts.extend(cast("ast.List", item).elts)
         else:
-            elts.append(ast.Starred(value=item, ctx=LOAD))
-    return ast.Set(elts=elts) if kind == "set" else ast.List(elts=elts, ctx=LOAD)
+            elts.append(ast.Starred(item, LOAD))
+    return ast.Set(elts) if kind == "set" else ast.List(elts, LOAD)
 
 
 @family({
@@ -562,27 +562,27 @@ class Displays(Machine):
     def build_tuple(self, ins: Instr) -> None:
         items = self.popn(ins.arg or 0)
         if items and all(isinstance(i, Cell) for i in items):
-            self.push(ast.Tuple(elts=items, ctx=LOAD))
+            self.push(ast.Tuple(items, LOAD))
             return
-        self.push(stamp(ast.Tuple(elts=items, ctx=LOAD)))
+        self.push(stamp(ast.Tuple(items, LOAD)))
 
     def build_list(self, ins: Instr) -> None:
-        self.push(stamp(ast.List(elts=self.popn(ins.arg or 0), ctx=LOAD)))
+        self.push(stamp(ast.List(self.popn(ins.arg or 0), LOAD)))
 
     def build_set(self, ins: Instr) -> None:
-        self.push(stamp(ast.Set(elts=self.popn(ins.arg or 0))))
+        self.push(stamp(ast.Set(self.popn(ins.arg or 0))))
 
     def build_map(self, ins: Instr) -> None:
         flat = self.popn(2 * (ins.arg or 0))
-        self.push(stamp(ast.Dict(keys=cast("list[ast.expr | None]", flat[0::2]),
-                                 values=flat[1::2])))
+        self.push(stamp(ast.Dict(cast("list[ast.expr | None]", flat[0::2]),
+                                 flat[1::2])))
 
     def build_const_key_map(self, ins: Instr) -> None:
         keys = self.pop()
         values = self.popn(ins.arg or 0)
         if not isinstance(keys, ast.Constant) or not isinstance(keys.value, tuple):
             self.fail("BUILD_CONST_KEY_MAP without constant keys")
-        self.push(stamp(ast.Dict(keys=[const(k) for k in keys.value], values=values)))
+        self.push(stamp(ast.Dict([const(k) for k in keys.value], values)))
 
     def build_string(self, ins: Instr) -> None:
         parts = self.popn(ins.arg or 0)
@@ -601,8 +601,8 @@ class Displays(Machine):
     def build_slice(self, ins: Instr) -> None:
         parts = self.popn(ins.arg or 2)
         step = _none_to_missing(parts[2]) if len(parts) == 3 else None
-        self.push(ast.Slice(lower=_none_to_missing(parts[0]), upper=_none_to_missing(parts[1]),
-                            step=step))
+        self.push(ast.Slice(_none_to_missing(parts[0]), _none_to_missing(parts[1]),
+                            step))
 
     def _container(self, depth: int) -> ast.expr:
         container = self.top(depth)
@@ -619,7 +619,7 @@ class Displays(Machine):
         if isinstance(target, ast.List):
             target.elts.append(value)
         else:
-            self.emit(ast.Expr(value=_append_call(target, "append", value)))
+            self.emit(ast.Expr(_append_call(target, "append", value)))
 
     def set_add(self, ins: Instr) -> None:
         value = self.pop()
@@ -627,7 +627,7 @@ class Displays(Machine):
         if isinstance(target, ast.Set):
             target.elts.append(value)
         else:
-            self.emit(ast.Expr(value=_append_call(target, "add", value)))
+            self.emit(ast.Expr(_append_call(target, "add", value)))
 
     def map_add(self, ins: Instr) -> None:
         value = self.pop()
@@ -637,8 +637,8 @@ class Displays(Machine):
             target.keys.append(key)
             target.values.append(value)
         else:
-            stmt = ast.Assign(targets=[ast.Subscript(value=target, slice=key, ctx=STORE)],
-                              value=value)
+            stmt = ast.Assign([ast.Subscript(target, key, STORE)],
+                              value)
             attach(stmt, map_add=True)
             self.emit(stmt)
 
@@ -652,13 +652,13 @@ class Displays(Machine):
                     and not any(isinstance(e, ast.Starred) for e in value.elts):
                 target.elts.extend(value.elts)  # ``[*[a, b]]`` is ``[a, b]``
             else:
-                target.elts.append(ast.Starred(value=value, ctx=LOAD))
+                target.elts.append(ast.Starred(value, LOAD))
         else:
             # ``[*value]`` raises what LIST_EXTEND raises for a non-iterable
             if not isinstance(value, ast.List | ast.Tuple | ast.Constant):
-                value = ast.List(elts=[ast.Starred(value=value, ctx=LOAD)],
-                                 ctx=LOAD)
-            self.emit(ast.Expr(value=_append_call(target, "extend", value)))
+                value = ast.List([ast.Starred(value, LOAD)],
+                                 LOAD)
+            self.emit(ast.Expr(_append_call(target, "extend", value)))
 
     def set_update(self, ins: Instr) -> None:
         value = self.pop()
@@ -667,9 +667,9 @@ class Displays(Machine):
             if isinstance(value, ast.Constant) and isinstance(value.value, frozenset):
                 target.elts.extend(const(v) for v in set_items(value.value))
             else:
-                target.elts.append(ast.Starred(value=value, ctx=LOAD))
+                target.elts.append(ast.Starred(value, LOAD))
         else:
-            self.emit(ast.Expr(value=_append_call(target, "update", value)))
+            self.emit(ast.Expr(_append_call(target, "update", value)))
 
     def dict_update(self, ins: Instr) -> None:
         value = self.pop()
@@ -680,8 +680,8 @@ class Displays(Machine):
         else:
             # ``{**value}``: DICT_UPDATE takes mappings only, not pairs like dict.update
             if not isinstance(value, ast.Dict):
-                value = ast.Dict(keys=[None], values=[value])
-            self.emit(ast.Expr(value=_append_call(target, "update", value)))
+                value = ast.Dict([None], [value])
+            self.emit(ast.Expr(_append_call(target, "update", value)))
 
     def build_unpack(self, ins: Instr) -> None:
         """3.8's ``BUILD_*_UNPACK n`` (:func:`unpacked_display`)."""
@@ -692,9 +692,9 @@ class Displays(Machine):
     def list_to_tuple(self, ins: Instr) -> None:
         value = self.pop()
         if isinstance(value, ast.List):
-            self.push(stamp(ast.Tuple(elts=value.elts, ctx=LOAD)))
+            self.push(stamp(ast.Tuple(value.elts, LOAD)))
         else:
-            call = ast.Call(func=name("tuple", "global"), args=[value], keywords=[])
+            call = ast.Call(name("tuple", "global"), [value], [])
             attach(call, list_to_tuple=True)
             self.push(stamp(call))
 
@@ -708,7 +708,7 @@ class Displays(Machine):
     def _unpack(self, count: int, star: int | None) -> None:
         value = self.pop()
         if count == 0:  # ``() = value``: no item to store, the unpacking is the store
-            self.store(ast.Tuple(elts=[], ctx=STORE), value)
+            self.store(ast.Tuple([], STORE), value)
             return
         unpack = Unpack(value, count, star)
         if isinstance(value, UnpackItem):
@@ -765,7 +765,7 @@ class Displays(Machine):
         interps = self.pop()
         strings = self.pop()
         if isinstance(interps, ast.Constant) and cast(object, interps.value) == ():
-            interps = ast.Tuple(elts=[], ctx=LOAD)  # ``t""``: no interpolations
+            interps = ast.Tuple([], LOAD)  # ``t""``: no interpolations
         if not isinstance(strings, ast.Constant) or not isinstance(interps, ast.Tuple):
             self.fail("template without constant strings")
         values: list[ast.expr] = []
@@ -803,7 +803,7 @@ def _as_display(node: ast.expr) -> ast.expr:
 
 
 def _append_call(target: ast.expr, method: str, value: ast.expr) -> ast.Call:
-    call = ast.Call(func=ast.Attribute(value=target, attr=method, ctx=LOAD), args=[value],
-                    keywords=[])
+    call = ast.Call(ast.Attribute(target, method, LOAD), [value],
+                    [])
     attach(call, container_op=method)
     return call
