@@ -539,6 +539,90 @@ def named(xs):
         except E as e:
             continue
 """,
+    # (the dead jump after a ``raise`` goes past the ``else`` arm, whose arms all leave,
+    # or to the loop's head; an ``if`` without ``else`` keeps none there)
+    "raise_past_else": """
+def read_events(self):
+    events = self._events_queue
+    while events:
+        event = events.popleft()
+        if isinstance(event, Exception):
+            raise event
+        else:
+            yield event
+
+def resolve_bases(bases):
+    for base in bases:
+        if not hasattr(base, '__mro_entries__'):
+            continue
+        if not isinstance(base, tuple):
+            raise TypeError('must return a tuple')
+        else:
+            shift += len(base) - 1
+
+def hash_(self):
+    if self._is_special:
+        if self.is_snan():
+            raise TypeError('signaling NaN')
+        elif self.is_nan():
+            return NAN
+        else:
+            return INF
+    return 0
+
+def log(level):
+    if not isinstance(level, int):
+        if raise_exceptions:
+            raise TypeError('level must be an integer')
+        else:
+            return
+    do_log(level)
+
+def binding(self, cb_type):
+    if self._sslobj is not None:
+        return self._sslobj.get_channel_binding(cb_type)
+    else:
+        if cb_type not in TYPES:
+            raise ValueError(cb_type)
+        return None
+""",
+    # (an ``if`` arm's ``break``/``continue`` keeps a dead jump to where the statement
+    # ends, past its ``elif`` arm that leaves too)
+    "break_then_elif": """
+def end_of_line(self, last):
+    while True:
+        if self.blank(last):
+            last = min(self.maxx, last + 1)
+            break
+        elif last == 0:
+            break
+        last = last - 1
+    return last
+
+def join(paths, seps, drive, path):
+    for p in paths:
+        p_drive, p_path = split(p)
+        if p_path and p_path[0] in seps:
+            path = p_path
+            continue
+        elif p_drive and p_drive != drive:
+            if p_drive.lower() != drive.lower():
+                drive = p_drive
+                continue
+            drive = p_drive
+        path = path + p_path
+    return drive + path
+
+def getatom(self, ends):
+    atoms = ['']
+    while self.pos < len(self.field):
+        if self.field[self.pos] in ends:
+            break
+        else:
+            atoms.append(self.field[self.pos])
+        self.pos += 1
+    return atoms
+""",
 }
 
 

@@ -59,12 +59,12 @@ from .clauses import Clauses
 from .ifs import IfEnds
 from .loops import LoopExits, outer_stops
 from .written import (
-    closing_merge,
     continue_before_cleanup,
     dead_jump_else,
     dead_jump_flat,
     exit_position,
     implicit_return,
+    layout_merge,
     return_label_else,
     written_continue,
     written_jump,
@@ -665,8 +665,8 @@ class Structurer(LoopExits, IfEnds, Clauses, ClauseExits):
             merge = EXIT  # (the arms meet after leaving the except clause: each leaves it)
         if merge == EXIT or merge not in ctx.region:
             merge = self._jumped_over(b, then_t, else_t, ctx)
-        if (merge == EXIT or merge not in ctx.region) and ctx.clause is None:
-            merge = closing_merge(self.g.cfg, self.blocks, b, ctx, self._arm_reach)
+        if merge == EXIT or merge not in ctx.region:  # (3.8/3.9: as their dead code says)
+            merge = layout_merge(self.g.cfg, self.blocks, b, ctx, self._arm_reach, self.idom)
         if merge == EXIT or merge not in ctx.region:
             merge_follow: int | None = ctx.follow
             next_block = None

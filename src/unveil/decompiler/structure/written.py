@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
 from ...codeobj import code_kind
+from ..graph.regions import dominates
 
 if TYPE_CHECKING:
     from ..graph.cfg import CFG
@@ -217,12 +218,26 @@ def dead_jump_else(cfg: CFG, blocks: Mapping[int, IRBlock], b: int, merge: int,
                     return True
             elif to == merge and merge != end:
                 return True
+            elif len(targets) == 2 and _jump_over_else(cfg, blocks, end, targets[1 - k]):
+                return True
             elif merge < 0 and len(targets) == 2 and to != targets[1 - k] \
                     and (to in other or any(o in blocks and blocks[o].blocks[0] < to
                                             < cfg.blocks[blocks[o].blocks[-1]].end
                                             for o in other)):
                 return True
     return False
+
+
+def _jump_over_else(cfg: CFG, blocks: Mapping[int, IRBlock], i: int, other: int) -> bool:
+    """Is the dead jump at ``i``, right after a ``raise``, the jump of an ``if`` arm over
+    its ``else``: the other arm (starting at block ``other``) laid out right after it?
+    Wherever it goes (past an ``elif`` chain whose arms all leave, or to the head of the
+    loop the statement ends, as 3.9's peephole threads it), an ``if`` without an
+    ``else`` keeps no jump there."""
+    instrs = cfg.bc.instrs
+    return other in blocks and i < len(instrs) and instrs[i].op == "JUMP" \
+        and i not in cfg.blocks and bool(blocks[other].blocks) \
+        and blocks[other].blocks[0] == i + 1
 
 
 def _jumps_past(cfg: CFG, blocks: Mapping[int, IRBlock], last: int, other: set[int]) -> bool:
@@ -237,6 +252,38 @@ def _jumps_past(cfg: CFG, blocks: Mapping[int, IRBlock], last: int, other: set[i
     laid = [cfg.blocks[c] for o in other if o in blocks for c in blocks[o].blocks]
     return bool(laid) and min(c.start for c in laid) > i \
         and instrs[i].target >= max(c.end for c in laid)
+
+
+def layout_merge(cfg: CFG, blocks: Mapping[int, IRBlock], b: int, ctx: Ctx,
+                 arm_reach: Callable[..., set[int]], idom: dict[int, int]) -> int:
+    """3.8/3.9: where the ``if`` at ``b``, whose arms meet nowhere in ``ctx.region``,
+    ends as their dead code tells (:func:`dead_jump_merge`; out of an except clause,
+    :func:`closing_merge`); -1 where it does not. ``idom``: the dominator tree."""
+    if not cfg.bc.layout.dead_code:
+        return -1
+    arms = [arm_reach(b, t, ctx) for t in blocks[b].term.targets]
+    found = dead_jump_merge(cfg, blocks, b, arms, lambda n: dominates(idom, b, n))
+    if found in ctx.region or ctx.clause is not None:
+        return found
+    return closing_merge(cfg, blocks, b, ctx, arm_reach)
+
+
+def dead_jump_merge(cfg: CFG, blocks: Mapping[int, IRBlock], b: int,
+                    arms: list[set[int]], dominated: Callable[[int], bool]) -> int:
+    """3.8/3.9: where the ``if`` at ``b`` (no merge found: its other arm leaves too, by
+    a ``break`` say) ends, as the dead jump after the ``break``, ``continue`` or
+    ``raise`` that ends one of its arms (``arms``: the blocks each target reaches) says:
+    past its ``else``/``elif`` arm, to code that arm goes on to (``if a: break`` / ``elif
+    b: break`` then ``c``); -1 where none says so. ``dominated(n)``: is ``n`` after the
+    test only."""
+    targets = blocks[b].term.targets
+    if len(targets) != 2 or len(arms) != 2:
+        return -1
+    ends = {to for k, arm in enumerate(arms) for n in arm | ({targets[k]} & blocks.keys())
+            if (to := cfg.dead_jumps.get(blocks[n].blocks[-1] if blocks[n].blocks else -1))
+            is not None and to in arms[1 - k] and to != targets[1 - k] and to not in arm
+            and dominated(to)}
+    return ends.pop() if len(ends) == 1 else -1
 
 
 def closing_merge(cfg: CFG, blocks: Mapping[int, IRBlock], b: int, ctx: Ctx,

@@ -29,6 +29,14 @@ def fit_closing_return(body: list[ast.stmt], returns: bool | None) -> None:
     elif isinstance(body[-1], ast.If):
         target = _last_if(body[-1])
         if target is not None:  # (nothing falls out of it: its ``else`` was ``return None``)
+            if fact(target, WRITTEN_FLAT, False):
+                # (the layout says it had none: the ``return None`` after it was written,
+                # in the ``else`` of a statement before it)
+                body.append(ast.Return(value=ast.Constant(value=None)))
+                _into_else(body)
+                if not isinstance(body[-1], ast.Return):
+                    return
+                body.pop()
             target.orelse = [ast.Return(value=ast.Constant(value=None))]
 
 
