@@ -586,6 +586,33 @@ def binding(self, cb_type):
             raise ValueError(cb_type)
         return None
 """,
+    # (an ``if`` arm that breaks or continues right before the code after it had no
+    # ``else``, though a ``return`` after an inner ``if``'s ``else`` keeps a dead jump)
+    "flat_break_before_else_return": """
+def find(langs, domain, every):
+    result = []
+    for lang in langs:
+        if lang == 'C':
+            break
+        mofile = join(lang, domain)
+        if exists(mofile):
+            if every:
+                result.append(mofile)
+            else:
+                return mofile
+    return result
+
+def scan(items):
+    for item in items:
+        if item is None:
+            continue
+        if item.ok:
+            if item.first:
+                first(item)
+            else:
+                return item
+    return None
+""",
     # (an ``if`` arm's ``break``/``continue`` keeps a dead jump to where the statement
     # ends, past its ``elif`` arm that leaves too)
     "break_then_elif": """

@@ -60,13 +60,12 @@ from .ifs import IfEnds
 from .loops import LoopExits, outer_stops
 from .written import (
     continue_before_cleanup,
-    dead_jump_else,
     dead_jump_flat,
     exit_position,
     implicit_return,
     layout_merge,
-    return_label_else,
     written_continue,
+    written_else,
     written_jump,
     written_pass,
     written_return,
@@ -702,8 +701,7 @@ class Structurer(LoopExits, IfEnds, Clauses, ClauseExits):
         if else_body and cfg.bc.layout.dead_code:
             arms = [self._arm_reach(b, t, ctx) | ({t} - {merge, ctx.follow}) & self.blocks.keys()
                     for t in self.blocks[b].term.targets]  # (a break leaving: not in its arm)
-            if dead_jump_else(cfg, self.blocks, b, merge, arms) \
-                    or return_label_else(cfg, self.blocks, arms):
+            if written_else(cfg, self.blocks, b, merge, arms):
                 attach(node, written_else=True)
             elif dead_jump_flat(cfg, self.blocks, b):
                 attach(node, written_flat=True)

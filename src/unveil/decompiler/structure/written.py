@@ -193,6 +193,31 @@ def _width(where: tuple[int | None, ...]) -> int | None:
 _CLEAN_UP = ("POP_EXCEPT", "POP_BLOCK", "DELETE_FAST", "DELETE_NAME", "DELETE_DEREF")
 
 
+def written_else(cfg: CFG, blocks: Mapping[int, IRBlock], b: int, merge: int,
+                 arms: list[set[int]]) -> bool:
+    """3.8/3.9: was the ``if`` at ``b`` written with an ``else``, as the dead code in its
+    arms tells (:func:`dead_jump_else`, :func:`return_label_else`)? Not where its first
+    arm, as laid out, ends in a ``break``, ``continue`` or ``raise`` right before the
+    other: an ``else`` keeps the ``if``'s jump over it there (a dead jump after a
+    ``return`` may be another ``if``'s, ending at the same place)."""
+    return not _left_before_other(cfg, blocks, b) \
+        and (dead_jump_else(cfg, blocks, b, merge, arms) or return_label_else(cfg, blocks, arms))
+
+
+def _left_before_other(cfg: CFG, blocks: Mapping[int, IRBlock], b: int) -> bool:
+    """Does the code laid out for the first arm of the ``if`` at ``b`` end right before
+    its other arm (the test's jump target) in a jump or ``raise`` that runs (no dead jump
+    of the ``if``'s own between them)?"""
+    term = blocks[b].term
+    other = [t for t in term.targets if t != term.fall and t in blocks and blocks[t].blocks]
+    if len(other) != 1 or len(term.targets) != 2:
+        return False
+    start = blocks[other[0]].blocks[0]
+    before = next((c for c in cfg.blocks.values() if c.end == start), None)
+    return before is not None and before.end > before.start \
+        and cfg.bc.instrs[start - 1].op in ("JUMP", "RAISE_VARARGS")
+
+
 def dead_jump_else(cfg: CFG, blocks: Mapping[int, IRBlock], b: int, merge: int,
                    arms: list[set[int]]) -> bool:
     """3.8/3.9: does an arm of the ``if`` at ``b`` (``arms``: the blocks each of its
@@ -341,7 +366,7 @@ def dead_jump_flat(cfg: CFG, blocks: Mapping[int, IRBlock], b: int) -> bool:
         return False
     first, second = sorted(blocks[t].blocks[0] for t in targets)
     instrs = cfg.bc.instrs
-    return any(first <= last < second and to == second
+    return _left_before_other(cfg, blocks, b) or any(first <= last < second and to == second
                and instrs[cfg.blocks[last].end - 1].op != "JUMP"
                for jumps in (cfg.dead_jumps, cfg.return_jumps) for last, to in jumps.items())
 
