@@ -1,0 +1,146 @@
+"""3.8/3.9: a test's jump as written, where the peephole pass threaded it.
+
+3.9's peephole pass (and :mod:`.legacy`'s rewrite of 3.8's listing, which does it again)
+sends every jump to an unconditional jump where that one goes, whatever lines they are on
+(3.10 does so only within a line): ``if c: f()`` + ``break`` tests ``c`` with a jump out
+of the loop, and ``if a or b: break`` tests ``a`` with one, as ``if not c: break`` and
+``if a: break`` do. :func:`unthread` gives such a test back the jump to the ``break``
+(or ``continue``, or any jump that is a statement of its own) it had, where the layout
+says it had it: the jump is the first one after the test that goes where the test goes,
+and the test is either the ``if`` whose body falls into it or a test of the condition
+right before it. The code does the same; what it reads as changes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+
+class Instr(Protocol):
+    """What is read of an instruction (``.instructions.Instr``)."""
+
+    op: str
+    target: int
+    offset: int
+    line: int | None
+
+
+class Handler(Protocol):
+    """What is read of a handler (``.instructions.Handler``)."""
+
+    @property
+    def target(self) -> int: ...
+
+
+_TESTS = ("POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE")
+_NO_FALLTHROUGH = ("JUMP", "RETURN_VALUE", "RAISE_VARARGS", "RERAISE")
+#: (the first three jump: code that falls into a jump after them is no statement's)
+_STATEMENT_OPS = ("FOR_ITER", "JUMP_IF_NOT_EXC_MATCH", "SEND", "POP_TOP",
+                  "POP_EXCEPT", "BEFORE_WITH", "PRINT_EXPR", "IMPORT_STAR", "YIELD_VALUE")
+
+
+def unthread(instrs: Sequence[Instr], handlers: Sequence[Handler | None]) -> None:
+    """Give each conditional jump of ``instrs`` (3.9's layout, ``handlers`` protecting
+    them) that 3.9 threaded past a jump of the source's own its jump to that one."""
+    live = _live(instrs, handlers)
+    n = len(instrs)
+    backs = [(k, instrs[k].target) for k in sorted(live)
+             if instrs[k].op == "JUMP" and 0 <= instrs[k].target <= k]
+    targets = {instrs[k].target for k in live if instrs[k].target >= 0} \
+        | {h.target for h in handlers if h is not None}
+    for c in range(n):
+        ins = instrs[c]
+        if not _test(instrs, live, c):
+            continue
+        to = ins.target
+        j = next((k for k in range(c + 1, n) if k in live and instrs[k].op == "JUMP"
+                  and instrs[k].target == to), None)
+        if j is None or to == j + 1 or c < to < j or handlers[c] != handlers[j] \
+                or _loop_test(instrs, backs, c) \
+                or any(k > j and c < t <= j for k, t in backs):  # (a loop around the jump)
+            continue
+        if _tested(instrs, live, c, j) or _statement(instrs, handlers, targets, j):
+            if _inside(instrs, live, backs, c, j, to):
+                ins.target = j
+
+
+def _test(instrs: Sequence[Instr], live: set[int], c: int) -> bool:
+    """Is instruction ``c`` a statement's test that runs (not a ``JUMP_IF_X_OR_POP``'s,
+    read as ``COPY 1`` and a test at one offset: a value)?"""
+    ins = instrs[c]
+    return ins.op in _TESTS and c in live \
+        and not (c and instrs[c - 1].op == "COPY" and instrs[c - 1].offset == ins.offset)
+
+
+def _tested(instrs: Sequence[Instr], live: set[int], c: int, j: int) -> bool:
+    """Is the jump at ``j`` the body of an ``if`` whose condition the test at ``c`` is a
+    part of: the condition's last test jumps over it, and only tests run from ``c``?"""
+    t = instrs[j - 1].target
+    if not _test(instrs, live, j - 1) or not (t == j + 1 or j + 1 < len(instrs)
+                                              and instrs[j + 1].op == "JUMP"
+                                              and instrs[j + 1].target == t):
+        return False  # (past the jump, or where the jump after it goes: threaded too)
+    return all(instrs[k].op not in _NO_FALLTHROUGH and instrs[k].op not in _STATEMENT_OPS
+               and not instrs[k].op.startswith(("STORE_", "DELETE_"))
+               for k in range(c + 1, j - 1))
+
+
+def _statement(instrs: Sequence[Instr], handlers: Sequence[Handler | None], targets: set[int],
+               j: int) -> bool:
+    """Is the jump at ``j`` a ``break`` or ``continue`` of its own (the code before it
+    falls into it): it starts a line (after the ``POP_TOP`` of a ``for`` loop's iterator,
+    on its line), and nothing jumps to it?"""
+    line = instrs[j].line
+    s = j - 1 if j and instrs[j - 1].op == "POP_TOP" and instrs[j - 1].line == line else j
+    if s == 0 or s in targets or j in targets or line is None:
+        return False
+    before = instrs[s - 1]
+    return before.op not in _NO_FALLTHROUGH and before.op not in _STATEMENT_OPS[:3] \
+        and before.op not in _TESTS \
+        and before.line is not None and before.line != line and handlers[s - 1] == handlers[j]
+
+
+def _inside(instrs: Sequence[Instr], live: set[int], backs: list[tuple[int, int]], c: int,
+            j: int, to: int) -> bool:
+    """Does every jump between ``c`` and ``j`` stay there (or go to ``j + 1``, past the
+    jump, or where a jump there goes, or to ``to`` as a jump or a test that is not a
+    loop's: threaded as well)?"""
+    after = instrs[j + 1].target if j + 1 < len(instrs) and instrs[j + 1].op == "JUMP" else -1
+    for k in range(c + 1, j):
+        t = instrs[k].target
+        if k not in live or t < 0 or c < t <= j + 1 or t == after:
+            continue  # (``after``: past the jump, threaded)
+        if t != to or not (instrs[k].op == "JUMP" or _test(instrs, live, k)
+                           and not _loop_test(instrs, backs, k)):
+            return False
+    return True
+
+
+def _loop_test(instrs: Sequence[Instr], backs: list[tuple[int, int]], c: int) -> bool:
+    """Is the test at ``c`` a ``while`` loop's: a jump back (``backs``: (index, target)
+    of each) goes to the start of its line?"""
+    line = instrs[c].line
+    return any(k > c and t <= c and all(instrs[m].line == line for m in range(t, c + 1))
+               for k, t in backs)
+
+
+def _live(instrs: Sequence[Instr], handlers: Sequence[Handler | None]) -> set[int]:
+    """The indices of the instructions that run: from the first, by falling through,
+    jumps and handlers."""
+    seen: set[int] = set()
+    todo = [0] if instrs else []
+    while todo:
+        k = todo.pop()
+        if k in seen or not 0 <= k < len(instrs):
+            continue
+        seen.add(k)
+        ins = instrs[k]
+        if ins.op not in _NO_FALLTHROUGH:
+            todo.append(k + 1)
+        if ins.target >= 0:
+            todo.append(ins.target)
+        h = handlers[k]
+        if h is not None:
+            todo.append(h.target)
+    return seen
