@@ -586,6 +586,68 @@ def binding(self, cb_type):
             raise ValueError(cb_type)
         return None
 """,
+    # (an ``except`` clause that breaks or continues keeps its end's jump, dead: to the
+    # code after the statement, or past its ``else`` clause, back to the loop's head)
+    "clause_ends_after_jumps": """
+def call(self):
+    lineno = 0
+    while 1:
+        try:
+            for i in range(lineno, lineno + self.MAXLINES):
+                print(self.lines[i])
+        except IndexError:
+            break
+        else:
+            lineno += self.MAXLINES
+            key = None
+            if key == 'q':
+                break
+
+def usage(self, actions, groups):
+    for group in groups:
+        try:
+            start = actions.index(group)
+        except ValueError:
+            continue
+        else:
+            end = start + 1
+            if actions[start:end] == group:
+                g(end)
+
+def flat(self, actions, groups):
+    for group in groups:
+        try:
+            start = actions.index(group)
+        except ValueError as e:
+            continue
+        end = start + 1
+        if actions[start:end] == group:
+            g(end)
+def mk(names, flags):
+    for seq in names:
+        try:
+            fd = _os.open(seq, flags)
+        except FileExistsError:
+            continue
+        except PermissionError:
+            if _os.name == 'x' and _os.access(dir):
+                continue
+            else:
+                raise
+        return fd
+    raise FileExistsError(1)
+
+def mk2(names, flags):
+    for seq in names:
+        try:
+            fd = _os.open(seq, flags)
+        except PermissionError:
+            if _os.name == 'x':
+                continue
+            else:
+                raise
+        g(fd)
+""",
     # (3.9's peephole pass threads a test's jump to a ``break``/``continue`` on a line of
     # its own: the ``if`` before it, ``if a or b: break``)
     "threaded_tests": """

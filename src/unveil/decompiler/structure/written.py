@@ -233,6 +233,9 @@ def dead_jump_else(cfg: CFG, blocks: Mapping[int, IRBlock], b: int, merge: int,
         for n in arm:
             last = blocks[n].blocks[-1]
             to = cfg.dead_jumps.get(last)
+            if len(targets) == 2 and instrs[cfg.blocks[last].end - 1].op == "JUMP" \
+                    and _jump_over_else(cfg, blocks, cfg.blocks[last].end, targets[1 - k]):
+                return True  # (its dead jump over the other arm, which both arms leave)
             if to is None:
                 if _jumps_past(cfg, blocks, last, other):
                     return True
@@ -371,20 +374,52 @@ def dead_jump_flat(cfg: CFG, blocks: Mapping[int, IRBlock], b: int) -> bool:
                for jumps in (cfg.dead_jumps, cfg.return_jumps) for last, to in jumps.items())
 
 
+#: where an ``else`` clause ends as the layout says (``()``: there is none; None: it does
+#: not say)
+LayoutElse = tuple[int | None] | tuple[()] | None
+
+
+def _clause_ends(cfg: CFG, start: int, after: int) -> set[int]:
+    """Where the dead jumps that end the ``except`` clauses laid out from ``start`` to
+    ``after`` go, after a clause's ``break`` or ``continue`` (its ``POP_EXCEPT``, dead,
+    and the compiler's jump to the end of the ``try`` statement, threaded: back to the
+    head of the loop whose body the statement ends)."""
+    instrs = cfg.bc.instrs
+    out = set()
+    for b in cfg.blocks.values():
+        i = b.end
+        if not start <= b.id < after or instrs[b.end - 1].op != "JUMP" \
+                or i >= len(instrs) or instrs[i].op != "POP_EXCEPT" or i in cfg.blocks:
+            continue
+        while i < min(b.end + 4, len(instrs)) and i not in cfg.blocks \
+                and instrs[i].op in _CLEAN_UP + ("LOAD_CONST", "STORE_FAST", "STORE_NAME",
+                                                 "STORE_DEREF"):
+            i += 1  # (the clause's clean-up, dead: ``POP_EXCEPT``, ``name = None; del name``)
+        if i < len(instrs) and i not in cfg.blocks and instrs[i].op == "JUMP":
+            out.add(instrs[i].target)
+    return out
+
+
 def try_end_else(cfg: CFG, blocks: Mapping[int, IRBlock], h: int, body_exit: int,
-                 landing: int) -> tuple[int] | None:
+                 landing: int) -> tuple[int] | tuple[()] | None:
     """3.8/3.9: where the ``try`` statement whose handler starts at block ``h`` ends, as
     the dead jump one of its ``except`` clauses (laid out before ``landing``, where its
-    body goes on) keeps after a ``raise`` (and ``POP_EXCEPT``) says, when that is past
-    ``landing`` and the code from ``body_exit`` goes there (None: no such jump). With no
-    clause falling through, that code is its ``else`` clause: ``(end,)``."""
+    body goes on) keeps after a ``raise``, ``break`` or ``continue`` (and ``POP_EXCEPT``)
+    says, when that is past ``landing`` (or back to the head of the loop the statement
+    ends) and the code from ``body_exit`` goes there (None: no such jump). With no clause
+    falling through, that code is its ``else`` clause: ``(end,)``; ``()`` where such a
+    jump goes to ``landing``: the statement ends there, without one."""
     if h not in blocks or landing not in blocks:
         return None
     start, after = blocks[h].blocks[0], blocks[landing].blocks[0]
     instrs = cfg.bc.instrs
-    ends = {to for last, to in cfg.dead_jumps.items()
-            if start <= last < after < to and to in blocks
-            and instrs[cfg.blocks[last].end].op == "POP_EXCEPT"}
+    raised = {to for last, to in cfg.dead_jumps.items()
+              if start <= last < after and instrs[cfg.blocks[last].end].op == "POP_EXCEPT"}
+    jumped = _clause_ends(cfg, start, after)
+    if after in raised | jumped:
+        return ()
+    ends = {to for to in raised if after < to and to in blocks}
+    ends |= {to for to in jumped if to < start and to in blocks}
     if len(ends) != 1:
         return None
     end = ends.pop()
