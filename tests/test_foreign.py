@@ -586,6 +586,49 @@ def binding(self, cb_type):
             raise ValueError(cb_type)
         return None
 """,
+    # (a ``raise`` keeps a dead jump to where its statement ends: past the clean-up of an
+    # ``except ... as`` clause, past an ``else`` arm that falls into the code after it)
+    "raise_ends_statement": """
+def remove(self, key):
+    path = os.path.join(self._path, str(key))
+    try:
+        f = open(path, 'rb+')
+    except OSError as e:
+        if e.errno == errno.ENOENT:
+            raise KeyError('No message with key: %s' % key)
+        else:
+            raise
+    else:
+        f.close()
+        os.remove(path)
+def load(name, import_):
+    path = None
+    parent = name.rpartition('.')[0]
+    if parent:
+        parent_module = sys.modules[parent]
+        try:
+            path = parent_module.__path__
+        except AttributeError:
+            raise ModuleNotFoundError(msg, name=name) from None
+    spec = _find_spec(name, path)
+    if spec is None:
+        raise ModuleNotFoundError(_ERR_MSG.format(name), name=name)
+    else:
+        module = _load_unlocked(spec)
+    if parent:
+        setattr(parent_module, child, module)
+    return module
+
+def load2(name, import_):
+    spec = _find_spec(name, path)
+    if spec is None:
+        raise ModuleNotFoundError(_ERR_MSG.format(name), name=name)
+    else:
+        module = _load_unlocked(spec)
+    if parent:
+        setattr(parent_module, child, module)
+    return module
+""",
     # (an ``except`` clause that breaks or continues keeps its end's jump, dead: to the
     # code after the statement, or past its ``else`` clause, back to the loop's head)
     "clause_ends_after_jumps": """
