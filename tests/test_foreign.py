@@ -586,6 +586,39 @@ def binding(self, cb_type):
             raise ValueError(cb_type)
         return None
 """,
+    # (a loop's ``else`` clause that returns ends at no jump target: the compiler's closing
+    # ``return None`` after it is dropped, so where one is kept the return was in an
+    # ``else`` arm of an ``if`` before it)
+    "closing_return_after_loops": """
+def read(self, size=None):
+    if size < 0:
+        result = self._get()
+        return result
+    else:
+        eof = False
+        while len(result) < size and not eof:
+            eof = not self._read_chunk()
+        return result
+
+def charref(s):
+    if s[0] == '#':
+        return chr(num)
+    else:
+        if s in _html5:
+            return _html5[s]
+        for x in range(len(s)-1, 1, -1):
+            if s[:x] in _html5:
+                return _html5[s[:x]] + s[x:]
+        else:
+            return '&' + s
+
+def loop_else(xs):
+    for x in xs:
+        if x:
+            return x
+    else:
+        return None
+""",
     # (a ``raise`` keeps a dead jump to where its statement ends: past the clean-up of an
     # ``except ... as`` clause, past an ``else`` arm that falls into the code after it)
     "raise_ends_statement": """
