@@ -586,6 +586,29 @@ def binding(self, cb_type):
             raise ValueError(cb_type)
         return None
 """,
+    # (``else: pass`` keeps the ``if`` arm's jump over it, to the next instruction)
+    "else_pass": """
+def finish_content(self):
+    if not self.headers_sent:
+        self.headers.setdefault('Content-Length', "0")
+        self.send_headers()
+    else:
+        pass
+
+def chain(a):
+    if a == 1:
+        f()
+    elif a == 2:
+        g()
+    else:
+        pass
+    h()
+
+def plain(a):
+    if a:
+        f()
+    h()
+""",
     # (a loop's ``else`` clause that returns ends at no jump target: the compiler's closing
     # ``return None`` after it is dropped, so where one is kept the return was in an
     # ``else`` arm of an ``if`` before it)

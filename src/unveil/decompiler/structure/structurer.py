@@ -61,6 +61,7 @@ from .loops import LoopExits, outer_stops
 from .written import (
     continue_before_cleanup,
     dead_jump_flat,
+    else_pass,
     exit_position,
     implicit_return,
     layout_merge,
@@ -693,8 +694,9 @@ class Structurer(LoopExits, IfEnds, Clauses, ClauseExits):
             test = cast(ast.expr, block.term.test)  # (``if a in b: pass`` / ``else:``, as written)
             then_body, else_body = [], then_body
             as_tested = passed = True
-        if not then_body:
-            then_body = [ast.Pass()]
+        then_body = then_body or [ast.Pass()]
+        if not else_body and self.layout.dead_code and else_pass(self.g.cfg, self.blocks, b, merge):
+            else_body = [ast.Pass()]  # (3.8/3.9: ``else: pass``, the jump over it kept)
         node = ast.If(test=test, body=then_body, orelse=else_body)
         attach(node, line=block.term.line)
         cfg = self.g.cfg

@@ -193,6 +193,19 @@ def _width(where: tuple[int | None, ...]) -> int | None:
 _CLEAN_UP = ("POP_EXCEPT", "POP_BLOCK", "DELETE_FAST", "DELETE_NAME", "DELETE_DEREF")
 
 
+def else_pass(cfg: CFG, blocks: Mapping[int, IRBlock], b: int, merge: int) -> bool:
+    """3.8/3.9: was ``else: pass`` written after the ``if`` at ``b``, whose arms meet at
+    ``merge``, where its test jumps? Its first arm then ends in the ``if``'s jump over
+    the ``else``, to the next instruction, which the peephole pass keeps."""
+    if merge not in blocks or merge not in blocks[b].term.targets or not blocks[merge].blocks:
+        return False
+    start = blocks[merge].blocks[0]
+    before = next((c for c in cfg.blocks.values() if c.end == start), None)
+    jump = cfg.bc.instrs[start - 1] if start else None
+    return before is not None and jump is not None and jump.op == "JUMP" \
+        and jump.target == start
+
+
 def written_else(cfg: CFG, blocks: Mapping[int, IRBlock], b: int, merge: int,
                  arms: list[set[int]]) -> bool:
     """3.8/3.9: was the ``if`` at ``b`` written with an ``else``, as the dead code in its
