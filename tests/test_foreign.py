@@ -586,6 +586,49 @@ def binding(self, cb_type):
             raise ValueError(cb_type)
         return None
 """,
+    # (the peephole pass keeps a jump after a ``return`` where a test jumped before it
+    # threaded the test on: ``if c: return x`` + ``continue``; the loop's own jump back,
+    # dead, after a ``continue`` that ends its body)
+    "jump_after_return": """
+def subset(self, j, n):
+    while j < n:
+        c = rawdata[j]
+        if c == "<":
+            if rawdata[j:j+4] == "<!--":
+                j = self.parse_comment(j, report=0)
+                if j < 0:
+                    return j
+                continue
+            j = meth(j)
+        elif c == "%":
+            j = j + 1
+    return -1
+
+def first(xs):
+    for x in xs:
+        if x > 1 and x < 5:
+            return x
+        continue
+    return None
+def get(alternatives):
+    for browser in alternatives:
+        if '%s' in browser:
+            browser = shlex.split(browser)
+            if browser[-1] == '&':
+                return BackgroundBrowser(browser[:-1])
+            else:
+                return GenericBrowser(browser)
+        else:
+            try:
+                command = _browsers[browser.lower()]
+            except KeyError:
+                command = _synthesize(browser)
+            if command[1] is not None:
+                return command[1]
+            elif command[0] is not None:
+                return command[0]()
+    raise Error("could not locate runnable browser")
+""",
     # (``else: pass`` keeps the ``if`` arm's jump over it, to the next instruction)
     "else_pass": """
 def finish_content(self):

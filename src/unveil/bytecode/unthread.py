@@ -63,6 +63,35 @@ def unthread(instrs: Sequence[Instr], handlers: Sequence[Handler | None]) -> Non
         if _tested(instrs, live, c, j) or _statement(instrs, handlers, targets, j):
             if _inside(instrs, live, backs, c, j, to):
                 ins.target = j
+    _after_returns(instrs, handlers, live)
+
+
+def _after_returns(instrs: Sequence[Instr], handlers: Sequence[Handler | None],
+                   live: set[int]) -> None:
+    """A jump kept, dead, right after a ``return``: the peephole pass keeps what follows a
+    ``return`` only from a jump target on, so something jumped there before it threaded
+    the jump on. The tests of an ``if`` whose body (straight code) ends in that ``return``
+    (``if c: return x`` + ``continue``, on a line of its own) jumped there: they get that
+    jump back."""
+    for j in range(1, len(instrs)):
+        jump = instrs[j]
+        if jump.op != "JUMP" or j in live or instrs[j - 1].op != "RETURN_VALUE" \
+                or j - 1 not in live or jump.line is None or jump.line == instrs[j - 1].line:
+            continue  # (a jump of the line before: the compiler's, the loop's jump back)
+        k = j - 2
+        while k >= 0 and instrs[k].op not in _NO_FALLTHROUGH and instrs[k].target < 0:
+            k -= 1  # (back over the ``if`` body, straight code, to the test that jumps over it)
+        tests = []
+        while k >= 0 and _test(instrs, live, k) and instrs[k].target == jump.target:
+            tests.append(k)
+            k -= 1
+            while k >= 0 and instrs[k].op not in _NO_FALLTHROUGH and instrs[k].target < 0 \
+                    and not instrs[k].op.startswith(("STORE_", "DELETE_")) \
+                    and instrs[k].op not in _STATEMENT_OPS:
+                k -= 1  # (an earlier test of the same condition: ``if a and b:``)
+        for c in tests:
+            if handlers[c] == handlers[j]:  # (not through a ``with``'s or ``try``'s exit)
+                instrs[c].target = j
 
 
 def _test(instrs: Sequence[Instr], live: set[int], c: int) -> bool:

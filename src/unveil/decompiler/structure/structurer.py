@@ -59,6 +59,7 @@ from .clauses import Clauses
 from .ifs import IfEnds
 from .loops import LoopExits, outer_stops
 from .written import (
+    back_kept,
     continue_before_cleanup,
     dead_jump_flat,
     else_pass,
@@ -538,7 +539,7 @@ class Structurer(LoopExits, IfEnds, Clauses, ClauseExits):
                         and not self._shared_jump(src) and self._own_continue(src):
                     attach(stmt, explicit=True)  # (kept at the end of an except clause)
                 if term.kind == "goto" and written_continue(self.g.cfg, self.blocks[src]):
-                    attach(stmt, written=True)
+                    attach(stmt, written=True, back_kept=back_kept(self.g.cfg, self.blocks[src]))
                 self.exit_stmt(out, stmt, ctx)
                 return None
             if dst == loop.follow and dst != ctx.follow:

@@ -148,6 +148,19 @@ def written_continue(cfg: CFG, block: IRBlock) -> bool:
     return _width(where) == 8 and all(bc.position(i) != where for i in before)
 
 
+def back_kept(cfg: CFG, block: IRBlock) -> bool:
+    """3.8/3.9: is the jump back that ends ``block`` followed by another to the same
+    place, dead: the loop's own jump back at the end of its body, after a ``continue``
+    written there?"""
+    last = cfg.blocks.get(block.blocks[-1]) if block.blocks else None
+    instrs = cfg.bc.instrs
+    if last is None or not cfg.bc.layout.dead_code or last.end >= len(instrs) \
+            or last.end in cfg.blocks:
+        return False
+    jump, after = instrs[last.end - 1], instrs[last.end]
+    return jump.op == after.op == "JUMP" and jump.target == after.target < last.end
+
+
 def _dead_clause_end(cfg: CFG, start: int, end: int) -> bool:
     """For a jump back at ``end - 1`` after the clean-up of an except clause from
     ``start`` (none: True): does dead code after it end that clause again, as 3.8/3.9

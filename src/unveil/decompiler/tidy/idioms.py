@@ -20,6 +20,7 @@ from ..ir.compare import Key, expr_key
 from ..ir.exprs import Shared, negate
 from ..ir.facts import (
     AS_TESTED,
+    BACK_KEPT,
     COMMON,
     CONTAINER_OP,
     EXPLICIT,
@@ -692,7 +693,8 @@ def _trim_trailing_continue(stmts: list[ast.stmt], keep_written: bool = False
     arm that more code follows, ``if c: ...; continue`` then more code, and in the arms
     of the last ``if``: 3.10 and 3.11 give a written one a jump of its own)."""
     while stmts and isinstance(stmts[-1], ast.Continue) \
-            and not (keep_written and fact(stmts[-1], WRITTEN, False)):
+            and not (keep_written and fact(stmts[-1], WRITTEN, False)) \
+            and not fact(stmts[-1], BACK_KEPT, False):
         stmts = stmts[:-1]
     if stmts and isinstance(stmts[-1], ast.If):
         last = stmts[-1]
