@@ -586,6 +586,33 @@ def binding(self, cb_type):
             raise ValueError(cb_type)
         return None
 """,
+    # (``else: break``: the ``try`` body's jump to it, threaded out of the loop; the
+    # ``break`` kept, dead, after the handlers' ``RERAISE``)
+    "try_else_break": """
+def all_tasks(loop=None):
+    i = 0
+    while True:
+        try:
+            tasks = list(_all_tasks)
+        except RuntimeError:
+            i += 1
+            if i >= 1000:
+                raise
+        else:
+            break
+    return tasks
+
+def collect(self):
+    while len(self.active) >= self.most:
+        try:
+            pid = os.waitpid(-1, 0)
+            self.active.discard(pid)
+        except ChildProcessError:
+            self.active.clear()
+        except OSError:
+            break
+    return self.active
+""",
     # (the peephole pass keeps a jump after a ``return`` where a test jumped before it
     # threaded the test on: ``if c: return x`` + ``continue``; the loop's own jump back,
     # dead, after a ``continue`` that ends its body)

@@ -64,6 +64,26 @@ def unthread(instrs: Sequence[Instr], handlers: Sequence[Handler | None]) -> Non
             if _inside(instrs, live, backs, c, j, to):
                 ins.target = j
     _after_returns(instrs, handlers, live)
+    _else_jumps(instrs, handlers, live)
+
+
+def _else_jumps(instrs: Sequence[Instr], handlers: Sequence[Handler | None],
+                live: set[int]) -> None:
+    """A jump kept, dead, right after the ``RERAISE`` that ends a ``try`` statement's
+    handlers, on a line of its own, is its ``else`` clause's (``else: break``), which the
+    ``try`` body jumped to before the peephole pass threaded that jump on: it gets its
+    jump back."""
+    for j in range(1, len(instrs)):
+        jump = instrs[j]
+        if jump.op != "JUMP" or j in live or instrs[j - 1].op != "RERAISE" or j - 1 not in live \
+                or jump.line is None or jump.line == instrs[j - 1].line:
+            continue  # (on the handlers' last line: the loop's own jump back after them)
+        for x in range(j - 2, 0, -1):
+            h = handlers[x - 1]
+            if x in live and instrs[x].op == "JUMP" and instrs[x].target == jump.target \
+                    and h is not None and h.target == x + 1 and handlers[x] == handlers[j]:
+                instrs[x].target = j  # (the body's jump over its handlers)
+                break
 
 
 def _after_returns(instrs: Sequence[Instr], handlers: Sequence[Handler | None],
