@@ -586,6 +586,26 @@ def binding(self, cb_type):
             raise ValueError(cb_type)
         return None
 """,
+    # (a ``return`` after a loop nothing leaves, or after a ``try`` whose ways out all
+    # return, is kept as dead code)
+    "dead_final_return": """
+def gamma(random):
+    while 1:
+        u1 = random()
+        if u1 > 0.5:
+            continue
+        u2 = 1.0 - random()
+    return 1
+
+def main(dests):
+    try:
+        for d in dests:
+            work(d)
+        return True
+    except KeyboardInterrupt:
+        return False
+    return True
+""",
     # (``else: break``: the ``try`` body's jump to it, threaded out of the loop; the
     # ``break`` kept, dead, after the handlers' ``RERAISE``)
     "try_else_break": """

@@ -405,6 +405,35 @@ def last_statement_returns(code: CodeType) -> bool | None:
     return False
 
 
+def dead_final_return(code: CodeType) -> tuple[str, Any] | None:
+    """3.8/3.9 (:attr:`Layout.dead_code`): what the ``return`` that ends the function
+    ``code`` returns where nothing reaches it (written after a loop nothing leaves, kept
+    as dead code): ``("const", value)`` or ``("name", name)``; None where it runs, returns
+    ``None`` (the compiler's closing return reads the same) or something else."""
+    if not layout_of(code).dead_code:
+        return None
+    raw = read_listing(code)  # (3.8's: as 3.9 lays it out)
+    if len(raw) < 3 or raw[-1].opname != "RETURN_VALUE" or raw[-3].opname not in _NO_FALLTHROUGH:
+        return None
+    load = raw[-2]
+    if load.opname == "LOAD_CONST" and load.argval is not None:
+        found: tuple[str, Any] = ("const", load.argval)
+    elif load.opname in ("LOAD_FAST", "LOAD_NAME", "LOAD_GLOBAL", "LOAD_DEREF"):
+        found = ("name", load.argval)
+    else:
+        return None
+    version = code_version(code)
+    jumps = tables((3, 9) if version == (3, 8) else version).jumps
+    targets = {i.argval for i in raw if i.opcode in jumps}
+    live = [k for k, i in enumerate(raw) if i.opcode in jumps and i.argval == load.offset]
+    for k in live:  # (a jump there from code after a return, raise or jump reaches nothing)
+        while k and raw[k].offset not in targets and raw[k - 1].opname not in _NO_FALLTHROUGH:
+            k -= 1
+        if not (k and raw[k].offset not in targets):
+            return None
+    return found
+
+
 
 def readable(version: tuple[int, int]) -> bool:
     """Can :func:`read` read the bytecode of CPython ``version`` here? 3.8-3.14, from any

@@ -11,19 +11,26 @@ after a final ``if``, ``try`` or loop whose other ways out leave the function in
 from __future__ import annotations
 
 import ast
+from typing import Any
 
 from ..ir.facts import WRITTEN_ELSE, WRITTEN_FLAT, fact
 from ..ir.nodes import leaves_function, loop_breaks
 
 
-def fit_closing_return(body: list[ast.stmt], returns: bool | None) -> None:
+def fit_closing_return(body: list[ast.stmt], returns: bool | None,
+                       dead: tuple[str, Any] | None = None) -> None:
     """End the function body ``body`` in a ``return`` if ``returns``, else not (None:
     either), where an ``else`` clause can be added or taken out without changing what
-    runs."""
+    runs; ``dead``: what the ``return`` the code ends in, that nothing reaches, returns
+    (``bytecode.dead_final_return``), written after the rest."""
     if returns is None or not body:
         return
     if returns:
         _flatten_last(body)
+        if dead is not None and not isinstance(body[-1], ast.Return):
+            kind, value = dead
+            body.append(ast.Return(value=ast.Constant(value) if kind == "const"
+                                   else ast.Name(id=value, ctx=ast.Load())))
     elif isinstance(body[-1], ast.Return) or _loop_else_returns(body[-1]):
         _into_else(body)
     elif isinstance(body[-1], ast.If):
