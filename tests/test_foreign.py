@@ -606,6 +606,29 @@ def main(dests):
         return False
     return True
 """,
+    # (a chained comparison's jump to an ``if`` body that only jumps, ``continue`` or the
+    # jump after ``pass``, threaded on by the peephole pass)
+    "chained_comparison_bodies": """
+def gamma(random):
+    while 1:
+        u1 = random()
+        if not 1e-7 < u1 < .9999999:
+            continue
+        u2 = 1.0 - random()
+        if u2 > u1:
+            return u2
+
+def frac(numerator, denominator):
+    if denominator is None:
+        f()
+    elif type(numerator) is int is type(denominator):
+        pass
+    elif isinstance(numerator, Rational):
+        g()
+    else:
+        raise TypeError('x')
+    return 1
+""",
     # (``else: break``: the ``try`` body's jump to it, threaded out of the loop; the
     # ``break`` kept, dead, after the handlers' ``RERAISE``)
     "try_else_break": """

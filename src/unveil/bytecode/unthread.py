@@ -65,6 +65,40 @@ def unthread(instrs: Sequence[Instr], handlers: Sequence[Handler | None]) -> Non
                 ins.target = j
     _after_returns(instrs, handlers, live)
     _else_jumps(instrs, handlers, live)
+    _chain_ends(instrs, live)
+
+
+def _chain_ends(instrs: Sequence[Instr], live: set[int]) -> None:
+    """A chained comparison ending a condition jumps over its clean-up (``POP_TOP``, and
+    a jump where the condition is false) to the ``if`` body; where that body is a jump
+    (``if a < b < c: break``, ``elif a is b is c: pass``, the ``if`` arm's jump over its
+    ``else``), the pass threaded the jump (and the condition's earlier tests that go
+    there too) on. They get their jump to it back: the body right after the clean-up,
+    on a line of its own where the condition's false way jumps over it."""
+    n = len(instrs)
+    for x in range(n - 2):
+        ins = instrs[x]
+        if ins.op != "JUMP" or x not in live or x + 1 not in live \
+                or instrs[x + 1].op != "POP_TOP":
+            continue
+        to = ins.target
+        if instrs[x + 2].op == "JUMP" and instrs[x + 2].target == to and x + 2 in live:
+            j = x + 2  # (the clean-up falls into the body)
+        elif x + 3 < n and instrs[x + 2].op == "JUMP" and x + 2 in live \
+                and instrs[x + 3].op == "JUMP" and instrs[x + 3].target == to \
+                and x + 3 not in live and instrs[x + 3].line is not None \
+                and instrs[x + 3].line != instrs[x + 2].line:
+            j = x + 3
+        else:
+            continue
+        ins.target = j
+        k = x - 1
+        while k >= 0 and instrs[k].op not in _NO_FALLTHROUGH \
+                and not instrs[k].op.startswith(("STORE_", "DELETE_")) \
+                and instrs[k].op not in _STATEMENT_OPS:
+            if _test(instrs, live, k) and instrs[k].target == to:
+                instrs[k].target = j  # (``a or b < c < d``: the test before it)
+            k -= 1
 
 
 def _else_jumps(instrs: Sequence[Instr], handlers: Sequence[Handler | None],

@@ -642,10 +642,9 @@ class Structurer(LoopExits, IfEnds, Clauses, ClauseExits):
                 out = []
                 for s in self._succs(n):
                     out.append(-2 if s == header else s)
-                if dead:  # (3.8/3.9: where the statement a raise ends goes on)
-                    to = dead.get(self.blocks[n].blocks[-1])
-                    if to is not None and to in self.blocks:
-                        out = [-2 if to == header else to]
+                to = dead.get(self.blocks[n].blocks[-1]) if dead else None  # (3.8/3.9:
+                if to is not None and to in self.blocks:  # where a raise's statement goes on)
+                    out = [-2 if to == header else to]
                 return out
 
             table = postdominators({b for b in region if b in self.blocks}, succs)

@@ -56,6 +56,10 @@ def written_jump(cfg: CFG, block: IRBlock | None, test: IRBlock, width: int) -> 
     bc = cfg.bc
     jump = cfg.blocks[block.blocks[0]].last(bc)
     tested = cfg.blocks[test.blocks[-1]].last(bc)
+    on = cfg.blocks.get(jump.target)
+    if bc.layout.dead_code and jump.op == "JUMP" and jump.line == tested.line \
+            and on is not None and on.end - on.start == 1 and on.last(bc).op == "JUMP":
+        jump = on.last(bc)  # (3.8/3.9: a chained comparison's jump to a body that jumps)
     where = bc.position(jump)
     if where is None or where[0] is None:
         return jump.line is not None and jump.line != tested.line
