@@ -606,6 +606,23 @@ def main(dests):
         return False
     return True
 """,
+    # (an ``if`` arm that ends in ``while True:`` keeps no jump over an ``else`` after it)
+    "endless_loop_ending_an_arm": """
+def _iter_side_effect(handle, _state):
+    if handle.readline.side_effect is not None:
+        while True:
+            yield handle.readline.return_value
+    for line in _state[0]:
+        yield line
+
+def serve(self, poll):
+    if poll:
+        while True:
+            self.handle()
+    else:
+        self.once()
+    return 1
+""",
     # (a chained comparison's jump to an ``if`` body that only jumps, ``continue`` or the
     # jump after ``pass``, threaded on by the peephole pass)
     "chained_comparison_bodies": """

@@ -41,6 +41,7 @@ from ..ir.nodes import (
     ends_in_implicit_return,
     ends_in_jump,
     leaves_function,
+    loop_breaks,
     names_from_outside,
     names_in,
     same,
@@ -620,7 +621,8 @@ def _tidy_stmt(s: ast.stmt, folded: bool, in_loop: bool) -> list[ast.stmt]:
             s.body, s.orelse = s.orelse, []
         if not s.body:
             s.body = [ast.Pass()]
-        if s.orelse and fact(s, WRITTEN_FLAT, False) and leaves_function(s.body):
+        if s.orelse and fact(s, WRITTEN_FLAT, False) \
+                and (leaves_function(s.body) or _endless(s.body)):
             rest, s.orelse = s.orelse, []  # (3.8/3.9's layout says no ``else`` was written)
             return [s, *rest]
         if s.orelse and ends_in_jump(s.body) and not fact(s, WRITTEN_ELSE, False):
@@ -680,6 +682,13 @@ def _as_elif_chain(stmts: list[ast.stmt]) -> list[ast.stmt]:
         first.orelse = _as_elif_chain(stmts[1:])
         return [first]
     return stmts
+
+
+def _endless(stmts: list[ast.stmt]) -> bool:
+    """Do ``stmts`` end in a ``while True:`` loop nothing leaves by a ``break``?"""
+    last = stmts[-1] if stmts else None
+    return isinstance(last, ast.While) and isinstance(last.test, ast.Constant) \
+        and bool(last.test.value) and not last.orelse and not loop_breaks(last.body)
 
 
 def _is_pass_only(stmts: list[ast.stmt]) -> bool:
