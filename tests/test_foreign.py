@@ -623,6 +623,24 @@ def serve(self, poll):
         self.once()
     return 1
 """,
+    # (an ``if`` arm's jump over its ``else``, threaded past the ``continue`` that the
+    # ``else`` falls into)
+    "else_falls_into_continue": """
+def read(self, fp):
+    for lineno, line in enumerate(fp, start=1):
+        value = line.strip()
+        if not value:
+            if self._empty_lines_in_values:
+                if (comment_start is None and
+                    cursect is not None and
+                    optname and
+                    cursect[optname] is not None):
+                    cursect[optname].append('') # newlines added at join
+            else:
+                indent_level = sys.maxsize
+            continue
+        f(value)
+""",
     # (a chained comparison's jump to an ``if`` body that only jumps, ``continue`` or the
     # jump after ``pass``, threaded on by the peephole pass)
     "chained_comparison_bodies": """

@@ -66,6 +66,34 @@ def unthread(instrs: Sequence[Instr], handlers: Sequence[Handler | None]) -> Non
     _after_returns(instrs, handlers, live)
     _else_jumps(instrs, handlers, live)
     _chain_ends(instrs, live)
+    _else_ends(instrs, handlers, live)
+
+
+def _else_ends(instrs: Sequence[Instr], handlers: Sequence[Handler | None],
+               live: set[int]) -> None:
+    """An ``if`` arm's jump over its ``else`` goes to the end of the statement; where the
+    ``else`` arm falls into a jump of its own line there (``continue``), the pass threaded
+    the arm's jump on: it gets its jump back."""
+    n = len(instrs)
+    tested = {instrs[k].target for k in live if _test(instrs, live, k)}
+    for x in range(1, n - 1):
+        ins = instrs[x]
+        if ins.op != "JUMP" or x not in live or x + 1 not in tested \
+                or ins.line != instrs[x - 1].line or instrs[x - 1].op in _NO_FALLTHROUGH \
+                or instrs[x - 1].target >= 0:
+            continue  # (not the compiler's jump at the end of an ``if`` arm)
+        to = ins.target
+        j = next((k for k in range(x + 1, n) if k in live and instrs[k].op == "JUMP"
+                  and instrs[k].target == to), None)
+        if j is None or to == j + 1 or x < to < j or handlers[x] != handlers[j]:
+            continue
+        before = instrs[j - 1]
+        if before.op in _NO_FALLTHROUGH or before.target >= 0 or instrs[j].line is None \
+                or instrs[j].line == before.line:
+            continue  # (the ``else`` arm falls into a statement of its own)
+        if all(instrs[k].target < 0 or x < instrs[k].target <= j or instrs[k].target == to
+               for k in range(x + 1, j) if k in live):
+            ins.target = j
 
 
 def _chain_ends(instrs: Sequence[Instr], live: set[int]) -> None:
