@@ -606,6 +606,21 @@ def main(dests):
         return False
     return True
 """,
+    # (3.8: an ``assert`` that ends a loop's body, its test's jump threaded to the loop's
+    # next turn, loads ``AssertionError`` as a global)
+    "assert_ending_a_loop": """
+def register(method_to_typeid):
+    for key, value in list(method_to_typeid.items()):
+        assert type(key) is str, '%r is not a string' % key
+        assert type(value) is str, '%r is not a string' % value
+    return 1
+
+def exitfunc(cls, pending):
+    while pending:
+        f = pending.pop()
+        f()
+        assert f not in cls._registry
+""",
     # (an ``if`` arm that ends in ``while True:`` keeps no jump over an ``else`` after it)
     "endless_loop_ending_an_arm": """
 def _iter_side_effect(handle, _state):
