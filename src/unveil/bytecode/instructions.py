@@ -28,7 +28,9 @@ protects each instruction. The normalisation, per version:
 * 3.9 reads as 3.10 (its jump arguments in bytes are offsets in the listing's ``argval``;
   it has no ``GEN_START``, ``ROT_N`` or ``MATCH_*``). What differs is layout, said by
   :class:`Layout` (``copied_loop_tests``, ``dead_code``); its dead code is kept in the
-  stream, and :func:`last_statement_returns` reads its closing ``return None``;
+  stream, and :func:`last_statement_returns` reads its closing ``return None``
+  (:func:`dead_final_return`, a ``return`` nothing reaches); the jumps its peephole pass
+  threaded past a statement's jump get it back where the layout says (:mod:`.unthread`);
 * 3.8 reads as 3.9: :func:`.legacy.as_39` rewrites its listing as the one 3.9 makes of the
   same source (its ``finally`` subroutines copied, ``WITH_CLEANUP_*`` as 3.9's ``with``
   exits, ``COMPARE_OP`` as ``IS_OP``/``CONTAINS_OP``/``JUMP_IF_NOT_EXC_MATCH``), with the
