@@ -606,6 +606,20 @@ def main(dests):
         return False
     return True
 """,
+    # (an ``if`` arm that ends in a ``try`` whose ways out all return: its handlers'
+    # ``RERAISE`` right before the code after the ``if``, no jump over an ``else``)
+    "try_ending_an_arm": """
+def convert(mo, mapping):
+    named = mo.group('named') or mo.group('braced')
+    if named is not None:
+        try:
+            return str(mapping[named])
+        except KeyError:
+            return mo.group()
+    if mo.group('escaped') is not None:
+        return self.delimiter
+    raise ValueError('Unrecognized named group in pattern')
+""",
     # (3.8: an ``assert`` that ends a loop's body, its test's jump threaded to the loop's
     # next turn, loads ``AssertionError`` as a global)
     "assert_ending_a_loop": """

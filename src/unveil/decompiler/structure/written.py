@@ -236,8 +236,9 @@ def written_else(cfg: CFG, blocks: Mapping[int, IRBlock], b: int, merge: int,
 
 def _left_before_other(cfg: CFG, blocks: Mapping[int, IRBlock], b: int) -> bool:
     """Does the code laid out for the first arm of the ``if`` at ``b`` end right before
-    its other arm (the test's jump target) in a jump or ``raise`` that runs (no dead jump
-    of the ``if``'s own between them)?"""
+    its other arm (the test's jump target) in a jump or ``raise`` that runs, or the
+    ``RERAISE`` that ends a ``try`` statement's handlers (no dead jump of the ``if``'s own
+    between them)?"""
     term = blocks[b].term
     other = [t for t in term.targets if t != term.fall and t in blocks and blocks[t].blocks]
     if len(other) != 1 or len(term.targets) != 2:
@@ -245,7 +246,7 @@ def _left_before_other(cfg: CFG, blocks: Mapping[int, IRBlock], b: int) -> bool:
     start = blocks[other[0]].blocks[0]
     before = next((c for c in cfg.blocks.values() if c.end == start), None)
     return before is not None and before.end > before.start \
-        and cfg.bc.instrs[start - 1].op in ("JUMP", "RAISE_VARARGS")
+        and cfg.bc.instrs[start - 1].op in ("JUMP", "RAISE_VARARGS", "RERAISE")
 
 
 def dead_jump_else(cfg: CFG, blocks: Mapping[int, IRBlock], b: int, merge: int,
