@@ -539,6 +539,502 @@ def named(xs):
         except E as e:
             continue
 """,
+    # (the dead jump after a ``raise`` goes past the ``else`` arm, whose arms all leave,
+    # or to the loop's head; an ``if`` without ``else`` keeps none there)
+    "raise_past_else": """
+def read_events(self):
+    events = self._events_queue
+    while events:
+        event = events.popleft()
+        if isinstance(event, Exception):
+            raise event
+        else:
+            yield event
+
+def resolve_bases(bases):
+    for base in bases:
+        if not hasattr(base, '__mro_entries__'):
+            continue
+        if not isinstance(base, tuple):
+            raise TypeError('must return a tuple')
+        else:
+            shift += len(base) - 1
+
+def hash_(self):
+    if self._is_special:
+        if self.is_snan():
+            raise TypeError('signaling NaN')
+        elif self.is_nan():
+            return NAN
+        else:
+            return INF
+    return 0
+
+def log(level):
+    if not isinstance(level, int):
+        if raise_exceptions:
+            raise TypeError('level must be an integer')
+        else:
+            return
+    do_log(level)
+
+def binding(self, cb_type):
+    if self._sslobj is not None:
+        return self._sslobj.get_channel_binding(cb_type)
+    else:
+        if cb_type not in TYPES:
+            raise ValueError(cb_type)
+        return None
+""",
+    # (a ``return`` after a loop nothing leaves, or after a ``try`` whose ways out all
+    # return, is kept as dead code)
+    "dead_final_return": """
+def gamma(random):
+    while 1:
+        u1 = random()
+        if u1 > 0.5:
+            continue
+        u2 = 1.0 - random()
+    return 1
+
+def main(dests):
+    try:
+        for d in dests:
+            work(d)
+        return True
+    except KeyboardInterrupt:
+        return False
+    return True
+""",
+    # (an ``if`` arm that ends in a ``try`` whose ways out all return: its handlers'
+    # ``RERAISE`` right before the code after the ``if``, no jump over an ``else``)
+    "try_ending_an_arm": """
+def convert(mo, mapping):
+    named = mo.group('named') or mo.group('braced')
+    if named is not None:
+        try:
+            return str(mapping[named])
+        except KeyError:
+            return mo.group()
+    if mo.group('escaped') is not None:
+        return self.delimiter
+    raise ValueError('Unrecognized named group in pattern')
+""",
+    # (3.8: an ``assert`` that ends a loop's body, its test's jump threaded to the loop's
+    # next turn, loads ``AssertionError`` as a global)
+    "assert_ending_a_loop": """
+def register(method_to_typeid):
+    for key, value in list(method_to_typeid.items()):
+        assert type(key) is str, '%r is not a string' % key
+        assert type(value) is str, '%r is not a string' % value
+    return 1
+
+def exitfunc(cls, pending):
+    while pending:
+        f = pending.pop()
+        f()
+        assert f not in cls._registry
+""",
+    # (an ``if`` arm that ends in ``while True:`` keeps no jump over an ``else`` after it)
+    "endless_loop_ending_an_arm": """
+def _iter_side_effect(handle, _state):
+    if handle.readline.side_effect is not None:
+        while True:
+            yield handle.readline.return_value
+    for line in _state[0]:
+        yield line
+
+def serve(self, poll):
+    if poll:
+        while True:
+            self.handle()
+    else:
+        self.once()
+    return 1
+""",
+    # (an ``if`` arm's jump over its ``else``, threaded past the ``continue`` that the
+    # ``else`` falls into)
+    "else_falls_into_continue": """
+def read(self, fp):
+    for lineno, line in enumerate(fp, start=1):
+        value = line.strip()
+        if not value:
+            if self._empty_lines_in_values:
+                if (comment_start is None and
+                    cursect is not None and
+                    optname and
+                    cursect[optname] is not None):
+                    cursect[optname].append('') # newlines added at join
+            else:
+                indent_level = sys.maxsize
+            continue
+        f(value)
+""",
+    # (a chained comparison's jump to an ``if`` body that only jumps, ``continue`` or the
+    # jump after ``pass``, threaded on by the peephole pass)
+    "chained_comparison_bodies": """
+def gamma(random):
+    while 1:
+        u1 = random()
+        if not 1e-7 < u1 < .9999999:
+            continue
+        u2 = 1.0 - random()
+        if u2 > u1:
+            return u2
+
+def frac(numerator, denominator):
+    if denominator is None:
+        f()
+    elif type(numerator) is int is type(denominator):
+        pass
+    elif isinstance(numerator, Rational):
+        g()
+    else:
+        raise TypeError('x')
+    return 1
+""",
+    # (``else: break``: the ``try`` body's jump to it, threaded out of the loop; the
+    # ``break`` kept, dead, after the handlers' ``RERAISE``)
+    "try_else_break": """
+def all_tasks(loop=None):
+    i = 0
+    while True:
+        try:
+            tasks = list(_all_tasks)
+        except RuntimeError:
+            i += 1
+            if i >= 1000:
+                raise
+        else:
+            break
+    return tasks
+
+def collect(self):
+    while len(self.active) >= self.most:
+        try:
+            pid = os.waitpid(-1, 0)
+            self.active.discard(pid)
+        except ChildProcessError:
+            self.active.clear()
+        except OSError:
+            break
+    return self.active
+""",
+    # (the peephole pass keeps a jump after a ``return`` where a test jumped before it
+    # threaded the test on: ``if c: return x`` + ``continue``; the loop's own jump back,
+    # dead, after a ``continue`` that ends its body)
+    "jump_after_return": """
+def subset(self, j, n):
+    while j < n:
+        c = rawdata[j]
+        if c == "<":
+            if rawdata[j:j+4] == "<!--":
+                j = self.parse_comment(j, report=0)
+                if j < 0:
+                    return j
+                continue
+            j = meth(j)
+        elif c == "%":
+            j = j + 1
+    return -1
+
+def first(xs):
+    for x in xs:
+        if x > 1 and x < 5:
+            return x
+        continue
+    return None
+def get(alternatives):
+    for browser in alternatives:
+        if '%s' in browser:
+            browser = shlex.split(browser)
+            if browser[-1] == '&':
+                return BackgroundBrowser(browser[:-1])
+            else:
+                return GenericBrowser(browser)
+        else:
+            try:
+                command = _browsers[browser.lower()]
+            except KeyError:
+                command = _synthesize(browser)
+            if command[1] is not None:
+                return command[1]
+            elif command[0] is not None:
+                return command[0]()
+    raise Error("could not locate runnable browser")
+""",
+    # (``else: pass`` keeps the ``if`` arm's jump over it, to the next instruction)
+    "else_pass": """
+def finish_content(self):
+    if not self.headers_sent:
+        self.headers.setdefault('Content-Length', "0")
+        self.send_headers()
+    else:
+        pass
+
+def chain(a):
+    if a == 1:
+        f()
+    elif a == 2:
+        g()
+    else:
+        pass
+    h()
+
+def plain(a):
+    if a:
+        f()
+    h()
+""",
+    # (a loop's ``else`` clause that returns ends at no jump target: the compiler's closing
+    # ``return None`` after it is dropped, so where one is kept the return was in an
+    # ``else`` arm of an ``if`` before it)
+    "closing_return_after_loops": """
+def read(self, size=None):
+    if size < 0:
+        result = self._get()
+        return result
+    else:
+        eof = False
+        while len(result) < size and not eof:
+            eof = not self._read_chunk()
+        return result
+
+def charref(s):
+    if s[0] == '#':
+        return chr(num)
+    else:
+        if s in _html5:
+            return _html5[s]
+        for x in range(len(s)-1, 1, -1):
+            if s[:x] in _html5:
+                return _html5[s[:x]] + s[x:]
+        else:
+            return '&' + s
+
+def loop_else(xs):
+    for x in xs:
+        if x:
+            return x
+    else:
+        return None
+""",
+    # (a ``raise`` keeps a dead jump to where its statement ends: past the clean-up of an
+    # ``except ... as`` clause, past an ``else`` arm that falls into the code after it)
+    "raise_ends_statement": """
+def remove(self, key):
+    path = os.path.join(self._path, str(key))
+    try:
+        f = open(path, 'rb+')
+    except OSError as e:
+        if e.errno == errno.ENOENT:
+            raise KeyError('No message with key: %s' % key)
+        else:
+            raise
+    else:
+        f.close()
+        os.remove(path)
+def load(name, import_):
+    path = None
+    parent = name.rpartition('.')[0]
+    if parent:
+        parent_module = sys.modules[parent]
+        try:
+            path = parent_module.__path__
+        except AttributeError:
+            raise ModuleNotFoundError(msg, name=name) from None
+    spec = _find_spec(name, path)
+    if spec is None:
+        raise ModuleNotFoundError(_ERR_MSG.format(name), name=name)
+    else:
+        module = _load_unlocked(spec)
+    if parent:
+        setattr(parent_module, child, module)
+    return module
+
+def load2(name, import_):
+    spec = _find_spec(name, path)
+    if spec is None:
+        raise ModuleNotFoundError(_ERR_MSG.format(name), name=name)
+    else:
+        module = _load_unlocked(spec)
+    if parent:
+        setattr(parent_module, child, module)
+    return module
+""",
+    # (an ``except`` clause that breaks or continues keeps its end's jump, dead: to the
+    # code after the statement, or past its ``else`` clause, back to the loop's head)
+    "clause_ends_after_jumps": """
+def call(self):
+    lineno = 0
+    while 1:
+        try:
+            for i in range(lineno, lineno + self.MAXLINES):
+                print(self.lines[i])
+        except IndexError:
+            break
+        else:
+            lineno += self.MAXLINES
+            key = None
+            if key == 'q':
+                break
+
+def usage(self, actions, groups):
+    for group in groups:
+        try:
+            start = actions.index(group)
+        except ValueError:
+            continue
+        else:
+            end = start + 1
+            if actions[start:end] == group:
+                g(end)
+
+def flat(self, actions, groups):
+    for group in groups:
+        try:
+            start = actions.index(group)
+        except ValueError as e:
+            continue
+        end = start + 1
+        if actions[start:end] == group:
+            g(end)
+def mk(names, flags):
+    for seq in names:
+        try:
+            fd = _os.open(seq, flags)
+        except FileExistsError:
+            continue
+        except PermissionError:
+            if _os.name == 'x' and _os.access(dir):
+                continue
+            else:
+                raise
+        return fd
+    raise FileExistsError(1)
+
+def mk2(names, flags):
+    for seq in names:
+        try:
+            fd = _os.open(seq, flags)
+        except PermissionError:
+            if _os.name == 'x':
+                continue
+            else:
+                raise
+        g(fd)
+""",
+    # (3.9's peephole pass threads a test's jump to a ``break``/``continue`` on a line of
+    # its own: the ``if`` before it, ``if a or b: break``)
+    "threaded_tests": """
+def spec(self):
+    aslist = []
+    while self.pos < len(self.field):
+        if self.field[self.pos] == '.':
+            self.pos += 1
+        elif self.field[self.pos] in self.atomends:
+            if aslist and not aslist[-1].strip():
+                aslist.pop()
+            break
+        else:
+            aslist.append(self.getatom())
+        self.gotonext()
+    return aslist
+
+def header(self, flag):
+    if flag & NAME:
+        while True:
+            s = self.read(1)
+            if not s or s == b'.':
+                break
+    return True
+
+def password(read):
+    pw = ''
+    while 1:
+        c = read()
+        if c == 'r' or c == 'n':
+            break
+        if c == 'b':
+            pw = pw[:-1]
+        else:
+            pw = pw + c
+    return pw
+
+def member(members, name, skipping):
+    for member in members:
+        if skipping:
+            if name == member.name:
+                skipping = False
+            continue
+        if name == member:
+            return member
+    return None
+""",
+    # (an ``if`` arm that breaks or continues right before the code after it had no
+    # ``else``, though a ``return`` after an inner ``if``'s ``else`` keeps a dead jump)
+    "flat_break_before_else_return": """
+def find(langs, domain, every):
+    result = []
+    for lang in langs:
+        if lang == 'C':
+            break
+        mofile = join(lang, domain)
+        if exists(mofile):
+            if every:
+                result.append(mofile)
+            else:
+                return mofile
+    return result
+
+def scan(items):
+    for item in items:
+        if item is None:
+            continue
+        if item.ok:
+            if item.first:
+                first(item)
+            else:
+                return item
+    return None
+""",
+    # (an ``if`` arm's ``break``/``continue`` keeps a dead jump to where the statement
+    # ends, past its ``elif`` arm that leaves too)
+    "break_then_elif": """
+def end_of_line(self, last):
+    while True:
+        if self.blank(last):
+            last = min(self.maxx, last + 1)
+            break
+        elif last == 0:
+            break
+        last = last - 1
+    return last
+
+def join(paths, seps, drive, path):
+    for p in paths:
+        p_drive, p_path = split(p)
+        if p_path and p_path[0] in seps:
+            path = p_path
+            continue
+        elif p_drive and p_drive != drive:
+            if p_drive.lower() != drive.lower():
+                drive = p_drive
+                continue
+            drive = p_drive
+        path = path + p_path
+    return drive + path
+
+def getatom(self, ends):
+    atoms = ['']
+    while self.pos < len(self.field):
+        if self.field[self.pos] in ends:
+            break
+        else:
+            atoms.append(self.field[self.pos])
+        self.pos += 1
+    return atoms
+""",
 }
 
 

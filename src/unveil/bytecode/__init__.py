@@ -13,6 +13,7 @@ from .instructions import (
     Handler,
     Instr,
     Layout,
+    dead_final_return,
     for_iter_exit,
     last_statement_returns,
     layout_of,
@@ -33,5 +34,5 @@ from .listing import (
 )
 
 __all__ = ["CONDITIONAL_JUMPS", "HOST", "LITERAL_TYPES", "Bytecode", "Handler", "Instr", "Layout",
-           "Raw", "branches", "chains", "for_iter_exit", "has_opcode", "instructions", "last_statement_returns", "layout_of", "line_table", "qualname_constants",
+           "Raw", "branches", "chains", "dead_final_return", "for_iter_exit", "has_opcode", "instructions", "last_statement_returns", "layout_of", "line_table", "qualname_constants",
            "read", "read_listing", "readable", "retarget"]

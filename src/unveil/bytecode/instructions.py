@@ -28,7 +28,9 @@ protects each instruction. The normalisation, per version:
 * 3.9 reads as 3.10 (its jump arguments in bytes are offsets in the listing's ``argval``;
   it has no ``GEN_START``, ``ROT_N`` or ``MATCH_*``). What differs is layout, said by
   :class:`Layout` (``copied_loop_tests``, ``dead_code``); its dead code is kept in the
-  stream, and :func:`last_statement_returns` reads its closing ``return None``;
+  stream, and :func:`last_statement_returns` reads its closing ``return None``
+  (:func:`dead_final_return`, a ``return`` nothing reaches); the jumps its peephole pass
+  threaded past a statement's jump get it back where the layout says (:mod:`.unthread`);
 * 3.8 reads as 3.9: :func:`.legacy.as_39` rewrites its listing as the one 3.9 makes of the
   same source (its ``finally`` subroutines copied, ``WITH_CLEANUP_*`` as 3.9's ``with``
   exits, ``COMPARE_OP`` as ``IS_OP``/``CONTAINS_OP``/``JUMP_IF_NOT_EXC_MATCH``), with the
@@ -55,6 +57,7 @@ from . import legacy
 from .exceptions import RawHandler, parse_exception_table, simulate_block_stack
 from .lines import co_lines, co_positions
 from .listing import Raw, RecentCodes, instructions, tables
+from .unthread import unthread
 
 VERSION = sys.version_info[:2]
 
@@ -453,6 +456,35 @@ def last_statement_returns(code: CodeType) -> bool | None:
     return False
 
 
+def dead_final_return(code: CodeType) -> tuple[str, Any] | None:
+    """3.8/3.9 (:attr:`Layout.dead_code`): what the ``return`` that ends the function
+    ``code`` returns where nothing reaches it (written after a loop nothing leaves, kept
+    as dead code): ``("const", value)`` or ``("name", name)``; None where it runs, returns
+    ``None`` (the compiler's closing return reads the same) or something else."""
+    if not layout_of(code).dead_code:
+        return None
+    raw = read_listing(code)  # (3.8's: as 3.9 lays it out)
+    if len(raw) < 3 or raw[-1].opname != "RETURN_VALUE" or raw[-3].opname not in _NO_FALLTHROUGH:
+        return None
+    load = raw[-2]
+    if load.opname == "LOAD_CONST" and load.argval is not None:
+        found: tuple[str, Any] = ("const", load.argval)
+    elif load.opname in ("LOAD_FAST", "LOAD_NAME", "LOAD_GLOBAL", "LOAD_DEREF"):
+        found = ("name", load.argval)
+    else:
+        return None
+    version = code_version(code)
+    jumps = tables((3, 9) if version == (3, 8) else version).jumps
+    targets = {i.argval for i in raw if i.opcode in jumps}
+    live = [k for k, i in enumerate(raw) if i.opcode in jumps and i.argval == load.offset]
+    for k in live:  # (a jump there from code after a return, raise or jump reaches nothing)
+        while k and raw[k].offset not in targets and raw[k - 1].opname not in _NO_FALLTHROUGH:
+            k -= 1
+        if not (k and raw[k].offset not in targets):
+            return None
+    return found
+
+
 
 def readable(version: tuple[int, int]) -> bool:
     """Can :func:`read` read the bytecode of CPython ``version`` here? 3.8-3.14, from any
@@ -790,6 +822,8 @@ def read(code: CodeType) -> Bytecode:
             t = first_index[offsets[pos]] if pos < len(offsets) else end_index
         out[idx].target = t
     handlers = _handlers(ranges, out, first_index, offsets, version)
+    if Layout.of(version).dead_code:
+        unthread(out, handlers)  # (3.8/3.9: a test's jump to a ``break`` as written)
     return Bytecode(code, out, handlers)
 
 

@@ -288,14 +288,21 @@ class _Rewriter:
 
     def asserts(self, k: int) -> bool:
         """Is the ``LOAD_GLOBAL AssertionError`` at ``k`` an ``assert`` statement's: after
-        a jump on the test over the ``RAISE_VARARGS 1`` right before where it lands?"""
+        a jump on the test over the ``RAISE_VARARGS 1`` right before where it lands (or
+        where the jump after it goes, threaded)?"""
         raw = self.raw
         test = raw[k - 1] if k else None
-        if test is None or test.opname != "POP_JUMP_IF_TRUE" or test.argval <= test.offset:
+        if test is None or test.opname != "POP_JUMP_IF_TRUE":
             return False
-        after = self.index.get(test.argval)
+        after = self.index.get(test.argval) if test.argval > test.offset else None
         if after is None or raw[after - 1].opname != "RAISE_VARARGS" or raw[after - 1].arg != 1:
-            return False
+            # (or threaded: where the jump after the raise goes, the next turn of a loop)
+            after = next((j + 1 for j in range(k, len(raw)) if raw[j].opname == "RAISE_VARARGS"
+                          or "JUMP" in raw[j].opname or raw[j].opname == "RETURN_VALUE"), None)
+            if after is None or after >= len(raw) or raw[after - 1].opname != "RAISE_VARARGS" \
+                    or raw[after - 1].arg != 1 or raw[after].argval != test.argval \
+                    or raw[after].opname not in ("JUMP_ABSOLUTE", "JUMP_FORWARD"):
+                return False
         call = raw[after - 2]  # (the message, if any: ``AssertionError(message)``)
         return after - 2 == k or (call.opname == "CALL_FUNCTION" and call.arg == 1)
 

@@ -682,7 +682,8 @@ def function_def(code: CodeType, name: str, parent: CodeDecompiler | None = None
         body = body[:-1]
     drop_implicit_returns(body)
     patterns.drop_final_return(body)
-    fit_closing_return(body, bytecode.last_statement_returns(code))  # (3.8/3.9)
+    fit_closing_return(body, bytecode.last_statement_returns(code),  # (3.8/3.9)
+                       bytecode.dead_final_return(code))
     doc = docstring_of(code)
     head: list[ast.stmt] = []
     if doc is not None:

@@ -150,9 +150,7 @@ def _build(bc: Bytecode, start: int, end: int, live: set[int] | None) -> CFG:
                         and instrs[i - 1].op == "JUMP" and instrs[i].target in live:
                     leaders.add(instrs[i].target)  # (where a break's ``if`` arm ends)
                 if bc.layout.dead_code and instrs[i - 1].op == "RAISE_VARARGS":
-                    j = i
-                    while j < end and j not in live and instrs[j].op == "POP_EXCEPT":
-                        j += 1
+                    j = _after_clean_up(instrs, i, end, live)
                     if j < end and j not in live and instrs[j].op == "JUMP" \
                             and instrs[j].target in live:
                         leaders.add(instrs[j].target)  # (where a raise's statement ends)

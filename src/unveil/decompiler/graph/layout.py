@@ -40,6 +40,12 @@ class BlockLayout:
         tested_at = self.bc.position(test)
         if valued and where is None and test.op in CONDITIONAL_JUMPS:
             return jump.line is not None and jump.line == test.line
+        on = self.cfg.blocks.get(jump.target)
+        if self.bc.layout.dead_code and test.op in CONDITIONAL_JUMPS and on is not None \
+                and jump.line is not None and jump.line == test.line \
+                and on.end - on.start == 1 and self.bc.instrs[on.start].op == "JUMP" \
+                and self.bc.instrs[on.start].line != jump.line:
+            return True  # (3.8/3.9: a chained comparison's jump to a body that only jumps)
         return test.op in CONDITIONAL_JUMPS and where is not None and where[2] is not None \
             and tested_at is not None and (where == tested_at or (
                 where[0] == where[1] == tested_at[0] and tested_at[2] is not None

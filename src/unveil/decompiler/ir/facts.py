@@ -69,6 +69,9 @@ EXPLICIT: Fact[bool] = Fact(
     "None`` the source wrote (kept at the function's end)")
 WRITTEN: Fact[bool] = Fact(
     "written", "a ``continue`` whose jump has the position of a ``continue`` statement")
+BACK_KEPT: Fact[bool] = Fact(
+    "back_kept", "3.8/3.9: a written ``continue`` that the jump back of its loop's own, dead, "
+    "follows (the end of the loop's body: kept there, where it is not the compiler's)")
 IMPLICIT: Fact[bool] = Fact(
     "implicit", "a ``return None`` that is the compiler's copy of the one at the function's end "
     "(an ``if`` that ends in one keeps its ``else``)")

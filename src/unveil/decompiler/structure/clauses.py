@@ -55,7 +55,7 @@ from .copies import (
     starts_with,
     value_spills,
 )
-from .written import implicit_return, try_end_else
+from .written import LayoutElse, implicit_return, try_end_else
 
 if TYPE_CHECKING:
     from .uses import ClausesUses
@@ -733,8 +733,8 @@ class Clauses(ClausesUses):
         if body_exit is not None:
             if merge is None:
                 after = body_exit
-                layout_else = self.else_by_layout(body_exit, h, ctx)
-                if layout_else is None and self.g.cfg.dead_jumps:
+                layout_else: LayoutElse = self.else_by_layout(body_exit, h, ctx)
+                if layout_else is None and self.layout.dead_code:
                     layout_else = try_end_else(self.g.cfg, self.blocks, h, body_exit,
                                                self.through(body_exit))
                 if layout_else is None and self._ends_loop_body(ctx) \
@@ -742,7 +742,7 @@ class Clauses(ClausesUses):
                     # (each clause ends where the loop goes on, by the compiler's jump
                     # to the end of the statement: the body's way on is its else clause)
                     layout_else = (ctx.follow,)
-                if layout_else is not None:
+                if layout_else:  # (``()``: 3.8/3.9's layout says it has none)
                     orelse = self.seq(body_exit, replace(ctx, follow=layout_else[0]))
                     after = layout_else[0]
             elif body_exit != merge:

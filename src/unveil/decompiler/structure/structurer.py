@@ -59,14 +59,15 @@ from .clauses import Clauses
 from .ifs import IfEnds
 from .loops import LoopExits, outer_stops
 from .written import (
-    closing_merge,
+    back_kept,
     continue_before_cleanup,
-    dead_jump_else,
     dead_jump_flat,
+    else_pass,
     exit_position,
     implicit_return,
-    return_label_else,
+    layout_merge,
     written_continue,
+    written_else,
     written_jump,
     written_pass,
     written_return,
@@ -543,7 +544,7 @@ class Structurer(LoopExits, IfEnds, Clauses, ClauseExits, Provided):
                         and not self._shared_jump(src) and self._own_continue(src):
                     attach(stmt, explicit=True)  # (kept at the end of an except clause)
                 if term.kind == "goto" and written_continue(self.g.cfg, self.blocks[src]):
-                    attach(stmt, written=True)
+                    attach(stmt, written=True, back_kept=back_kept(self.g.cfg, self.blocks[src]))
                 self.exit_stmt(out, stmt, ctx)
                 return None
             if dst == loop.follow and dst != ctx.follow:
@@ -646,10 +647,9 @@ class Structurer(LoopExits, IfEnds, Clauses, ClauseExits, Provided):
                 out = []
                 for s in self._succs(n):
                     out.append(-2 if s == header else s)
-                if dead:  # (3.8/3.9: where the statement a raise ends goes on)
-                    to = dead.get(self.blocks[n].blocks[-1])
-                    if to is not None and to in self.blocks:
-                        out = [-2 if to == header else to]
+                to = dead.get(self.blocks[n].blocks[-1]) if dead else None  # (3.8/3.9:
+                if to is not None and to in self.blocks:  # where a raise's statement goes on)
+                    out = [-2 if to == header else to]
                 return out
 
             table = postdominators({b for b in region if b in self.blocks}, succs)
@@ -670,8 +670,8 @@ class Structurer(LoopExits, IfEnds, Clauses, ClauseExits, Provided):
             merge = EXIT  # (the arms meet after leaving the except clause: each leaves it)
         if merge == EXIT or merge not in ctx.region:
             merge = self._jumped_over(b, then_t, else_t, ctx)
-        if (merge == EXIT or merge not in ctx.region) and ctx.clause is None:
-            merge = closing_merge(self.g.cfg, self.blocks, b, ctx, self._arm_reach)
+        if merge == EXIT or merge not in ctx.region:  # (3.8/3.9: as their dead code says)
+            merge = layout_merge(self.g.cfg, self.blocks, b, ctx, self._arm_reach, self.idom)
         if merge == EXIT or merge not in ctx.region:
             merge_follow: int | None = ctx.follow
             next_block = None
@@ -699,16 +699,16 @@ class Structurer(LoopExits, IfEnds, Clauses, ClauseExits, Provided):
             test = cast(ast.expr, block.term.test)  # (``if a in b: pass`` / ``else:``, as written)
             then_body, else_body = [], then_body
             as_tested = passed = True
-        if not then_body:
-            then_body = [ast.Pass()]
+        then_body = then_body or [ast.Pass()]
+        if not else_body and self.layout.dead_code and else_pass(self.g.cfg, self.blocks, b, merge):
+            else_body = [ast.Pass()]  # (3.8/3.9: ``else: pass``, the jump over it kept)
         node = ast.If(test=test, body=then_body, orelse=else_body)
         attach(node, line=block.term.line)
         cfg = self.g.cfg
         if else_body and cfg.bc.layout.dead_code:
             arms = [self._arm_reach(b, t, ctx) | ({t} - {merge, ctx.follow}) & self.blocks.keys()
                     for t in self.blocks[b].term.targets]  # (a break leaving: not in its arm)
-            if dead_jump_else(cfg, self.blocks, b, merge, arms) \
-                    or return_label_else(cfg, self.blocks, arms):
+            if written_else(cfg, self.blocks, b, merge, arms):
                 attach(node, written_else=True)
             elif dead_jump_flat(cfg, self.blocks, b):
                 attach(node, written_flat=True)

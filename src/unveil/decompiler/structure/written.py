@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
 from ...codeobj import code_kind
+from ..graph.regions import dominates
 
 if TYPE_CHECKING:
     from ..graph.cfg import CFG
@@ -55,6 +56,10 @@ def written_jump(cfg: CFG, block: IRBlock | None, test: IRBlock, width: int) -> 
     bc = cfg.bc
     jump = cfg.blocks[block.blocks[0]].last(bc)
     tested = cfg.blocks[test.blocks[-1]].last(bc)
+    on = cfg.blocks.get(jump.target)
+    if bc.layout.dead_code and jump.op == "JUMP" and jump.line == tested.line \
+            and on is not None and on.end - on.start == 1 and on.last(bc).op == "JUMP":
+        jump = on.last(bc)  # (3.8/3.9: a chained comparison's jump to a body that jumps)
     where = bc.position(jump)
     if where is None or where[0] is None:
         return jump.line is not None and jump.line != tested.line
@@ -147,6 +152,19 @@ def written_continue(cfg: CFG, block: IRBlock) -> bool:
     return _width(where) == 8 and all(bc.position(i) != where for i in before)
 
 
+def back_kept(cfg: CFG, block: IRBlock) -> bool:
+    """3.8/3.9: is the jump back that ends ``block`` followed by another to the same
+    place, dead: the loop's own jump back at the end of its body, after a ``continue``
+    written there?"""
+    last = cfg.blocks.get(block.blocks[-1]) if block.blocks else None
+    instrs = cfg.bc.instrs
+    if last is None or not cfg.bc.layout.dead_code or last.end >= len(instrs) \
+            or last.end in cfg.blocks:
+        return False
+    jump, after = instrs[last.end - 1], instrs[last.end]
+    return jump.op == after.op == "JUMP" and jump.target == after.target < last.end
+
+
 def _dead_clause_end(cfg: CFG, start: int, end: int) -> bool:
     """For a jump back at ``end - 1`` after the clean-up of an except clause from
     ``start`` (none: True): does dead code after it end that clause again, as 3.8/3.9
@@ -192,6 +210,45 @@ def _width(where: tuple[int | None, ...]) -> int | None:
 _CLEAN_UP = ("POP_EXCEPT", "POP_BLOCK", "DELETE_FAST", "DELETE_NAME", "DELETE_DEREF")
 
 
+def else_pass(cfg: CFG, blocks: Mapping[int, IRBlock], b: int, merge: int) -> bool:
+    """3.8/3.9: was ``else: pass`` written after the ``if`` at ``b``, whose arms meet at
+    ``merge``, where its test jumps? Its first arm then ends in the ``if``'s jump over
+    the ``else``, to the next instruction, which the peephole pass keeps."""
+    if merge not in blocks or merge not in blocks[b].term.targets or not blocks[merge].blocks:
+        return False
+    start = blocks[merge].blocks[0]
+    before = next((c for c in cfg.blocks.values() if c.end == start), None)
+    jump = cfg.bc.instrs[start - 1] if start else None
+    return before is not None and jump is not None and jump.op == "JUMP" \
+        and jump.target == start
+
+
+def written_else(cfg: CFG, blocks: Mapping[int, IRBlock], b: int, merge: int,
+                 arms: list[set[int]]) -> bool:
+    """3.8/3.9: was the ``if`` at ``b`` written with an ``else``, as the dead code in its
+    arms tells (:func:`dead_jump_else`, :func:`return_label_else`)? Not where its first
+    arm, as laid out, ends in a ``break``, ``continue`` or ``raise`` right before the
+    other: an ``else`` keeps the ``if``'s jump over it there (a dead jump after a
+    ``return`` may be another ``if``'s, ending at the same place)."""
+    return not _left_before_other(cfg, blocks, b) \
+        and (dead_jump_else(cfg, blocks, b, merge, arms) or return_label_else(cfg, blocks, arms))
+
+
+def _left_before_other(cfg: CFG, blocks: Mapping[int, IRBlock], b: int) -> bool:
+    """Does the code laid out for the first arm of the ``if`` at ``b`` end right before
+    its other arm (the test's jump target) in a jump or ``raise`` that runs, or the
+    ``RERAISE`` that ends a ``try`` statement's handlers (no dead jump of the ``if``'s own
+    between them)?"""
+    term = blocks[b].term
+    other = [t for t in term.targets if t != term.fall and t in blocks and blocks[t].blocks]
+    if len(other) != 1 or len(term.targets) != 2:
+        return False
+    start = blocks[other[0]].blocks[0]
+    before = next((c for c in cfg.blocks.values() if c.end == start), None)
+    return before is not None and before.end > before.start \
+        and cfg.bc.instrs[start - 1].op in ("JUMP", "RAISE_VARARGS", "RERAISE")
+
+
 def dead_jump_else(cfg: CFG, blocks: Mapping[int, IRBlock], b: int, merge: int,
                    arms: list[set[int]]) -> bool:
     """3.8/3.9: does an arm of the ``if`` at ``b`` (``arms``: the blocks each of its
@@ -207,6 +264,9 @@ def dead_jump_else(cfg: CFG, blocks: Mapping[int, IRBlock], b: int, merge: int,
         for n in arm:
             last = blocks[n].blocks[-1]
             to = cfg.dead_jumps.get(last)
+            if len(targets) == 2 and instrs[cfg.blocks[last].end - 1].op == "JUMP" \
+                    and _jump_over_else(cfg, blocks, cfg.blocks[last].end, targets[1 - k]):
+                return True  # (its dead jump over the other arm, which both arms leave)
             if to is None:
                 if _jumps_past(cfg, blocks, last, other):
                     return True
@@ -217,12 +277,26 @@ def dead_jump_else(cfg: CFG, blocks: Mapping[int, IRBlock], b: int, merge: int,
                     return True
             elif to == merge and merge != end:
                 return True
+            elif len(targets) == 2 and _jump_over_else(cfg, blocks, end, targets[1 - k]):
+                return True
             elif merge < 0 and len(targets) == 2 and to != targets[1 - k] \
                     and (to in other or any(o in blocks and blocks[o].blocks[0] < to
                                             < cfg.blocks[blocks[o].blocks[-1]].end
                                             for o in other)):
                 return True
     return False
+
+
+def _jump_over_else(cfg: CFG, blocks: Mapping[int, IRBlock], i: int, other: int) -> bool:
+    """Is the dead jump at ``i``, right after a ``raise``, the jump of an ``if`` arm over
+    its ``else``: the other arm (starting at block ``other``) laid out right after it?
+    Wherever it goes (past an ``elif`` chain whose arms all leave, or to the head of the
+    loop the statement ends, as 3.9's peephole threads it), an ``if`` without an
+    ``else`` keeps no jump there."""
+    instrs = cfg.bc.instrs
+    return other in blocks and i < len(instrs) and instrs[i].op == "JUMP" \
+        and i not in cfg.blocks and bool(blocks[other].blocks) \
+        and blocks[other].blocks[0] == i + 1
 
 
 def _jumps_past(cfg: CFG, blocks: Mapping[int, IRBlock], last: int, other: set[int]) -> bool:
@@ -237,6 +311,38 @@ def _jumps_past(cfg: CFG, blocks: Mapping[int, IRBlock], last: int, other: set[i
     laid = [cfg.blocks[c] for o in other if o in blocks for c in blocks[o].blocks]
     return bool(laid) and min(c.start for c in laid) > i \
         and instrs[i].target >= max(c.end for c in laid)
+
+
+def layout_merge(cfg: CFG, blocks: Mapping[int, IRBlock], b: int, ctx: Ctx,
+                 arm_reach: Callable[..., set[int]], idom: dict[int, int]) -> int:
+    """3.8/3.9: where the ``if`` at ``b``, whose arms meet nowhere in ``ctx.region``,
+    ends as their dead code tells (:func:`dead_jump_merge`; out of an except clause,
+    :func:`closing_merge`); -1 where it does not. ``idom``: the dominator tree."""
+    if not cfg.bc.layout.dead_code:
+        return -1
+    arms = [arm_reach(b, t, ctx) for t in blocks[b].term.targets]
+    found = dead_jump_merge(cfg, blocks, b, arms, lambda n: dominates(idom, b, n))
+    if found in ctx.region or ctx.clause is not None:
+        return found
+    return closing_merge(cfg, blocks, b, ctx, arm_reach)
+
+
+def dead_jump_merge(cfg: CFG, blocks: Mapping[int, IRBlock], b: int,
+                    arms: list[set[int]], dominated: Callable[[int], bool]) -> int:
+    """3.8/3.9: where the ``if`` at ``b`` (no merge found: its other arm leaves too, by
+    a ``break`` say) ends, as the dead jump after the ``break``, ``continue`` or
+    ``raise`` that ends one of its arms (``arms``: the blocks each target reaches) says:
+    past its ``else``/``elif`` arm, to code that arm goes on to (``if a: break`` / ``elif
+    b: break`` then ``c``); -1 where none says so. ``dominated(n)``: is ``n`` after the
+    test only."""
+    targets = blocks[b].term.targets
+    if len(targets) != 2 or len(arms) != 2:
+        return -1
+    ends = {to for k, arm in enumerate(arms) for n in arm | ({targets[k]} & blocks.keys())
+            if (to := cfg.dead_jumps.get(blocks[n].blocks[-1] if blocks[n].blocks else -1))
+            is not None and to in arms[1 - k] and to != targets[1 - k] and to not in arm
+            and dominated(to)}
+    return ends.pop() if len(ends) == 1 else -1
 
 
 def closing_merge(cfg: CFG, blocks: Mapping[int, IRBlock], b: int, ctx: Ctx,
@@ -294,25 +400,57 @@ def dead_jump_flat(cfg: CFG, blocks: Mapping[int, IRBlock], b: int) -> bool:
         return False
     first, second = sorted(blocks[t].blocks[0] for t in targets)
     instrs = cfg.bc.instrs
-    return any(first <= last < second and to == second
+    return _left_before_other(cfg, blocks, b) or any(first <= last < second and to == second
                and instrs[cfg.blocks[last].end - 1].op != "JUMP"
                for jumps in (cfg.dead_jumps, cfg.return_jumps) for last, to in jumps.items())
 
 
+#: where an ``else`` clause ends as the layout says (``()``: there is none; None: it does
+#: not say)
+LayoutElse = tuple[int | None] | tuple[()] | None
+
+
+def _clause_ends(cfg: CFG, start: int, after: int) -> set[int]:
+    """Where the dead jumps that end the ``except`` clauses laid out from ``start`` to
+    ``after`` go, after a clause's ``break`` or ``continue`` (its ``POP_EXCEPT``, dead,
+    and the compiler's jump to the end of the ``try`` statement, threaded: back to the
+    head of the loop whose body the statement ends)."""
+    instrs = cfg.bc.instrs
+    out = set()
+    for b in cfg.blocks.values():
+        i = b.end
+        if not start <= b.id < after or instrs[b.end - 1].op != "JUMP" \
+                or i >= len(instrs) or instrs[i].op != "POP_EXCEPT" or i in cfg.blocks:
+            continue
+        while i < min(b.end + 4, len(instrs)) and i not in cfg.blocks \
+                and instrs[i].op in _CLEAN_UP + ("LOAD_CONST", "STORE_FAST", "STORE_NAME",
+                                                 "STORE_DEREF"):
+            i += 1  # (the clause's clean-up, dead: ``POP_EXCEPT``, ``name = None; del name``)
+        if i < len(instrs) and i not in cfg.blocks and instrs[i].op == "JUMP":
+            out.add(instrs[i].target)
+    return out
+
+
 def try_end_else(cfg: CFG, blocks: Mapping[int, IRBlock], h: int, body_exit: int,
-                 landing: int) -> tuple[int] | None:
+                 landing: int) -> tuple[int] | tuple[()] | None:
     """3.8/3.9: where the ``try`` statement whose handler starts at block ``h`` ends, as
     the dead jump one of its ``except`` clauses (laid out before ``landing``, where its
-    body goes on) keeps after a ``raise`` (and ``POP_EXCEPT``) says, when that is past
-    ``landing`` and the code from ``body_exit`` goes there (None: no such jump). With no
-    clause falling through, that code is its ``else`` clause: ``(end,)``."""
+    body goes on) keeps after a ``raise``, ``break`` or ``continue`` (and ``POP_EXCEPT``)
+    says, when that is past ``landing`` (or back to the head of the loop the statement
+    ends) and the code from ``body_exit`` goes there (None: no such jump). With no clause
+    falling through, that code is its ``else`` clause: ``(end,)``; ``()`` where such a
+    jump goes to ``landing``: the statement ends there, without one."""
     if h not in blocks or landing not in blocks:
         return None
     start, after = blocks[h].blocks[0], blocks[landing].blocks[0]
     instrs = cfg.bc.instrs
-    ends = {to for last, to in cfg.dead_jumps.items()
-            if start <= last < after < to and to in blocks
-            and instrs[cfg.blocks[last].end].op == "POP_EXCEPT"}
+    raised = {to for last, to in cfg.dead_jumps.items()
+              if start <= last < after and instrs[cfg.blocks[last].end].op == "POP_EXCEPT"}
+    jumped = _clause_ends(cfg, start, after)
+    if after in raised | jumped:
+        return ()
+    ends = {to for to in raised if after < to and to in blocks}
+    ends |= {to for to in jumped if to < start and to in blocks}
     if len(ends) != 1:
         return None
     end = ends.pop()

@@ -20,6 +20,7 @@ from ..ir.compare import Key, expr_key
 from ..ir.exprs import Shared, negate
 from ..ir.facts import (
     AS_TESTED,
+    BACK_KEPT,
     COMMON,
     CONTAINER_OP,
     EXPLICIT,
@@ -40,6 +41,7 @@ from ..ir.nodes import (
     ends_in_implicit_return,
     ends_in_jump,
     leaves_function,
+    loop_breaks,
     names_from_outside,
     names_in,
     same,
@@ -619,7 +621,8 @@ def _tidy_stmt(s: ast.stmt, folded: bool, in_loop: bool) -> list[ast.stmt]:
             s.body, s.orelse = s.orelse, []
         if not s.body:
             s.body = [ast.Pass()]
-        if s.orelse and fact(s, WRITTEN_FLAT, False) and leaves_function(s.body):
+        if s.orelse and fact(s, WRITTEN_FLAT, False) \
+                and (leaves_function(s.body) or _endless(s.body)):
             rest, s.orelse = s.orelse, []  # (3.8/3.9's layout says no ``else`` was written)
             return [s, *rest]
         if s.orelse and ends_in_jump(s.body) and not fact(s, WRITTEN_ELSE, False):
@@ -681,6 +684,13 @@ def _as_elif_chain(stmts: list[ast.stmt]) -> list[ast.stmt]:
     return stmts
 
 
+def _endless(stmts: list[ast.stmt]) -> bool:
+    """Do ``stmts`` end in a ``while True:`` loop nothing leaves by a ``break``?"""
+    last = stmts[-1] if stmts else None
+    return isinstance(last, ast.While) and isinstance(last.test, ast.Constant) \
+        and bool(last.test.value) and not last.orelse and not loop_breaks(last.body)
+
+
 def _is_pass_only(stmts: list[ast.stmt]) -> bool:
     return all(isinstance(s, ast.Pass) for s in stmts)
 
@@ -692,7 +702,8 @@ def _trim_trailing_continue(stmts: list[ast.stmt], keep_written: bool = False
     arm that more code follows, ``if c: ...; continue`` then more code, and in the arms
     of the last ``if``: 3.10 and 3.11 give a written one a jump of its own)."""
     while stmts and isinstance(stmts[-1], ast.Continue) \
-            and not (keep_written and fact(stmts[-1], WRITTEN, False)):
+            and not (keep_written and fact(stmts[-1], WRITTEN, False)) \
+            and not fact(stmts[-1], BACK_KEPT, False):
         stmts = stmts[:-1]
     if stmts and isinstance(stmts[-1], ast.If):
         last = stmts[-1]

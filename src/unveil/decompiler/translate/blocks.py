@@ -125,10 +125,9 @@ class Translator:
         self.blocks_layout = BlockLayout(cfg)
         # (3.8/3.9: where the ``if`` arm a ``break``/``continue`` ends goes on, as its dead
         # jump after it says: a block of its own, for the structurer to end the ``if`` at)
-        # (and where the ``try`` statement an except clause's ``raise`` ends ends)
-        self.arm_ends = {to for b, to in cfg.dead_jumps.items()
-                         if cfg.bc.instrs[cfg.blocks[b].end - 1].op == "JUMP"
-                         or cfg.bc.instrs[cfg.blocks[b].end].op == "POP_EXCEPT"}
+        # (and where the ``try`` statement an except clause's ``raise`` ends ends, or the
+        # ``if`` statement an arm's ``raise`` ends, past its ``else`` arm)
+        self.arm_ends = set(cfg.dead_jumps.values())
         # (the code's version folds ``not a in b`` in a test: see ir.exprs.negate)
         self.folded = cfg.bc.layout.folded_not_tests
         self.ctx = ctx
