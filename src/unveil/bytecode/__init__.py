@@ -17,12 +17,12 @@ from .instructions import (
     for_iter_exit,
     last_statement_returns,
     layout_of,
-    line_table,
     read,
     read_listing,
     readable,
     retarget,
 )
+from .lines import line_table
 from .listing import (
     LITERAL_TYPES,
     Raw,

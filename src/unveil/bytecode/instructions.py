@@ -46,7 +46,6 @@ from __future__ import annotations
 
 import bisect
 import sys
-from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from types import CodeType
 from typing import Any, cast
@@ -55,7 +54,7 @@ from ..codeobj import CodeFlag, code_version
 from ..errors import DecompilationError
 from . import legacy
 from .exceptions import RawHandler, parse_exception_table, simulate_block_stack
-from .lines import co_lines, co_positions
+from .lines import Lines, co_positions, line_table, shared_runs
 from .listing import Raw, RecentCodes, instructions, tables
 from .unthread import unthread
 
@@ -257,27 +256,6 @@ _TABLES: RecentCodes[tuple[list[tuple[int | None, ...]], dict[int, tuple[int, in
     = RecentCodes()
 
 
-# (below this many code units the table is kept as it comes: sharing runs is for the
-# memory of long functions, and costs a step per unit)
-_SHARED_FROM = 4096
-
-
-def _shared_runs(positions: Iterable[tuple[int | None, ...]]) -> list[tuple[int | None, ...]]:
-    """``list(positions)``, in a long function a run of equal positions one tuple (an
-    instruction's inline caches have its position: a long function's table is mostly
-    repeats)."""
-    out = list(positions)
-    if len(out) < _SHARED_FROM:
-        return out
-    last: tuple[int | None, ...] | None = None
-    for k, p in enumerate(out):
-        if p == last:
-            out[k] = last
-        else:
-            last = p
-    return out
-
-
 def _code_tables(code: CodeType) -> tuple[list[tuple[int | None, ...]],
                                           dict[int, tuple[int, int | None]]]:
     """(positions by instruction, the ``NOP`` before each offset) of ``code``."""
@@ -285,8 +263,8 @@ def _code_tables(code: CodeType) -> tuple[list[tuple[int | None, ...]],
     if known is not None:
         return known
     positions: list[tuple[int | None, ...]] = \
-        _shared_runs(code.co_positions()) if hasattr(code, "co_positions") else \
-        _shared_runs(co_positions(code)) if code_version(code) >= (3, 11) else []  # (read from a file)
+        shared_runs(code.co_positions()) if hasattr(code, "co_positions") else \
+        shared_runs(co_positions(code)) if code_version(code) >= (3, 11) else []  # (read from a file)
     nops: dict[int, tuple[int, int | None]] = {}
     listed, lines = _listing(code)
     nop: int | None = None
@@ -380,39 +358,6 @@ _INTRINSIC_1 = {
 }
 _COMMON_CONSTANTS = ("AssertionError", "NotImplementedError", "tuple", "all", "any", "list",
                      "set")
-
-
-class Lines:
-    """The source line of each instruction offset of a code object: ``get(offset)``, as a
-    dict's (None where there is none). One entry per code unit, in a list: a long
-    function's table is a list of pointers to a few line numbers, not a dict of offsets."""
-
-    __slots__ = ("_by_unit",)
-
-    def __init__(self, by_unit: list[int | None]) -> None:
-        self._by_unit = by_unit
-
-    def get(self, offset: int, default: int | None = None) -> int | None:
-        k = offset >> 1
-        by_unit = self._by_unit
-        return by_unit[k] if 0 <= k < len(by_unit) and not offset & 1 else default
-
-
-def line_table(code: CodeType) -> Lines:
-    """The source line of each instruction offset of ``code`` (None: no line)."""
-    ranges = code.co_lines() if isinstance(code, CodeType) else co_lines(code, code_version(code))
-    by_unit: list[int | None] = []
-    for start, end, line in ranges:
-        if start == 2 * len(by_unit):  # (the ranges in order, one after another: extended)
-            if end > start:
-                by_unit += [line] * ((end - start + 1) // 2)
-            continue
-        for off in range(start, end, 2):  # (else filled range by range: a later one wins)
-            k = off >> 1
-            if k >= len(by_unit):
-                by_unit += [None] * (k + 1 - len(by_unit))
-            by_unit[k] = line
-    return Lines(by_unit)
 
 
 # ---------------------------------------------------------------- reading

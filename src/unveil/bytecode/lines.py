@@ -11,8 +11,10 @@ units: a form in bits 3-6 of the first byte, then a line delta by form, then col
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+from types import CodeType
 
+from ..codeobj import code_version
 from .opcodes import OpcodeTable, table
 
 _NOTHING = object()  # no line seen yet (0 and None are lines)
@@ -158,4 +160,60 @@ def co_positions(code: object) -> list[tuple[int | None, int | None, int | None,
         entry = tuple(None if v is not None and v < 0 else v  # type: ignore[assignment]  # four items
                       for v in entry)
         out.extend([entry] * units)
+    return out
+
+
+# ---------------------------------------------------------------- tables by offset
+
+class Lines:
+    """The source line of each instruction offset of a code object: ``get(offset)``, as a
+    dict's (None where there is none). One entry per code unit, in a list: a long
+    function's table is a list of pointers to a few line numbers, not a dict of offsets."""
+
+    __slots__ = ("_by_unit",)
+
+    def __init__(self, by_unit: list[int | None]) -> None:
+        self._by_unit = by_unit
+
+    def get(self, offset: int, default: int | None = None) -> int | None:
+        k = offset >> 1
+        by_unit = self._by_unit
+        return by_unit[k] if 0 <= k < len(by_unit) and not offset & 1 else default
+
+
+def line_table(code: CodeType) -> Lines:
+    """The source line of each instruction offset of ``code`` (None: no line)."""
+    ranges = code.co_lines() if isinstance(code, CodeType) else co_lines(code, code_version(code))
+    by_unit: list[int | None] = []
+    for start, end, line in ranges:
+        if start == 2 * len(by_unit):  # (the ranges in order, one after another: extended)
+            if end > start:
+                by_unit += [line] * ((end - start + 1) // 2)
+            continue
+        for off in range(start, end, 2):  # (else filled range by range: a later one wins)
+            k = off >> 1
+            if k >= len(by_unit):
+                by_unit += [None] * (k + 1 - len(by_unit))
+            by_unit[k] = line
+    return Lines(by_unit)
+
+
+# (below this many code units the table is kept as it comes: sharing runs is for the
+# memory of long functions, and costs a step per unit)
+_SHARED_FROM = 4096
+
+
+def shared_runs(positions: Iterable[tuple[int | None, ...]]) -> list[tuple[int | None, ...]]:
+    """``list(positions)``, in a long function a run of equal positions one tuple (an
+    instruction's inline caches have its position: a long function's table is mostly
+    repeats)."""
+    out = list(positions)
+    if len(out) < _SHARED_FROM:
+        return out
+    last: tuple[int | None, ...] | None = None
+    for k, p in enumerate(out):
+        if p == last:
+            out[k] = last
+        else:
+            last = p
     return out
