@@ -542,6 +542,9 @@ def share_reraises(bc: Bytecode) -> Bytecode:
     return Bytecode(bc.code, new, list(bc.handlers))
 
 
+_GONE_ON = frozenset(TERMINAL | CONDITIONAL_JUMPS | {"JUMP"})  # (code after them is jumped to)
+
+
 def share_body_ends(bc: Bytecode) -> Bytecode:
     """Give a module's or class body's copies of its end one end again.
 
@@ -623,32 +626,44 @@ def share_implicit_returns(bc: Bytecode) -> Bytecode:
         return bc.position(ins) if positions else ins.line
 
     instrs = bc.instrs
+    # (the ``return None``s outside handlers: the copies are among them; two at least,
+    # one jumped to before the last)
+    found = [r for r, ret in enumerate(instrs[1:]) if ret.op == "RETURN_VALUE"
+             and instrs[r].op == "LOAD_CONST" and instrs[r].argval is None
+             and bc.handlers[r] is None]
+    if len(found) < 2 or not any(not r or instrs[r - 1].op in _GONE_ON for r in found[:-1]):
+        return bc
     sources: dict[int, list[int]] = {}
     for k, i in enumerate(instrs):
         if i.target >= 0:
             sources.setdefault(i.target, []).append(k)
+
+    def loop_test(rs: list[int]) -> bool:
+        """Whether the last test of a loop, right before its jump back, leaves to one
+        of ``rs``."""
+        return any(instrs[p].op in CONDITIONAL_JUMPS
+                   and (instrs[p].target < p or p + 1 < len(instrs)
+                        and instrs[p + 1].op == "JUMP" and instrs[p + 1].target < p)
+                   for r in rs for p in sources.get(r, []) + ([r - 1] if r else []))
+
+    found = [r for r in found if r + 1 not in sources]
+    if len(found) < 2 or not any(not r or instrs[r - 1].op in _GONE_ON for r in found[:-1]) \
+            or not loop_test(found):
+        return bc  # (the copies are among ``found``: none of them would do)
     copies: list[int] = []  # (only jumped to: a return statement's clean-up runs on)
     jumped: set[int] = set()
-    for r in range(len(instrs) - 1):
-        load, ret = instrs[r], instrs[r + 1]
-        if load.op != "LOAD_CONST" or load.argval is not None or ret.op != "RETURN_VALUE" \
-                or bc.handlers[r] is not None or r + 1 in sources:
-            continue
+    for r in found:
         preds = list(sources.get(r, ()))
         if r and instrs[r - 1].op not in TERMINAL and instrs[r - 1].op != "JUMP":
             preds.append(r - 1)
-        if not r or instrs[r - 1].op in TERMINAL | CONDITIONAL_JUMPS | {"JUMP"}:
+        if not r or instrs[r - 1].op in _GONE_ON:
             jumped.add(r)  # (or runs on from a test: 3.11's loop test jumps back)
-        where = position(ret)
+        where = position(instrs[r + 1])
         if preds and where is not None and all(position(instrs[p]) == where for p in preds):
             copies.append(r)
     # (only around a ``while`` loop that ends the function: one copy is where its
     # last test leaves the loop, the test right before the jump back)
-    if len(copies) < 2 or not any(r in jumped for r in copies[:-1]) or not any(
-            instrs[p].op in CONDITIONAL_JUMPS and (instrs[p].target < p or p + 1 < len(instrs)
-                                              and instrs[p + 1].op == "JUMP"
-                                              and instrs[p + 1].target < p)
-            for r in copies for p in sources.get(r, []) + ([r - 1] if r else [])):
+    if len(copies) < 2 or not any(r in jumped for r in copies[:-1]) or not loop_test(copies):
         return bc
     keep = copies[-1]
     new = list(instrs)
