@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import heapq
 from dataclasses import replace
-from typing import TypeAlias, cast
+from typing import TypeAlias
 
 from ...bytecode import CONDITIONAL_JUMPS, Bytecode, Handler, Instr
 from ...codeobj import code_kind
@@ -267,10 +267,22 @@ def share_loop_exits(bc: Bytecode) -> Bytecode:
     # (the innermost loop around each instruction: of those around it, the last begun)
     # (a sweep: a handler laid out at the end that jumps back, 3.12+, is a "loop" over
     # all the code in between; filling in each one's range is quadratic)
-    innermost: list[tuple[int, int] | None] = [None] * len(instrs)
+    # (only where straight code runs from ``k + 1`` into a return or a raise of a few
+    # instructions, loading first, can a break's copy start: the others are never read)
+    candidates: list[int] = []
+    for t, ins in enumerate(instrs):
+        if ins.op != "RETURN_VALUE" and ins.op != "RAISE_VARARGS":
+            continue
+        for start in range(t, max(t - _MAX_LOOP_EXIT, 0), -1):
+            if start < t and (instrs[start].op in FLOW or start + 1 in entered):
+                break
+            if instrs[start].op.startswith(("LOAD_", "PUSH_NULL")):
+                candidates.append(start - 1)
+    candidates.sort()
+    innermost: dict[int, tuple[int, int]] = {}
     begun: list[tuple[int, int]] = []  # (-f, -e): the last in ``loops`` order on top
     next_loop = 0
-    for k in range(len(instrs)):
+    for k in candidates:  # (of the loops begun before ``k``, the last that ends after it)
         while next_loop < len(loops) and loops[next_loop][0] < k:
             f, e = loops[next_loop]
             heapq.heappush(begun, (-f, -e))
@@ -279,11 +291,12 @@ def share_loop_exits(bc: Bytecode) -> Bytecode:
             heapq.heappop(begun)
         if begun:
             innermost[k] = (-begun[0][0], -begun[0][1])
-    for k, ins in enumerate(instrs):
+    for k in candidates:
+        ins = instrs[k]
         if k + 1 >= len(instrs) or ins.op not in ("POP_TOP", "POP_EXCEPT") \
                 and bc.nop_line_before(instrs[k + 1].offset) is None:
             continue  # (what a break leaves: a pop, a clause's end, a NOP on its line)
-        inner = [cast(tuple[int, int], innermost[k])] if innermost[k] is not None else []
+        inner = [innermost[k]] if k in innermost else []
         if not inner and bc.layout.cold_handlers and ins.op == "POP_EXCEPT":
             if protected is None:
                 protected = _protected_by(bc)
@@ -542,9 +555,6 @@ def share_reraises(bc: Bytecode) -> Bytecode:
     return Bytecode(bc.code, new, list(bc.handlers))
 
 
-_GONE_ON = frozenset(TERMINAL | CONDITIONAL_JUMPS | {"JUMP"})  # (code after them is jumped to)
-
-
 def share_body_ends(bc: Bytecode) -> Bytecode:
     """Give a module's or class body's copies of its end one end again.
 
@@ -672,3 +682,6 @@ def share_implicit_returns(bc: Bytecode) -> Bytecode:
             continue
         jump_instead(new, instrs, range(r, r + 2), keep)
     return Bytecode(bc.code, new, list(bc.handlers))
+
+
+_GONE_ON = frozenset(TERMINAL | CONDITIONAL_JUMPS | {"JUMP"})  # (code after them is jumped to)
