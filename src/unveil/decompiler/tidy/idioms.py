@@ -88,16 +88,23 @@ def _walk_exprs(node: ast.AST) -> None:
                 setattr(n, field, _chain(value))
                 todo.append(getattr(n, field))
             elif isinstance(value, ast.AST):
-                todo.append(value)
+                if type(value) not in _LEAVES:
+                    todo.append(value)
             elif isinstance(value, list):
                 for i, v in enumerate(value):
                     if isinstance(v, ast.BoolOp):
                         value[i] = _chain(v)
                         todo.append(value[i])
-                    elif isinstance(v, ast.AST) and not isinstance(v, ast.stmt):
+                    elif isinstance(v, ast.AST) and not isinstance(v, ast.stmt) \
+                            and type(v) not in _LEAVES:
                         todo.append(v)
         if isinstance(n, Shared):
             todo.append(n.value)
+
+
+#: The classes of the nodes with no fields (contexts and operators): nothing to walk in
+_LEAVES = frozenset(c for base in (ast.expr_context, ast.boolop, ast.operator, ast.unaryop,
+                                   ast.cmpop) for c in base.__subclasses__() if not c._fields)
 
 
 def _chain(node: ast.BoolOp) -> ast.expr:
