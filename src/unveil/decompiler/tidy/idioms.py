@@ -50,6 +50,13 @@ from ..ir.nodes import (
 # ---------------------------------------------------------------- before rendering
 
 
+#: Statements with no statements in them (no ``body``, ``orelse``, ``finalbody``,
+#: ``handlers`` nor ``cases``): the walks over blocks below pass them by.
+_SIMPLE = frozenset({ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return, ast.Raise,
+                     ast.Pass, ast.Break, ast.Continue, ast.Import, ast.ImportFrom, ast.Global,
+                     ast.Nonlocal, ast.Delete, ast.Assert})
+
+
 def tidy_raw(stmts: list[ast.stmt], folded: bool, chains: bool = True) -> list[ast.stmt]:
     """``chains``: there may be ``and``s to read as chained comparisons; ``folded``: the
     code's version folds ``not a in b`` in a test (see ``ir.exprs.negate``)."""
@@ -57,13 +64,14 @@ def tidy_raw(stmts: list[ast.stmt], folded: bool, chains: bool = True) -> list[a
 
 
 def _raw_stmt(s: ast.stmt, chains: bool, folded: bool) -> ast.stmt:
-    for field in ("body", "orelse", "finalbody"):
-        value = getattr(s, field, None)
-        if isinstance(value, list) and value and isinstance(value[0], ast.stmt):
-            setattr(s, field, tidy_raw(value, folded, chains))
-    if isinstance(s, ast.Try) or type(s).__name__ == "TryStar":
-        for h in s.handlers:  # type: ignore[attr-defined]  # a Try or TryStar
-            h.body = tidy_raw(h.body, folded, chains)
+    if type(s) not in _SIMPLE:
+        for field in ("body", "orelse", "finalbody"):
+            value = getattr(s, field, None)
+            if isinstance(value, list) and value and isinstance(value[0], ast.stmt):
+                setattr(s, field, tidy_raw(value, folded, chains))
+        if isinstance(s, ast.Try) or type(s).__name__ == "TryStar":
+            for h in s.handlers:  # type: ignore[attr-defined]  # a Try or TryStar
+                h.body = tidy_raw(h.body, folded, chains)
     if chains:
         _walk_exprs(s)
     if isinstance(s, ast.Assign) and len(s.targets) == 1:
@@ -267,6 +275,8 @@ def _conditional_values(stmts: list[ast.stmt], locals_: set[str]) -> set[str]:
     variables so assigned once, for temporary inlining."""
     done: set[str] = set()
     for i, s in enumerate(stmts):
+        if type(s) in _SIMPLE:
+            continue
         for field in ("body", "orelse", "finalbody"):
             inner = getattr(s, field, None)
             if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt):
@@ -323,6 +333,8 @@ def _inline_temps(body: list[ast.stmt], temps: set[str], stable: set[str]) -> No
 def _inline_in(stmts: list[ast.stmt], temps: set[str], stable: set[str],
                loads: dict[str, int], stores: dict[str, int]) -> None:
     for s in stmts:
+        if type(s) in _SIMPLE:
+            continue
         for field in ("body", "orelse", "finalbody"):
             inner = getattr(s, field, None)
             if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt):
@@ -424,6 +436,9 @@ def _returns_into_try(stmts: list[ast.stmt], temps: set[str]) -> None:
     i = 0
     while i < len(stmts):
         s = stmts[i]
+        if type(s) in _SIMPLE:
+            i += 1
+            continue
         for field in ("body", "orelse", "finalbody"):
             inner = getattr(s, field, None)
             if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt):
@@ -614,6 +629,8 @@ def _cut_tail(body: list[ast.stmt], tail: list[ast.stmt], keep_one: bool) -> Non
 
 
 def _tidy_stmt(s: ast.stmt, folded: bool, in_loop: bool) -> list[ast.stmt]:
+    if type(s) in _SIMPLE:
+        return [s]
     if isinstance(s, ast.For | ast.AsyncFor | ast.While):
         s.body = _tidy_block(s.body, folded, True, loop_body=True) or [ast.Pass()]
         s.orelse = _tidy_block(s.orelse, folded, in_loop)
