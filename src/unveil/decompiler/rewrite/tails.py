@@ -57,12 +57,18 @@ def split_clean_ups(bc: Bytecode) -> Bytecode:
     after the last instruction: each then folds like a two-part chain.
     """
     instrs = bc.instrs
+    if not instrs or instrs[-1].op not in TERMINAL | {"JUMP"}:
+        return bc
+    # (a clean-up is where two conditional jumps go, at least, and starts with one)
+    tested = sorted(i.target for i in instrs if i.op in CONDITIONAL_JUMPS)
+    if not any(a == b and a < len(instrs) and instrs[a].op in _CLEAN_UP
+               for a, b in zip(tested, tested[1:], strict=False)):
+        return bc
     sources: dict[int, list[int]] = {}
     for k, i in enumerate(instrs):
         if i.target >= 0:
             sources.setdefault(i.target, []).append(k)
-    if not instrs or not any(len(s) > 1 for s in sources.values()) \
-            or instrs[-1].op not in TERMINAL | {"JUMP"}:
+    if not any(len(s) > 1 for s in sources.values()):
         return bc
     new = list(instrs)
     handlers = list(bc.handlers)
