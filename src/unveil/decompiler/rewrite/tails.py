@@ -202,11 +202,17 @@ def share_nested_clause_ends(bc: Bytecode) -> Bytecode:
             and where is not None and where[0] is not None \
             and all(bc.position(i) == where for i in instrs[k - 1:k + 3]) \
             and len({bc.handlers[j] for j in range(k, k + 3)}) == 1
-    if sum(i.op == "POP_EXCEPT" for i in instrs) < 3:
+    pops = [k for k, i in enumerate(instrs) if i.op == "POP_EXCEPT"]
+    if len(pops) < 3:
+        return bc
+    # (a copy starts at a ``POP_EXCEPT``: see ``implicit_copy``)
+    starts = [k for k in pops if 1 <= k < n - 2 and instrs[k + 1].op == "LOAD_CONST"
+              and instrs[k + 2].op == "RETURN_VALUE" and instrs[k + 1].argval is None]
+    if not starts:
         return bc
     entered = jumped_to(bc)
     new: list[Instr] | None = None
-    for k in range(1, n - 2):
+    for k in starts:
         inner = bc.handlers[k - 1]
         if inner is None or bc.handlers[k] == inner or instrs[k - 1].op in FLOW \
                 or any(j in entered for j in range(k, k + 3)) or not implicit_copy(k):
