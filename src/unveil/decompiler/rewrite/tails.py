@@ -456,16 +456,18 @@ def share_copied_exits(bc: Bytecode, lines: bool = False) -> Bytecode:
     """
     instrs = bc.instrs
     clauses = not lines and not bc.layout.positions
-    if sum(i.op == "RETURN_VALUE" for i in instrs) < 2:
-        return bc
-    entered = jumped_to(bc)
-    normal = reachable(bc, exceptions=False)
 
     def where(k: int) -> object:
         ins = instrs[k]
         return ins.op, ins.argval if code_signature(instrs, k, k + 1) else None, \
             bc.position(ins) or ins.line
 
+    # (a copy and the exit it copies end in two returns alike, positions and all)
+    ends = [where(r) for r, i in enumerate(instrs) if i.op == "RETURN_VALUE"]
+    if len(set(ends)) == len(ends):
+        return bc
+    entered = jumped_to(bc)
+    normal = reachable(bc, exceptions=False)
     latest: dict[tuple[object, ...], int] = {}  # stretch -> its last start
     count: dict[tuple[object, ...], int] = {}
     stretches: list[list[tuple[int, _CopyKey]]] = []
