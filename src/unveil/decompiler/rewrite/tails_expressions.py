@@ -381,7 +381,7 @@ def split_empty_tests(bc: Bytecode) -> Bytecode:
     splits: dict[int, int] = {}  # the empty way's first instruction -> the value's load
     # (a loop's head is no value's load: ``while f(a) or 1`` tests again at the end and
     # both ways go back to the next statement)
-    heads = {i.target for k, i in enumerate(instrs) if 0 <= i.target <= k}
+    heads: set[int] | None = None  # (found once a test's ways meet)
     for j, ins in enumerate(instrs):
         if ins.op not in CONDITIONAL_JUMPS:
             continue
@@ -392,10 +392,13 @@ def split_empty_tests(bc: Bytecode) -> Bytecode:
         t = ins.target
         # (on the test's line: one expression, not the next statement's first value;
         # a function's code is no value to choose)
-        if k == t and t + 1 < len(instrs) and t not in heads and instrs[t].op in _PURE_LOADS \
+        if k == t and t + 1 < len(instrs) and instrs[t].op in _PURE_LOADS \
                 and instrs[t].line == ins.line and not hasattr(instrs[t].argval, "co_code") \
                 and bc.handlers[t] == bc.handlers[j]:
-            splits[j + 1] = t
+            if heads is None:
+                heads = {i.target for k, i in enumerate(instrs) if 0 <= i.target <= k}
+            if t not in heads:
+                splits[j + 1] = t
     if not splits:
         return bc
     out: list[Instr] = []
@@ -426,11 +429,13 @@ def share_test_bodies(bc: Bytecode) -> Bytecode:
     ``else`` of its own to jump to.)
     """
     instrs = bc.instrs
-    entered = jumped_to(bc)
     tests: dict[tuple[int, int], list[int]] = {}  # (target, line) -> the tests
     for j, ins in enumerate(instrs):
         if ins.op in CONDITIONAL_JUMPS and ins.target > j and ins.line is not None:
             tests.setdefault((ins.target, ins.line), []).append(j)
+    if all(len(jumps) < 2 for jumps in tests.values()):
+        return bc
+    entered = jumped_to(bc)
     new = list(instrs)
     changed = False
     for jumps in tests.values():
