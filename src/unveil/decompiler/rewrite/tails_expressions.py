@@ -65,6 +65,12 @@ def _merge_tails_once(bc: Bytecode) -> Bytecode:
     for j, ins in enumerate(instrs):
         if ins.op not in CONDITIONAL_JUMPS or ins.line is None:
             continue
+        # (the first arm may be where earlier tests of the same condition go too: the
+        # ``c`` of ``x if c or d else y``)
+        earlier = [k for k in sources.get(j + 1, ()) if k < j and instrs[k].op in CONDITIONAL_JUMPS
+                   and instrs[k].line == ins.line]
+        if len(earlier) != entries.get(j + 1, 0):
+            continue
         # the jump's target may also be where earlier tests of the same expression go
         # (``a < b < c < d`` leaves each comparison for one clean-up block)
         same_line = all(instrs[k].line == ins.line for k in sources.get(ins.target, ()))
@@ -74,12 +80,6 @@ def _merge_tails_once(bc: Bytecode) -> Bytecode:
         for k in tests_on.get(ins.line, ()):
             if k < j and instrs[k].target > ins.target:
                 outer[instrs[k].target] = outer.get(instrs[k].target, 0) + 1
-        # (the first arm may be where earlier tests of the same condition go too: the
-        # ``c`` of ``x if c or d else y``)
-        earlier = [k for k in sources.get(j + 1, ()) if k < j and instrs[k].op in CONDITIONAL_JUMPS
-                   and instrs[k].line == ins.line]
-        if len(earlier) != entries.get(j + 1, 0):
-            continue
         first, second = _both_arms(
             bc, entries, (j + 1, bool(earlier), len(earlier), None),
             (ins.target, True, len(sources.get(ins.target, ())) if same_line else 1, outer))
@@ -205,31 +205,35 @@ def _arm(bc: Bytecode, start: int, entries: dict[int, int],
     at ``start`` (at most ``max_entries`` times) and by the ``outer`` jumps of an
     enclosing expression, all under one exception handler; None otherwise (``_LONG``
     once more than ``limit`` instructions were walked, where ``limit`` >= 0)."""
-    instrs = bc.instrs
-    if start >= len(instrs):
+    instrs, handlers, n = bc.instrs, bc.handlers, len(bc.instrs)
+    if start >= n:
         return None
     if entries.get(start, 0) > (max(1, max_entries) if allow_entry else 0):
         return None
     out: list[int] = []
     inner: dict[int, int] = {}  # targets of the arm's own forward tests (``x or y``)
+    around = outer or {}
+    handler = handlers[start]
     k = entered = start
-    while k < len(instrs):
-        if k != entered and entries.get(k, 0) != inner.get(k, 0) + (outer or {}).get(k, 0):
+    while k < n:
+        if k != entered and entries.get(k, 0) != inner.get(k, 0) + around.get(k, 0):
             return None
-        op = instrs[k].op
-        if bc.handlers[k] != bc.handlers[start] \
-                and not (op == "RETURN_VALUE" and bc.handlers[k] is None):
+        ins = instrs[k]
+        op = ins.op
+        h = handlers[k]
+        if h is not handler and h != handler and not (op == "RETURN_VALUE" and h is None):
             return None  # (3.10 leaves a ``try`` body's block before it returns)
         out.append(k)
         if op in TERMINAL:
             return out if all(t <= k for t in inner) else None
         if len(out) == limit:
             return _LONG
-        if op == "JUMP" and instrs[k].target > k and entries.get(instrs[k].target) == 1:
-            k = entered = instrs[k].target  # a jump to code entered only from here
+        target = ins.target
+        if op == "JUMP" and target > k and entries.get(target) == 1:
+            k = entered = target  # a jump to code entered only from here
             continue
-        if op in CONDITIONAL_JUMPS and instrs[k].target > k:
-            inner[instrs[k].target] = inner.get(instrs[k].target, 0) + 1
+        if op in CONDITIONAL_JUMPS and target > k:
+            inner[target] = inner.get(target, 0) + 1
         elif op in FLOW:
             return None
         k += 1
