@@ -26,6 +26,7 @@ from .tails_expressions import (
     prefix_effect,
     reachable,
     share_test_bodies,
+    sharing_jumps,
     split_empty_tests,
 )
 
@@ -36,11 +37,12 @@ def undo_copies(bc: Bytecode, *, body_ends: bool = False) -> Bytecode:
     loop exits and clean-ups. ``body_ends``: a module's or class body's reading that
     must not return (copies of its end shared, copied exits told by lines where there
     are no columns), for when the first one does."""
-    bc = merge_tails(share_implicit_returns(share_test_bodies(split_empty_tests(bc))))
-    bc = share_nested_clause_ends(share_copied_exits(share_reraises(bc), lines=body_ends))
-    if body_ends:
-        bc = share_body_ends(bc)
-    return split_clean_ups(share_clean_up_exits(share_loop_exits(bc)))
+    with sharing_jumps():
+        bc = merge_tails(share_implicit_returns(share_test_bodies(split_empty_tests(bc))))
+        bc = share_nested_clause_ends(share_copied_exits(share_reraises(bc), lines=body_ends))
+        if body_ends:
+            bc = share_body_ends(bc)
+        return split_clean_ups(share_clean_up_exits(share_loop_exits(bc)))
 
 
 _CLEAN_UP = {"SWAP", "COPY", "POP_TOP", "NOP"}

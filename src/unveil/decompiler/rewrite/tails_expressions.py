@@ -12,7 +12,8 @@ Also the primitives of :mod:`.tails`, which undoes the copies of whole statement
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import replace
 from typing import cast
 
@@ -109,10 +110,43 @@ def _merge_tails_once(bc: Bytecode) -> Bytecode:
 
 
 def jumped_to(bc: Bytecode) -> set[int]:
-    """The instructions a jump or a handler goes to."""
+    """The instructions a jump or a handler goes to (not to be changed: inside
+    :func:`sharing_jumps`, the one set of a Bytecode read again)."""
+    if _SHARED.bc is bc:
+        return _SHARED.entered
     entered = {i.target for i in bc.instrs if i.target >= 0}
     entered.update(h.target for h in bc.handlers if h is not None)
+    if _SHARED.depth:
+        _SHARED.bc, _SHARED.entered = bc, entered
     return entered
+
+
+class _Shared:
+    """:func:`jumped_to` of the Bytecode last read inside :func:`sharing_jumps`."""
+
+    __slots__ = ("bc", "depth", "entered")
+
+    def __init__(self) -> None:
+        self.depth = 0
+        self.bc: Bytecode | None = None
+        self.entered: set[int] = set()
+
+
+_SHARED = _Shared()
+
+
+@contextmanager
+def sharing_jumps() -> Iterator[None]:
+    """Passes that read one Bytecode in turn (each returns the one it was given when it
+    changes nothing) find what it jumps to once; none may change a Bytecode in place
+    meanwhile. Outside, nothing is kept."""
+    _SHARED.depth += 1
+    try:
+        yield
+    finally:
+        _SHARED.depth -= 1
+        if not _SHARED.depth:
+            _SHARED.bc, _SHARED.entered = None, set()
 
 
 def jump_instead(new: list[Instr], instrs: list[Instr], copy: Sequence[int],
