@@ -52,7 +52,7 @@ from ..ir.nodes import (
 
 #: Statements with no statements in them (no ``body``, ``orelse``, ``finalbody``,
 #: ``handlers`` nor ``cases``): the walks over blocks below pass them by.
-_SIMPLE = frozenset({ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return, ast.Raise,
+SIMPLE = frozenset({ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return, ast.Raise,
                      ast.Pass, ast.Break, ast.Continue, ast.Import, ast.ImportFrom, ast.Global,
                      ast.Nonlocal, ast.Delete, ast.Assert})
 
@@ -64,7 +64,7 @@ def tidy_raw(stmts: list[ast.stmt], folded: bool, chains: bool = True) -> list[a
 
 
 def _raw_stmt(s: ast.stmt, chains: bool, folded: bool) -> ast.stmt:
-    if type(s) not in _SIMPLE:
+    if type(s) not in SIMPLE:
         for field in ("body", "orelse", "finalbody"):
             value = getattr(s, field, None)
             if isinstance(value, list) and value and isinstance(value[0], ast.stmt):
@@ -275,7 +275,7 @@ def _conditional_values(stmts: list[ast.stmt], locals_: set[str]) -> set[str]:
     variables so assigned once, for temporary inlining."""
     done: set[str] = set()
     for i, s in enumerate(stmts):
-        if type(s) in _SIMPLE:
+        if type(s) in SIMPLE:
             continue
         for field in ("body", "orelse", "finalbody"):
             inner = getattr(s, field, None)
@@ -333,7 +333,7 @@ def _inline_temps(body: list[ast.stmt], temps: set[str], stable: set[str]) -> No
 def _inline_in(stmts: list[ast.stmt], temps: set[str], stable: set[str],
                loads: dict[str, int], stores: dict[str, int]) -> None:
     for s in stmts:
-        if type(s) in _SIMPLE:
+        if type(s) in SIMPLE:
             continue
         for field in ("body", "orelse", "finalbody"):
             inner = getattr(s, field, None)
@@ -436,7 +436,7 @@ def _returns_into_try(stmts: list[ast.stmt], temps: set[str]) -> None:
     i = 0
     while i < len(stmts):
         s = stmts[i]
-        if type(s) in _SIMPLE:
+        if type(s) in SIMPLE:
             i += 1
             continue
         for field in ("body", "orelse", "finalbody"):
@@ -629,7 +629,7 @@ def _cut_tail(body: list[ast.stmt], tail: list[ast.stmt], keep_one: bool) -> Non
 
 
 def _tidy_stmt(s: ast.stmt, folded: bool, in_loop: bool) -> list[ast.stmt]:
-    if type(s) in _SIMPLE:
+    if type(s) in SIMPLE:
         return [s]
     if isinstance(s, ast.For | ast.AsyncFor | ast.While):
         s.body = _tidy_block(s.body, folded, True, loop_body=True) or [ast.Pass()]
