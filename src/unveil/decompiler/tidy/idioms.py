@@ -96,7 +96,7 @@ def _walk_exprs(node: ast.AST) -> None:
                 setattr(n, field, _chain(value))
                 todo.append(getattr(n, field))
             elif isinstance(value, ast.AST):
-                if type(value) not in _LEAVES:
+                if not _bare(value):
                     todo.append(value)
             elif isinstance(value, list):
                 for i, v in enumerate(value):
@@ -104,7 +104,7 @@ def _walk_exprs(node: ast.AST) -> None:
                         value[i] = _chain(v)
                         todo.append(value[i])
                     elif isinstance(v, ast.AST) and not isinstance(v, ast.stmt) \
-                            and type(v) not in _LEAVES:
+                            and not _bare(v):
                         todo.append(v)
         if isinstance(n, Shared):
             todo.append(n.value)
@@ -113,6 +113,20 @@ def _walk_exprs(node: ast.AST) -> None:
 #: The classes of the nodes with no fields (contexts and operators): nothing to walk in
 _LEAVES = frozenset(c for base in (ast.expr_context, ast.boolop, ast.operator, ast.unaryop,
                                    ast.cmpop) for c in base.__subclasses__() if not c._fields)
+
+
+def _bare(node: ast.AST) -> bool:
+    """Is there nothing for :func:`_walk_exprs` to walk in ``node``: a context or an
+    operator, a name, a constant of no nodes?"""
+    kind = type(node)
+    if kind is ast.Name:
+        name = cast(ast.Name, node)
+        return type(name.id) is str and type(name.ctx) in _LEAVES
+    if kind is ast.Constant:
+        value: object = cast(ast.Constant, node).value
+        spec: object = cast(ast.Constant, node).kind
+        return not isinstance(value, ast.AST | list) and not isinstance(spec, ast.AST | list)
+    return kind in _LEAVES
 
 
 def _chain(node: ast.BoolOp) -> ast.expr:
