@@ -787,8 +787,8 @@ def _annotated(stmts: list[ast.stmt], future_annotations: bool) -> list[ast.stmt
     of the body too)."""
     out: list[ast.stmt] = []
     for s in stmts:
-        if not isinstance(s, SCOPES):  # (nested scopes have bodies of their own)
-            for block in stmt_blocks(s):
+        if type(s) not in SIMPLE and not isinstance(s, SCOPES):  # (nested scopes have
+            for block in stmt_blocks(s):  # bodies of their own)
                 block[:] = _annotated(block, future_annotations)
         ann = _annotation_store(s)
         if ann is not None:
