@@ -39,7 +39,10 @@ _KINDS = {"BUILD_LIST": "list", "BUILD_SET": "set", "BUILD_MAP": "dict"}
 def fold(bc: Bytecode, dec: Scope) -> Bytecode:
     """``bc`` with every inlined comprehension replaced by a ``COMPREHENSION``."""
     instrs = bc.instrs
-    if not any(i.op == "LOAD_FAST_AND_CLEAR" or i.op in _KINDS and i.arg == 0 for i in instrs):
+    # (a region starts only at a ``LOAD_FAST_AND_CLEAR`` or an empty ``BUILD_*``; where
+    # none does, the loop below would copy ``bc`` as it is)
+    if not any(_region(bc, i) is not None for i, ins in enumerate(instrs)
+               if ins.op == "LOAD_FAST_AND_CLEAR" or ins.op in _KINDS and ins.arg == 0):
         return bc
     out: list[Instr] = []
     handlers = []

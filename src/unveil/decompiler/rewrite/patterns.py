@@ -767,12 +767,15 @@ def _may_start(instrs: list[Instr], i: int) -> bool:
     return False
 
 
+_MATCHES = frozenset({"MATCH_SEQUENCE", "MATCH_MAPPING", "MATCH_CLASS", "MATCH_KEYS"})
+
+
 def fold(bc: Bytecode) -> Bytecode:
     """``bc`` with the pattern code of each ``match`` case replaced by ``MATCH_CASE``."""
     instrs = bc.instrs
-    if not any(i.op in ("MATCH_SEQUENCE", "MATCH_MAPPING", "MATCH_CLASS", "MATCH_KEYS")
-               or i.op == "COPY" and i.arg == 1 for i in instrs) \
-            or not any(i.op in CONDITIONAL_JUMPS for i in instrs):  # (every case tests and jumps)
+    ops = {i.op for i in instrs}
+    if not (ops & _MATCHES or "COPY" in ops and any(i.arg == 1 for i in instrs if i.op == "COPY")) \
+            or not ops & CONDITIONAL_JUMPS:  # (every case tests and jumps)
         return bc
     cases: dict[int, Case] = {}
     covered: set[int] = set()

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import heapq
 from dataclasses import replace
-from typing import TypeAlias, cast
+from typing import TypeAlias
 
 from ...bytecode import CONDITIONAL_JUMPS, Bytecode, Handler, Instr
 from ...codeobj import code_kind
@@ -26,6 +26,7 @@ from .tails_expressions import (
     prefix_effect,
     reachable,
     share_test_bodies,
+    sharing_jumps,
     split_empty_tests,
 )
 
@@ -36,11 +37,12 @@ def undo_copies(bc: Bytecode, *, body_ends: bool = False) -> Bytecode:
     loop exits and clean-ups. ``body_ends``: a module's or class body's reading that
     must not return (copies of its end shared, copied exits told by lines where there
     are no columns), for when the first one does."""
-    bc = merge_tails(share_implicit_returns(share_test_bodies(split_empty_tests(bc))))
-    bc = share_nested_clause_ends(share_copied_exits(share_reraises(bc), lines=body_ends))
-    if body_ends:
-        bc = share_body_ends(bc)
-    return split_clean_ups(share_clean_up_exits(share_loop_exits(bc)))
+    with sharing_jumps():
+        bc = merge_tails(share_implicit_returns(share_test_bodies(split_empty_tests(bc))))
+        bc = share_nested_clause_ends(share_copied_exits(share_reraises(bc), lines=body_ends))
+        if body_ends:
+            bc = share_body_ends(bc)
+        return split_clean_ups(share_clean_up_exits(share_loop_exits(bc)))
 
 
 _CLEAN_UP = {"SWAP", "COPY", "POP_TOP", "NOP"}
@@ -57,12 +59,18 @@ def split_clean_ups(bc: Bytecode) -> Bytecode:
     after the last instruction: each then folds like a two-part chain.
     """
     instrs = bc.instrs
+    if not instrs or instrs[-1].op not in TERMINAL | {"JUMP"}:
+        return bc
+    # (a clean-up is where two conditional jumps go, at least, and starts with one)
+    tested = sorted(i.target for i in instrs if i.op in CONDITIONAL_JUMPS)
+    if not any(a == b and a < len(instrs) and instrs[a].op in _CLEAN_UP
+               for a, b in zip(tested, tested[1:], strict=False)):
+        return bc
     sources: dict[int, list[int]] = {}
     for k, i in enumerate(instrs):
         if i.target >= 0:
             sources.setdefault(i.target, []).append(k)
-    if not instrs or not any(len(s) > 1 for s in sources.values()) \
-            or instrs[-1].op not in TERMINAL | {"JUMP"}:
+    if not any(len(s) > 1 for s in sources.values()):
         return bc
     new = list(instrs)
     handlers = list(bc.handlers)
@@ -196,11 +204,17 @@ def share_nested_clause_ends(bc: Bytecode) -> Bytecode:
             and where is not None and where[0] is not None \
             and all(bc.position(i) == where for i in instrs[k - 1:k + 3]) \
             and len({bc.handlers[j] for j in range(k, k + 3)}) == 1
-    if sum(i.op == "POP_EXCEPT" for i in instrs) < 3:
+    pops = [k for k, i in enumerate(instrs) if i.op == "POP_EXCEPT"]
+    if len(pops) < 3:
+        return bc
+    # (a copy starts at a ``POP_EXCEPT``: see ``implicit_copy``)
+    starts = [k for k in pops if 1 <= k < n - 2 and instrs[k + 1].op == "LOAD_CONST"
+              and instrs[k + 2].op == "RETURN_VALUE" and instrs[k + 1].argval is None]
+    if not starts:
         return bc
     entered = jumped_to(bc)
     new: list[Instr] | None = None
-    for k in range(1, n - 2):
+    for k in starts:
         inner = bc.handlers[k - 1]
         if inner is None or bc.handlers[k] == inner or instrs[k - 1].op in FLOW \
                 or any(j in entered for j in range(k, k + 3)) or not implicit_copy(k):
@@ -267,10 +281,22 @@ def share_loop_exits(bc: Bytecode) -> Bytecode:
     # (the innermost loop around each instruction: of those around it, the last begun)
     # (a sweep: a handler laid out at the end that jumps back, 3.12+, is a "loop" over
     # all the code in between; filling in each one's range is quadratic)
-    innermost: list[tuple[int, int] | None] = [None] * len(instrs)
+    # (only where straight code runs from ``k + 1`` into a return or a raise of a few
+    # instructions, loading first, can a break's copy start: the others are never read)
+    candidates: list[int] = []
+    for t, ins in enumerate(instrs):
+        if ins.op != "RETURN_VALUE" and ins.op != "RAISE_VARARGS":
+            continue
+        for start in range(t, max(t - _MAX_LOOP_EXIT, 0), -1):
+            if start < t and (instrs[start].op in FLOW or start + 1 in entered):
+                break
+            if instrs[start].op.startswith(("LOAD_", "PUSH_NULL")):
+                candidates.append(start - 1)
+    candidates.sort()
+    innermost: dict[int, tuple[int, int]] = {}
     begun: list[tuple[int, int]] = []  # (-f, -e): the last in ``loops`` order on top
     next_loop = 0
-    for k in range(len(instrs)):
+    for k in candidates:  # (of the loops begun before ``k``, the last that ends after it)
         while next_loop < len(loops) and loops[next_loop][0] < k:
             f, e = loops[next_loop]
             heapq.heappush(begun, (-f, -e))
@@ -279,11 +305,12 @@ def share_loop_exits(bc: Bytecode) -> Bytecode:
             heapq.heappop(begun)
         if begun:
             innermost[k] = (-begun[0][0], -begun[0][1])
-    for k, ins in enumerate(instrs):
+    for k in candidates:
+        ins = instrs[k]
         if k + 1 >= len(instrs) or ins.op not in ("POP_TOP", "POP_EXCEPT") \
                 and bc.nop_line_before(instrs[k + 1].offset) is None:
             continue  # (what a break leaves: a pop, a clause's end, a NOP on its line)
-        inner = [cast(tuple[int, int], innermost[k])] if innermost[k] is not None else []
+        inner = [innermost[k]] if k in innermost else []
         if not inner and bc.layout.cold_handlers and ins.op == "POP_EXCEPT":
             if protected is None:
                 protected = _protected_by(bc)
@@ -431,16 +458,18 @@ def share_copied_exits(bc: Bytecode, lines: bool = False) -> Bytecode:
     """
     instrs = bc.instrs
     clauses = not lines and not bc.layout.positions
-    if sum(i.op == "RETURN_VALUE" for i in instrs) < 2:
-        return bc
-    entered = jumped_to(bc)
-    normal = reachable(bc, exceptions=False)
 
     def where(k: int) -> object:
         ins = instrs[k]
         return ins.op, ins.argval if code_signature(instrs, k, k + 1) else None, \
             bc.position(ins) or ins.line
 
+    # (a copy and the exit it copies end in two returns alike, positions and all)
+    ends = [where(r) for r, i in enumerate(instrs) if i.op == "RETURN_VALUE"]
+    if len(set(ends)) == len(ends):
+        return bc
+    entered = jumped_to(bc)
+    normal = reachable(bc, exceptions=False)
     latest: dict[tuple[object, ...], int] = {}  # stretch -> its last start
     count: dict[tuple[object, ...], int] = {}
     stretches: list[list[tuple[int, _CopyKey]]] = []
@@ -623,32 +652,44 @@ def share_implicit_returns(bc: Bytecode) -> Bytecode:
         return bc.position(ins) if positions else ins.line
 
     instrs = bc.instrs
+    # (the ``return None``s outside handlers: the copies are among them; two at least,
+    # one jumped to before the last)
+    found = [r for r, ret in enumerate(instrs[1:]) if ret.op == "RETURN_VALUE"
+             and instrs[r].op == "LOAD_CONST" and instrs[r].argval is None
+             and bc.handlers[r] is None]
+    if len(found) < 2 or not any(not r or instrs[r - 1].op in _GONE_ON for r in found[:-1]):
+        return bc
     sources: dict[int, list[int]] = {}
     for k, i in enumerate(instrs):
         if i.target >= 0:
             sources.setdefault(i.target, []).append(k)
+
+    def loop_test(rs: list[int]) -> bool:
+        """Whether the last test of a loop, right before its jump back, leaves to one
+        of ``rs``."""
+        return any(instrs[p].op in CONDITIONAL_JUMPS
+                   and (instrs[p].target < p or p + 1 < len(instrs)
+                        and instrs[p + 1].op == "JUMP" and instrs[p + 1].target < p)
+                   for r in rs for p in sources.get(r, []) + ([r - 1] if r else []))
+
+    found = [r for r in found if r + 1 not in sources]
+    if len(found) < 2 or not any(not r or instrs[r - 1].op in _GONE_ON for r in found[:-1]) \
+            or not loop_test(found):
+        return bc  # (the copies are among ``found``: none of them would do)
     copies: list[int] = []  # (only jumped to: a return statement's clean-up runs on)
     jumped: set[int] = set()
-    for r in range(len(instrs) - 1):
-        load, ret = instrs[r], instrs[r + 1]
-        if load.op != "LOAD_CONST" or load.argval is not None or ret.op != "RETURN_VALUE" \
-                or bc.handlers[r] is not None or r + 1 in sources:
-            continue
+    for r in found:
         preds = list(sources.get(r, ()))
         if r and instrs[r - 1].op not in TERMINAL and instrs[r - 1].op != "JUMP":
             preds.append(r - 1)
-        if not r or instrs[r - 1].op in TERMINAL | CONDITIONAL_JUMPS | {"JUMP"}:
+        if not r or instrs[r - 1].op in _GONE_ON:
             jumped.add(r)  # (or runs on from a test: 3.11's loop test jumps back)
-        where = position(ret)
+        where = position(instrs[r + 1])
         if preds and where is not None and all(position(instrs[p]) == where for p in preds):
             copies.append(r)
     # (only around a ``while`` loop that ends the function: one copy is where its
     # last test leaves the loop, the test right before the jump back)
-    if len(copies) < 2 or not any(r in jumped for r in copies[:-1]) or not any(
-            instrs[p].op in CONDITIONAL_JUMPS and (instrs[p].target < p or p + 1 < len(instrs)
-                                              and instrs[p + 1].op == "JUMP"
-                                              and instrs[p + 1].target < p)
-            for r in copies for p in sources.get(r, []) + ([r - 1] if r else [])):
+    if len(copies) < 2 or not any(r in jumped for r in copies[:-1]) or not loop_test(copies):
         return bc
     keep = copies[-1]
     new = list(instrs)
@@ -657,3 +698,6 @@ def share_implicit_returns(bc: Bytecode) -> Bytecode:
             continue
         jump_instead(new, instrs, range(r, r + 2), keep)
     return Bytecode(bc.code, new, list(bc.handlers))
+
+
+_GONE_ON = frozenset(TERMINAL | CONDITIONAL_JUMPS | {"JUMP"})  # (code after them is jumped to)

@@ -12,7 +12,8 @@ Also the primitives of :mod:`.tails`, which undoes the copies of whole statement
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import replace
 from typing import cast
 
@@ -65,6 +66,12 @@ def _merge_tails_once(bc: Bytecode) -> Bytecode:
     for j, ins in enumerate(instrs):
         if ins.op not in CONDITIONAL_JUMPS or ins.line is None:
             continue
+        # (the first arm may be where earlier tests of the same condition go too: the
+        # ``c`` of ``x if c or d else y``)
+        earlier = [k for k in sources.get(j + 1, ()) if k < j and instrs[k].op in CONDITIONAL_JUMPS
+                   and instrs[k].line == ins.line]
+        if len(earlier) != entries.get(j + 1, 0):
+            continue
         # the jump's target may also be where earlier tests of the same expression go
         # (``a < b < c < d`` leaves each comparison for one clean-up block)
         same_line = all(instrs[k].line == ins.line for k in sources.get(ins.target, ()))
@@ -74,12 +81,6 @@ def _merge_tails_once(bc: Bytecode) -> Bytecode:
         for k in tests_on.get(ins.line, ()):
             if k < j and instrs[k].target > ins.target:
                 outer[instrs[k].target] = outer.get(instrs[k].target, 0) + 1
-        # (the first arm may be where earlier tests of the same condition go too: the
-        # ``c`` of ``x if c or d else y``)
-        earlier = [k for k in sources.get(j + 1, ()) if k < j and instrs[k].op in CONDITIONAL_JUMPS
-                   and instrs[k].line == ins.line]
-        if len(earlier) != entries.get(j + 1, 0):
-            continue
         first, second = _both_arms(
             bc, entries, (j + 1, bool(earlier), len(earlier), None),
             (ins.target, True, len(sources.get(ins.target, ())) if same_line else 1, outer))
@@ -109,10 +110,43 @@ def _merge_tails_once(bc: Bytecode) -> Bytecode:
 
 
 def jumped_to(bc: Bytecode) -> set[int]:
-    """The instructions a jump or a handler goes to."""
+    """The instructions a jump or a handler goes to (not to be changed: inside
+    :func:`sharing_jumps`, the one set of a Bytecode read again)."""
+    if _SHARED.bc is bc:
+        return _SHARED.entered
     entered = {i.target for i in bc.instrs if i.target >= 0}
     entered.update(h.target for h in bc.handlers if h is not None)
+    if _SHARED.depth:
+        _SHARED.bc, _SHARED.entered = bc, entered
     return entered
+
+
+class _Shared:
+    """:func:`jumped_to` of the Bytecode last read inside :func:`sharing_jumps`."""
+
+    __slots__ = ("bc", "depth", "entered")
+
+    def __init__(self) -> None:
+        self.depth = 0
+        self.bc: Bytecode | None = None
+        self.entered: set[int] = set()
+
+
+_SHARED = _Shared()
+
+
+@contextmanager
+def sharing_jumps() -> Iterator[None]:
+    """Passes that read one Bytecode in turn (each returns the one it was given when it
+    changes nothing) find what it jumps to once; none may change a Bytecode in place
+    meanwhile. Outside, nothing is kept."""
+    _SHARED.depth += 1
+    try:
+        yield
+    finally:
+        _SHARED.depth -= 1
+        if not _SHARED.depth:
+            _SHARED.bc, _SHARED.entered = None, set()
 
 
 def jump_instead(new: list[Instr], instrs: list[Instr], copy: Sequence[int],
@@ -205,31 +239,35 @@ def _arm(bc: Bytecode, start: int, entries: dict[int, int],
     at ``start`` (at most ``max_entries`` times) and by the ``outer`` jumps of an
     enclosing expression, all under one exception handler; None otherwise (``_LONG``
     once more than ``limit`` instructions were walked, where ``limit`` >= 0)."""
-    instrs = bc.instrs
-    if start >= len(instrs):
+    instrs, handlers, n = bc.instrs, bc.handlers, len(bc.instrs)
+    if start >= n:
         return None
     if entries.get(start, 0) > (max(1, max_entries) if allow_entry else 0):
         return None
     out: list[int] = []
     inner: dict[int, int] = {}  # targets of the arm's own forward tests (``x or y``)
+    around = outer or {}
+    handler = handlers[start]
     k = entered = start
-    while k < len(instrs):
-        if k != entered and entries.get(k, 0) != inner.get(k, 0) + (outer or {}).get(k, 0):
+    while k < n:
+        if k != entered and entries.get(k, 0) != inner.get(k, 0) + around.get(k, 0):
             return None
-        op = instrs[k].op
-        if bc.handlers[k] != bc.handlers[start] \
-                and not (op == "RETURN_VALUE" and bc.handlers[k] is None):
+        ins = instrs[k]
+        op = ins.op
+        h = handlers[k]
+        if h is not handler and h != handler and not (op == "RETURN_VALUE" and h is None):
             return None  # (3.10 leaves a ``try`` body's block before it returns)
         out.append(k)
         if op in TERMINAL:
             return out if all(t <= k for t in inner) else None
         if len(out) == limit:
             return _LONG
-        if op == "JUMP" and instrs[k].target > k and entries.get(instrs[k].target) == 1:
-            k = entered = instrs[k].target  # a jump to code entered only from here
+        target = ins.target
+        if op == "JUMP" and target > k and entries.get(target) == 1:
+            k = entered = target  # a jump to code entered only from here
             continue
-        if op in CONDITIONAL_JUMPS and instrs[k].target > k:
-            inner[instrs[k].target] = inner.get(instrs[k].target, 0) + 1
+        if op in CONDITIONAL_JUMPS and target > k:
+            inner[target] = inner.get(target, 0) + 1
         elif op in FLOW:
             return None
         k += 1
@@ -381,7 +419,7 @@ def split_empty_tests(bc: Bytecode) -> Bytecode:
     splits: dict[int, int] = {}  # the empty way's first instruction -> the value's load
     # (a loop's head is no value's load: ``while f(a) or 1`` tests again at the end and
     # both ways go back to the next statement)
-    heads = {i.target for k, i in enumerate(instrs) if 0 <= i.target <= k}
+    heads: set[int] | None = None  # (found once a test's ways meet)
     for j, ins in enumerate(instrs):
         if ins.op not in CONDITIONAL_JUMPS:
             continue
@@ -392,10 +430,13 @@ def split_empty_tests(bc: Bytecode) -> Bytecode:
         t = ins.target
         # (on the test's line: one expression, not the next statement's first value;
         # a function's code is no value to choose)
-        if k == t and t + 1 < len(instrs) and t not in heads and instrs[t].op in _PURE_LOADS \
+        if k == t and t + 1 < len(instrs) and instrs[t].op in _PURE_LOADS \
                 and instrs[t].line == ins.line and not hasattr(instrs[t].argval, "co_code") \
                 and bc.handlers[t] == bc.handlers[j]:
-            splits[j + 1] = t
+            if heads is None:
+                heads = {i.target for k, i in enumerate(instrs) if 0 <= i.target <= k}
+            if t not in heads:
+                splits[j + 1] = t
     if not splits:
         return bc
     out: list[Instr] = []
@@ -426,11 +467,13 @@ def share_test_bodies(bc: Bytecode) -> Bytecode:
     ``else`` of its own to jump to.)
     """
     instrs = bc.instrs
-    entered = jumped_to(bc)
     tests: dict[tuple[int, int], list[int]] = {}  # (target, line) -> the tests
     for j, ins in enumerate(instrs):
         if ins.op in CONDITIONAL_JUMPS and ins.target > j and ins.line is not None:
             tests.setdefault((ins.target, ins.line), []).append(j)
+    if all(len(jumps) < 2 for jumps in tests.values()):
+        return bc
+    entered = jumped_to(bc)
     new = list(instrs)
     changed = False
     for jumps in tests.values():

@@ -18,7 +18,7 @@ from ...errors import DecompilationError
 from ..ir.facts import CONDITION, attach, fact
 from ..ir.markers import ExcMarker
 from ..ir.nodes import SCOPES, cells, holder, same, stmt_blocks
-from .idioms import annotation_expr
+from .idioms import SIMPLE, annotation_expr
 
 if TYPE_CHECKING:
     from types import CodeType
@@ -206,7 +206,7 @@ def _placed(stmts: list[ast.stmt], by_index: dict[int, tuple[str, ast.expr]],
             if name_ann is not None:
                 _annotate(out, *name_ann)
             continue
-        if not isinstance(s, SCOPES):
+        if type(s) not in SIMPLE and not isinstance(s, SCOPES):
             for block in stmt_blocks(s):
                 # (an emptied ``else`` goes; any other block keeps a ``pass``)
                 block[:] = _placed(block, by_index, recorded) or (

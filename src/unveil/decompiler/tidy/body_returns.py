@@ -8,6 +8,7 @@ import copy
 from typing import cast
 
 from ..ir.nodes import catches_all, ends_in_jump, loop_breaks
+from .idioms import SIMPLE
 
 RETURNS = (ast.Return, ast.Raise)  # (what leaves the function: ``ends_in_jump``)
 
@@ -118,10 +119,19 @@ def _has_return(node: ast.stmt) -> bool:
         n = stack.pop()
         if isinstance(n, ast.Return):
             return True
-        if not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef,
-                              ast.Lambda, ast.expr)):
-            stack.extend(ast.iter_child_nodes(n))
+        # (a simple statement holds none; nor do values and nested scopes)
+        if type(n) in SIMPLE or isinstance(n, _NOT_WALKED):
+            continue
+        for field in n._fields:
+            value = getattr(n, field, None)
+            if isinstance(value, list):
+                stack.extend(v for v in value if isinstance(v, ast.AST))
+            elif isinstance(value, ast.AST):
+                stack.append(value)
     return False
+
+
+_NOT_WALKED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda, ast.expr)
 
 
 def _plain_breaks(stmts: list[ast.stmt]) -> bool:

@@ -52,6 +52,13 @@ from ..ir.nodes import (
 # ---------------------------------------------------------------- before rendering
 
 
+#: Statements with no statements in them (no ``body``, ``orelse``, ``finalbody``,
+#: ``handlers`` nor ``cases``): the walks over blocks below pass them by.
+SIMPLE = frozenset({ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return, ast.Raise,
+                     ast.Pass, ast.Break, ast.Continue, ast.Import, ast.ImportFrom, ast.Global,
+                     ast.Nonlocal, ast.Delete, ast.Assert})
+
+
 def tidy_raw(stmts: list[ast.stmt], folded: bool, chains: bool = True) -> list[ast.stmt]:
     """``chains``: there may be ``and``s to read as chained comparisons; ``folded``: the
     code's version folds ``not a in b`` in a test (see ``ir.exprs.negate``)."""
@@ -59,13 +66,14 @@ def tidy_raw(stmts: list[ast.stmt], folded: bool, chains: bool = True) -> list[a
 
 
 def _raw_stmt(s: ast.stmt, chains: bool, folded: bool) -> ast.stmt:
-    for field in ("body", "orelse", "finalbody"):
-        value = getattr(s, field, None)
-        if isinstance(value, list) and value and isinstance(value[0], ast.stmt):
-            setattr(s, field, tidy_raw(value, folded, chains))
-    if isinstance(s, ast.Try) or type(s).__name__ == "TryStar":
-        for h in s.handlers:  # type: ignore[attr-defined]  # a Try or TryStar
-            h.body = tidy_raw(h.body, folded, chains)
+    if type(s) not in SIMPLE:
+        for field in ("body", "orelse", "finalbody"):
+            value = getattr(s, field, None)
+            if isinstance(value, list) and value and isinstance(value[0], ast.stmt):
+                setattr(s, field, tidy_raw(value, folded, chains))
+        if isinstance(s, ast.Try) or type(s).__name__ == "TryStar":
+            for h in s.handlers:  # type: ignore[attr-defined]  # a Try or TryStar
+                h.body = tidy_raw(h.body, folded, chains)
     if chains:
         _walk_exprs(s)
     if isinstance(s, ast.Assign) and len(s.targets) == 1:
@@ -90,16 +98,37 @@ def _walk_exprs(node: ast.AST) -> None:
                 setattr(n, field, _chain(value))
                 todo.append(getattr(n, field))
             elif isinstance(value, ast.AST):
-                todo.append(value)
+                if not _bare(value):
+                    todo.append(value)
             elif isinstance(value, list):
                 for i, v in enumerate(value):
                     if isinstance(v, ast.BoolOp):
                         value[i] = _chain(v)
                         todo.append(value[i])
-                    elif isinstance(v, ast.AST) and not isinstance(v, ast.stmt):
+                    elif isinstance(v, ast.AST) and not isinstance(v, ast.stmt) \
+                            and not _bare(v):
                         todo.append(v)
         if isinstance(n, Shared):
             todo.append(n.value)
+
+
+#: The classes of the nodes with no fields (contexts and operators): nothing to walk in
+_LEAVES = frozenset(c for base in (ast.expr_context, ast.boolop, ast.operator, ast.unaryop,
+                                   ast.cmpop) for c in base.__subclasses__() if not c._fields)
+
+
+def _bare(node: ast.AST) -> bool:
+    """Is there nothing for :func:`_walk_exprs` to walk in ``node``: a context or an
+    operator, a name, a constant of no nodes?"""
+    kind = type(node)
+    if kind is ast.Name:
+        name = cast(ast.Name, node)
+        return type(name.id) is str and type(name.ctx) in _LEAVES
+    if kind is ast.Constant:
+        value: object = cast(ast.Constant, node).value
+        spec: object = cast(ast.Constant, node).kind
+        return not isinstance(value, ast.AST | list) and not isinstance(spec, ast.AST | list)
+    return kind in _LEAVES
 
 
 def _chain(node: ast.BoolOp) -> ast.expr:
@@ -262,6 +291,8 @@ def _conditional_values(stmts: list[ast.stmt], locals_: set[str]) -> set[str]:
     variables so assigned once, for temporary inlining."""
     done: set[str] = set()
     for i, s in enumerate(stmts):
+        if type(s) in SIMPLE:
+            continue
         for field in ("body", "orelse", "finalbody"):
             inner = getattr(s, field, None)
             if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt):
@@ -318,6 +349,8 @@ def _inline_temps(body: list[ast.stmt], temps: set[str], stable: set[str]) -> No
 def _inline_in(stmts: list[ast.stmt], temps: set[str], stable: set[str],
                loads: dict[str, int], stores: dict[str, int]) -> None:
     for s in stmts:
+        if type(s) in SIMPLE:
+            continue
         for field in ("body", "orelse", "finalbody"):
             inner = getattr(s, field, None)
             if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt):
@@ -419,6 +452,9 @@ def _returns_into_try(stmts: list[ast.stmt], temps: set[str]) -> None:
     i = 0
     while i < len(stmts):
         s = stmts[i]
+        if type(s) in SIMPLE:
+            i += 1
+            continue
         for field in ("body", "orelse", "finalbody"):
             inner = getattr(s, field, None)
             if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt):
@@ -609,6 +645,8 @@ def _cut_tail(body: list[ast.stmt], tail: list[ast.stmt], keep_one: bool) -> Non
 
 
 def _tidy_stmt(s: ast.stmt, folded: bool, in_loop: bool) -> list[ast.stmt]:
+    if type(s) in SIMPLE:
+        return [s]
     if isinstance(s, ast.For | ast.AsyncFor | ast.While):
         s.body = _tidy_block(s.body, folded, True, loop_body=True) or [ast.Pass()]
         s.orelse = _tidy_block(s.orelse, folded, in_loop)
@@ -760,8 +798,8 @@ def _annotated(stmts: list[ast.stmt], future_annotations: bool) -> list[ast.stmt
     of the body too)."""
     out: list[ast.stmt] = []
     for s in stmts:
-        if not isinstance(s, SCOPES):  # (nested scopes have bodies of their own)
-            for block in stmt_blocks(s):
+        if type(s) not in SIMPLE and not isinstance(s, SCOPES):  # (nested scopes have
+            for block in stmt_blocks(s):  # bodies of their own)
                 block[:] = _annotated(block, future_annotations)
         ann = _annotation_store(s)
         if ann is not None:
