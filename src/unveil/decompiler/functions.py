@@ -10,7 +10,6 @@ from __future__ import annotations
 import ast
 import copy
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass
 from types import CodeType
 from typing import Any, cast
 
@@ -351,14 +350,31 @@ def _dead_reference(names: list[str], bound: set[str] | frozenset[str] = frozens
                   orelse=[])
 
 
-@dataclass
 class ScopeNames:
-    """The names a scope's body uses, found in one walk (see :func:`scope_names`)."""
+    """The names a scope's body uses, found in one walk (see :func:`scope_names`); those
+    of its nested scopes (``nested``, and so ``anywhere``) only when asked: a scope
+    without cells or free variables never asks, and walking every nested scope again
+    at each level of nesting was the walk's main cost."""
 
-    anywhere: set[str]  # every ``Name`` id, nested scopes included
-    own: set[str]  # read or written by the scope itself, and its ``nonlocal`` names
-    bound: set[str]  # bound or declared by the scope itself
-    nested: set[str]  # named inside its nested scopes (see ``_NESTED_SCOPES``)
+    def __init__(self, ids: set[str], own: set[str], bound: set[str],
+                 scopes: list[ast.AST]) -> None:
+        self._ids = ids
+        self.own = own  # read or written by the scope itself, and its ``nonlocal`` names
+        self.bound = bound  # bound or declared by the scope itself
+        self._scopes = scopes  # (the nested scopes' nodes, and the parts of type aliases)
+        self._nested: set[str] | None = None
+
+    @property
+    def nested(self) -> set[str]:
+        """Named inside its nested scopes (see ``_NESTED_SCOPES``)."""
+        if self._nested is None:
+            self._nested = names_in(self._scopes)
+        return self._nested
+
+    @property
+    def anywhere(self) -> set[str]:
+        """Every ``Name`` id, nested scopes included."""
+        return self._ids | self.nested
 
 
 def scope_names(body: list[ast.stmt], inlined: bool) -> ScopeNames:
@@ -371,7 +387,7 @@ def scope_names(body: list[ast.stmt], inlined: bool) -> ScopeNames:
     ids: set[str] = set()
     declared: set[str] = set()
     bound: set[str] = set()
-    nested: set[str] = set()
+    scopes: list[ast.AST] = []  # (their names: ``ScopeNames.nested``, when asked)
     todo: list[ast.AST] = list(body)  # (the walk of _own_scope, inlined: it is hot)
     while todo:
         node = todo.pop()
@@ -387,7 +403,7 @@ def scope_names(body: list[ast.stmt], inlined: bool) -> ScopeNames:
                 bound.add(node.id)  # type: ignore[attr-defined]  # a Name
             continue
         if kind == _SCOPE:
-            nested |= names_in([node])
+            scopes.append(node)
             if isinstance(node, SCOPES):
                 if not isinstance(node, ast.Lambda):
                     bound.add(node.name)
@@ -410,7 +426,7 @@ def scope_names(body: list[ast.stmt], inlined: bool) -> ScopeNames:
             # (3.12+: its value and type parameters are scopes of their own)
             ids.add(node.name.id)  # type: ignore[attr-defined]  # ast.TypeAlias, 3.12+
             bound.add(node.name.id)  # type: ignore[attr-defined]  # ast.TypeAlias, 3.12+
-            nested |= names_in([*node.type_params, node.value])  # type: ignore[attr-defined]  # ast.TypeAlias, 3.12+
+            scopes += [*node.type_params, node.value]  # type: ignore[attr-defined]  # ast.TypeAlias, 3.12+
             continue
         if isinstance(node, ast.Nonlocal):
             declared.update(node.names)
@@ -426,7 +442,7 @@ def scope_names(body: list[ast.stmt], inlined: bool) -> ScopeNames:
             bound.add(node.rest)
         todo.extend(children(node))
     # (every Name is in the scope's own nodes or inside one of its nested scopes)
-    return ScopeNames(ids | nested, ids | declared, bound, nested)
+    return ScopeNames(ids, ids | declared, bound, scopes)
 
 
 _TYPE_ALIAS: tuple[type[ast.AST], ...] = (syntax.TypeAlias,)

@@ -123,6 +123,7 @@ class _Nothing:
 
 
 _NOTHING = _Nothing()
+_NAME = ast.Name
 
 
 if _Base is not None and _Precedence is not None:
@@ -145,6 +146,9 @@ if _Base is not None and _Precedence is not None:
                     self.traverse(item)
                 return
             kind = type(node)
+            if kind is _NAME:  # (``visit_Name`` writes the id: the commonest node)
+                self._source.append(node.id)
+                return
             visitor = self._visitors.get(kind)
             if visitor is None:  # (the base's ``NodeVisitor.visit``, looked up once)
                 visitor = self._visitors[kind] = getattr(
