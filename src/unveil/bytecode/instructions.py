@@ -489,8 +489,13 @@ def read(code: CodeType) -> Bytecode:
     while k < n:
         ins = raw[k]
         name = ins.opname
-        first_index.setdefault(ins.offset, len(out))
+        offset = ins.offset
+        first_index.setdefault(offset, len(out))
         k += 1
+        if name in _PLAIN and (name != "LOAD_FAST" or not is_cell(ins)):
+            # (the commonest case, before the rest: one instruction as it is)
+            out.append(Instr(name, ins.arg, ins.argval, -1, offset, lines.get(offset)))
+            continue
         if name in _DROPPED:
             if ins.offset in opens_try and _opens_try(raw, k - 1):
                 emit("NOP", ins)
