@@ -7,6 +7,10 @@ increment), 3.10 ``co_linetable`` (byte-offset delta, signed line delta; -128: n
 line), 3.11+ the location table of PEP 657 in ``co_linetable`` (entries of one to eight code
 units: a form in bits 3-6 of the first byte, then a line delta by form, then columns).
 3.13+'s ``dis`` also starts a line where a range without a line begins.
+
+The tables by offset the reader asks of a code object, live or read, are built here too:
+:class:`Lines` (:func:`line_table`, the line of each instruction offset) and the
+positions of each code unit (:func:`shared_runs`).
 """
 
 from __future__ import annotations
