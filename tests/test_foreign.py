@@ -1097,6 +1097,34 @@ plat = get()
 if __name__ == '__main__':
     assert plat.startswith('linux-'), 'not linux'
 """,
+    "try_else_leaves_loop": """
+def find(path, prefix):
+    while True:
+        try:
+            st = stat(path)
+        except (OSError, ValueError):
+            path = split(path)
+            prefix.append(path)
+        else:
+            if st.mode != 1:
+                raise TypeError('not a file')
+            break
+    return st
+
+def charset(items):
+    tail = []
+    while True:
+        try:
+            for op in items:
+                tail.append(op)
+        except IndexError:
+            if len(tail) == 256:
+                return 1
+            tail = []
+        else:
+            break
+    return tail
+""",
     "unpacked_displays": """
 def merge(a, b, f, **kw):
     t = (1, *a)

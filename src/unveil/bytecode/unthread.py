@@ -157,8 +157,8 @@ def _after_returns(instrs: Sequence[Instr], handlers: Sequence[Handler | None],
     jump back."""
     for j in range(1, len(instrs)):
         jump = instrs[j]
-        if jump.op != "JUMP" or j in live or instrs[j - 1].op != "RETURN_VALUE" \
-                or j - 1 not in live or jump.line is None or jump.line == instrs[j - 1].line:
+        if jump.op != "JUMP" or j in live \
+                or instrs[j - 1].op not in ("RETURN_VALUE", "RAISE_VARARGS") or j - 1 not in live or jump.line is None or jump.line == instrs[j - 1].line:
             continue  # (a jump of the line before: the compiler's, the loop's jump back)
         k = j - 2
         while k >= 0 and instrs[k].op not in _NO_FALLTHROUGH and instrs[k].target < 0:

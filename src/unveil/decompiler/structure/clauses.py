@@ -737,8 +737,8 @@ class Clauses(ClausesUses):
                 if layout_else is None and self.layout.dead_code:
                     layout_else = try_end_else(self.g.cfg, self.blocks, h, body_exit,
                                                self.through(body_exit))
-                if layout_else is None and self._ends_loop_body(ctx) \
-                        and _clauses_continue(handlers):
+                if layout_else is None and (self._ends_loop_body(ctx) or self.layout.dead_code
+                                            and ctx.loop is not None) and _clauses_continue(handlers):
                     # (each clause ends where the loop goes on, by the compiler's jump
                     # to the end of the statement: the body's way on is its else clause)
                     layout_else = (ctx.follow,)
