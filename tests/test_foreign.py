@@ -1125,6 +1125,24 @@ def charset(items):
             break
     return tail
 """,
+    "break_after_try_in_loop": """
+def optimize(charset, fixup):
+    tail = []
+    for op, av in charset:
+        while True:
+            try:
+                if op is fixup:
+                    tail[av] = 1
+                else:
+                    tail.append((op, av))
+            except IndexError:
+                if len(tail) == 256:
+                    tail += [0]
+                    continue
+                tail.append((op, av))
+            break
+    return tail
+""",
     "unpacked_displays": """
 def merge(a, b, f, **kw):
     t = (1, *a)
