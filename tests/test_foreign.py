@@ -1143,6 +1143,25 @@ def optimize(charset, fixup):
             break
     return tail
 """,
+    "chained_comparisons_in_conditions": """
+def checked(s, us):
+    assert isinstance(s, int) and 0 <= s < 86400
+    return us
+
+def options(macros):
+    for macro in macros:
+        if not (isinstance(macro, tuple) and 1 <= len(macro) <= 2):
+            raise TypeError(macro)
+        use(macro)
+
+def unquoted(rest, value):
+    if not rest:
+        value = None
+    elif value[:1] == "'" == value[-1:] or \\
+         value[:1] == '"' == value[-1:]:
+        value = value[1:-1]
+    return value
+""",
     "unpacked_displays": """
 def merge(a, b, f, **kw):
     t = (1, *a)
