@@ -1162,6 +1162,17 @@ def unquoted(rest, value):
         value = value[1:-1]
     return value
 """,
+    "future_annotations": """
+from __future__ import annotations
+import typing
+
+def pair(x: tuple[None, None] | None, cb: typing.Callable[..., None]) -> tuple[str, bool] | tuple[None, None]:
+    return x
+
+class Connection:
+    callback: typing.Callable[..., None] | None = None
+    exc_info: tuple[type, BaseException] | tuple[None, None, None]
+""",
     "unpacked_displays": """
 def merge(a, b, f, **kw):
     t = (1, *a)
