@@ -20,6 +20,12 @@ V compiles as it compiles its standard library:
 
     PYTHONPATH=src .cache/venv-3.11/bin/python benchmarks/foreign_pyc.py --version 3.13 --packages
 
+``--fetch`` measures the pinned PyPI packages of :data:`FETCHED` instead (their source
+distributions, downloaded once to ``.cache/foreign-packages``); where unveil cannot run
+on V (3.8, 3.9), the time is compared with decompiling the same sources compiled here:
+
+    PYTHONPATH=src .cache/venv-3.11/bin/python benchmarks/foreign_pyc.py --version 3.8 --fetch
+
 ``--decompiler CMD`` measures another decompiler the same way: ``CMD FILE.pyc`` (run once
 per file, 60 s each) prints the source, which V checks as it checks unveil's; for pycdc
 (Decompyle++, as PyPI's ``pycdecompile`` packages it, installed outside this project):
@@ -36,6 +42,7 @@ import collections
 import json
 import marshal
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -62,6 +69,81 @@ REPO = Path(__file__).resolve().parent.parent
 PACKAGES = ("_pytest", "pluggy", "iniconfig", "packaging", "pygments", "pathspec",
             "pysource_codegen", "pip._vendor.rich", "pip._vendor.urllib3",
             "pip._vendor.requests", "pip._vendor.pkg_resources")
+
+
+#: ``--fetch``: popular pure-Python packages whose sources declare support for 3.8, pinned,
+#: each with the importable packages (or modules) of its source distribution.
+FETCHED = (
+    ("attrs==24.2.0", ("attr", "attrs")), ("requests==2.32.3", ("requests",)),
+    ("urllib3==2.2.3", ("urllib3",)), ("idna==3.10", ("idna",)),
+    ("charset-normalizer==3.4.0", ("charset_normalizer",)), ("six==1.16.0", ("six",)),
+    ("packaging==24.2", ("packaging",)), ("pyparsing==3.1.4", ("pyparsing",)),
+    ("click==8.1.7", ("click",)), ("jinja2==3.1.4", ("jinja2",)),
+    ("markupsafe==2.1.5", ("markupsafe",)), ("itsdangerous==2.2.0", ("itsdangerous",)),
+    ("werkzeug==3.0.6", ("werkzeug",)), ("flask==3.0.3", ("flask",)),
+    ("pytz==2024.2", ("pytz",)), ("python-dateutil==2.9.0.post0", ("dateutil",)),
+    ("tomli==2.0.2", ("tomli",)), ("toml==0.10.2", ("toml",)),
+    ("chardet==5.2.0", ("chardet",)), ("docutils==0.20.1", ("docutils",)),
+)
+#: where ``--fetch`` keeps the source distributions and their unpacked trees (gitignored)
+FETCH_CACHE = REPO / ".cache" / "foreign-packages"
+
+
+def _normal(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _sdist(folder: Path, spec: str) -> Path | None:
+    """The source distribution of ``spec`` (``name==version``) downloaded to ``folder``."""
+    want = _normal(spec.replace("==", "-"))
+    return next((f for f in sorted(folder.glob("*")) if f.name.endswith((".tar.gz", ".zip"))
+                 and _normal(f.name.rpartition(".tar.gz")[0] or f.name[:-4]) == want), None)
+
+
+def fetch_packages(dest: Path) -> Path:
+    """The sources of :data:`FETCHED` copied to ``dest``: their source distributions
+    downloaded once with pip (``pip download --no-deps --no-binary :all:``) and unpacked
+    under :data:`FETCH_CACHE`; from each, its importable packages (the shortest path to
+    ``name/__init__.py`` outside tests and docs, or ``name.py``)."""
+    import shutil
+    import tarfile
+    import zipfile
+
+    sdists = FETCH_CACHE / "sdists"
+    sdists.mkdir(parents=True, exist_ok=True)
+    missing = [spec for spec, _ in FETCHED if _sdist(sdists, spec) is None]
+    if missing:
+        subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary",
+                        ":all:", "-q", "-d", str(sdists), *missing], check=True)
+    shutil.rmtree(dest, ignore_errors=True)
+    dest.mkdir(parents=True)
+    for spec, names in FETCHED:
+        archive = _sdist(sdists, spec)
+        if archive is None:
+            raise SystemExit(f"pip did not download {spec}")
+        tree = FETCH_CACHE / "src" / _normal(spec.replace("==", "-"))
+        if not tree.exists():
+            if archive.name.endswith(".zip"):
+                with zipfile.ZipFile(archive) as z:
+                    z.extractall(tree)
+            else:
+                with tarfile.open(archive) as t:
+                    if hasattr(tarfile, "data_filter"):
+                        t.extractall(tree, filter="data")
+                    else:  # (older Pythons: a source distribution pip itself fetched)
+                        t.extractall(tree)  # noqa: S202
+        for name in names:
+            found = sorted((p for p in [*tree.rglob(f"{name}/__init__.py"), *tree.rglob(f"{name}.py")]
+                            if not {"test", "tests", "testing", "docs", "doc"} & set(p.parts)),
+                           key=lambda p: (len(p.parts), str(p)))
+            if not found:
+                raise SystemExit(f"no package or module {name} in {archive.name}")
+            if found[0].name == "__init__.py":
+                shutil.copytree(found[0].parent, dest / name,
+                                ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+            else:
+                shutil.copy(found[0], dest / found[0].name)
+    return dest
 
 
 def copy_packages(names: list[str], dest: Path) -> Path:
@@ -158,6 +240,24 @@ def _own_time(out: Path) -> None:
 # ---------------------------------------------------------------- run here
 
 
+def _host_time(files: list[list[str]]) -> float:
+    """Seconds this Python takes to decompile its own compilation of the sources of
+    ``files`` (the proxy for "on V itself" where unveil cannot run on V: 3.8, 3.9)."""
+    total = 0.0
+    for path, _ in files:
+        try:
+            code = compile(Path(path).read_bytes(), path, "exec", dont_inherit=True)
+        except (SyntaxError, ValueError):
+            continue
+        t0 = time.perf_counter()
+        try:
+            unveil.decompile(code)
+        except (DecompilationError, RecursionError):
+            pass
+        total += time.perf_counter() - t0
+    return total
+
+
 def _run_other(command: str, pyc: str) -> str:
     """The source another decompiler (``command FILE.pyc``) prints for ``pyc``;
     DecompilationError when it fails, times out or prints nothing."""
@@ -183,6 +283,10 @@ def main() -> int:
     parser.add_argument("--packages", nargs="*", metavar="NAME",
                         help="third-party packages installed here instead of the standard "
                         "library (default: PACKAGES)")
+    parser.add_argument("--fetch", action="store_true",
+                        help="the pinned packages of FETCHED (downloaded once as source "
+                        "distributions to .cache/foreign-packages) instead of the standard "
+                        "library")
     parser.add_argument("--decompiler", metavar="CMD",
                         help="another decompiler: CMD FILE.pyc prints the source")
     parser.add_argument("--json", help="write the numbers as JSON")
@@ -212,7 +316,9 @@ def main() -> int:
                         "--worker", step, out], env=env, check=True)
 
     with tempfile.TemporaryDirectory() as out:
-        if args.packages is not None:
+        if args.fetch:  # (not under ``out``: Pyodide mounts each folder it is given)
+            args.stdlib = str(fetch_packages(FETCH_CACHE / "packages"))
+        elif args.packages is not None:
             args.stdlib = str(copy_packages(args.packages or list(PACKAGES),
                                             Path(out, "packages")))
         worker("compile", out)
@@ -251,6 +357,7 @@ def main() -> int:
         rows = json.loads(Path(out, "checked.json").read_text())
         own_run = json.loads(Path(out, "own.json").read_text()) if own_version else \
             {"seconds": 0.0, "same_text": [path for path, _ in files]}
+    host_own = 0.0 if own_version or args.decompiler else _host_time(files)
     own, same_text = own_run["seconds"], len(own_run["same_text"])
     texts_differ = sorted({path for path, _ in files} - set(own_run["same_text"])
                           - {r["path"] for r in rows if not r["compiles"]})
@@ -265,6 +372,7 @@ def main() -> int:
         "identical_files": same_files, "decompile_s": round(spent, 2),
         "own_version_decompile_s": round(own, 2) if own_version else None,
         "same_text_as_own_version": same_text if own_version else None,
+        "host_compiled_decompile_s": None if own_version else round(host_own, 2),
     }
     print(f"files: {n}, decompiled {decompiled} ({100 * decompiled / max(n, 1):.1f}%), "
           f"compiling {compiling} ({100 * compiling / max(n, 1):.1f}%)")
@@ -275,8 +383,9 @@ def main() -> int:
               f"{decompiled}")
         print(f"decompile time here: {spent:.1f} s; the same files on {args.version} itself: "
               f"{own:.1f} s ({spent / max(own, 1e-9):.2f}x)")
-    else:  # (unveil does not run on V)
-        print(f"decompile time here: {spent:.1f} s")
+    else:  # (unveil does not run on V: the same sources compiled by this Python instead)
+        print(f"decompile time here: {spent:.1f} s; the same sources compiled by {here} and "
+              f"decompiled here: {host_own:.1f} s ({spent / max(host_own, 1e-9):.2f}x)")
     for message, count in errors.most_common(8):
         print(f"  {count:4d}  {message}")
     if args.json:

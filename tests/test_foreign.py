@@ -1097,6 +1097,82 @@ plat = get()
 if __name__ == '__main__':
     assert plat.startswith('linux-'), 'not linux'
 """,
+    "try_else_leaves_loop": """
+def find(path, prefix):
+    while True:
+        try:
+            st = stat(path)
+        except (OSError, ValueError):
+            path = split(path)
+            prefix.append(path)
+        else:
+            if st.mode != 1:
+                raise TypeError('not a file')
+            break
+    return st
+
+def charset(items):
+    tail = []
+    while True:
+        try:
+            for op in items:
+                tail.append(op)
+        except IndexError:
+            if len(tail) == 256:
+                return 1
+            tail = []
+        else:
+            break
+    return tail
+""",
+    "break_after_try_in_loop": """
+def optimize(charset, fixup):
+    tail = []
+    for op, av in charset:
+        while True:
+            try:
+                if op is fixup:
+                    tail[av] = 1
+                else:
+                    tail.append((op, av))
+            except IndexError:
+                if len(tail) == 256:
+                    tail += [0]
+                    continue
+                tail.append((op, av))
+            break
+    return tail
+""",
+    "chained_comparisons_in_conditions": """
+def checked(s, us):
+    assert isinstance(s, int) and 0 <= s < 86400
+    return us
+
+def options(macros):
+    for macro in macros:
+        if not (isinstance(macro, tuple) and 1 <= len(macro) <= 2):
+            raise TypeError(macro)
+        use(macro)
+
+def unquoted(rest, value):
+    if not rest:
+        value = None
+    elif value[:1] == "'" == value[-1:] or \\
+         value[:1] == '"' == value[-1:]:
+        value = value[1:-1]
+    return value
+""",
+    "future_annotations": """
+from __future__ import annotations
+import typing
+
+def pair(x: tuple[None, None] | None, cb: typing.Callable[..., None]) -> tuple[str, bool] | tuple[None, None]:
+    return x
+
+class Connection:
+    callback: typing.Callable[..., None] | None = None
+    exc_info: tuple[type, BaseException] | tuple[None, None, None]
+""",
     "unpacked_displays": """
 def merge(a, b, f, **kw):
     t = (1, *a)

@@ -140,11 +140,19 @@ def _else_jumps(instrs: Sequence[Instr], handlers: Sequence[Handler | None],
         if jump.op != "JUMP" or j in live or instrs[j - 1].op != "RERAISE" or j - 1 not in live \
                 or jump.line is None or jump.line == instrs[j - 1].line:
             continue  # (on the handlers' last line: the loop's own jump back after them)
+        to = jump.target
+        ways = {to} | {k for k in live if instrs[k].op == "JUMP" and instrs[k].target == to}
         for x in range(j - 2, 0, -1):
             h = handlers[x - 1]
-            if x in live and instrs[x].op == "JUMP" and instrs[x].target == jump.target \
+            if x in live and instrs[x].op == "JUMP" and instrs[x].target in ways \
                     and h is not None and h.target == x + 1 and handlers[x] == handlers[j]:
                 instrs[x].target = j  # (the body's jump over its handlers)
+                for y in range(x + 2, j - 1):  # (the clauses' ends that go there too: the
+                    # statement after the ``try``, not its ``else``; a clause's own
+                    # ``break`` keeps its clause's end after it, dead)
+                    if instrs[y].op == "JUMP" and instrs[y - 1].op == "POP_EXCEPT" \
+                            and y in live and y + 1 in live and instrs[y].target in ways:
+                        instrs[y].target = j
                 break
 
 
@@ -157,8 +165,8 @@ def _after_returns(instrs: Sequence[Instr], handlers: Sequence[Handler | None],
     jump back."""
     for j in range(1, len(instrs)):
         jump = instrs[j]
-        if jump.op != "JUMP" or j in live or instrs[j - 1].op != "RETURN_VALUE" \
-                or j - 1 not in live or jump.line is None or jump.line == instrs[j - 1].line:
+        if jump.op != "JUMP" or j in live \
+                or instrs[j - 1].op not in ("RETURN_VALUE", "RAISE_VARARGS") or j - 1 not in live or jump.line is None or jump.line == instrs[j - 1].line:
             continue  # (a jump of the line before: the compiler's, the loop's jump back)
         k = j - 2
         while k >= 0 and instrs[k].op not in _NO_FALLTHROUGH and instrs[k].target < 0:

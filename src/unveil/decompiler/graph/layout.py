@@ -46,6 +46,13 @@ class BlockLayout:
                 and on.end - on.start == 1 and self.bc.instrs[on.start].op == "JUMP" \
                 and self.bc.instrs[on.start].line != jump.line:
             return True  # (3.8/3.9: a chained comparison's jump to a body that only jumps)
+        if self.bc.layout.dead_code and test.op in CONDITIONAL_JUMPS \
+                and instrs[block.start + 1].op == "POP_TOP" and jump.line == test.line \
+                and (jump.target == block.start + 2 or jump.target == block.start + 3
+                     and instrs[block.start + 2].op == "JUMP"
+                     and instrs[block.start + 2].target == test.target):
+            return True  # (3.8/3.9: a chained comparison's jump over its clean-up (and the
+            # clean-up's jump where the test goes): ``assert a and b < c < d``, ``or``)
         return test.op in CONDITIONAL_JUMPS and where is not None and where[2] is not None \
             and tested_at is not None and (where == tested_at or (
                 where[0] == where[1] == tested_at[0] and tested_at[2] is not None

@@ -21,6 +21,7 @@ from ..ir.facts import (
     RERAISE_OF,
     SEQ,
     WITH_EXIT,
+    WRITTEN,
     attach,
     fact,
 )
@@ -626,3 +627,29 @@ def passes_under(block: IRBlock) -> bool:
         x is y and (isinstance(x, Special) and x.kind in ("exit", "exit_self")
                     or isinstance(x, Slot))
         for x, y in zip(block.exit, block.entry, strict=False))
+
+
+def clauses_continue(handlers: list[ast.ExceptHandler]) -> bool:
+    """Does every except clause end in the loop's next turn or a raise, at least one by
+    a jump back the source did not write?"""
+    kinds: set[str] = set()
+    for h in handlers:
+        ends = _ends(h.body)
+        if ends is None:
+            return False
+        kinds |= ends
+    return "continue" in kinds
+
+
+def _ends(stmts: list[ast.stmt]) -> set[str] | None:
+    """How every path through ``stmts`` ends: ``continue`` (``written`` where the source
+    wrote it), ``raise``; None where one goes on."""
+    last = stmts[-1] if stmts else None
+    if isinstance(last, ast.Continue):
+        return {"written" if fact(last, WRITTEN, False) else "continue"}
+    if isinstance(last, ast.Raise):
+        return {"raise"}
+    if isinstance(last, ast.If) and last.orelse:
+        body, orelse = _ends(last.body), _ends(last.orelse)
+        return body | orelse if body is not None and orelse is not None else None
+    return None

@@ -13,7 +13,7 @@ from ..graph.regions import dominators
 from ..ir.blocks import IRBlock, Term
 from ..ir.compare import Key, Keyer
 from ..ir.exprs import ExcMatch, Slot, Special
-from ..ir.facts import ORIGIN, WRITTEN, fact
+from ..ir.facts import ORIGIN, fact
 from ..ir.markers import ExcMarker
 from .base import (
     COMPOUND,
@@ -23,6 +23,7 @@ from .base import (
     Loop,
     Unstructurable,
     clause_cleanup,
+    clauses_continue,
     eg_match_of,
     eg_test,
     enter_value,
@@ -700,6 +701,10 @@ class Clauses(ClausesUses):
         if not handlers:
             raise Unstructurable("try without handlers")
         merge = self.clause_merge(exits)
+        if body_exit is None and body and isinstance(body[-1], ast.Break) and self.layout.dead_code \
+                and merge is not None and any(t in self.blocks and self.blocks[t].term.targets == [merge] for t in tails):
+            body_exit, body = merge, body[:-1]  # (3.8/3.9: the break after the try, which
+            # the clauses go on to too, and the body jumps to: see ``unthread``)
         if body_exit is None and body and isinstance(body[-1], ast.Break) \
                 and self._break_laid_after(tails, h, ctx):
             # (3.10: a ``break`` laid out after the clauses, which the body jumps over
@@ -737,8 +742,8 @@ class Clauses(ClausesUses):
                 if layout_else is None and self.layout.dead_code:
                     layout_else = try_end_else(self.g.cfg, self.blocks, h, body_exit,
                                                self.through(body_exit))
-                if layout_else is None and self._ends_loop_body(ctx) \
-                        and _clauses_continue(handlers):
+                if layout_else is None and (self._ends_loop_body(ctx) or self.layout.dead_code
+                                            and ctx.loop is not None) and clauses_continue(handlers):
                     # (each clause ends where the loop goes on, by the compiler's jump
                     # to the end of the statement: the body's way on is its else clause)
                     layout_else = (ctx.follow,)
@@ -970,29 +975,3 @@ class Clauses(ClausesUses):
         if body_exit is None:
             return None
         return self.continue_after(body_exit, final, ctx, out)
-
-
-def _clauses_continue(handlers: list[ast.ExceptHandler]) -> bool:
-    """Does every except clause end in the loop's next turn or a raise, at least one by
-    a jump back the source did not write?"""
-    kinds: set[str] = set()
-    for h in handlers:
-        ends = _ends(h.body)
-        if ends is None:
-            return False
-        kinds |= ends
-    return "continue" in kinds
-
-
-def _ends(stmts: list[ast.stmt]) -> set[str] | None:
-    """How every path through ``stmts`` ends: ``continue`` (``written`` where the source
-    wrote it), ``raise``; None where one goes on."""
-    last = stmts[-1] if stmts else None
-    if isinstance(last, ast.Continue):
-        return {"written" if fact(last, WRITTEN, False) else "continue"}
-    if isinstance(last, ast.Raise):
-        return {"raise"}
-    if isinstance(last, ast.If) and last.orelse:
-        body, orelse = _ends(last.body), _ends(last.orelse)
-        return body | orelse if body is not None and orelse is not None else None
-    return None

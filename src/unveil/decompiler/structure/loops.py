@@ -25,7 +25,7 @@ from .base import (
     is_name_cleanup,
     passes_under,
 )
-from .written import implicit_return, written_continue
+from .written import implicit_return, kept_back_jump, written_continue
 
 if TYPE_CHECKING:
     from .uses import LoopExitsUses
@@ -330,9 +330,9 @@ class LoopExits(LoopExitsUses):
         """``if c: f(); break`` (one or more) whose code the compiler laid out inside the
         loop (before its natural exit, or an endless loop's last block), going on to one
         block past it: that code is the loop's, and the loop ends there. Adds it to
-        ``body``; returns the exit."""
-        end = max(self.position(b) for b in body) if natural_exit is None \
-            else self.position(natural_exit)
+        ``body``; returns the exit (3.8/3.9: an endless loop ends at its dead jump back)."""
+        end = max(max(self.position(b) for b in body), kept_back_jump(self.g.cfg, min(
+            self.position(b) for b in body))) if natural_exit is None else self.position(natural_exit)
         stops = outer_stops(ctx)
         own: set[int] = set()
         beyond: set[int] = set()

@@ -165,6 +165,18 @@ def back_kept(cfg: CFG, block: IRBlock) -> bool:
     return jump.op == after.op == "JUMP" and jump.target == after.target < last.end
 
 
+def kept_back_jump(cfg: CFG, head: int) -> int:
+    """3.8/3.9: where the last jump back to the loop head at instruction ``head`` is
+    kept, dead, after the loop's body (its last statement leaves: ``else: ...; break``):
+    the loop's code ends there; -1 where none is (or the layout keeps no dead code)."""
+    if not cfg.bc.layout.dead_code:
+        return -1
+    instrs = cfg.bc.instrs
+    return max((i for i in range(head + 1, len(instrs)) if instrs[i].op == "JUMP"
+                and instrs[i].target == head
+                and not any(b.start <= i < b.end for b in cfg.blocks.values())), default=-1)
+
+
 def _dead_clause_end(cfg: CFG, start: int, end: int) -> bool:
     """For a jump back at ``end - 1`` after the clean-up of an except clause from
     ``start`` (none: True): does dead code after it end that clause again, as 3.8/3.9

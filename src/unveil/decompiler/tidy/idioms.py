@@ -843,7 +843,52 @@ def annotation_expr(node: ast.expr, future: bool) -> ast.expr:
             return node
         if ast.unparse(parsed) == node.value:
             return parsed
+        # (3.8's: ``...`` written as ``Ellipsis``, read back as the constant)
+        for candidate in (parsed, _Dots().visit(copy.deepcopy(parsed))):
+            if _as_38_writes(candidate) == node.value:
+                return candidate
     return node
+
+
+class _Dots(ast.NodeTransformer):
+    def visit_Name(self, node: ast.Name) -> ast.expr:
+        return ast.Constant(Ellipsis) if node.id == "Ellipsis" else node
+
+
+class _As38(ast.NodeTransformer):
+    """What 3.8's compiler writes differently in an annotation's string: it folds a tuple
+    of constants first and writes constants by ``repr`` (``Callable[..., None]`` as
+    ``Callable[(Ellipsis, None)]``)."""
+
+    def visit_Constant(self, node: ast.Constant) -> ast.expr:
+        return ast.Name(id="Ellipsis", ctx=ast.Load()) if node.value is Ellipsis else node
+
+    def visit_Tuple(self, node: ast.Tuple) -> ast.expr:
+        items = [_folded(e) for e in node.elts]
+        if items and all(e is not _NOT_CONSTANT for e in items):
+            return ast.Name(id=repr(tuple(items)), ctx=ast.Load())
+        self.generic_visit(node)
+        return node
+
+
+_NOT_CONSTANT = object()
+
+
+def _folded(node: ast.expr) -> object:
+    """The value 3.8's constant folding makes of ``node``: a constant, a tuple of them."""
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, ast.Tuple):
+        items = [_folded(e) for e in node.elts]
+        return tuple(items) if all(e is not _NOT_CONSTANT for e in items) else _NOT_CONSTANT
+    return _NOT_CONSTANT
+
+
+def _as_38_writes(node: ast.expr) -> str:
+    """The string 3.8 makes of annotation ``node`` under ``from __future__ import
+    annotations`` (the same source it reads back writes it again): a file of 3.8's keeps
+    it as an expression on any host."""
+    return ast.unparse(_As38().visit(copy.deepcopy(node)))
 
 
 def scope_value(stmts: list[ast.stmt], free: tuple[str, ...]) -> ast.expr | None:
