@@ -9,6 +9,7 @@ tables, jumps into the middle of an instruction, a cut exception table)."""
 from __future__ import annotations
 
 import ast
+import gc
 import sys
 import types
 from collections.abc import Callable
@@ -160,6 +161,31 @@ def test_malformed_bytecode_gets_one_sentence(what: str) -> None:
             if isinstance(exc, BadInputError):
                 assert "malformed" in message
         # (source that compiles is fine too: the argument may still name something)
+
+
+def test_collector_paused_inside_and_set_back() -> None:
+    """A decompile pauses the cyclic collector and leaves it as it found it: on after
+    success and after an error, off where it was off."""
+    from unveil.decompiler import deep
+
+    seen: list[bool] = []
+
+    def work() -> int:
+        seen.append(gc.isenabled())
+        return 1
+
+    assert gc.isenabled()
+    try:
+        assert deep.with_room(work, "w") == 1
+        assert seen == [False] and gc.isenabled()
+        with pytest.raises(ZeroDivisionError):
+            deep.with_room(lambda: 1 // 0, "w")
+        assert gc.isenabled()
+        gc.disable()
+        deep.with_room(work, "w")
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
 
 
 PEP_646 = [
