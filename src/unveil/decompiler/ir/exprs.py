@@ -235,6 +235,12 @@ def unwrap(node: ast.expr) -> ast.expr:
 COMPUTED_SPECIALS = frozenset({"match_keys", "match_class", "dict_without_keys",
                                "reraise_star", "eg_split"})
 
+# (tuples, made once: ``isinstance`` with ``A | B`` builds the union on every call)
+_ALWAYS_STABLE = (ast.Constant, Slot, Null, Cell, MethodSelf)
+_SEQUENCES = (ast.Tuple, ast.List, ast.Set)
+#: the displays that make a new mutable object (for ``isinstance``)
+MUTABLE_DISPLAYS = (ast.List, ast.Set, ast.Dict)
+
 
 def is_stable(node: ast.expr) -> bool:
     """True when evaluating ``node`` later than it was pushed gives the same value and effects.
@@ -242,7 +248,7 @@ def is_stable(node: ast.expr) -> bool:
     Constants, temporaries, block-entry slots, markers and fast locals are stable;
     fast locals only until something stores to them (the executor checks that).
     """
-    if isinstance(node, ast.Constant | Slot | Null | Cell | MethodSelf):
+    if isinstance(node, _ALWAYS_STABLE):
         return True
     if isinstance(node, Shared):
         return node.name is not None or is_stable(node.value)
@@ -254,7 +260,7 @@ def is_stable(node: ast.expr) -> bool:
         return True
     if isinstance(node, ast.Name):
         return fact(node, KIND, "fast") in ("fast", "temp")
-    if isinstance(node, ast.Tuple | ast.List | ast.Set):
+    if isinstance(node, _SEQUENCES):
         # a display made later is a new, equal object: nothing else holds this one yet
         # (a value used twice is ``Shared``)
         return all(is_stable(e) for e in node.elts)

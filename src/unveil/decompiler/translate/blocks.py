@@ -107,6 +107,12 @@ class _Members:
 
 _Blocks: TypeAlias = "set[int] | _Members"  # blocks, for ``in``
 
+# values a block's entry keeps where every way in brings the same one (a handler's: the
+# values its protected blocks entered with; a join's: what each predecessor passes)
+# (tuples, made once: ``isinstance`` with ``A | B`` builds the union on every call)
+_HANDLER_KEPT = (Special, Cell)
+_LOOP_KEPT = (Special, Cell, Null, MethodSelf)
+
 class Translator:
     """Runs the executor over a CFG's blocks in reverse postorder and builds the IR graph.
 
@@ -220,7 +226,7 @@ class Translator:
                 entries = [p.entry for p in protected if p is not None]
                 for k in range(h.depth):
                     first = entries[0][k] if k < len(entries[0]) else None
-                    if isinstance(first, Special | Cell) and all(
+                    if isinstance(first, _HANDLER_KEPT) and all(
                             k < len(e) and e[k] is first for e in entries):
                         stack[k] = first
             if h.legacy:
@@ -252,7 +258,7 @@ class Translator:
             # __exit__, a handler's exception) comes back unchanged; checked at the end
             for k in range(len(entry)):
                 first = incoming[0][k] if k < len(incoming[0]) else None
-                if isinstance(first, Special | Cell | Null | MethodSelf) and all(
+                if isinstance(first, _LOOP_KEPT) and all(
                         k < len(st) and st[k] is first for st in incoming):
                     entry[k] = first
                     self.assumed.append((block.id, k, first))
@@ -261,7 +267,7 @@ class Translator:
             # saved exception, a call's NULL) stays itself rather than becoming a variable
             for k in range(len(entry)):
                 first = incoming[0][k] if k < len(incoming[0]) else None
-                if (isinstance(first, Special | Cell | Null | MethodSelf) or first is not None
+                if (isinstance(first, _LOOP_KEPT) or first is not None
                         and is_stable(first) and not isinstance(first, Slot)) and all(
                         k < len(st) and st[k] is first for st in incoming):
                     entry[k] = first  # (a function or class name pushed before a branch)

@@ -14,7 +14,17 @@ from typing import Any, ClassVar, NoReturn, TypeGuard, TypeVar, cast
 from ...bytecode import Instr
 from ...codeobj import CodeFlag
 from ...errors import DecompilationError
-from ..ir.exprs import Cell, Func, Names, Shared, Special, UnpackItem, is_stable, name
+from ..ir.exprs import (
+    MUTABLE_DISPLAYS,
+    Cell,
+    Func,
+    Names,
+    Shared,
+    Special,
+    UnpackItem,
+    is_stable,
+    name,
+)
 from ..ir.facts import EMBEDDED, EVALUATED, KIND, SEQ, STALE, TARGETS, TEMPS, WRITES, attach, fact
 from ..ir.markers import ExcMarker, ImportItem, ImportValue
 from ..ir.nodes import LOAD, STORE, children, replace_under, walk
@@ -93,6 +103,12 @@ NAME_STORES = {"STORE_FAST", "STORE_NAME", "STORE_GLOBAL", "STORE_DEREF"}
 _UNPACK_CONSUMERS = {"STORE_FAST", "STORE_NAME", "STORE_GLOBAL", "STORE_DEREF", "STORE_ATTR",
                      "STORE_SUBSCR", "STORE_SLICE", "POP_TOP", "UNPACK_SEQUENCE", "UNPACK_EX",
                      "SWAP", "COPY"}
+
+
+# (tuples, made once: ``isinstance`` with ``A | B`` builds the union on every call)
+_IMPORTS = (ImportValue, ImportItem)
+_PENDING = (UnpackItem, ImportValue, ImportItem)  # (values that wait for their stores)
+_SUSPENDING = (ast.Await, ast.Yield, ast.YieldFrom)
 
 
 class Speculation(Exception):
@@ -293,16 +309,14 @@ class Machine:
                 stack[i] = self.materialize(node)
 
     def needs_temp(self, node: ast.expr, writes: tuple[str, ...]) -> bool:
-        if isinstance(node, UnpackItem | ImportValue):
-            return False
-        if isinstance(node, ImportItem):
+        if isinstance(node, _PENDING):
             return False
         if isinstance(node, Shared):
             if node.name is not None:
                 return False
             # (a display referred to twice must be one object: it needs its name)
             return not is_stable(node.value) or bool(fact(node, TARGETS, None)) \
-                or isinstance(node.value, ast.List | ast.Set | ast.Dict)
+                or isinstance(node.value, MUTABLE_DISPLAYS)
         if isinstance(node, ast.Name):
             if fact(node, KIND, "fast") in ("fast",):
                 return node.id in writes
@@ -351,7 +365,7 @@ class Machine:
             node = stack[i]
             if not loads and _awaited_enter(node):
                 continue
-            if loads and (isinstance(node, ast.Await | ast.Yield | ast.YieldFrom) or isinstance(
+            if loads and (isinstance(node, _SUSPENDING) or isinstance(
                     node, ast.Name) and fact(node, KIND, "") != "temp" or isinstance(
                     node, Special) and node.kind == "anext_value"):  # (awaits, and can raise)
                 stack[i] = self.materialize(node)
@@ -359,21 +373,21 @@ class Machine:
                 stack[i] = self.force_unpack(node)
             elif _class_arguments(node):
                 self._materialize_bases(node, ())
-            elif self.needs_temp(node, ()) or isinstance(node, ast.List | ast.Set | ast.Dict):
+            elif self.needs_temp(node, ()) or isinstance(node, MUTABLE_DISPLAYS):
                 stack[i] = self.materialize(node)
 
     def _materialize_bases(self, node: ast.Tuple, writes: tuple[str, ...]) -> None:
         """A class's arguments for ``__build_class__`` (the body cannot be named): name
         the bases instead."""
         for k, e in enumerate(node.elts):
-            if self.needs_temp(e, writes) or isinstance(e, ast.List | ast.Set | ast.Dict):
+            if self.needs_temp(e, writes) or isinstance(e, MUTABLE_DISPLAYS):
                 node.elts[k] = self.materialize(e)
 
     # ------------------------------------------------------------ stores
 
     def store(self, target: ast.expr, value: ast.expr, writes: tuple[str, ...] = ()) -> None:
         """``target = value``, recognising unpacking, chained assignment and walrus."""
-        if isinstance(target, ast.Name) and isinstance(value, ImportValue | ImportItem):
+        if isinstance(target, ast.Name) and isinstance(value, _IMPORTS):
             if self.store_import(target.id, value, writes):
                 return
         if isinstance(value, UnpackItem):
