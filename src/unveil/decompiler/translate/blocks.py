@@ -39,7 +39,7 @@ from ..ir.exprs import (
 from ..ir.facts import KIND, SEQ, attach, fact
 from ..ir.nodes import nodes_under
 from .executor import Executor
-from .machine import Context, Speculation, State, stamp
+from .machine import Context, Speculation, State, next_seq, stamp
 from .merging import boolop, conditional, merge_values, same_stack
 
 
@@ -173,11 +173,14 @@ class Translator:
 
     def _run(self) -> IRGraph:
         cfg = self.cfg
+        blocks = cfg.blocks
         def succs(bid: int) -> list[int]:  # (its handler too)
-            block = cfg.blocks[bid]
-            out = [*block.succs, *([block.handler_block]
-                                   if block.handler_block is not None else [])]
-            return [s for s in out if s in cfg.blocks]
+            block = blocks[bid]
+            out = [s for s in block.succs if s in blocks]
+            handler = block.handler_block
+            if handler is not None and handler in blocks:
+                out.append(handler)
+            return out
 
         order = reverse_postorder(cfg.entry, succs)
         pending_entry: dict[int, list[ast.expr]] = {cfg.entry: list(self.entry_stack)}
@@ -287,8 +290,8 @@ class Translator:
         while True:
             term = self._run_block(b, state)
             while term.kind == "branch":
-                folded = self._collapse(term, state, b.handler, _Members(absorbed_set),
-                                        _Members(absorbed_set))
+                # (the set itself, not a view: nothing adds to ``inside`` or ``region``)
+                folded = self._collapse(term, state, b.handler, absorbed_set, absorbed_set)
                 if folded is None:
                     break
                 term, absorbed_more = folded
@@ -437,7 +440,7 @@ class Translator:
         ex.spec_counts = dict(ex.spec_counts)
         ex.walrus = {k: list(v) for k, v in ex.walrus.items()}
         ex.speculative = True
-        ex.spec_floor = _current_seq()
+        ex.spec_floor = next_seq()
         st = state.fork()
         absorbed = [block.id]
         local_region = _Members(region, (block.id,))
@@ -509,7 +512,10 @@ class Translator:
         joined = inside
         inside = _Members(inside, (), (term.src,))
         outer = pending | {term.src} if term.src is not None else pending
-        if any(isinstance(n, Special) and n.kind == "eg_split" for n in nodes_under(test)):
+        # (an ``eg_split`` is made shared, which sets ``shares``, as values from outside do:
+        # without, the test holds none)
+        if self.ex.shares and any(isinstance(n, Special) and n.kind == "eg_split"
+                                  for n in nodes_under(test)):
             return None  # an ``except*`` clause's test stays one, however empty its body
         then_o = self._explore(then_t, state, handler, region, inside, term.src, outer)
         if then_o is None or then_o.state.stmts:
@@ -873,11 +879,6 @@ class Translator:
             return False
         ahead = self.blocks_layout.ahead(pending, join)
         return all(p in region or p in ahead for p in extra)
-
-def _current_seq() -> int:
-    probe = stamp(ast.Constant(None))
-    return fact(probe, SEQ, 0)
-
 
 def _mentions(node: ast.expr | None, target: ast.expr) -> bool:
     return node is not None and any(n is target for n in ast.walk(node))

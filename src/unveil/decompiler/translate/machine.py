@@ -27,7 +27,7 @@ from ..ir.exprs import (
 )
 from ..ir.facts import EMBEDDED, EVALUATED, KIND, SEQ, STALE, TARGETS, TEMPS, WRITES, attach, fact
 from ..ir.markers import ExcMarker, ImportItem, ImportValue
-from ..ir.nodes import LOAD, STORE, children, replace_under, walk
+from ..ir.nodes import LOAD, SKIPPED_FIELDS, STORE, children, replace_under, walk
 
 BINOPS: dict[str, type[ast.operator]] = {
     "+": ast.Add, "-": ast.Sub, "*": ast.Mult, "/": ast.Div, "//": ast.FloorDiv, "%": ast.Mod,
@@ -44,6 +44,12 @@ def stamp(node: ast.expr) -> ast.expr:
     """Give ``node`` an evaluation sequence number (the order values were computed)."""
     node.__dict__["_seq"] = next(_seq)  # (``attach(node, _seq=...)``: the hottest path)
     return node
+
+
+def next_seq() -> int:
+    """A new evaluation sequence number, as ``stamp`` takes one (none is stamped later
+    than what was stamped before it)."""
+    return next(_seq)
 
 
 class Unpack:
@@ -699,12 +705,34 @@ def _evaluation_order(stack: list[ast.expr]) -> list[int]:
     for values a shuffle moved)."""
     if len(stack) < 2:
         return list(range(len(stack)))
-    return sorted(range(len(stack)), key=lambda i: (_first_seq(stack[i]), i))
+    firsts = [_first_seq(node) for node in stack]
+    # (a stable sort: positions whose values start together keep the stack order)
+    return sorted(range(len(stack)), key=firsts.__getitem__)
 
 
 def _first_seq(node: ast.expr) -> int:
-    seqs = _collect_seqs(node, set())
-    return min(seqs) if seqs else 0
+    """The least of ``_collect_seqs(node, set())``, 0 where it finds none, without the
+    list: a node is asked whether it is stable only where its number is less."""
+    first: int | None = None
+    seen: set[int] = set()
+    todo: list[Any] = [node]  # (expressions and the other nodes under them)
+    for n in todo:  # (the list grows while it is read)
+        if isinstance(n, Shared):
+            if n.name is not None or id(n) in seen:
+                continue
+            seen.add(id(n))
+        seq = fact(n, SEQ, None)
+        if seq is not None and (first is None or seq < first) and not is_stable(n):
+            first = seq
+        for field in n._fields:
+            if field in SKIPPED_FIELDS:
+                continue  # (contexts and operators: never stamped)
+            child = getattr(n, field, None)
+            if isinstance(child, ast.AST):
+                todo.append(child)
+            elif isinstance(child, list):
+                todo.extend(c for c in child if isinstance(c, ast.AST))
+    return 0 if first is None else first
 
 
 def _awaited_enter(node: ast.expr) -> bool:

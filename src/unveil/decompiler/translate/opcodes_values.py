@@ -164,9 +164,11 @@ class Stores(Machine):
 
     def multi_store(self, ins: Instr) -> bool:
         """``a, b = x, y``: values pushed one by one, then stored to names in a row."""
-        following = self.following
         names: list[tuple[str, str]] = [(ins.argval, _STORE_KIND[ins.op])]
-        for nxt in following:
+        instrs, at = self._instrs, self._at
+        # (``self.following``, read in place: it is sliced for each store)
+        for j in range(at + 1, min(at + 64, len(instrs))):
+            nxt = instrs[j]
             if nxt.op not in _STORE_KIND or len(names) >= len(self.state.stack):
                 break
             names.append((nxt.argval, _STORE_KIND[nxt.op]))
