@@ -129,7 +129,6 @@ class Machine:
     _at: int = 0
     skip: int = 0
     order_from: int | None = None  # a SWAP's order check still to do
-    previous: Instr | None = None  # the instruction before the current one, in its block
     shares: bool = False  # a ``Shared`` value was made (or came in with the entry stack):
     #                       statements are walked for the ones they evaluate
     ctx: Context
@@ -170,6 +169,7 @@ class Machine:
     def run(self, state: State, instrs: list[Instr]) -> None:
         """Execute ``instrs`` (no terminators among them) on ``state``."""
         self.state = state
+        self._instrs = instrs  # (no handler runs instructions of its own)
         table = self._table
         self.skip = 0
         self.order_from = None
@@ -178,16 +178,20 @@ class Machine:
                 self.skip -= 1
                 continue
             self.ins = ins
-            self._instrs, self._at = instrs, i  # (set each time: a handler may run() too)
+            self._at = i
             handler = table.get(ins.op)
             if handler is None:
                 self.fail("no translation for instruction")
             if self.order_from is not None and ins.op not in _SHUFFLES:
                 self.settle_order()
-            self.previous = instrs[i - 1] if i else None
             handler(self, ins)
         if self.order_from is not None:
             self.settle_order()
+
+    @property
+    def previous(self) -> Instr | None:
+        """The instruction before the current one, in its block."""
+        return self._instrs[self._at - 1] if self._at else None
 
     @property
     def following(self) -> list[Instr]:
@@ -215,9 +219,10 @@ class Machine:
         self.state.stack.append(node)
 
     def pop(self) -> ast.expr:
-        if not self.state.stack:
+        stack = self.state.stack
+        if not stack:
             self.fail("stack underflow")
-        value = self.state.stack.pop()
+        value = stack.pop()
         if isinstance(value, UnpackItem) and self.ins is not None \
                 and self.ins.op not in _UNPACK_CONSUMERS:
             value = self.force_unpack(value)
@@ -286,7 +291,7 @@ class Machine:
         if self.walrus and any(self.walrus.values()):
             self.settle_walrus(stmt, later)
         if self.ins is not None and not hasattr(stmt, "line"):
-            attach(stmt, line=self.ins.line)
+            stmt.__dict__["line"] = self.ins.line  # (``attach(stmt, line=...)``: hot)
         todo: list[Any] = [stmt] if self.shares else []
         while todo:
             n = todo.pop()

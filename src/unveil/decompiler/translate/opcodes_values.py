@@ -159,7 +159,7 @@ class Stores(Machine):
         value = self.pop()
         kind = _STORE_KIND[ins.op]
         target = ast.Name(ins.argval, STORE)
-        attach(target, kind=kind)
+        target.__dict__["kind"] = kind  # (``attach(target, kind=kind)``: a hot path)
         self.store(target, value, (ins.argval,) if kind == "fast" else ())
 
     def multi_store(self, ins: Instr) -> bool:
