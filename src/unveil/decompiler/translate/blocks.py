@@ -359,7 +359,7 @@ class Translator:
     def _run_block_body(self, b: Block, state: State) -> Term:
         instrs = self.bc.instrs
         last = instrs[b.end - 1]
-        body_end = b.end - 1 if _is_terminator(last.op) else b.end
+        body_end = b.end - 1 if last.op in _TERMINATORS else b.end
         self.ex.run(state, instrs[b.start:body_end])
         self.ex.ins = last
         line = last.line
@@ -508,15 +508,15 @@ class Translator:
         then_t, else_t = term.targets
         test = term.test
         assert test is not None
-        # the edges of this very branch are not folded yet
-        joined = inside
-        inside = _Members(inside, (), (term.src,))
-        outer = pending | {term.src} if term.src is not None else pending
         # (an ``eg_split`` is made shared, which sets ``shares``, as values from outside do:
         # without, the test holds none)
         if self.ex.shares and any(isinstance(n, Special) and n.kind == "eg_split"
                                   for n in nodes_under(test)):
             return None  # an ``except*`` clause's test stays one, however empty its body
+        # the edges of this very branch are not folded yet
+        joined = inside
+        inside = _Members(inside, (), (term.src,))
+        outer = pending | {term.src} if term.src is not None else pending
         then_o = self._explore(then_t, state, handler, region, inside, term.src, outer)
         if then_o is None or then_o.state.stmts:
             return None
@@ -784,8 +784,9 @@ class Translator:
     def _pure_exit(self, block: Block, state: State, handler: Handler | None) -> _Outcome | None:
         """A block several paths share that only drops stack values and returns one (the
         clean-up at the end of ``return a < b < c``): what it returns on this path."""
-        if block.handles or block.handler != handler or block.id == self.cfg.entry:
-            return None
+        if block.handles or block.handler != handler or block.id == self.cfg.entry \
+                or block.end <= block.start or self.bc.instrs[block.end - 1].op != "RETURN_VALUE":
+            return None  # (most blocks: not a return, not looked into further)
         instrs = self.bc.instrs[block.start:block.end]
         if not instrs or instrs[-1].op != "RETURN_VALUE" or any(
                 i.op not in ("SWAP", "POP_TOP", "COPY", "NOP", "RETURN_VALUE") for i in instrs):
@@ -888,7 +889,8 @@ def _is_temp(node: ast.expr | None) -> TypeGuard[ast.Name]:
     return isinstance(node, ast.Name) and fact(node, KIND, "") == "temp"
 
 
-def _is_terminator(op: str) -> bool:
-    return op in ("JUMP", "POP_JUMP_IF_TRUE", "POP_JUMP_IF_FALSE", "POP_JUMP_IF_NONE",
-                  "POP_JUMP_IF_NOT_NONE", "JUMP_IF_NOT_EXC_MATCH", "FOR_ITER", "RETURN_VALUE",
-                  "RAISE_VARARGS", "RERAISE", "SEND", "END_ASYNC_FOR")
+#: the instructions that end a block for the translator (the executor runs the rest)
+_TERMINATORS = frozenset({
+    "JUMP", "POP_JUMP_IF_TRUE", "POP_JUMP_IF_FALSE", "POP_JUMP_IF_NONE", "POP_JUMP_IF_NOT_NONE",
+    "JUMP_IF_NOT_EXC_MATCH", "FOR_ITER", "RETURN_VALUE", "RAISE_VARARGS", "RERAISE", "SEND",
+    "END_ASYNC_FOR"})

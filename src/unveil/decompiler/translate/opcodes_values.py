@@ -164,8 +164,10 @@ class Stores(Machine):
 
     def multi_store(self, ins: Instr) -> bool:
         """``a, b = x, y``: values pushed one by one, then stored to names in a row."""
-        names: list[tuple[str, str]] = [(ins.argval, _STORE_KIND[ins.op])]
         instrs, at = self._instrs, self._at
+        if at + 1 >= len(instrs) or instrs[at + 1].op not in _STORE_KIND:
+            return False  # (most stores: one store, not several in a row)
+        names: list[tuple[str, str]] = [(ins.argval, _STORE_KIND[ins.op])]
         # (``self.following``, read in place: it is sliced for each store)
         for j in range(at + 1, min(at + 64, len(instrs))):
             nxt = instrs[j]
