@@ -189,8 +189,7 @@ class Machine:
             self.settle_order()
 
     @property
-    def previous(self) -> Instr | None:
-        """The instruction before the current one, in its block."""
+    def previous(self) -> Instr | None:  # the instruction before the current one, in its block
         return self._instrs[self._at - 1] if self._at else None
 
     @property
@@ -309,8 +308,9 @@ class Machine:
     def flush(self, writes: tuple[str, ...] = ()) -> None:
         """Assign to temporaries the stack values a statement must not overtake."""
         stack = self.state.stack
-        if not any(self._flushes(node, writes) for node in stack):
-            return  # (most statements: nothing to name, whatever the order)
+        if not any(isinstance(node, UnpackItem) or _class_arguments(node)
+                   or self.needs_temp(node, writes) for node in stack):
+            return  # (most statements: nothing to name, whatever the order; the tests below)
         for i in _evaluation_order(stack):
             node = stack[i]
             if isinstance(node, UnpackItem):
@@ -320,12 +320,6 @@ class Machine:
                 self._materialize_bases(node, writes)
             elif self.needs_temp(node, writes):
                 stack[i] = self.materialize(node)
-
-    def _flushes(self, node: ast.expr, writes: tuple[str, ...]) -> bool:
-        """Would :meth:`flush` name stack value ``node`` (or its parts)?"""
-        return isinstance(node, UnpackItem) or _class_arguments(node) \
-            or self.needs_temp(node, writes)
-
     def needs_temp(self, node: ast.expr, writes: tuple[str, ...]) -> bool:
         if isinstance(node, _PENDING):
             return False
@@ -379,28 +373,20 @@ class Machine:
         Without ``loads``, an ``async with``'s awaited ``__aenter__`` stays for the body's
         first statement, as a ``with``'s ``__enter__`` does (the statement does both)."""
         stack = self.state.stack
-        if not any(self._names_at_end(node, loads) for node in stack):
-            return  # (nothing to name, whatever the order)
         for i in _evaluation_order(stack):
             node = stack[i]
-            if not self._names_at_end(node, loads):
+            if not loads and _awaited_enter(node):
                 continue
-            if loads and _read_late(node):
+            if loads and (isinstance(node, _SUSPENDING) or isinstance(
+                    node, ast.Name) and fact(node, KIND, "") != "temp" or isinstance(
+                    node, Special) and node.kind == "anext_value"):  # (awaits, and can raise)
                 stack[i] = self.materialize(node)
             elif isinstance(node, UnpackItem):
                 stack[i] = self.force_unpack(node)
             elif _class_arguments(node):
                 self._materialize_bases(node, ())
-            else:
+            elif self.needs_temp(node, ()) or isinstance(node, MUTABLE_DISPLAYS):
                 stack[i] = self.materialize(node)
-
-    def _names_at_end(self, node: ast.expr, loads: bool) -> bool:
-        """Would :meth:`materialize_all` name stack value ``node`` (or its parts)?"""
-        if not loads and _awaited_enter(node):
-            return False
-        return loads and _read_late(node) or isinstance(node, UnpackItem) \
-            or _class_arguments(node) or self.needs_temp(node, ()) \
-            or isinstance(node, MUTABLE_DISPLAYS)
 
     def _materialize_bases(self, node: ast.Tuple, writes: tuple[str, ...]) -> None:
         """A class's arguments for ``__build_class__`` (the body cannot be named): name
@@ -753,13 +739,6 @@ def _first_seq(node: ast.expr) -> int:
             elif isinstance(child, list):
                 todo.extend(c for c in child if isinstance(c, ast.AST))
     return 0 if first is None else first
-
-
-def _read_late(node: ast.expr) -> bool:
-    """A value that awaits, or can raise, where it is evaluated (a variable's)."""
-    return isinstance(node, _SUSPENDING) or isinstance(node, ast.Name) \
-        and fact(node, KIND, "") != "temp" \
-        or isinstance(node, Special) and node.kind == "anext_value"
 
 
 def _awaited_enter(node: ast.expr) -> bool:

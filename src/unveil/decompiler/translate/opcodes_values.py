@@ -168,8 +168,7 @@ class Stores(Machine):
         if at + 1 >= len(instrs) or instrs[at + 1].op not in _STORE_KIND:
             return False  # (most stores: one store, not several in a row)
         names: list[tuple[str, str]] = [(ins.argval, _STORE_KIND[ins.op])]
-        # (``self.following``, read in place: it is sliced for each store)
-        for j in range(at + 1, min(at + 64, len(instrs))):
+        for j in range(at + 1, min(at + 64, len(instrs))):  # (``following``, not sliced)
             nxt = instrs[j]
             if nxt.op not in _STORE_KIND or len(names) >= len(self.state.stack):
                 break
