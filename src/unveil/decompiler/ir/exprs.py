@@ -31,7 +31,11 @@ def rebuilt(cls: type[ast.AST]) -> ast.AST:
 
 
 class Marker(ast.expr):
-    """Base of the decompiler's own expression nodes."""
+    """Base of the decompiler's own expression nodes.
+
+    Each sets its fields in its own ``__init__`` and does not call ``ast.AST``'s, which,
+    given no arguments, sets nothing (``rebuilt`` makes nodes without it too): one call
+    less for each of the many made."""
 
     _fields: ClassVar[tuple[str, ...]] = ()
 
@@ -45,7 +49,6 @@ class Slot(Marker):
     _fields = ("index",)
 
     def __init__(self, index: int) -> None:
-        super().__init__()
         self.index = index
 
 
@@ -56,7 +59,6 @@ class MatchCase(Marker):
     _fields = ("subject",)
 
     def __init__(self, subject: ast.expr, pattern: ast.pattern) -> None:
-        super().__init__()
         self.subject = subject
         self.pattern = pattern
 
@@ -71,7 +73,6 @@ class MethodSelf(Marker):
     _fields = ("method",)
 
     def __init__(self, method: ast.expr) -> None:
-        super().__init__()
         self.method = method
 
 
@@ -81,7 +82,6 @@ class Cell(Marker):
     _fields = ("name",)
 
     def __init__(self, name: str) -> None:
-        super().__init__()
         self.name = name
 
 
@@ -111,7 +111,6 @@ class Special(Marker):
     _fields = ("kind", "value")
 
     def __init__(self, kind: SpecialKind, value: ast.expr | None = None, name: str = "") -> None:
-        super().__init__()
         self.kind: SpecialKind = kind
         self.value = value
         self.name = name  # an ``intrinsic``'s name (``INTRINSIC_...``)
@@ -133,7 +132,6 @@ class Shared(Marker):
     _fields = ("value",)
 
     def __init__(self, value: ast.expr) -> None:
-        super().__init__()
         self.value = value
         self.name: str | None = None  # set when assigned to a temporary by a statement
 
@@ -144,7 +142,6 @@ class UnpackItem(Marker):
     _fields = ("unpack", "index")
 
     def __init__(self, unpack: Any, index: int) -> None:
-        super().__init__()
         self.unpack = unpack
         self.index = index
 
@@ -159,7 +156,6 @@ class Iterator(Marker):
     _fields = ("value", "kind")
 
     def __init__(self, value: ast.expr, kind: IteratorKind = "iter") -> None:
-        super().__init__()
         self.value = value
         self.kind: IteratorKind = kind
 
@@ -171,7 +167,6 @@ class Func(Marker):
 
     def __init__(self, code: Any, defaults: ast.expr | None, kwdefaults: ast.expr | None,
                  annotations: ast.expr | None, closure: ast.expr | None) -> None:
-        super().__init__()
         self.code = code
         self.defaults = defaults
         self.kwdefaults = kwdefaults
@@ -190,7 +185,6 @@ class ExcMatch(Marker):
     _fields = ("exc", "types", "star")
 
     def __init__(self, exc: ast.expr, types: ast.expr, star: bool = False) -> None:
-        super().__init__()
         self.exc = exc
         self.types = types
         self.star = star
@@ -215,7 +209,7 @@ def const(value: object) -> ast.expr:
 
 def name(ident: str, kind: NameKind = "fast") -> ast.Name:
     node = ast.Name(ident, LOAD)
-    attach(node, kind=kind)
+    node.__dict__["kind"] = kind  # (``attach(node, kind=kind)``: a hot path)
     return node
 
 
@@ -235,6 +229,12 @@ def unwrap(node: ast.expr) -> ast.expr:
 COMPUTED_SPECIALS = frozenset({"match_keys", "match_class", "dict_without_keys",
                                "reraise_star", "eg_split"})
 
+# (tuples, made once: ``isinstance`` with ``A | B`` builds the union on every call)
+_ALWAYS_STABLE = (ast.Constant, Slot, Null, Cell, MethodSelf)
+_SEQUENCES = (ast.Tuple, ast.List, ast.Set)
+#: the displays that make a new mutable object (for ``isinstance``)
+MUTABLE_DISPLAYS = (ast.List, ast.Set, ast.Dict)
+
 
 def is_stable(node: ast.expr) -> bool:
     """True when evaluating ``node`` later than it was pushed gives the same value and effects.
@@ -242,7 +242,7 @@ def is_stable(node: ast.expr) -> bool:
     Constants, temporaries, block-entry slots, markers and fast locals are stable;
     fast locals only until something stores to them (the executor checks that).
     """
-    if isinstance(node, ast.Constant | Slot | Null | Cell | MethodSelf):
+    if isinstance(node, _ALWAYS_STABLE):
         return True
     if isinstance(node, Shared):
         return node.name is not None or is_stable(node.value)
@@ -254,7 +254,7 @@ def is_stable(node: ast.expr) -> bool:
         return True
     if isinstance(node, ast.Name):
         return fact(node, KIND, "fast") in ("fast", "temp")
-    if isinstance(node, ast.Tuple | ast.List | ast.Set):
+    if isinstance(node, _SEQUENCES):
         # a display made later is a new, equal object: nothing else holds this one yet
         # (a value used twice is ``Shared``)
         return all(is_stable(e) for e in node.elts)

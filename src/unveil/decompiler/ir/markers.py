@@ -20,7 +20,6 @@ class ImportValue(Marker):
     _fields = ("module", "fromlist", "level")
 
     def __init__(self, module: str, fromlist: Any, level: int) -> None:
-        super().__init__()
         self.module = module
         self.fromlist = fromlist
         self.level = level
@@ -33,7 +32,6 @@ class ImportItem(Marker):
     _fields = ("source", "attr")
 
     def __init__(self, source: ast.expr, attr: str) -> None:
-        super().__init__()
         self.source = source
         self.attr = attr
 
@@ -45,7 +43,6 @@ class ClassBuild(Marker):
 
     def __init__(self, func: Func, cname: str, bases: list[ast.expr],
                  keywords: list[ast.keyword]) -> None:
-        super().__init__()
         self.func = func
         self.cname = cname
         self.bases = bases
@@ -59,13 +56,13 @@ MarkerKind: TypeAlias = Literal["push_exc_info", "pop_except", "with", "annotate
 
 
 class ExcMarker(ast.stmt):
-    """A statement-level marker: ``push_exc_info``, ``pop_except``, ``with`` (set-up)..."""
+    """A statement-level marker: ``push_exc_info``, ``pop_except``, ``with`` (set-up)...
+    (It sets its fields itself, as a :class:`~.exprs.Marker` does.)"""
 
     _fields = ("kind", "value", "flag")
 
     def __init__(self, kind: MarkerKind, value: ast.expr | None = None,
                  flag: bool = False) -> None:
-        super().__init__()
         self.kind: MarkerKind = kind
         self.value = value
         self.flag = flag
@@ -101,7 +98,6 @@ class TypeParam(Marker):
 
     def __init__(self, kind: TypeParamKind, pname: str, bound: Func | None = None,
                  default: Func | None = None) -> None:
-        super().__init__()
         self.kind: TypeParamKind = kind
         self.pname = pname
         self.bound = bound
@@ -115,7 +111,6 @@ class GenericBase(Marker):
     _fields = ("params",)
 
     def __init__(self, params: ast.expr) -> None:
-        super().__init__()
         self.params = params
 
 
@@ -125,7 +120,6 @@ class TypeAliasValue(Marker):
     _fields = ()
 
     def __init__(self, aname: str, params: list[TypeParam], value: Func) -> None:
-        super().__init__()
         self.aname = aname
         self.params = params
         self.value = value

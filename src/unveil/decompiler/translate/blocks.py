@@ -39,7 +39,7 @@ from ..ir.exprs import (
 from ..ir.facts import KIND, SEQ, attach, fact
 from ..ir.nodes import nodes_under
 from .executor import Executor
-from .machine import Context, Speculation, State, stamp
+from .machine import Context, Speculation, State, next_seq, stamp
 from .merging import boolop, conditional, merge_values, same_stack
 
 
@@ -107,6 +107,12 @@ class _Members:
 
 _Blocks: TypeAlias = "set[int] | _Members"  # blocks, for ``in``
 
+# values a block's entry keeps where every way in brings the same one (a handler's: the
+# values its protected blocks entered with; a join's: what each predecessor passes)
+# (tuples, made once: ``isinstance`` with ``A | B`` builds the union on every call)
+_HANDLER_KEPT = (Special, Cell)
+_LOOP_KEPT = (Special, Cell, Null, MethodSelf)
+
 class Translator:
     """Runs the executor over a CFG's blocks in reverse postorder and builds the IR graph.
 
@@ -167,11 +173,14 @@ class Translator:
 
     def _run(self) -> IRGraph:
         cfg = self.cfg
+        blocks = cfg.blocks
         def succs(bid: int) -> list[int]:  # (its handler too)
-            block = cfg.blocks[bid]
-            out = [*block.succs, *([block.handler_block]
-                                   if block.handler_block is not None else [])]
-            return [s for s in out if s in cfg.blocks]
+            block = blocks[bid]
+            out = [s for s in block.succs if s in blocks]
+            handler = block.handler_block
+            if handler is not None and handler in blocks:
+                out.append(handler)
+            return out
 
         order = reverse_postorder(cfg.entry, succs)
         pending_entry: dict[int, list[ast.expr]] = {cfg.entry: list(self.entry_stack)}
@@ -220,7 +229,7 @@ class Translator:
                 entries = [p.entry for p in protected if p is not None]
                 for k in range(h.depth):
                     first = entries[0][k] if k < len(entries[0]) else None
-                    if isinstance(first, Special | Cell) and all(
+                    if isinstance(first, _HANDLER_KEPT) and all(
                             k < len(e) and e[k] is first for e in entries):
                         stack[k] = first
             if h.legacy:
@@ -252,7 +261,7 @@ class Translator:
             # __exit__, a handler's exception) comes back unchanged; checked at the end
             for k in range(len(entry)):
                 first = incoming[0][k] if k < len(incoming[0]) else None
-                if isinstance(first, Special | Cell | Null | MethodSelf) and all(
+                if isinstance(first, _LOOP_KEPT) and all(
                         k < len(st) and st[k] is first for st in incoming):
                     entry[k] = first
                     self.assumed.append((block.id, k, first))
@@ -261,7 +270,7 @@ class Translator:
             # saved exception, a call's NULL) stays itself rather than becoming a variable
             for k in range(len(entry)):
                 first = incoming[0][k] if k < len(incoming[0]) else None
-                if (isinstance(first, Special | Cell | Null | MethodSelf) or first is not None
+                if (isinstance(first, _LOOP_KEPT) or first is not None
                         and is_stable(first) and not isinstance(first, Slot)) and all(
                         k < len(st) and st[k] is first for st in incoming):
                     entry[k] = first  # (a function or class name pushed before a branch)
@@ -281,8 +290,8 @@ class Translator:
         while True:
             term = self._run_block(b, state)
             while term.kind == "branch":
-                folded = self._collapse(term, state, b.handler, _Members(absorbed_set),
-                                        _Members(absorbed_set))
+                # (the set itself, not a view: nothing adds to ``inside`` or ``region``)
+                folded = self._collapse(term, state, b.handler, absorbed_set, absorbed_set)
                 if folded is None:
                     break
                 term, absorbed_more = folded
@@ -350,7 +359,7 @@ class Translator:
     def _run_block_body(self, b: Block, state: State) -> Term:
         instrs = self.bc.instrs
         last = instrs[b.end - 1]
-        body_end = b.end - 1 if _is_terminator(last.op) else b.end
+        body_end = b.end - 1 if last.op in _TERMINATORS else b.end
         self.ex.run(state, instrs[b.start:body_end])
         self.ex.ins = last
         line = last.line
@@ -431,7 +440,7 @@ class Translator:
         ex.spec_counts = dict(ex.spec_counts)
         ex.walrus = {k: list(v) for k, v in ex.walrus.items()}
         ex.speculative = True
-        ex.spec_floor = _current_seq()
+        ex.spec_floor = next_seq()
         st = state.fork()
         absorbed = [block.id]
         local_region = _Members(region, (block.id,))
@@ -499,12 +508,15 @@ class Translator:
         then_t, else_t = term.targets
         test = term.test
         assert test is not None
+        # (an ``eg_split`` is made shared, which sets ``shares``, as values from outside do:
+        # without, the test holds none)
+        if self.ex.shares and any(isinstance(n, Special) and n.kind == "eg_split"
+                                  for n in nodes_under(test)):
+            return None  # an ``except*`` clause's test stays one, however empty its body
         # the edges of this very branch are not folded yet
         joined = inside
         inside = _Members(inside, (), (term.src,))
         outer = pending | {term.src} if term.src is not None else pending
-        if any(isinstance(n, Special) and n.kind == "eg_split" for n in nodes_under(test)):
-            return None  # an ``except*`` clause's test stays one, however empty its body
         then_o = self._explore(then_t, state, handler, region, inside, term.src, outer)
         if then_o is None or then_o.state.stmts:
             return None
@@ -772,8 +784,9 @@ class Translator:
     def _pure_exit(self, block: Block, state: State, handler: Handler | None) -> _Outcome | None:
         """A block several paths share that only drops stack values and returns one (the
         clean-up at the end of ``return a < b < c``): what it returns on this path."""
-        if block.handles or block.handler != handler or block.id == self.cfg.entry:
-            return None
+        if block.handles or block.handler != handler or block.id == self.cfg.entry \
+                or block.end <= block.start or self.bc.instrs[block.end - 1].op != "RETURN_VALUE":
+            return None  # (most blocks: not a return, not looked into further)
         instrs = self.bc.instrs[block.start:block.end]
         if not instrs or instrs[-1].op != "RETURN_VALUE" or any(
                 i.op not in ("SWAP", "POP_TOP", "COPY", "NOP", "RETURN_VALUE") for i in instrs):
@@ -868,11 +881,6 @@ class Translator:
         ahead = self.blocks_layout.ahead(pending, join)
         return all(p in region or p in ahead for p in extra)
 
-def _current_seq() -> int:
-    probe = stamp(ast.Constant(None))
-    return fact(probe, SEQ, 0)
-
-
 def _mentions(node: ast.expr | None, target: ast.expr) -> bool:
     return node is not None and any(n is target for n in ast.walk(node))
 
@@ -881,7 +889,8 @@ def _is_temp(node: ast.expr | None) -> TypeGuard[ast.Name]:
     return isinstance(node, ast.Name) and fact(node, KIND, "") == "temp"
 
 
-def _is_terminator(op: str) -> bool:
-    return op in ("JUMP", "POP_JUMP_IF_TRUE", "POP_JUMP_IF_FALSE", "POP_JUMP_IF_NONE",
-                  "POP_JUMP_IF_NOT_NONE", "JUMP_IF_NOT_EXC_MATCH", "FOR_ITER", "RETURN_VALUE",
-                  "RAISE_VARARGS", "RERAISE", "SEND", "END_ASYNC_FOR")
+#: the instructions that end a block for the translator (the executor runs the rest)
+_TERMINATORS = frozenset({
+    "JUMP", "POP_JUMP_IF_TRUE", "POP_JUMP_IF_FALSE", "POP_JUMP_IF_NONE", "POP_JUMP_IF_NOT_NONE",
+    "JUMP_IF_NOT_EXC_MATCH", "FOR_ITER", "RETURN_VALUE", "RAISE_VARARGS", "RERAISE", "SEND",
+    "END_ASYNC_FOR"})

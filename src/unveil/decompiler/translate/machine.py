@@ -14,10 +14,20 @@ from typing import Any, ClassVar, NoReturn, TypeGuard, TypeVar, cast
 from ...bytecode import Instr
 from ...codeobj import CodeFlag
 from ...errors import DecompilationError
-from ..ir.exprs import Cell, Func, Names, Shared, Special, UnpackItem, is_stable, name
+from ..ir.exprs import (
+    MUTABLE_DISPLAYS,
+    Cell,
+    Func,
+    Names,
+    Shared,
+    Special,
+    UnpackItem,
+    is_stable,
+    name,
+)
 from ..ir.facts import EMBEDDED, EVALUATED, KIND, SEQ, STALE, TARGETS, TEMPS, WRITES, attach, fact
 from ..ir.markers import ExcMarker, ImportItem, ImportValue
-from ..ir.nodes import LOAD, STORE, children, replace_under, walk
+from ..ir.nodes import LOAD, SKIPPED_FIELDS, STORE, children, replace_under, walk
 
 BINOPS: dict[str, type[ast.operator]] = {
     "+": ast.Add, "-": ast.Sub, "*": ast.Mult, "/": ast.Div, "//": ast.FloorDiv, "%": ast.Mod,
@@ -34,6 +44,12 @@ def stamp(node: ast.expr) -> ast.expr:
     """Give ``node`` an evaluation sequence number (the order values were computed)."""
     node.__dict__["_seq"] = next(_seq)  # (``attach(node, _seq=...)``: the hottest path)
     return node
+
+
+def next_seq() -> int:
+    """A new evaluation sequence number, as ``stamp`` takes one (none is stamped later
+    than what was stamped before it)."""
+    return next(_seq)
 
 
 class Unpack:
@@ -95,6 +111,12 @@ _UNPACK_CONSUMERS = {"STORE_FAST", "STORE_NAME", "STORE_GLOBAL", "STORE_DEREF", 
                      "SWAP", "COPY"}
 
 
+# (tuples, made once: ``isinstance`` with ``A | B`` builds the union on every call)
+_IMPORTS = (ImportValue, ImportItem)
+_PENDING = (UnpackItem, ImportValue, ImportItem)  # (values that wait for their stores)
+_SUSPENDING = (ast.Await, ast.Yield, ast.YieldFrom)
+
+
 class Speculation(Exception):
     """Raised while exploring a branch speculatively when it would have an effect."""
 
@@ -107,7 +129,6 @@ class Machine:
     _at: int = 0
     skip: int = 0
     order_from: int | None = None  # a SWAP's order check still to do
-    previous: Instr | None = None  # the instruction before the current one, in its block
     shares: bool = False  # a ``Shared`` value was made (or came in with the entry stack):
     #                       statements are walked for the ones they evaluate
     ctx: Context
@@ -148,6 +169,7 @@ class Machine:
     def run(self, state: State, instrs: list[Instr]) -> None:
         """Execute ``instrs`` (no terminators among them) on ``state``."""
         self.state = state
+        self._instrs = instrs  # (no handler runs instructions of its own)
         table = self._table
         self.skip = 0
         self.order_from = None
@@ -156,16 +178,19 @@ class Machine:
                 self.skip -= 1
                 continue
             self.ins = ins
-            self._instrs, self._at = instrs, i  # (set each time: a handler may run() too)
+            self._at = i
             handler = table.get(ins.op)
             if handler is None:
                 self.fail("no translation for instruction")
             if self.order_from is not None and ins.op not in _SHUFFLES:
                 self.settle_order()
-            self.previous = instrs[i - 1] if i else None
             handler(self, ins)
         if self.order_from is not None:
             self.settle_order()
+
+    @property
+    def previous(self) -> Instr | None:  # the instruction before the current one, in its block
+        return self._instrs[self._at - 1] if self._at else None
 
     @property
     def following(self) -> list[Instr]:
@@ -193,9 +218,10 @@ class Machine:
         self.state.stack.append(node)
 
     def pop(self) -> ast.expr:
-        if not self.state.stack:
+        stack = self.state.stack
+        if not stack:
             self.fail("stack underflow")
-        value = self.state.stack.pop()
+        value = stack.pop()
         if isinstance(value, UnpackItem) and self.ins is not None \
                 and self.ins.op not in _UNPACK_CONSUMERS:
             value = self.force_unpack(value)
@@ -264,7 +290,7 @@ class Machine:
         if self.walrus and any(self.walrus.values()):
             self.settle_walrus(stmt, later)
         if self.ins is not None and not hasattr(stmt, "line"):
-            attach(stmt, line=self.ins.line)
+            stmt.__dict__["line"] = self.ins.line  # (``attach(stmt, line=...)``: hot)
         todo: list[Any] = [stmt] if self.shares else []
         while todo:
             n = todo.pop()
@@ -282,6 +308,9 @@ class Machine:
     def flush(self, writes: tuple[str, ...] = ()) -> None:
         """Assign to temporaries the stack values a statement must not overtake."""
         stack = self.state.stack
+        if not any(isinstance(node, UnpackItem) or _class_arguments(node)
+                   or self.needs_temp(node, writes) for node in stack):
+            return  # (most statements: nothing to name, whatever the order; the tests below)
         for i in _evaluation_order(stack):
             node = stack[i]
             if isinstance(node, UnpackItem):
@@ -291,18 +320,15 @@ class Machine:
                 self._materialize_bases(node, writes)
             elif self.needs_temp(node, writes):
                 stack[i] = self.materialize(node)
-
     def needs_temp(self, node: ast.expr, writes: tuple[str, ...]) -> bool:
-        if isinstance(node, UnpackItem | ImportValue):
-            return False
-        if isinstance(node, ImportItem):
+        if isinstance(node, _PENDING):
             return False
         if isinstance(node, Shared):
             if node.name is not None:
                 return False
             # (a display referred to twice must be one object: it needs its name)
             return not is_stable(node.value) or bool(fact(node, TARGETS, None)) \
-                or isinstance(node.value, ast.List | ast.Set | ast.Dict)
+                or isinstance(node.value, MUTABLE_DISPLAYS)
         if isinstance(node, ast.Name):
             if fact(node, KIND, "fast") in ("fast",):
                 return node.id in writes
@@ -351,7 +377,7 @@ class Machine:
             node = stack[i]
             if not loads and _awaited_enter(node):
                 continue
-            if loads and (isinstance(node, ast.Await | ast.Yield | ast.YieldFrom) or isinstance(
+            if loads and (isinstance(node, _SUSPENDING) or isinstance(
                     node, ast.Name) and fact(node, KIND, "") != "temp" or isinstance(
                     node, Special) and node.kind == "anext_value"):  # (awaits, and can raise)
                 stack[i] = self.materialize(node)
@@ -359,21 +385,21 @@ class Machine:
                 stack[i] = self.force_unpack(node)
             elif _class_arguments(node):
                 self._materialize_bases(node, ())
-            elif self.needs_temp(node, ()) or isinstance(node, ast.List | ast.Set | ast.Dict):
+            elif self.needs_temp(node, ()) or isinstance(node, MUTABLE_DISPLAYS):
                 stack[i] = self.materialize(node)
 
     def _materialize_bases(self, node: ast.Tuple, writes: tuple[str, ...]) -> None:
         """A class's arguments for ``__build_class__`` (the body cannot be named): name
         the bases instead."""
         for k, e in enumerate(node.elts):
-            if self.needs_temp(e, writes) or isinstance(e, ast.List | ast.Set | ast.Dict):
+            if self.needs_temp(e, writes) or isinstance(e, MUTABLE_DISPLAYS):
                 node.elts[k] = self.materialize(e)
 
     # ------------------------------------------------------------ stores
 
     def store(self, target: ast.expr, value: ast.expr, writes: tuple[str, ...] = ()) -> None:
         """``target = value``, recognising unpacking, chained assignment and walrus."""
-        if isinstance(target, ast.Name) and isinstance(value, ImportValue | ImportItem):
+        if isinstance(target, ast.Name) and isinstance(value, _IMPORTS):
             if self.store_import(target.id, value, writes):
                 return
         if isinstance(value, UnpackItem):
@@ -685,12 +711,34 @@ def _evaluation_order(stack: list[ast.expr]) -> list[int]:
     for values a shuffle moved)."""
     if len(stack) < 2:
         return list(range(len(stack)))
-    return sorted(range(len(stack)), key=lambda i: (_first_seq(stack[i]), i))
+    firsts = [_first_seq(node) for node in stack]
+    # (a stable sort: positions whose values start together keep the stack order)
+    return sorted(range(len(stack)), key=firsts.__getitem__)
 
 
 def _first_seq(node: ast.expr) -> int:
-    seqs = _collect_seqs(node, set())
-    return min(seqs) if seqs else 0
+    """The least of ``_collect_seqs(node, set())``, 0 where it finds none, without the
+    list: a node is asked whether it is stable only where its number is less."""
+    first: int | None = None
+    seen: set[int] = set()
+    todo: list[Any] = [node]  # (expressions and the other nodes under them)
+    for n in todo:  # (the list grows while it is read)
+        if isinstance(n, Shared):
+            if n.name is not None or id(n) in seen:
+                continue
+            seen.add(id(n))
+        seq = fact(n, SEQ, None)
+        if seq is not None and (first is None or seq < first) and not is_stable(n):
+            first = seq
+        for field in n._fields:
+            if field in SKIPPED_FIELDS:
+                continue  # (contexts and operators: never stamped)
+            child = getattr(n, field, None)
+            if isinstance(child, ast.AST):
+                todo.append(child)
+            elif isinstance(child, list):
+                todo.extend(c for c in child if isinstance(c, ast.AST))
+    return 0 if first is None else first
 
 
 def _awaited_enter(node: ast.expr) -> bool:

@@ -11,6 +11,7 @@ from typing import cast
 from ...bytecode import Instr, layout_of
 from ..ir import syntax
 from ..ir.exprs import (
+    MUTABLE_DISPLAYS,
     Cell,
     ExcMatch,
     Func,
@@ -129,6 +130,13 @@ class Loads(Machine):
         self.push(Special("saved", const(ins.argval)))
 
 
+# (tuples, made once: ``isinstance`` with ``A | B`` builds the union on every call)
+# values that are no plain item of ``a, b = x, y``: they wait for stores, are used
+# twice, or stand for what the interpreter pushes
+_NOT_PLAIN = (UnpackItem, Shared, ImportValue, ImportItem, Special, Null, MethodSelf)
+# markers that stay as a statement when dropped
+_STATEMENT_MARKERS = (Func, ClassBuild, ExcMatch, Iterator, ImportItem)
+
 _STORE_KIND = {"STORE_FAST": "fast", "STORE_DEREF": "deref", "STORE_GLOBAL": "global",
                "STORE_NAME": "name"}
 _DELETE_KIND = {"DELETE_FAST": "fast", "DELETE_DEREF": "deref", "DELETE_GLOBAL": "global",
@@ -151,14 +159,17 @@ class Stores(Machine):
         value = self.pop()
         kind = _STORE_KIND[ins.op]
         target = ast.Name(ins.argval, STORE)
-        attach(target, kind=kind)
+        target.__dict__["kind"] = kind  # (``attach(target, kind=kind)``: a hot path)
         self.store(target, value, (ins.argval,) if kind == "fast" else ())
 
     def multi_store(self, ins: Instr) -> bool:
         """``a, b = x, y``: values pushed one by one, then stored to names in a row."""
-        following = self.following
+        instrs, at = self._instrs, self._at
+        if at + 1 >= len(instrs) or instrs[at + 1].op not in _STORE_KIND:
+            return False  # (most stores: one store, not several in a row)
         names: list[tuple[str, str]] = [(ins.argval, _STORE_KIND[ins.op])]
-        for nxt in following:
+        for j in range(at + 1, min(at + 64, len(instrs))):  # (``following``, not sliced)
+            nxt = instrs[j]
             if nxt.op not in _STORE_KIND or len(names) >= len(self.state.stack):
                 break
             names.append((nxt.argval, _STORE_KIND[nxt.op]))
@@ -183,8 +194,7 @@ class Stores(Machine):
             self.emit(ast.Assign(targets, values[0]),
                       tuple(n for n, kind in names if kind == "fast"))
             return True
-        if any(isinstance(v, UnpackItem | Shared | ImportValue | ImportItem | Special
-                          | Null | MethodSelf) for v in values):
+        if any(isinstance(v, _NOT_PLAIN) for v in values):
             return False
         if any(fact(v, TARGETS, None) for v in values):
             return False
@@ -284,7 +294,7 @@ class StackOps(Machine):
         # makes cells of the names it reads)
         if is_stable(value) and not (isinstance(value, Func) and not value.copied) \
                 or isinstance(value, Marker) \
-                and not isinstance(value, Func | ClassBuild | ExcMatch | Iterator | ImportItem):
+                and not isinstance(value, _STATEMENT_MARKERS):
             if not (isinstance(value, Special) and value.kind in ("enter", "awaited")) \
                     and not self.local_statement(value):
                 return
@@ -330,7 +340,7 @@ class StackOps(Machine):
             self.push(value)
             return
         # (a function stored by a walrus is one object: ``g(f := lambda: 0)``)
-        if is_stable(value) and not isinstance(value, ast.List | ast.Set | ast.Dict) and (
+        if is_stable(value) and not isinstance(value, MUTABLE_DISPLAYS) and (
                 isinstance(value, Marker) and not isinstance(value, Func) or not (
                 depth == 1 and self.following and (self.following[0].op in NAME_STORES
                                                    or chained_stores(self.following, 2)))):
@@ -392,8 +402,7 @@ class StackOps(Machine):
         values = stack[-depth:]
         if self.order_from is not None or len(stack) < depth \
                 or not chained_stores(following, depth, copies=False) \
-                or any(isinstance(v, UnpackItem | Shared | ImportValue | ImportItem | Special
-                                  | Null | MethodSelf) or fact(v, TARGETS, None)
+                or any(isinstance(v, _NOT_PLAIN) or fact(v, TARGETS, None)
                        for v in values):
             return False
         self.check_speculation()
@@ -607,7 +616,7 @@ class Displays(Machine):
     def _container(self, depth: int) -> ast.expr:
         container = self.top(depth)
         self.check_speculation(container)
-        if not isinstance(container, ast.List | ast.Set | ast.Dict):
+        if not isinstance(container, MUTABLE_DISPLAYS):
             # mutated by a statement and still on the stack: give it a name first
             self.flush()
             container = self.top(depth)
