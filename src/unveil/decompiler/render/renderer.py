@@ -107,18 +107,20 @@ class Renderer:
 
     def stmts(self, stmts: list[ast.stmt]) -> list[ast.stmt]:
         out: list[ast.stmt] = []
+        hoisted = self.hoisted  # (a statement's hoisted definitions go before it)
         for s in stmts:
-            saved = self.hoisted
-            self.hoisted = []
+            mark = len(hoisted)
             rendered = self.stmt(s)
-            out.extend(self.hoisted)
-            self.hoisted = saved
+            if len(hoisted) > mark:
+                out.extend(hoisted[mark:])
+                del hoisted[mark:]
             if rendered is None:
                 continue
             if isinstance(rendered, list):
                 out.extend(rendered)
             else:
-                if not hasattr(rendered, "line") and hasattr(s, "line"):
+                # (facts are instance attributes: ``hasattr`` without its exception)
+                if _LINE not in rendered.__dict__ and _LINE in s.__dict__:
                     attach(rendered, line=fact(s, LINE, None))  # the source line
                 out.append(rendered)
         return out
@@ -697,6 +699,8 @@ def _count_shared(stmts: list[ast.stmt], counts: dict[int, int]) -> None:
     todo: list[Any] = list(stmts)
     while todo:
         n = todo.pop()
+        if type(n) in _NO_SHARED:
+            continue
         if isinstance(n, Shared):
             counts[id(n)] = counts.get(id(n), 0) + 1
             if counts[id(n)] > 1:
@@ -709,7 +713,14 @@ def _count_shared(stmts: list[ast.stmt], counts: dict[int, int]) -> None:
                 if isinstance(v, ast.AST):
                     todo.append(v)
                 elif isinstance(v, list):
-                    todo.extend(x for x in v if isinstance(x, ast.AST))
+                    todo.extend([x for x in v if isinstance(x, ast.AST)])
+
+
+#: Nodes with nothing inside that ``_count_shared`` counts: a name (its context), a
+#: context, an operator
+_NO_SHARED = frozenset({ast.Name}) | frozenset(
+    c for base in (ast.expr_context, ast.boolop, ast.operator, ast.unaryop, ast.cmpop)
+    for c in base.__subclasses__() if not c._fields)
 
 
 def _renamed(temp: str, name: str) -> list[ast.stmt]:
