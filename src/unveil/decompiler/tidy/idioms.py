@@ -94,6 +94,8 @@ def _walk_exprs(node: ast.AST) -> None:
         seen.add(id(n))
         for field in n._fields:
             value = getattr(n, field, None)
+            if type(value) in _NOTHING_IN:
+                continue
             if isinstance(value, ast.BoolOp):
                 setattr(n, field, _chain(value))
                 todo.append(getattr(n, field))
@@ -102,6 +104,8 @@ def _walk_exprs(node: ast.AST) -> None:
                     todo.append(value)
             elif isinstance(value, list):
                 for i, v in enumerate(value):
+                    if type(v) in _NO_ITEM:
+                        continue
                     if isinstance(v, ast.BoolOp):
                         value[i] = _chain(v)
                         todo.append(value[i])
@@ -115,6 +119,13 @@ def _walk_exprs(node: ast.AST) -> None:
 #: The classes of the nodes with no fields (contexts and operators): nothing to walk in
 _LEAVES = frozenset(c for base in (ast.expr_context, ast.boolop, ast.operator, ast.unaryop,
                                    ast.cmpop) for c in base.__subclasses__() if not c._fields)
+#: The values :func:`_walk_exprs` passes by at once, as it would after its tests: plain
+#: values, contexts and operators; and in a list, statements too (a block's, tidied on
+#: their own)
+_NOTHING_IN = _LEAVES | {str, int, bool, type(None)}
+_NO_ITEM = _NOTHING_IN | SIMPLE | {
+    ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try, ast.Match,
+    ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef}
 
 
 def _bare(node: ast.AST) -> bool:
@@ -276,7 +287,7 @@ def tidy(stmts: list[ast.stmt], code: CodeType | None = None,
         locals_: set[str] = set()
         if code is not None:
             locals_ = set(code.co_varnames) - set(code.co_cellvars)
-        slot_names = {n for n in names_in(body) if re.fullmatch(r"_*_s\d+", n)}
+        slot_names = {n for n in names_in(body) if _slot_name(n)}
         _inline_temps(body, temps, locals_ | temps | (slot_names - set(locals_)))
         _returns_into_try(body, temps)
     return body
@@ -293,7 +304,7 @@ def _conditional_values(stmts: list[ast.stmt], locals_: set[str]) -> set[str]:
     for i, s in enumerate(stmts):
         if type(s) in SIMPLE:
             continue
-        for field in ("body", "orelse", "finalbody"):
+        for field in _blocks(type(s)):
             inner = getattr(s, field, None)
             if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt):
                 done |= _conditional_values(inner, locals_)
@@ -310,6 +321,22 @@ def _conditional_values(stmts: list[ast.stmt], locals_: set[str]) -> set[str]:
     return done
 
 
+#: Whether a name is a stack slot's variable (``_s3``, ``__s3``...): a match or None
+_slot_name = re.compile(r"_*_s\d+").fullmatch
+
+_BLOCKS: dict[type, tuple[str, ...]] = {}
+
+
+def _blocks(kind: type) -> tuple[str, ...]:
+    """Which of ``body``, ``orelse`` and ``finalbody`` (in that order) a ``kind`` node has:
+    the others read None (looked up once a type)."""
+    fields = _BLOCKS.get(kind)
+    if fields is None:
+        own = getattr(kind, "_fields", ())
+        fields = _BLOCKS[kind] = tuple(f for f in ("body", "orelse", "finalbody") if f in own)
+    return fields
+
+
 def _as_conditional(s: ast.If, locals_: set[str]) -> tuple[str, ast.expr] | None:
     arms: list[tuple[str, ast.expr] | None] = []
     for arm in (s.body, s.orelse):
@@ -320,7 +347,7 @@ def _as_conditional(s: ast.If, locals_: set[str]) -> tuple[str, ast.expr] | None
             arms.append(_as_conditional(inner, locals_))
         elif isinstance(inner, ast.Assign) and len(inner.targets) == 1 \
                 and isinstance(inner.targets[0], ast.Name) \
-                and re.fullmatch(r"_*_s\d+", inner.targets[0].id) \
+                and _slot_name(inner.targets[0].id) \
                 and inner.targets[0].id not in locals_:
             arms.append((inner.targets[0].id, inner.value))
         else:
@@ -608,9 +635,8 @@ def _text(node: Any) -> Key:
 def _drop_duplicated_tails(stmts: list[ast.stmt]) -> None:
     """The compiler copies a short ``return`` tail into branches that jump to it; when a
     loop's ``else`` or an ``if`` ends with a copy of the statements after it, drop the copy."""
-    for i, s in enumerate(stmts):
-        if not 0 < len(stmts) - i - 1 <= 3:
-            continue  # (before the tail is copied: quadratic in a long body)
+    for i in range(max(0, len(stmts) - 4), len(stmts) - 1):  # (tails of 1 to 3 statements)
+        s = stmts[i]
         tail = stmts[i + 1:]
         if not isinstance(tail[-1], ast.Return | ast.Raise):
             continue
