@@ -120,25 +120,26 @@ def _rename(node: ast.AST, owner: str) -> None:
         if type(n) is ast.Name:  # (the commonest node; its context holds no names)
             n.id = fix(n.id)
             continue
-        if isinstance(n, ast.Name):
-            n.id = fix(n.id)
-        elif isinstance(n, ast.Attribute):
-            n.attr = fix(n.attr)
-        elif isinstance(n, ast.arg):
-            n.arg = fix(n.arg)
-        elif isinstance(n, ast.keyword) and n.arg is not None:
-            n.arg = fix(n.arg)
-        elif isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef):
-            n.name = fix(n.name)
-        elif isinstance(n, ast.Global | ast.Nonlocal):
-            n.names = [fix(x) for x in n.names]
-        elif isinstance(n, ast.ExceptHandler) and n.name is not None:
-            n.name = fix(n.name)
-        if isinstance(n, ast.ClassDef):
-            # its name, decorators, bases and keywords belong to the enclosing class
-            n.name = fix(n.name)
-            todo.extend([*n.decorator_list, *n.bases, *n.keywords])
-            continue  # (its body mangles with its own name: unmangle() visits it)
+        if isinstance(n, _NAMING):  # (one test for the nodes that name nothing)
+            if isinstance(n, ast.Name):
+                n.id = fix(n.id)
+            elif isinstance(n, ast.Attribute):
+                n.attr = fix(n.attr)
+            elif isinstance(n, ast.arg):
+                n.arg = fix(n.arg)
+            elif isinstance(n, ast.keyword) and n.arg is not None:
+                n.arg = fix(n.arg)
+            elif isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef):
+                n.name = fix(n.name)
+            elif isinstance(n, ast.Global | ast.Nonlocal):
+                n.names = [fix(x) for x in n.names]
+            elif isinstance(n, ast.ExceptHandler) and n.name is not None:
+                n.name = fix(n.name)
+            if isinstance(n, ast.ClassDef):
+                # its name, decorators, bases and keywords belong to the enclosing class
+                n.name = fix(n.name)
+                todo.extend([*n.decorator_list, *n.bases, *n.keywords])
+                continue  # (its body mangles with its own name: unmangle() visits it)
         for field in n._fields:  # (``ast.iter_child_nodes``, less contexts and operators)
             value = getattr(n, field, None)
             if isinstance(value, ast.AST):
@@ -149,6 +150,9 @@ def _rename(node: ast.AST, owner: str) -> None:
                              if isinstance(v, ast.AST) and type(v) not in _NO_FIELDS])
 
 
+#: The nodes that name something (``_rename`` fixes the name) or hold a class
+_NAMING = (ast.Name, ast.Attribute, ast.arg, ast.keyword, ast.FunctionDef, ast.AsyncFunctionDef,
+           ast.Global, ast.Nonlocal, ast.ExceptHandler, ast.ClassDef)
 #: Contexts and operators: nodes without fields, so without names
 _NO_FIELDS = frozenset(c for base in (ast.expr_context, ast.boolop, ast.operator, ast.unaryop,
                                       ast.cmpop) for c in base.__subclasses__() if not c._fields)
