@@ -141,19 +141,21 @@ if _Base is not None and _Precedence is not None:
             cls._visitors = {}
 
         def traverse(self, node: Any) -> None:
-            if isinstance(node, list):
-                for item in node:
-                    self.traverse(item)
-                return
             kind = type(node)
             if kind is _NAME:  # (``visit_Name`` writes the id: the commonest node)
                 self._source.append(node.id)
                 return
             visitor = self._visitors.get(kind)
             if visitor is None:  # (the base's ``NodeVisitor.visit``, looked up once)
-                visitor = self._visitors[kind] = getattr(
-                    type(self), "visit_" + kind.__name__, type(self).generic_visit)
+                visitor = self._visitors[kind] = _Printer._traverse_items \
+                    if issubclass(kind, list) else getattr(
+                        type(self), "visit_" + kind.__name__, type(self).generic_visit)
             visitor(self, node)
+
+        def _traverse_items(self, nodes: list[Any]) -> None:
+            """``traverse`` of a list: of each item in turn."""
+            for item in nodes:
+                self.traverse(item)
 
         def delimit(self, start: str, end: str) -> _Delimit:
             return _Delimit(self, start, end)
@@ -191,10 +193,11 @@ if _Base is not None and _Precedence is not None:
                 return
             if isinstance(value, int) and not isinstance(value, bool):
                 try:
-                    repr(value)
+                    text = repr(value)  # (what the base writes for an int)
                 except ValueError:  # over ``sys.get_int_max_str_digits()``: hex has no limit
-                    self.write(hex(value))
-                    return
+                    text = hex(value)
+                self.write(text)
+                return
             super()._write_constant(value)
 
         def visit_Return(self, node: ast.Return) -> None:
@@ -290,7 +293,7 @@ if _Base is not None and _Precedence is not None:
             super().visit_BinOp(node)
 
         def visit_Attribute(self, node: ast.Attribute) -> None:
-            if _negative_number(node.value):
+            if isinstance(node.value, ast.Constant) and _negative_number(node.value):
                 node.value = _signed(node.value)  # ``(-1).real``, not ``-1 .real``
             super().visit_Attribute(node)
 
@@ -491,7 +494,7 @@ def _same_code(text: str, node: ast.expr) -> bool:
     already, so the trees, with negative numbers folded and empty f-string parts left
     out, are compared first)."""
     try:
-        if _folded_dump(ast.parse(text, mode="eval").body) == _folded_dump(node):
+        if _folded_alike(ast.parse(text, mode="eval").body, node):
             return True
     except SyntaxError:
         return False
@@ -510,30 +513,63 @@ def _same_code(text: str, node: ast.expr) -> bool:
     return _code_key(parsed) == _code_key(expected)
 
 
-def _folded_dump(node: ast.AST) -> object:
-    """What ``ast.dump`` tells of ``node`` (types, fields, constants by type and repr),
-    with ``-<number>`` read as the constant it folds to and empty f-string parts left
-    out (3.12+ keeps one where a format spec ends with a replacement field,
-    ``f"{x:<{w}}"``, which earlier versions do not). Read only: ``node`` is not changed."""
-    number = _number(node)
-    if number is not None and not isinstance(node, ast.Constant):
-        return ("Constant", type(number), repr(number), None)
-    if isinstance(node, ast.Constant):
-        return ("Constant", type(node.value), repr(node.value), getattr(node, "kind", None))
-    parts: list[object] = [type(node).__name__]
-    for name in node._fields:
-        value = getattr(node, name, None)
-        if isinstance(node, ast.JoinedStr) and name == "values":
-            value = [v for v in node.values
-                     if not (isinstance(v, ast.Constant) and v.value == "")]
-        if isinstance(value, ast.AST):
-            parts.append(_folded_dump(value))
-        elif isinstance(value, list):
-            parts.append([_folded_dump(v) if isinstance(v, ast.AST) else repr(v)
-                          for v in value])
-        else:
-            parts.append(repr(value))
-    return tuple(parts)
+def _folded_alike(a: ast.AST, b: ast.AST) -> bool:
+    """Whether ``ast.dump`` tells the same of ``a`` and ``b`` (types, fields, constants by
+    type and repr), with ``-<number>`` read as the constant it folds to and empty f-string
+    parts left out (3.12+ keeps one where a format spec ends with a replacement field,
+    ``f"{x:<{w}}"``, which earlier versions do not). Read only: neither is changed."""
+    number = _number(a)
+    if number is not None or _number(b) is not None:  # (a constant, or a negated one)
+        other = _number(b)
+        if number is None or other is None:
+            return False
+        return type(number) is type(other) and repr(number) == repr(other) \
+            and _constant_kind(a) == _constant_kind(b)
+    if isinstance(a, ast.Constant) or isinstance(b, ast.Constant):  # (not a number)
+        return isinstance(a, ast.Constant) and isinstance(b, ast.Constant) \
+            and type(a.value) is type(b.value) and repr(a.value) == repr(b.value) \
+            and getattr(a, "kind", None) == getattr(b, "kind", None)
+    if type(a).__name__ != type(b).__name__ or len(a._fields) != len(b._fields):
+        return False
+    for name_a, name_b in zip(a._fields, b._fields, strict=True):
+        x, y = _dumped_field(a, name_a), _dumped_field(b, name_b)
+        if isinstance(x, ast.AST) or isinstance(y, ast.AST):
+            if not (isinstance(x, ast.AST) and isinstance(y, ast.AST) and _folded_alike(x, y)):
+                return False
+        elif isinstance(x, list) or isinstance(y, list):
+            if not (isinstance(x, list) and isinstance(y, list) and len(x) == len(y)):
+                return False
+            for p, q in zip(x, y, strict=True):
+                if isinstance(p, ast.AST) or isinstance(q, ast.AST):
+                    if not (isinstance(p, ast.AST) and isinstance(q, ast.AST)
+                            and _folded_alike(p, q)):
+                        return False
+                elif not _same_repr(p, q):
+                    return False
+        elif not _same_repr(x, y):
+            return False
+    return True
+
+
+def _dumped_field(node: ast.AST, name: str) -> object:
+    """The field ``name`` of ``node`` as :func:`_folded_alike` compares it."""
+    value = getattr(node, name, None)
+    if isinstance(node, ast.JoinedStr) and name == "values":
+        return [v for v in node.values if not (isinstance(v, ast.Constant) and v.value == "")]
+    return value
+
+
+def _same_repr(x: object, y: object) -> bool:
+    """``repr(x) == repr(y)`` (two strings have the same repr only when equal)."""
+    if type(x) is str and type(y) is str:
+        return x == y
+    return repr(x) == repr(y)
+
+
+def _constant_kind(node: ast.AST) -> object:
+    """What the dump of a (folded) constant shows besides its value: a ``Constant``'s
+    ``kind``, None for a negated number."""
+    return getattr(node, "kind", None) if isinstance(node, ast.Constant) else None
 
 
 def _number(node: ast.AST) -> int | float | complex | None:

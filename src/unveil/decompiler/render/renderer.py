@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 import math
 from collections.abc import Callable
-from types import CodeType
+from types import CodeType, UnionType
 from typing import Any, TypeAlias, cast
 
 from ...codeobj import HOST_VERSION
@@ -62,6 +62,7 @@ from .privates import mangle
 
 _LITERAL_TYPES = (str, bytes, int, float, complex, bool, type(None), type(Ellipsis))
 _Target: TypeAlias = "ast.Name | ast.Attribute | ast.Subscript"  # what a statement stores to
+_NAME = ast.Name
 
 
 class Renderer:
@@ -106,18 +107,20 @@ class Renderer:
 
     def stmts(self, stmts: list[ast.stmt]) -> list[ast.stmt]:
         out: list[ast.stmt] = []
+        hoisted = self.hoisted  # (a statement's hoisted definitions go before it)
         for s in stmts:
-            saved = self.hoisted
-            self.hoisted = []
+            mark = len(hoisted)
             rendered = self.stmt(s)
-            out.extend(self.hoisted)
-            self.hoisted = saved
+            if len(hoisted) > mark:
+                out.extend(hoisted[mark:])
+                del hoisted[mark:]
             if rendered is None:
                 continue
             if isinstance(rendered, list):
                 out.extend(rendered)
             else:
-                if not hasattr(rendered, "line") and hasattr(s, "line"):
+                # (facts are instance attributes: ``hasattr`` without its exception)
+                if _LINE not in rendered.__dict__ and _LINE in s.__dict__:
                     attach(rendered, line=fact(s, LINE, None))  # the source line
                 out.append(rendered)
         return out
@@ -128,92 +131,112 @@ class Renderer:
     # ------------------------------------------------------------ statements
 
     def stmt(self, s: ast.stmt) -> ast.stmt | list[ast.stmt] | None:
-        if isinstance(s, ExcMarker):
-            if s.kind == "setup_annotations":
-                return None
-            if s.kind == "annotate":
-                return s  # the module or class body reads it back
-            raise self.fail(f"unmatched {s.kind.replace('_', ' ')}")
-        if isinstance(s, ast.Assign):
-            if len(s.targets) == 1 and isinstance(s.targets[0], ast.Name):
-                made = self.definition(s.targets[0], s.value)
-                if made is not None:
-                    return made
-            value = self.expr(s.value)
-            targets = [self.target(t) for t in s.targets]
-            return _copy_pos(ast.Assign(targets, value), s)
-        if isinstance(s, ast.AugAssign):
-            target = self.target(s.target)
-            return _copy_pos(ast.AugAssign(cast(_Target, target), s.op,
-                                           self.expr(s.value)), s)
-        if isinstance(s, ast.Expr):
-            return _copy_pos(ast.Expr(self.expr(s.value)), s)
-        if isinstance(s, ast.Return):
-            if s.value is None or isinstance(s.value, Cell) or (
-                    isinstance(s.value, ast.Constant) and s.value.value is None):
-                # (a class body returns its cell)
-                return _copy_pos(ast.Return(None), s)
-            return _copy_pos(ast.Return(self.expr(s.value)), s)
-        if isinstance(s, ast.Raise):
-            return ast.Raise(exc=None if s.exc is None else self.expr(s.exc),
-                             cause=None if s.cause is None else self.expr(s.cause))
-        if isinstance(s, ast.Delete):
-            return ast.Delete(targets=[self.target(t) for t in s.targets])
-        if isinstance(s, ast.If):
-            match = self.match_stmt(s)
-            if match is not None:
-                return match
-            test = self.expr(s.test)
-            node = ast.If(test=test, body=self.stmts(s.body) or [ast.Pass()],
-                          orelse=self.stmts(s.orelse))
-            if fact(s, WRITTEN_ELSE, False):
-                attach(node, written_else=True)
-            elif fact(s, WRITTEN_FLAT, False):
-                attach(node, written_flat=True)
-            return attach(node, as_tested=True) if fact(s, AS_TESTED, False) else node
-        if isinstance(s, ast.While):
-            test = self.expr(s.test)
-            return ast.While(test=test, body=self.stmts(s.body) or [ast.Pass()],
-                             orelse=self.stmts(s.orelse))
-        if isinstance(s, ast.For | ast.AsyncFor):
-            it = self.expr(s.iter, iterable=True)
-            target = self.target(s.target)
-            return type(s)(target=target, iter=it, body=self.stmts(s.body) or [ast.Pass()],
-                           orelse=self.stmts(s.orelse))
-        if isinstance(s, ast.With | ast.AsyncWith):
-            items = [ast.withitem(context_expr=self.expr(i.context_expr),
-                                  optional_vars=None if i.optional_vars is None
-                                  else self.target(i.optional_vars)) for i in s.items]
-            return type(s)(items=items, body=self.stmts(s.body) or [ast.Pass()])
-        if isinstance(s, ast.Try) or type(s).__name__ == "TryStar":
-            s = cast(ast.Try, s)  # or a TryStar: the same fields
-            handlers = []
-            for h in s.handlers:
-                handlers.append(ast.ExceptHandler(
-                    type=None if h.type is None else self.expr(h.type), name=h.name,
-                    body=self.stmts(h.body) or [ast.Pass()]))
-            return type(s)(body=self.stmts(s.body) or [ast.Pass()],
-                           handlers=handlers, orelse=self.stmts(s.orelse),
-                           finalbody=self.stmts(s.finalbody))
-        if isinstance(s, ast.Match):
-            return ast.Match(subject=self.expr(s.subject),
-                             cases=[ast.match_case(pattern=c.pattern,
-                                                   guard=None if c.guard is None
-                                                   else self.expr(c.guard),
-                                                   body=self.stmts(c.body) or [ast.Pass()])
-                                    for c in s.cases])
-        if isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Import
-                      | ast.ImportFrom | ast.Pass | ast.Break | ast.Continue | ast.Global
-                      | ast.Nonlocal):
-            return s
-        if isinstance(s, ast.AnnAssign):
-            return ast.AnnAssign(target=cast(_Target, self.target(s.target)),
-                                 annotation=self.expr(s.annotation),
-                                 value=None if s.value is None else self.expr(s.value),
-                                 simple=s.simple)
-        if isinstance(s, ast.Assert):
-            return ast.Assert(test=self.expr(s.test),
-                              msg=None if s.msg is None else self.expr(s.msg))
+        kind = type(s)
+        method = _STATEMENTS.get(kind)
+        if method is None:
+            method = _STATEMENTS[kind] = _statement_renderer(kind)
+        return method(self, s)
+
+    def s_ExcMarker(self, s: ExcMarker) -> ast.stmt | None:
+        if s.kind == "setup_annotations":
+            return None
+        if s.kind == "annotate":
+            return s  # the module or class body reads it back
+        raise self.fail(f"unmatched {s.kind.replace('_', ' ')}")
+
+    def s_Assign(self, s: ast.Assign) -> ast.stmt:
+        if len(s.targets) == 1 and isinstance(s.targets[0], ast.Name):
+            made = self.definition(s.targets[0], s.value)
+            if made is not None:
+                return made
+        value = self.expr(s.value)
+        targets = [self.target(t) for t in s.targets]
+        return _copy_pos(ast.Assign(targets, value), s)
+
+    def s_AugAssign(self, s: ast.AugAssign) -> ast.stmt:
+        target = self.target(s.target)
+        return _copy_pos(ast.AugAssign(cast(_Target, target), s.op,
+                                       self.expr(s.value)), s)
+
+    def s_Expr(self, s: ast.Expr) -> ast.stmt:
+        return _copy_pos(ast.Expr(self.expr(s.value)), s)
+
+    def s_Return(self, s: ast.Return) -> ast.stmt:
+        if s.value is None or isinstance(s.value, Cell) or (
+                isinstance(s.value, ast.Constant) and s.value.value is None):
+            # (a class body returns its cell)
+            return _copy_pos(ast.Return(None), s)
+        return _copy_pos(ast.Return(self.expr(s.value)), s)
+
+    def s_Raise(self, s: ast.Raise) -> ast.stmt:
+        return ast.Raise(exc=None if s.exc is None else self.expr(s.exc),
+                         cause=None if s.cause is None else self.expr(s.cause))
+
+    def s_Delete(self, s: ast.Delete) -> ast.stmt:
+        return ast.Delete(targets=[self.target(t) for t in s.targets])
+
+    def s_If(self, s: ast.If) -> ast.stmt:
+        match = self.match_stmt(s)
+        if match is not None:
+            return match
+        test = self.expr(s.test)
+        node = ast.If(test=test, body=self.stmts(s.body) or [ast.Pass()],
+                      orelse=self.stmts(s.orelse))
+        if fact(s, WRITTEN_ELSE, False):
+            attach(node, written_else=True)
+        elif fact(s, WRITTEN_FLAT, False):
+            attach(node, written_flat=True)
+        return attach(node, as_tested=True) if fact(s, AS_TESTED, False) else node
+
+    def s_While(self, s: ast.While) -> ast.stmt:
+        test = self.expr(s.test)
+        return ast.While(test=test, body=self.stmts(s.body) or [ast.Pass()],
+                         orelse=self.stmts(s.orelse))
+
+    def s_For(self, s: ast.For | ast.AsyncFor) -> ast.stmt:
+        it = self.expr(s.iter, iterable=True)
+        target = self.target(s.target)
+        return type(s)(target=target, iter=it, body=self.stmts(s.body) or [ast.Pass()],
+                       orelse=self.stmts(s.orelse))
+
+    def s_With(self, s: ast.With | ast.AsyncWith) -> ast.stmt:
+        items = [ast.withitem(context_expr=self.expr(i.context_expr),
+                              optional_vars=None if i.optional_vars is None
+                              else self.target(i.optional_vars)) for i in s.items]
+        return type(s)(items=items, body=self.stmts(s.body) or [ast.Pass()])
+
+    def s_Try(self, s: ast.Try) -> ast.stmt:  # (or a TryStar: the same fields)
+        handlers = []
+        for h in s.handlers:
+            handlers.append(ast.ExceptHandler(
+                type=None if h.type is None else self.expr(h.type), name=h.name,
+                body=self.stmts(h.body) or [ast.Pass()]))
+        return type(s)(body=self.stmts(s.body) or [ast.Pass()],
+                       handlers=handlers, orelse=self.stmts(s.orelse),
+                       finalbody=self.stmts(s.finalbody))
+
+    def s_Match(self, s: ast.Match) -> ast.stmt:
+        return ast.Match(subject=self.expr(s.subject),
+                         cases=[ast.match_case(pattern=c.pattern,
+                                               guard=None if c.guard is None
+                                               else self.expr(c.guard),
+                                               body=self.stmts(c.body) or [ast.Pass()])
+                                for c in s.cases])
+
+    def s_kept(self, s: ast.stmt) -> ast.stmt:
+        return s  # (a definition, an import, ...: already plain)
+
+    def s_AnnAssign(self, s: ast.AnnAssign) -> ast.stmt:
+        return ast.AnnAssign(target=cast(_Target, self.target(s.target)),
+                             annotation=self.expr(s.annotation),
+                             value=None if s.value is None else self.expr(s.value),
+                             simple=s.simple)
+
+    def s_Assert(self, s: ast.Assert) -> ast.stmt:
+        return ast.Assert(test=self.expr(s.test),
+                          msg=None if s.msg is None else self.expr(s.msg))
+
+    def s_unknown(self, s: ast.stmt) -> ast.stmt:
         raise self.fail(f"cannot render statement {type(s).__name__}")
 
     def match_stmt(self, s: ast.If) -> ast.Match | None:
@@ -289,6 +312,8 @@ class Renderer:
 
     def expr(self, node: ast.expr, iterable: bool = False) -> ast.expr:
         kind = type(node)
+        if kind is _NAME:  # (``r_Name``, for the commonest node, without a call)
+            return _NAME(node.id, LOAD)  # type: ignore[attr-defined]  # a Name
         method = _RENDERERS.get(kind, _UNKNOWN)
         if method is _UNKNOWN:
             method = _RENDERERS[kind] = getattr(Renderer, "r_" + kind.__name__, None)
@@ -301,24 +326,28 @@ class Renderer:
     def generic(self, node: ast.expr) -> ast.expr:
         new = type(node).__new__(type(node))
         for field in node._fields:
-            value = getattr(node, field, None)
-            if isinstance(value, ast.expr):
-                value = self.expr(value)
-            elif isinstance(value, list):
-                value = [self.expr(v) if isinstance(v, ast.expr) else
-                         self.keyword(v) if isinstance(v, ast.keyword) else
-                         self.comprehension(v) if isinstance(v, ast.comprehension) else v
-                         for v in value]
-            setattr(new, field, value)
-        known = node.__dict__
-        for attr in ("lineno", "col_offset"):
-            if attr in known:
-                setattr(new, attr, known[attr])
-        new.end_lineno = node.end_lineno  # (these two: class attributes, None by default)
-        new.end_col_offset = node.end_col_offset
-        if "container_op" in known:
-            attach(new, container_op=known["container_op"])
-        return new
+            setattr(new, field, self.field(getattr(node, field, None)))
+        return _copy_place(new, node)
+
+    def field(self, value: Any) -> Any:
+        """A field's value rendered: an expression, a list of expressions, keywords and
+        comprehensions (anything else as it is)."""
+        if isinstance(value, ast.expr):
+            return self.expr(value)
+        if isinstance(value, list):
+            return [self.expr(v) if isinstance(v, ast.expr) else
+                    self.keyword(v) if isinstance(v, ast.keyword) else
+                    self.comprehension(v) if isinstance(v, ast.comprehension) else v
+                    for v in value]
+        return value
+
+    def r_Attribute(self, node: ast.Attribute) -> ast.expr:
+        # (``generic``'s work for the commonest nodes it would get, without the loop)
+        return _copy_place(ast.Attribute(self.field(node.value), node.attr, node.ctx), node)
+
+    def r_Call(self, node: ast.Call) -> ast.expr:
+        return _copy_place(ast.Call(self.field(node.func), self.field(node.args),
+                                    self.field(node.keywords)), node)
 
     def keyword(self, kw: ast.keyword) -> ast.keyword:
         return ast.keyword(kw.arg, self.expr(kw.value))
@@ -605,14 +634,64 @@ def _nameable(value: ast.expr) -> ast.expr:
 _RENDERERS: dict[type, Callable[..., ast.expr] | None] = {}
 _UNKNOWN: Callable[..., ast.expr] = Renderer.generic
 
+#: the ``s_<kind>`` method that renders each statement type, by the first of these its
+#: type is a subclass of
+_STATEMENT_KINDS: list[tuple[type | UnionType, Callable[..., Any]]] = [
+    (ExcMarker, Renderer.s_ExcMarker),
+    (ast.Assign, Renderer.s_Assign),
+    (ast.AugAssign, Renderer.s_AugAssign),
+    (ast.Expr, Renderer.s_Expr),
+    (ast.Return, Renderer.s_Return),
+    (ast.Raise, Renderer.s_Raise),
+    (ast.Delete, Renderer.s_Delete),
+    (ast.If, Renderer.s_If),
+    (ast.While, Renderer.s_While),
+    (ast.For | ast.AsyncFor, Renderer.s_For),
+    (ast.With | ast.AsyncWith, Renderer.s_With),
+    (ast.Try, Renderer.s_Try),
+    (ast.Match, Renderer.s_Match),
+    (ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Import | ast.ImportFrom
+     | ast.Pass | ast.Break | ast.Continue | ast.Global | ast.Nonlocal, Renderer.s_kept),
+    (ast.AnnAssign, Renderer.s_AnnAssign),
+    (ast.Assert, Renderer.s_Assert),
+]
+_STATEMENTS: dict[type, Callable[..., Any]] = {}  # (filled as types are met)
+
+
+def _statement_renderer(kind: type) -> Callable[..., Any]:
+    """The method that renders a statement of type ``kind``."""
+    for base, method in _STATEMENT_KINDS:
+        if issubclass(kind, base) or (base is ast.Try and kind.__name__ == "TryStar"):
+            return method
+    return Renderer.s_unknown
+
 
 def _copy_pos(new: ast.stmt, old: ast.stmt) -> ast.stmt:
-    line = fact(old, LINE, None)
+    known = old.__dict__  # (facts are instance attributes: what ``fact`` reads)
+    line = known.get(_LINE)
     if line is not None:
         attach(new, line=line)
-    for name in (EXPLICIT, IMPLICIT, POSITION):
-        if fact(old, name, False):
-            attach(new, **{str(name): fact(old, name)})
+    for name in _PLACES:
+        value = known.get(name)
+        if value:
+            attach(new, **{name: value})
+    return new
+
+
+_LINE = str(LINE)
+_PLACES = (str(EXPLICIT), str(IMPLICIT), str(POSITION))  # (what ``_copy_pos`` copies when set)
+
+
+def _copy_place(new: ast.expr, node: ast.expr) -> ast.expr:
+    """``new`` with the position ``node`` has and its ``container_op`` fact."""
+    known = node.__dict__
+    for attr in ("lineno", "col_offset"):
+        if attr in known:
+            setattr(new, attr, known[attr])
+    new.end_lineno = node.end_lineno  # (these two: class attributes, None by default)
+    new.end_col_offset = node.end_col_offset
+    if "container_op" in known:
+        attach(new, container_op=known["container_op"])
     return new
 
 
@@ -620,6 +699,8 @@ def _count_shared(stmts: list[ast.stmt], counts: dict[int, int]) -> None:
     todo: list[Any] = list(stmts)
     while todo:
         n = todo.pop()
+        if type(n) in _NO_SHARED:
+            continue
         if isinstance(n, Shared):
             counts[id(n)] = counts.get(id(n), 0) + 1
             if counts[id(n)] > 1:
@@ -632,7 +713,14 @@ def _count_shared(stmts: list[ast.stmt], counts: dict[int, int]) -> None:
                 if isinstance(v, ast.AST):
                     todo.append(v)
                 elif isinstance(v, list):
-                    todo.extend(x for x in v if isinstance(x, ast.AST))
+                    todo.extend([x for x in v if isinstance(x, ast.AST)])
+
+
+#: Nodes with nothing inside that ``_count_shared`` counts: a name (its context), a
+#: context, an operator
+_NO_SHARED = frozenset({ast.Name}) | frozenset(
+    c for base in (ast.expr_context, ast.boolop, ast.operator, ast.unaryop, ast.cmpop)
+    for c in base.__subclasses__() if not c._fields)
 
 
 def _renamed(temp: str, name: str) -> list[ast.stmt]:

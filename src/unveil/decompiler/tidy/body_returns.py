@@ -19,6 +19,8 @@ def stuck_returns(body: list[ast.stmt]) -> bool:
     :func:`returns_left`): one inside a construct other than an ``if`` or ``match`` (or the last ``while``
     loop without ``else``, where it is a ``break``)."""
     for k, stmt in enumerate(body):
+        if type(stmt) in _NO_RETURN:
+            continue
         if isinstance(stmt, ast.If):
             if stuck_returns(stmt.body) or stuck_returns(stmt.orelse):
                 return True
@@ -57,6 +59,8 @@ def without_scope_returns(body: list[ast.stmt]) -> list[ast.stmt]:
 
 def _without_returns(stmts: list[ast.stmt]) -> list[ast.stmt]:
     for i, s in enumerate(stmts):
+        if type(s) in _NO_RETURN:
+            continue
         if isinstance(s, ast.Return):
             return _without_returns(stmts[:i])  # (what is now last may end in returns)
         if isinstance(s, ast.If) and _has_return(s):
@@ -132,6 +136,9 @@ def _has_return(node: ast.stmt) -> bool:
 
 
 _NOT_WALKED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda, ast.expr)
+#: Statements with no ``return`` of their own: simple ones but ``return``, definitions
+#: (the walks above pass them by, as every test they make fails for them)
+_NO_RETURN = (SIMPLE - {ast.Return}) | {ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef}
 
 
 def _plain_breaks(stmts: list[ast.stmt]) -> bool:

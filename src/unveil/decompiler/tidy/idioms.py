@@ -67,7 +67,7 @@ def tidy_raw(stmts: list[ast.stmt], folded: bool, chains: bool = True) -> list[a
 
 def _raw_stmt(s: ast.stmt, chains: bool, folded: bool) -> ast.stmt:
     if type(s) not in SIMPLE:
-        for field in ("body", "orelse", "finalbody"):
+        for field in _blocks(type(s)):
             value = getattr(s, field, None)
             if isinstance(value, list) and value and isinstance(value[0], ast.stmt):
                 setattr(s, field, tidy_raw(value, folded, chains))
@@ -201,6 +201,9 @@ def _augmented(target: ast.expr, value: ast.expr) -> ast.stmt | None:
 def _asserts(stmts: list[ast.stmt], folded: bool) -> list[ast.stmt]:
     out: list[ast.stmt] = []
     for s in stmts:
+        if not isinstance(s, ast.If | ast.Raise):  # (no assertion: the tests below say so)
+            out.append(s)
+            continue
         a = _assert_of(s, folded)
         if a is None:
             # the builtin AssertionError raised with no test left (``assert False, msg``,
@@ -210,7 +213,7 @@ def _asserts(stmts: list[ast.stmt], folded: bool) -> list[ast.stmt]:
             out.append(s if msg is None else ast.Assert(test=ast.Constant(False), msg=msg[0]))
         else:
             out.append(a)
-            out.extend(_asserts(s.orelse, folded))  # type: ignore[attr-defined]  # an If
+            out.extend(_asserts(cast(ast.If, s).orelse, folded))  # (an If: _assert_of says so)
     return out
 
 
@@ -276,7 +279,7 @@ def tidy(stmts: list[ast.stmt], code: CodeType | None = None,
         locals_: set[str] = set()
         if code is not None:
             locals_ = set(code.co_varnames) - set(code.co_cellvars)
-        slot_names = {n for n in names_in(body) if re.fullmatch(r"_*_s\d+", n)}
+        slot_names = {n for n in names_in(body) if _slot_name(n)}
         _inline_temps(body, temps, locals_ | temps | (slot_names - set(locals_)))
         _returns_into_try(body, temps)
     return body
@@ -293,7 +296,7 @@ def _conditional_values(stmts: list[ast.stmt], locals_: set[str]) -> set[str]:
     for i, s in enumerate(stmts):
         if type(s) in SIMPLE:
             continue
-        for field in ("body", "orelse", "finalbody"):
+        for field in _blocks(type(s)):
             inner = getattr(s, field, None)
             if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt):
                 done |= _conditional_values(inner, locals_)
@@ -310,6 +313,22 @@ def _conditional_values(stmts: list[ast.stmt], locals_: set[str]) -> set[str]:
     return done
 
 
+#: Whether a name is a stack slot's variable (``_s3``, ``__s3``...): a match or None
+_slot_name = re.compile(r"_*_s\d+").fullmatch
+
+_BLOCKS: dict[type, tuple[str, ...]] = {}
+
+
+def _blocks(kind: type) -> tuple[str, ...]:
+    """Which of ``body``, ``orelse`` and ``finalbody`` (in that order) a ``kind`` node has:
+    the others read None (looked up once a type)."""
+    fields = _BLOCKS.get(kind)
+    if fields is None:
+        own = getattr(kind, "_fields", ())
+        fields = _BLOCKS[kind] = tuple(f for f in ("body", "orelse", "finalbody") if f in own)
+    return fields
+
+
 def _as_conditional(s: ast.If, locals_: set[str]) -> tuple[str, ast.expr] | None:
     arms: list[tuple[str, ast.expr] | None] = []
     for arm in (s.body, s.orelse):
@@ -320,7 +339,7 @@ def _as_conditional(s: ast.If, locals_: set[str]) -> tuple[str, ast.expr] | None
             arms.append(_as_conditional(inner, locals_))
         elif isinstance(inner, ast.Assign) and len(inner.targets) == 1 \
                 and isinstance(inner.targets[0], ast.Name) \
-                and re.fullmatch(r"_*_s\d+", inner.targets[0].id) \
+                and _slot_name(inner.targets[0].id) \
                 and inner.targets[0].id not in locals_:
             arms.append((inner.targets[0].id, inner.value))
         else:
@@ -608,9 +627,8 @@ def _text(node: Any) -> Key:
 def _drop_duplicated_tails(stmts: list[ast.stmt]) -> None:
     """The compiler copies a short ``return`` tail into branches that jump to it; when a
     loop's ``else`` or an ``if`` ends with a copy of the statements after it, drop the copy."""
-    for i, s in enumerate(stmts):
-        if not 0 < len(stmts) - i - 1 <= 3:
-            continue  # (before the tail is copied: quadratic in a long body)
+    for i in range(max(0, len(stmts) - 4), len(stmts) - 1):  # (tails of 1 to 3 statements)
+        s = stmts[i]
         tail = stmts[i + 1:]
         if not isinstance(tail[-1], ast.Return | ast.Raise):
             continue
