@@ -20,9 +20,11 @@ from .tails_expressions import (
     TERMINAL,
     code_signature,
     common_suffix,
+    has_tests,
     jump_instead,
     jumped_to,
     merge_tails,
+    opcodes,
     prefix_effect,
     reachable,
     share_test_bodies,
@@ -59,7 +61,7 @@ def split_clean_ups(bc: Bytecode) -> Bytecode:
     after the last instruction: each then folds like a two-part chain.
     """
     instrs = bc.instrs
-    if not instrs or instrs[-1].op not in TERMINAL | {"JUMP"}:
+    if not instrs or instrs[-1].op not in TERMINAL | {"JUMP"} or not has_tests(bc):
         return bc
     # (a clean-up is where two conditional jumps go, at least, and starts with one)
     tested = sorted(i.target for i in instrs if i.op in CONDITIONAL_JUMPS)
@@ -126,6 +128,8 @@ def share_clean_up_exits(bc: Bytecode) -> Bytecode:
     ``assert a < b < c and d``'s clean-up goes to the raise after ``d``), the copy
     becomes a jump to that block: the layout every other chained test has.
     """
+    if not opcodes(bc)["POP_TOP"]:
+        return bc  # (a clean-up's copy starts at one)
     instrs = bc.instrs
     entered = jumped_to(bc)
     exits: dict[tuple[object, ...] | None, int] | None = None
@@ -204,9 +208,9 @@ def share_nested_clause_ends(bc: Bytecode) -> Bytecode:
             and where is not None and where[0] is not None \
             and all(bc.position(i) == where for i in instrs[k - 1:k + 3]) \
             and len({bc.handlers[j] for j in range(k, k + 3)}) == 1
-    pops = [k for k, i in enumerate(instrs) if i.op == "POP_EXCEPT"]
-    if len(pops) < 3:
+    if opcodes(bc)["POP_EXCEPT"] < 3:
         return bc
+    pops = [k for k, i in enumerate(instrs) if i.op == "POP_EXCEPT"]
     # (a copy starts at a ``POP_EXCEPT``: see ``implicit_copy``)
     starts = [k for k in pops if 1 <= k < n - 2 and instrs[k + 1].op == "LOAD_CONST"
               and instrs[k + 2].op == "RETURN_VALUE" and instrs[k + 1].argval is None]
@@ -244,6 +248,10 @@ def share_loop_exits(bc: Bytecode) -> Bytecode:
     leaves only a ``NOP`` on its line (the reader drops it) before the copy, which keeps
     the lines of the code it copies; in an except clause, its ``POP_EXCEPT``.
     """
+    ops = opcodes(bc)
+    if not (ops["RETURN_VALUE"] or ops["RAISE_VARARGS"]) \
+            or not (ops["FOR_ITER"] or ops["JUMP"] or has_tests(bc)):
+        return bc  # (no exit to copy, or no loop: see ``candidates`` and ``loops``)
     instrs = bc.instrs
     entered = jumped_to(bc)
     # loops as (first, exit): a ``for`` loop's ``FOR_ITER`` and where it goes when done;
@@ -456,6 +464,8 @@ def share_copied_exits(bc: Bytecode, lines: bool = False) -> Bytecode:
     :func:`merge_tails`: the copies of a one-line expression's end are shared at the
     value.
     """
+    if opcodes(bc)["RETURN_VALUE"] < 2:
+        return bc  # (a copy and the exit it copies: two returns, see ``ends``)
     instrs = bc.instrs
     clauses = not lines and not bc.layout.positions
 
@@ -540,6 +550,9 @@ def share_reraises(bc: Bytecode) -> Bytecode:
     in argument, handler and source position (3.11+), are one: all but the last become
     jumps to it.
     """
+    ops = opcodes(bc)
+    if not ops["RERAISE"] or not ops["JUMP"]:
+        return bc  # (re-raises under a loop's handler: see ``looping``)
     instrs = bc.instrs
     looping = {bc.handlers[i.target] for k, i in enumerate(instrs)
                if i.op == "JUMP" and 0 <= i.target < k} - {None}
@@ -644,8 +657,9 @@ def share_implicit_returns(bc: Bytecode) -> Bytecode:
     """
     # (a function's own: a module's or class body's end, or a type parameter scope's, is
     # never written as a ``return``)
-    if code_kind(bc.code) != "function":
-        return bc
+    if code_kind(bc.code) != "function" or opcodes(bc)["RETURN_VALUE"] < 2 \
+            or not has_tests(bc):
+        return bc  # (two returns at least, one a loop's test leaves to: see below)
     positions = bc.layout.positions  # (3.10: lines)
 
     def position(ins: Instr) -> object:
