@@ -110,14 +110,20 @@ class Structurer(LoopExits, IfEnds, Clauses, ClauseExits, Provided):
         self._machinery: dict[int, int] = {}
         self._tests_that_pass()
         self._index_preds()
-        self._absorb_holes()  # (first: a loop's jump back may be a hole of its range)
-        self._dedup_loop_tests()
-        self._drop_unreached()
+        # (first: a loop's jump back may be a hole of its range)
+        changed = self._absorb_holes()
+        changed = self._dedup_loop_tests() | changed
+        changed = self._drop_unreached() | changed
         self.forget_regions()
-        self._index_preds()
-        esuccs = self._esuccs
+        if changed:  # (else the edges are those just indexed)
+            self._index_preds()
+        # (every block is reached now: each one's ways, found once for both; the entry's
+        # too where there are no blocks, hand-made bytecode)
+        ways = {b: self._esuccs(b) for b in self.blocks}
+        ways.setdefault(self.entry, [])
+        esuccs = ways.__getitem__
         self.idom = dominators(self.entry, esuccs)
-        self.loops = natural_loops(self.entry, esuccs, lambda n: self._epreds[n], self.idom)
+        self.loops = natural_loops(self.entry, esuccs, self._epreds.__getitem__, self.idom)
         for bid, block in self.blocks.items():
             if block.term.kind == "for" and bid not in self.loops and bid in self.idom:
                 body_start = block.term.targets[0]
@@ -134,12 +140,15 @@ class Structurer(LoopExits, IfEnds, Clauses, ClauseExits, Provided):
 
     # ------------------------------------------------------------ graph preparation
 
-    def _drop_unreached(self) -> None:
+    def _drop_unreached(self) -> bool:
         """Forget the blocks nothing reaches any more (the jumps back of a loop test's
-        copy, once the copy goes to the test itself)."""
+        copy, once the copy goes to the test itself); whether there were any."""
         seen = self._reached(self.entry, exceptions=True)
+        if len(seen) == len(self.blocks):
+            return False  # (``seen`` holds only blocks: all of them)
         for bid in [b for b in self.blocks if b not in seen]:
             del self.blocks[bid]
+        return True
 
     def _split_test(self, bid: int) -> int:
         """Give the test that ends block ``bid`` a block of its own; return its id."""
@@ -280,19 +289,23 @@ class Structurer(LoopExits, IfEnds, Clauses, ClauseExits, Provided):
         self._effective.clear()
         self._protected.clear()
 
-    def _absorb_holes(self) -> None:
+    def _absorb_holes(self) -> bool:
         """Blocks 3.12+ leaves out of a protected range inside it (see :meth:`_holes`)
-        are given to its handler: they cannot raise, and the body is one region again."""
+        are given to its handler: they cannot raise, and the body is one region again.
+        Whether there were any."""
         handlers = sorted({b.handler_block for b in self.blocks.values()
                            if b.handler_block is not None and b.handler_block in self.blocks})
         # (outer ranges first: a hole of an inner range is in the outer one too)
         handlers.sort(key=lambda h: -len(self.protected(h)))
+        changed = False
         for h in handlers:
             holes = self._holes(set(self.protected(h)), h)
             for bid in holes:
                 self.blocks[bid].handler_block = h
             if holes:
                 self.forget_regions()
+                changed = True
+        return changed
 
     def _holes(self, region: set[int], handler: int) -> set[int]:
         """3.12+ leaves instructions that cannot raise out of the protected ranges: a
