@@ -12,8 +12,7 @@ Also the primitives of :mod:`.tails`, which undoes the copies of whole statement
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import replace
 from typing import cast
@@ -124,23 +123,42 @@ def jumped_to(bc: Bytecode) -> set[int]:
     return entered
 
 
-def opcodes(bc: Bytecode) -> Counter[str]:
-    """How many instructions of each opcode ``bc`` has (inside :func:`sharing_jumps`,
-    counted once per Bytecode): a pass whose pattern needs an opcode the code lacks
-    has nothing to do."""
+def opcodes(bc: Bytecode) -> dict[str, list[int]]:
+    """Where ``bc`` has instructions of each opcode, in order (not to be changed;
+    inside :func:`sharing_jumps`, found once per Bytecode): a pass whose pattern starts
+    at an opcode reads those instructions alone, and has nothing to do where there
+    are none."""
     if _SHARED.ops_bc is bc:
         return _SHARED.ops
-    ops = Counter(i.op for i in bc.instrs)
+    ops: dict[str, list[int]] = {}
+    for k, i in enumerate(bc.instrs):
+        at = ops.get(i.op)
+        if at is None:
+            ops[i.op] = [k]
+        else:
+            at.append(k)
     if _SHARED.depth:
         _SHARED.ops_bc, _SHARED.ops = bc, ops
     return ops
 
 
+def count(bc: Bytecode, op: str) -> int:
+    """How many instructions of ``bc`` are ``op``s."""
+    return len(opcodes(bc).get(op, ()))
+
+
 def has_tests(bc: Bytecode) -> bool:
     """Whether ``bc`` has a conditional jump (no pass here makes one: a pass that
     starts from one has nothing to do without)."""
+    return not CONDITIONAL_JUMPS.isdisjoint(opcodes(bc))
+
+
+def where_ops(bc: Bytecode, names: Iterable[str]) -> list[int]:
+    """Where ``bc``'s instructions of any of the opcodes ``names`` are, in order (not
+    to be changed)."""
     ops = opcodes(bc)
-    return any(ops[op] for op in CONDITIONAL_JUMPS)
+    found = [ops[op] for op in names if op in ops]
+    return found[0] if len(found) == 1 else sorted(k for at in found for k in at)
 
 
 class _Shared:
@@ -154,7 +172,7 @@ class _Shared:
         self.bc: Bytecode | None = None
         self.entered: set[int] = set()
         self.ops_bc: Bytecode | None = None
-        self.ops: Counter[str] = Counter()
+        self.ops: dict[str, list[int]] = {}
 
     def __enter__(self) -> None:
         self.depth += 1
@@ -163,7 +181,7 @@ class _Shared:
         self.depth -= 1
         if not self.depth:
             self.bc, self.entered = None, set()
-            self.ops_bc, self.ops = None, Counter()
+            self.ops_bc, self.ops = None, {}
 
 
 _SHARED = _Shared()
@@ -451,9 +469,8 @@ def split_empty_tests(bc: Bytecode) -> Bytecode:
     # (a loop's head is no value's load: ``while f(a) or 1`` tests again at the end and
     # both ways go back to the next statement)
     heads: set[int] | None = None  # (found once a test's ways meet)
-    for j, ins in enumerate(instrs):
-        if ins.op not in CONDITIONAL_JUMPS:
-            continue
+    for j in where_ops(bc, CONDITIONAL_JUMPS):
+        ins = instrs[j]
         k = j + 1
         while k < len(instrs) and k != ins.target and (
                 instrs[k].op == "NOP" or instrs[k].op == "JUMP" and instrs[k].target > k):
@@ -501,8 +518,9 @@ def share_test_bodies(bc: Bytecode) -> Bytecode:
         return bc
     instrs = bc.instrs
     tests: dict[tuple[int, int], list[int]] = {}  # (target, line) -> the tests
-    for j, ins in enumerate(instrs):
-        if ins.op in CONDITIONAL_JUMPS and ins.target > j and ins.line is not None:
+    for j in where_ops(bc, CONDITIONAL_JUMPS):
+        ins = instrs[j]
+        if ins.target > j and ins.line is not None:
             tests.setdefault((ins.target, ins.line), []).append(j)
     if all(len(jumps) < 2 for jumps in tests.values()):
         return bc
