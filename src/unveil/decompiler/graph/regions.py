@@ -18,13 +18,14 @@ def reverse_postorder(entry: int, succs: Callable[[int], Iterable[int]]) -> list
     edges): depth first, successors in the order ``succs`` gives them."""
     seen = {entry}
     order: list[int] = []
-    stack: list[tuple[int, Iterator[int]]] = [(entry, iter(list(succs(entry))))]
+    # (each node's successors read once, as the walk goes: not changed meanwhile)
+    stack: list[tuple[int, Iterator[int]]] = [(entry, iter(succs(entry)))]
     while stack:
         node, children = stack[-1]
         for child in children:
             if child not in seen:
                 seen.add(child)
-                stack.append((child, iter(list(succs(child)))))
+                stack.append((child, iter(succs(child))))
                 break
         else:
             stack.pop()
@@ -47,11 +48,13 @@ def dominators(entry: int, succs: Callable[[int], Iterable[int]]) -> dict[int, i
     # (by index in ``order``: a node's dominators come before it)
     index = {n: i for i, n in enumerate(order)}
     preds: list[list[int]] = [[] for _ in order]
+    back = False  # (an edge to a node not after its source in ``order``)
     for i, n in enumerate(order):
         for s in known[n]:
             j = index.get(s)
             if j is not None:
                 preds[j].append(i)
+                back = back or j <= i
     idom = [-1] * len(order)
     idom[0] = 0
     changed = True
@@ -73,6 +76,8 @@ def dominators(entry: int, succs: Callable[[int], Iterable[int]]) -> dict[int, i
             if new >= 0 and idom[i] != new:
                 idom[i] = new
                 changed = True
+        if not back:
+            break  # (each node's predecessors came before it, with their final dominators)
     # (every node has its dominator after the first pass, in this order)
     return {order[i]: order[d] for i, d in enumerate(idom)}
 

@@ -697,7 +697,7 @@ class Structurer(LoopExits, IfEnds, Clauses, ClauseExits, Provided):
             test = negate(test, self.layout.folded_not_tests)
             then_t, else_t = else_t, then_t
             as_tested = False
-        sub = replace(ctx, follow=merge_follow)
+        sub = ctx.following(merge_follow)
         then_body = self.branch(b, then_t, sub)
         else_body = self.branch(b, else_t, sub)
         passed = as_tested and (written_pass(self.g.cfg, self.blocks.get(then_t), block)
@@ -933,7 +933,7 @@ class Structurer(LoopExits, IfEnds, Clauses, ClauseExits, Provided):
         if else_start is not None:
             # (through the edge: an ``else`` that only breaks out of an enclosing loop
             # jumps there from outside the enclosing loop's body)
-            node.orelse = self.branch(h, else_start, replace(ctx, follow=follow))
+            node.orelse = self.branch(h, else_start, ctx.following(follow))
         out.append(node)
         if follow is not None and follow == ctx.follow:
             return None
