@@ -109,18 +109,17 @@ class Structurer(LoopExits, IfEnds, Clauses, ClauseExits, Provided):
         self._effective: dict[int, int | None] = {}
         self._machinery: dict[int, int] = {}
         self._tests_that_pass()
-        self._index_preds()
+        ways = self._ways()
+        self._index_ways(ways)
         # (first: a loop's jump back may be a hole of its range)
         changed = self._absorb_holes()
-        changed = self._dedup_loop_tests() | changed
-        changed = self._drop_unreached() | changed
+        if self._dedup_loop_tests() or changed:
+            ways = self._ways()
+            changed = True
+        if self._drop_unreached(ways) or changed:  # (else the edges are those indexed)
+            self._index_ways(ways)
         self.forget_regions()
-        if changed:  # (else the edges are those just indexed)
-            self._index_preds()
-        # (every block is reached now: each one's ways, found once for both; the entry's
-        # too where there are no blocks, hand-made bytecode)
-        ways = {b: self._esuccs(b) for b in self.blocks}
-        ways.setdefault(self.entry, [])
+        ways.setdefault(self.entry, [])  # (where there are no blocks: hand-made bytecode)
         esuccs = ways.__getitem__
         self.idom = dominators(self.entry, esuccs)
         self.loops = natural_loops(self.entry, esuccs, self._epreds.__getitem__, self.idom)
@@ -140,14 +139,21 @@ class Structurer(LoopExits, IfEnds, Clauses, ClauseExits, Provided):
 
     # ------------------------------------------------------------ graph preparation
 
-    def _drop_unreached(self) -> bool:
+    def _drop_unreached(self, ways: dict[int, list[int]]) -> bool:
         """Forget the blocks nothing reaches any more (the jumps back of a loop test's
-        copy, once the copy goes to the test itself); whether there were any."""
-        seen = self._reached(self.entry, exceptions=True)
+        copy, once the copy goes to the test itself), from :meth:`_ways` ``ways`` too (a
+        block kept has the same: all its successors are reached); whether any."""
+        seen: set[int] = set()
+        todo = [self.entry]
+        while todo:
+            if (n := todo.pop()) not in seen and n in ways:
+                seen.add(n)
+                todo.extend(ways[n])
         if len(seen) == len(self.blocks):
             return False  # (``seen`` holds only blocks: all of them)
         for bid in [b for b in self.blocks if b not in seen]:
             del self.blocks[bid]
+            del ways[bid]
         return True
 
     def _split_test(self, bid: int) -> int:
@@ -169,9 +175,16 @@ class Structurer(LoopExits, IfEnds, Clauses, ClauseExits, Provided):
     # ------------------------------------------------------------ graph helpers
 
     def _index_preds(self) -> None:
-        self._epreds: dict[int, list[int]] = {b: [] for b in self.blocks}
-        for bid in self.blocks:
-            for s in self._esuccs(bid):
+        self._index_ways(self._ways())
+
+    def _ways(self) -> dict[int, list[int]]:  # (each block's :meth:`_esuccs`)
+        return {b: self._esuccs(b) for b in self.blocks}
+
+    def _index_ways(self, ways: dict[int, list[int]]) -> None:
+        """Index each block's predecessors from ``ways``, every block's :meth:`_ways`."""
+        self._epreds: dict[int, list[int]] = {b: [] for b in ways}
+        for bid, out in ways.items():
+            for s in out:
                 if s in self._epreds:
                     self._epreds[s].append(bid)
 
@@ -290,9 +303,8 @@ class Structurer(LoopExits, IfEnds, Clauses, ClauseExits, Provided):
         self._protected.clear()
 
     def _absorb_holes(self) -> bool:
-        """Blocks 3.12+ leaves out of a protected range inside it (see :meth:`_holes`)
-        are given to its handler: they cannot raise, and the body is one region again.
-        Whether there were any."""
+        """Blocks 3.12+ leaves out of a protected range inside it (:meth:`_holes`) go to
+        its handler (they cannot raise: the body is one region again); whether any."""
         handlers = sorted({b.handler_block for b in self.blocks.values()
                            if b.handler_block is not None and b.handler_block in self.blocks})
         # (outer ranges first: a hole of an inner range is in the outer one too)
