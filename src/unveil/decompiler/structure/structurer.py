@@ -730,14 +730,14 @@ class Structurer(LoopExits, IfEnds, Clauses, ClauseExits, Provided):
         node = ast.If(test=test, body=then_body, orelse=else_body)
         attach(node, line=block.term.line)
         cfg = self.g.cfg
-        if else_body and cfg.bc.layout.dead_code:
+        if else_body and self.layout.dead_code:
             arms = [self._arm_reach(b, t, ctx) | ({t} - {merge, ctx.follow}) & self.blocks.keys()
                     for t in self.blocks[b].term.targets]  # (a break leaving: not in its arm)
             if written_else(cfg, self.blocks, b, merge, arms):
                 attach(node, written_else=True)
             elif dead_jump_flat(cfg, self.blocks, b):
                 attach(node, written_flat=True)
-        elif cfg.bc.layout.dead_code and dead_jump_flat(cfg, self.blocks, b):
+        elif self.layout.dead_code and dead_jump_flat(cfg, self.blocks, b):
             attach(node, written_flat=True)  # (what follows is not its ``else``)
         if as_tested and len(then_body) == 1 and isinstance(then_body[0], ast.Continue) \
                 and (written_jump(self.g.cfg, self.blocks.get(then_t), block, 8)
