@@ -669,9 +669,9 @@ class Structurer(LoopExits, IfEnds, Clauses, ClauseExits, Provided):
             dead = self.g.cfg.dead_jumps
 
             def succs(n: int) -> list[int]:
-                out = []
-                for s in self._succs(n):
-                    out.append(-2 if s == header else s)
+                out = self._succs(n)
+                if header in out:
+                    out = [-2 if s == header else s for s in out]
                 to = dead.get(self.blocks[n].blocks[-1]) if dead else None  # (3.8/3.9:
                 if to is not None and to in self.blocks:  # where a raise's statement goes on)
                     out = [-2 if to == header else to]
