@@ -18,13 +18,14 @@ def reverse_postorder(entry: int, succs: Callable[[int], Iterable[int]]) -> list
     edges): depth first, successors in the order ``succs`` gives them."""
     seen = {entry}
     order: list[int] = []
-    stack: list[tuple[int, Iterator[int]]] = [(entry, iter(list(succs(entry))))]
+    # (each node's successors read once, as the walk goes: not changed meanwhile)
+    stack: list[tuple[int, Iterator[int]]] = [(entry, iter(succs(entry)))]
     while stack:
         node, children = stack[-1]
         for child in children:
             if child not in seen:
                 seen.add(child)
-                stack.append((child, iter(list(succs(child)))))
+                stack.append((child, iter(succs(child))))
                 break
         else:
             stack.pop()
@@ -34,7 +35,8 @@ def reverse_postorder(entry: int, succs: Callable[[int], Iterable[int]]) -> list
 
 
 def dominators(entry: int, succs: Callable[[int], Iterable[int]]) -> dict[int, int]:
-    """Immediate dominator of every node reachable from ``entry`` (entry maps to itself)."""
+    """Immediate dominator of every node reachable from ``entry`` (entry maps to itself),
+    in reverse postorder."""
     known: dict[int, list[int]] = {}
 
     def listed(n: int) -> list[int]:  # (each node's successors asked for once)
@@ -47,11 +49,13 @@ def dominators(entry: int, succs: Callable[[int], Iterable[int]]) -> dict[int, i
     # (by index in ``order``: a node's dominators come before it)
     index = {n: i for i, n in enumerate(order)}
     preds: list[list[int]] = [[] for _ in order]
+    back = False  # (an edge to a node not after its source in ``order``)
     for i, n in enumerate(order):
         for s in known[n]:
             j = index.get(s)
             if j is not None:
                 preds[j].append(i)
+                back = back or j <= i
     idom = [-1] * len(order)
     idom[0] = 0
     changed = True
@@ -73,6 +77,8 @@ def dominators(entry: int, succs: Callable[[int], Iterable[int]]) -> dict[int, i
             if new >= 0 and idom[i] != new:
                 idom[i] = new
                 changed = True
+        if not back:
+            break  # (each node's predecessors came before it, with their final dominators)
     # (every node has its dominator after the first pass, in this order)
     return {order[i]: order[d] for i, d in enumerate(idom)}
 
@@ -122,21 +128,27 @@ def dominator_intervals(idom: dict[int, int]) -> dict[int, tuple[int, int]]:
 def natural_loops(entry: int, succs: Callable[[int], Iterable[int]],
                   preds: Callable[[int], Iterable[int]],
                   idom: dict[int, int]) -> dict[int, set[int]]:
-    """Blocks of each natural loop, by header. Retreating edges to non-dominators are ignored."""
+    """Blocks of each natural loop, by header (``idom``: as :func:`dominators` gives it).
+    Retreating edges to non-dominators are ignored."""
     loops: dict[int, set[int]] = {}
+    # (a node that dominates another comes first in reverse postorder, ``idom``'s order:
+    # only the edges to a node not after their source may be back edges)
+    rank = {n: i for i, n in enumerate(idom)}
+    back = [(n, s) for n, i in rank.items() for s in succs(n) if rank.get(s, i + 1) <= i]
+    if not back:
+        return loops
     span = dominator_intervals(idom)
-    for n in idom:
+    for n, s in back:
         low, high = span[n]
-        for s in succs(n):
-            if s in span and span[s][0] <= low and high <= span[s][1]:  # s dominates n
-                body = loops.setdefault(s, {s})
-                todo = [n]
-                while todo:
-                    m = todo.pop()
-                    if m in body:
-                        continue
-                    body.add(m)
-                    todo.extend(p for p in preds(m) if p in idom)
+        if span[s][0] <= low and high <= span[s][1]:  # s dominates n
+            body = loops.setdefault(s, {s})
+            todo = [n]
+            while todo:
+                m = todo.pop()
+                if m in body:
+                    continue
+                body.add(m)
+                todo.extend(p for p in preds(m) if p in idom)
     return loops
 
 

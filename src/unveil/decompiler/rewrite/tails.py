@@ -20,14 +20,18 @@ from .tails_expressions import (
     TERMINAL,
     code_signature,
     common_suffix,
+    count,
+    has_tests,
     jump_instead,
     jumped_to,
     merge_tails,
+    opcodes,
     prefix_effect,
     reachable,
     share_test_bodies,
     sharing_jumps,
     split_empty_tests,
+    where_ops,
 )
 
 
@@ -59,10 +63,10 @@ def split_clean_ups(bc: Bytecode) -> Bytecode:
     after the last instruction: each then folds like a two-part chain.
     """
     instrs = bc.instrs
-    if not instrs or instrs[-1].op not in TERMINAL | {"JUMP"}:
+    if not instrs or instrs[-1].op not in TERMINAL | {"JUMP"} or not has_tests(bc):
         return bc
     # (a clean-up is where two conditional jumps go, at least, and starts with one)
-    tested = sorted(i.target for i in instrs if i.op in CONDITIONAL_JUMPS)
+    tested = sorted(instrs[k].target for k in where_ops(bc, CONDITIONAL_JUMPS))
     if not any(a == b and a < len(instrs) and instrs[a].op in _CLEAN_UP
                for a, b in zip(tested, tested[1:], strict=False)):
         return bc
@@ -126,12 +130,15 @@ def share_clean_up_exits(bc: Bytecode) -> Bytecode:
     ``assert a < b < c and d``'s clean-up goes to the raise after ``d``), the copy
     becomes a jump to that block: the layout every other chained test has.
     """
+    pops = opcodes(bc).get("POP_TOP")
+    if not pops:
+        return bc  # (a clean-up's copy starts at one)
     instrs = bc.instrs
     entered = jumped_to(bc)
     exits: dict[tuple[object, ...] | None, int] | None = None
     new: list[Instr] | None = None
-    for t, ins in enumerate(instrs):
-        if ins.op != "POP_TOP" or t not in entered or not t:
+    for t in pops:
+        if t not in entered or not t:
             continue
         end = t + 1
         while end < len(instrs) and instrs[end].op not in FLOW and end not in entered:
@@ -204,7 +211,7 @@ def share_nested_clause_ends(bc: Bytecode) -> Bytecode:
             and where is not None and where[0] is not None \
             and all(bc.position(i) == where for i in instrs[k - 1:k + 3]) \
             and len({bc.handlers[j] for j in range(k, k + 3)}) == 1
-    pops = [k for k, i in enumerate(instrs) if i.op == "POP_EXCEPT"]
+    pops = opcodes(bc).get("POP_EXCEPT", [])
     if len(pops) < 3:
         return bc
     # (a copy starts at a ``POP_EXCEPT``: see ``implicit_copy``)
@@ -244,26 +251,27 @@ def share_loop_exits(bc: Bytecode) -> Bytecode:
     leaves only a ``NOP`` on its line (the reader drops it) before the copy, which keeps
     the lines of the code it copies; in an except clause, its ``POP_EXCEPT``.
     """
+    exits = where_ops(bc, _EXITS)
+    if not exits:
+        return bc  # (no exit to copy: see ``candidates``)
     instrs = bc.instrs
-    entered = jumped_to(bc)
     # loops as (first, exit): a ``for`` loop's ``FOR_ITER`` and where it goes when done;
     # a ``while`` loop's head and the instruction after its jump back
-    loops = sorted([(f, i.target) for f, i in enumerate(instrs) if i.op == "FOR_ITER"]
-                   + [(i.target, j + 1) for j, i in enumerate(instrs)
-                      if (i.op == "JUMP" or i.op in CONDITIONAL_JUMPS) and 0 <= i.target < j
+    loops = sorted([(f, instrs[f].target) for f in opcodes(bc).get("FOR_ITER", ())]
+                   + [(i.target, j + 1) for j in where_ops(bc, _JUMPS)
+                      if 0 <= (i := instrs[j]).target < j
                       and instrs[i.target].op != "FOR_ITER"
                       and not _suppressed_exit(instrs, j)])
     if not loops:
         return bc
+    entered = jumped_to(bc)
     # straight code that ends in a return or a raise, by its instructions (found when a
     # break's copy is)
     endings: dict[tuple[object, ...] | None, list[int]] | None = None
 
     def find_endings() -> dict[tuple[object, ...] | None, list[int]]:
         found: dict[tuple[object, ...] | None, list[int]] = {}
-        for t, ins in enumerate(instrs):
-            if ins.op not in ("RETURN_VALUE", "RAISE_VARARGS"):
-                continue
+        for t in exits:
             for b in range(t, max(t - _MAX_LOOP_EXIT, 0) - 1, -1):
                 if b < t and (instrs[b].op in FLOW or b + 1 in entered):
                     break
@@ -284,9 +292,7 @@ def share_loop_exits(bc: Bytecode) -> Bytecode:
     # (only where straight code runs from ``k + 1`` into a return or a raise of a few
     # instructions, loading first, can a break's copy start: the others are never read)
     candidates: list[int] = []
-    for t, ins in enumerate(instrs):
-        if ins.op != "RETURN_VALUE" and ins.op != "RAISE_VARARGS":
-            continue
+    for t in exits:
         for start in range(t, max(t - _MAX_LOOP_EXIT, 0), -1):
             if start < t and (instrs[start].op in FLOW or start + 1 in entered):
                 break
@@ -374,6 +380,8 @@ def share_loop_exits(bc: Bytecode) -> Bytecode:
 
 
 _MAX_LOOP_EXIT = 6  # instructions the compiler copies at most (with the iterator's pop)
+_EXITS = ("RETURN_VALUE", "RAISE_VARARGS")
+_JUMPS = CONDITIONAL_JUMPS | {"JUMP"}
 
 
 def _suppressed_exit(instrs: list[Instr], j: int) -> bool:
@@ -456,6 +464,9 @@ def share_copied_exits(bc: Bytecode, lines: bool = False) -> Bytecode:
     :func:`merge_tails`: the copies of a one-line expression's end are shared at the
     value.
     """
+    returns = opcodes(bc).get("RETURN_VALUE", [])
+    if len(returns) < 2:
+        return bc  # (a copy and the exit it copies: two returns, see ``ends``)
     instrs = bc.instrs
     clauses = not lines and not bc.layout.positions
 
@@ -465,7 +476,7 @@ def share_copied_exits(bc: Bytecode, lines: bool = False) -> Bytecode:
             bc.position(ins) or ins.line
 
     # (a copy and the exit it copies end in two returns alike, positions and all)
-    ends = [where(r) for r, i in enumerate(instrs) if i.op == "RETURN_VALUE"]
+    ends = [where(r) for r in returns]
     if len(set(ends)) == len(ends):
         return bc
     entered = jumped_to(bc)
@@ -473,9 +484,7 @@ def share_copied_exits(bc: Bytecode, lines: bool = False) -> Bytecode:
     latest: dict[tuple[object, ...], int] = {}  # stretch -> its last start
     count: dict[tuple[object, ...], int] = {}
     stretches: list[list[tuple[int, _CopyKey]]] = []
-    for r, ins in enumerate(instrs):
-        if ins.op != "RETURN_VALUE":
-            continue
+    for r in returns:
         found: list[tuple[int, _CopyKey]] = []
         # (3.10: a value and its return alone, at an except clause's end)
         for s in range(r - (1 if clauses else 2), max(r - MAX_COPY, -1), -1):
@@ -540,16 +549,19 @@ def share_reraises(bc: Bytecode) -> Bytecode:
     in argument, handler and source position (3.11+), are one: all but the last become
     jumps to it.
     """
+    ops = opcodes(bc)
+    if "RERAISE" not in ops or "JUMP" not in ops:
+        return bc  # (re-raises under a loop's handler: see ``looping``)
     instrs = bc.instrs
-    looping = {bc.handlers[i.target] for k, i in enumerate(instrs)
-               if i.op == "JUMP" and 0 <= i.target < k} - {None}
+    looping = {bc.handlers[t] for k in ops["JUMP"] if 0 <= (t := instrs[k].target) < k} - {None}
     if not looping:
         return bc
     entered = jumped_to(bc)
     last: dict[tuple[object, ...], int] = {}
     copies: list[tuple[int, tuple[object, ...]]] = []
-    for k, ins in enumerate(instrs):
-        if ins.op != "RERAISE" or not k or bc.handlers[k] not in looping \
+    for k in ops["RERAISE"]:
+        ins = instrs[k]
+        if not k or bc.handlers[k] not in looping \
                 or k not in entered and instrs[k - 1].op not in (*TERMINAL, *CONDITIONAL_JUMPS,
                                                                  "JUMP"):
             continue
@@ -586,7 +598,7 @@ def share_body_ends(bc: Bytecode) -> Bytecode:
     instrs = bc.instrs
     # (the last the body's own flow reaches: a handler's way on comes back to it)
     normal = reachable(bc, exceptions=False)
-    ends = [r for r, i in enumerate(instrs) if i.op == "RETURN_VALUE"]
+    ends = opcodes(bc).get("RETURN_VALUE", [])
     kept = [r for r in ends if r in normal]
     if len(ends) < 2 or not kept:
         return bc
@@ -644,8 +656,9 @@ def share_implicit_returns(bc: Bytecode) -> Bytecode:
     """
     # (a function's own: a module's or class body's end, or a type parameter scope's, is
     # never written as a ``return``)
-    if code_kind(bc.code) != "function":
-        return bc
+    if code_kind(bc.code) != "function" or count(bc, "RETURN_VALUE") < 2 \
+            or not has_tests(bc):
+        return bc  # (two returns at least, one a loop's test leaves to: see below)
     positions = bc.layout.positions  # (3.10: lines)
 
     def position(ins: Instr) -> object:
@@ -654,9 +667,9 @@ def share_implicit_returns(bc: Bytecode) -> Bytecode:
     instrs = bc.instrs
     # (the ``return None``s outside handlers: the copies are among them; two at least,
     # one jumped to before the last)
-    found = [r for r, ret in enumerate(instrs[1:]) if ret.op == "RETURN_VALUE"
-             and instrs[r].op == "LOAD_CONST" and instrs[r].argval is None
-             and bc.handlers[r] is None]
+    found = [k - 1 for k in opcodes(bc)["RETURN_VALUE"] if k
+             and instrs[k - 1].op == "LOAD_CONST" and instrs[k - 1].argval is None
+             and bc.handlers[k - 1] is None]
     if len(found) < 2 or not any(not r or instrs[r - 1].op in _GONE_ON for r in found[:-1]):
         return bc
     sources: dict[int, list[int]] = {}

@@ -12,8 +12,8 @@ Also the primitives of :mod:`.tails`, which undoes the copies of whole statement
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Iterable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import replace
 from typing import cast
 
@@ -45,27 +45,29 @@ _MERGE_ROUNDS = 3
 
 def _merge_tails_once(bc: Bytecode) -> Bytecode:
     instrs = bc.instrs
-    if not any(i.op in CONDITIONAL_JUMPS for i in instrs):
+    if not has_tests(bc):
         return bc
     entries: dict[int, int] = {}
     sources: dict[int, list[int]] = {}
+    tests_on: dict[int, list[int]] = {}  # the live conditional jumps, by line, in order
+    tests: list[int] = []  # the conditional jumps with a line
     live = reachable(bc)  # (a folded comprehension leaves dead clean-up code behind)
     for k, i in enumerate(instrs):
+        test = i.op in CONDITIONAL_JUMPS and i.line is not None
+        if test:
+            tests.append(k)
         if i.target >= 0 and k in live:
             entries[i.target] = entries.get(i.target, 0) + 1
             sources.setdefault(i.target, []).append(k)
+            if test:
+                tests_on.setdefault(cast(int, i.line), []).append(k)
     for k, h in enumerate(bc.handlers):
         if h is not None and k in live:
             entries[h.target] = entries.get(h.target, 0) + 2  # never merged
-    tests_on: dict[int, list[int]] = {}  # the live conditional jumps, by line
-    for k in sorted(k for targets in sources.values() for k in targets):
-        if instrs[k].op in CONDITIONAL_JUMPS and instrs[k].line is not None:
-            tests_on.setdefault(cast(int, instrs[k].line), []).append(k)
     new = list(instrs)
     changed = False
-    for j, ins in enumerate(instrs):
-        if ins.op not in CONDITIONAL_JUMPS or ins.line is None:
-            continue
+    for j in tests:
+        ins = instrs[j]
         # (the first arm may be where earlier tests of the same condition go too: the
         # ``c`` of ``x if c or d else y``)
         earlier = [k for k in sources.get(j + 1, ()) if k < j and instrs[k].op in CONDITIONAL_JUMPS
@@ -78,7 +80,7 @@ def _merge_tails_once(bc: Bytecode) -> Bytecode:
         # the second arm may run on into the end of an enclosing expression on the same
         # line (``x and (a if c else b)``: the ``and`` jumps to where ``b`` ends)
         outer: dict[int, int] = {}
-        for k in tests_on.get(ins.line, ()):
+        for k in tests_on.get(cast(int, ins.line), ()):  # (``tests`` have lines)
             if k < j and instrs[k].target > ins.target:
                 outer[instrs[k].target] = outer.get(instrs[k].target, 0) + 1
         first, second = _both_arms(
@@ -121,32 +123,76 @@ def jumped_to(bc: Bytecode) -> set[int]:
     return entered
 
 
-class _Shared:
-    """:func:`jumped_to` of the Bytecode last read inside :func:`sharing_jumps`."""
+def opcodes(bc: Bytecode) -> dict[str, list[int]]:
+    """Where ``bc`` has instructions of each opcode, in order (not to be changed;
+    inside :func:`sharing_jumps`, found once per Bytecode): a pass whose pattern starts
+    at an opcode reads those instructions alone, and has nothing to do where there
+    are none."""
+    if _SHARED.ops_bc is bc:
+        return _SHARED.ops
+    ops: dict[str, list[int]] = {}
+    for k, i in enumerate(bc.instrs):
+        at = ops.get(i.op)
+        if at is None:
+            ops[i.op] = [k]
+        else:
+            at.append(k)
+    if _SHARED.depth:
+        _SHARED.ops_bc, _SHARED.ops = bc, ops
+    return ops
 
-    __slots__ = ("bc", "depth", "entered")
+
+def count(bc: Bytecode, op: str) -> int:
+    """How many instructions of ``bc`` are ``op``s."""
+    return len(opcodes(bc).get(op, ()))
+
+
+def has_tests(bc: Bytecode) -> bool:
+    """Whether ``bc`` has a conditional jump (no pass here makes one: a pass that
+    starts from one has nothing to do without)."""
+    return not CONDITIONAL_JUMPS.isdisjoint(opcodes(bc))
+
+
+def where_ops(bc: Bytecode, names: Iterable[str]) -> list[int]:
+    """Where ``bc``'s instructions of any of the opcodes ``names`` are, in order (not
+    to be changed)."""
+    ops = opcodes(bc)
+    found = [ops[op] for op in names if op in ops]
+    return found[0] if len(found) == 1 else sorted(k for at in found for k in at)
+
+
+class _Shared:
+    """:func:`jumped_to` and :func:`opcodes` of the Bytecode last read inside
+    :func:`sharing_jumps` (itself: entered and left as a context manager)."""
+
+    __slots__ = ("bc", "depth", "entered", "ops", "ops_bc")
 
     def __init__(self) -> None:
         self.depth = 0
         self.bc: Bytecode | None = None
         self.entered: set[int] = set()
+        self.ops_bc: Bytecode | None = None
+        self.ops: dict[str, list[int]] = {}
+
+    def __enter__(self) -> None:
+        self.depth += 1
+
+    def __exit__(self, *exc: object) -> None:
+        self.depth -= 1
+        if not self.depth:
+            self.bc, self.entered = None, set()
+            self.ops_bc, self.ops = None, {}
 
 
 _SHARED = _Shared()
 
 
-@contextmanager
-def sharing_jumps() -> Iterator[None]:
+def sharing_jumps() -> AbstractContextManager[None]:
     """Passes that read one Bytecode in turn (each returns the one it was given when it
-    changes nothing) find what it jumps to once; none may change a Bytecode in place
-    meanwhile. Outside, nothing is kept."""
-    _SHARED.depth += 1
-    try:
-        yield
-    finally:
-        _SHARED.depth -= 1
-        if not _SHARED.depth:
-            _SHARED.bc, _SHARED.entered = None, set()
+    changes nothing) find what it jumps to, and its opcodes, once; none may change a
+    Bytecode in place meanwhile. Outside, nothing is kept. (A plain object, not a
+    generator's context manager: it is entered for every code object.)"""
+    return _SHARED
 
 
 def jump_instead(new: list[Instr], instrs: list[Instr], copy: Sequence[int],
@@ -213,8 +259,9 @@ def _both_arms(bc: Bytecode, entries: dict[int, int], a: tuple, b: tuple
     """:func:`_arm` of both ``a`` and ``b`` (start, allow_entry, max_entries, outer), or
     Nones once either is None: walked to a doubling limit, so that the walk of an arm
     that fails stops the other's (linear, not quadratic, in a function of straight
-    code that the first arm of every test runs on to the end of)."""
-    limit = 64
+    code that the first arm of every test runs on to the end of; from a short limit: the
+    arms of most tests that are no expression's run far, or stop at once)."""
+    limit = 16
     first: list[int] | None
     second: list[int] | None
     first = second = _LONG
@@ -415,14 +462,15 @@ def split_empty_tests(bc: Bytecode) -> Bytecode:
     before ``g`` is loaded). Where the next value is loaded by one instruction, the way
     that runs on loads a copy of it and jumps past it: ``g(0 if u else 0)``.
     """
+    if not has_tests(bc):
+        return bc
     instrs = bc.instrs
     splits: dict[int, int] = {}  # the empty way's first instruction -> the value's load
     # (a loop's head is no value's load: ``while f(a) or 1`` tests again at the end and
     # both ways go back to the next statement)
     heads: set[int] | None = None  # (found once a test's ways meet)
-    for j, ins in enumerate(instrs):
-        if ins.op not in CONDITIONAL_JUMPS:
-            continue
+    for j in where_ops(bc, CONDITIONAL_JUMPS):
+        ins = instrs[j]
         k = j + 1
         while k < len(instrs) and k != ins.target and (
                 instrs[k].op == "NOP" or instrs[k].op == "JUMP" and instrs[k].target > k):
@@ -466,10 +514,13 @@ def share_test_bodies(bc: Bytecode) -> Bytecode:
     (Written twice, ``(x if b else y) if a else (x if c else y)``, each test has an
     ``else`` of its own to jump to.)
     """
+    if not has_tests(bc):
+        return bc
     instrs = bc.instrs
     tests: dict[tuple[int, int], list[int]] = {}  # (target, line) -> the tests
-    for j, ins in enumerate(instrs):
-        if ins.op in CONDITIONAL_JUMPS and ins.target > j and ins.line is not None:
+    for j in where_ops(bc, CONDITIONAL_JUMPS):
+        ins = instrs[j]
+        if ins.target > j and ins.line is not None:
             tests.setdefault((ins.target, ins.line), []).append(j)
     if all(len(jumps) < 2 for jumps in tests.values()):
         return bc

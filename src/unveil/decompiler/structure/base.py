@@ -61,6 +61,12 @@ class Ctx:
     clause: ClauseInfo | None = None
     tails: frozenset[int] = frozenset()  # exit tails of the enclosing constructs
 
+    def following(self, follow: int | None) -> Ctx:
+        """This context, ending at ``follow``: ``replace(self, follow=follow)`` (each
+        field named here, not looked up: made for every ``if`` and its arms)."""
+        return Ctx(follow, self.loop, self.handler, self.region, self.cleanups,
+                   self.loop_cleanups, self.clause, self.tails)
+
 
 @dataclass(slots=True)
 class ClauseInfo:
@@ -623,10 +629,13 @@ def passes_under(block: IRBlock) -> bool:
     """Are the values ``block`` leaves on the stack only a ``with``'s ``__exit__`` (and
     manager) or values of other blocks (a ``for`` loop's iterator under an inner loop's
     test), passing through as they came, so that another block may stand for it?"""
-    return len(block.exit) <= len(block.entry) and all(
-        x is y and (isinstance(x, Special) and x.kind in ("exit", "exit_self")
-                    or isinstance(x, Slot))
-        for x, y in zip(block.exit, block.entry, strict=False))
+    if len(block.exit) > len(block.entry):
+        return False
+    for x, y in zip(block.exit, block.entry, strict=False):  # (a loop: stacks may be deep)
+        if x is not y or not (isinstance(x, Slot) or isinstance(x, Special)
+                              and x.kind in ("exit", "exit_self")):
+            return False
+    return True
 
 
 def clauses_continue(handlers: list[ast.ExceptHandler]) -> bool:

@@ -226,7 +226,7 @@ class ClauseExits(ClauseExitsUses):
             block = self.blocks.get(t)
             if block is None or block.stmts or block.term.kind != "goto":
                 continue
-            if self.g.cfg.bc.layout.dead_code and self.position(t) > last \
+            if self.layout.dead_code and self.position(t) > last \
                     and block.term.targets[0] == loop.follow:
                 return True  # (3.8/3.9: the break itself, the body's jump to it taken in)
             nxt = self.blocks.get(block.term.targets[0])

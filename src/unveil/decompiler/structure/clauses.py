@@ -135,7 +135,7 @@ class Clauses(ClausesUses):
         node = ast.AsyncFor(target=target, iter=iterable, body=stmts or [ast.Pass()],
                             orelse=[])
         if else_start is not None:
-            node.orelse = self.seq(else_start, replace(ctx, follow=follow))
+            node.orelse = self.seq(else_start, ctx.following(follow))
         out.append(node)
         if follow is not None and follow == ctx.follow:
             return None
@@ -748,12 +748,12 @@ class Clauses(ClausesUses):
                     # to the end of the statement: the body's way on is its else clause)
                     layout_else = (ctx.follow,)
                 if layout_else:  # (``()``: 3.8/3.9's layout says it has none)
-                    orelse = self.seq(body_exit, replace(ctx, follow=layout_else[0]))
+                    orelse = self.seq(body_exit, ctx.following(layout_else[0]))
                     after = layout_else[0]
             elif body_exit != merge:
                 info = ctx.clause
                 left = len(info.exits) if info is not None else 0
-                orelse = self.seq(body_exit, replace(ctx, follow=merge))
+                orelse = self.seq(body_exit, ctx.following(merge))
                 if info is not None and len(info.exits) > left:
                     # the else part leaves the enclosing except clause: what the clauses
                     # go on to must leave it too (the code after the statement), or leave

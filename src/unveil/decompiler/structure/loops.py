@@ -576,13 +576,15 @@ class LoopExits(LoopExitsUses):
         return bool(back) and not self._rotated(h, back) \
             and not all(written_continue(self.g.cfg, self.blocks[p]) for p in back)
 
-    def _dedup_loop_tests(self) -> None:
+    def _dedup_loop_tests(self) -> bool:
         """Undo the compiler's copy of a ``while`` test at the bottom of the loop.
 
         A block that only tests, with the same test, targets and handler as the end of
         another block, is the same code: its predecessors can jump to that test instead.
-        The test is split off its block so that it becomes the loop header.
+        The test is split off its block so that it becomes the loop header. Whether the
+        graph changed.
         """
+        changed = False
         # (by targets and handler first: the test's text is made only where those agree)
         tests: dict[tuple[tuple[int, ...], int | None], dict[Key, int]] = {}
         exits: dict[tuple[object, ...], int] = {}
@@ -622,6 +624,7 @@ class LoopExits(LoopExitsUses):
                 # ``if a: while b:``: the test before the loop folded ``a`` and ``b``
                 # into one ``a and b``; ``b`` alone is the loop's test
                 first = self._split_and(~first, text)
+                changed = True
             if handler_values(block) and not (
                     len(self.blocks[first].exit) == len(block.exit) and all(
                         x is y for x, y in zip(self.blocks[first].exit, block.exit,
@@ -629,12 +632,14 @@ class LoopExits(LoopExitsUses):
                 continue  # (a handler's test, under other values)
             head = self._split_test(first)
             self._copied_tests.add(head)
+            changed = True
             if block.stmts or block.entry:
                 block.term = Term("goto", [head], line=block.term.line)
                 continue
             for other in self.blocks.values():
                 other.term.targets[:] = [head if t == bid else t for t in other.term.targets]
             del self.blocks[bid]
+        return changed
 
     def _remember_test(self, seen: dict[Key, int], bid: int) -> None:
         """Remember block ``bid``'s test by its text, and each ``and`` that ends it

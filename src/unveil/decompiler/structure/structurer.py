@@ -109,15 +109,20 @@ class Structurer(LoopExits, IfEnds, Clauses, ClauseExits, Provided):
         self._effective: dict[int, int | None] = {}
         self._machinery: dict[int, int] = {}
         self._tests_that_pass()
-        self._index_preds()
-        self._absorb_holes()  # (first: a loop's jump back may be a hole of its range)
-        self._dedup_loop_tests()
-        self._drop_unreached()
+        ways = self._ways()
+        self._index_ways(ways)
+        # (first: a loop's jump back may be a hole of its range)
+        changed = self._absorb_holes()
+        if self._dedup_loop_tests() or changed:
+            ways = self._ways()
+            changed = True
+        if self._drop_unreached(ways) or changed:  # (else the edges are those indexed)
+            self._index_ways(ways)
         self.forget_regions()
-        self._index_preds()
-        esuccs = self._esuccs
+        ways.setdefault(self.entry, [])  # (where there are no blocks: hand-made bytecode)
+        esuccs = ways.__getitem__
         self.idom = dominators(self.entry, esuccs)
-        self.loops = natural_loops(self.entry, esuccs, lambda n: self._epreds[n], self.idom)
+        self.loops = natural_loops(self.entry, esuccs, self._epreds.__getitem__, self.idom)
         for bid, block in self.blocks.items():
             if block.term.kind == "for" and bid not in self.loops and bid in self.idom:
                 body_start = block.term.targets[0]
@@ -134,12 +139,22 @@ class Structurer(LoopExits, IfEnds, Clauses, ClauseExits, Provided):
 
     # ------------------------------------------------------------ graph preparation
 
-    def _drop_unreached(self) -> None:
+    def _drop_unreached(self, ways: dict[int, list[int]]) -> bool:
         """Forget the blocks nothing reaches any more (the jumps back of a loop test's
-        copy, once the copy goes to the test itself)."""
-        seen = self._reached(self.entry, exceptions=True)
+        copy, once the copy goes to the test itself), from :meth:`_ways` ``ways`` too (a
+        block kept has the same: all its successors are reached); whether any."""
+        seen: set[int] = set()
+        todo = [self.entry]
+        while todo:
+            if (n := todo.pop()) not in seen and n in ways:
+                seen.add(n)
+                todo.extend(ways[n])
+        if len(seen) == len(self.blocks):
+            return False  # (``seen`` holds only blocks: all of them)
         for bid in [b for b in self.blocks if b not in seen]:
             del self.blocks[bid]
+            del ways[bid]
+        return True
 
     def _split_test(self, bid: int) -> int:
         """Give the test that ends block ``bid`` a block of its own; return its id."""
@@ -160,9 +175,16 @@ class Structurer(LoopExits, IfEnds, Clauses, ClauseExits, Provided):
     # ------------------------------------------------------------ graph helpers
 
     def _index_preds(self) -> None:
-        self._epreds: dict[int, list[int]] = {b: [] for b in self.blocks}
-        for bid in self.blocks:
-            for s in self._esuccs(bid):
+        self._index_ways(self._ways())
+
+    def _ways(self) -> dict[int, list[int]]:  # (each block's :meth:`_esuccs`)
+        return {b: self._esuccs(b) for b in self.blocks}
+
+    def _index_ways(self, ways: dict[int, list[int]]) -> None:
+        """Index each block's predecessors from ``ways``, every block's :meth:`_ways`."""
+        self._epreds: dict[int, list[int]] = {b: [] for b in ways}
+        for bid, out in ways.items():
+            for s in out:
                 if s in self._epreds:
                     self._epreds[s].append(bid)
 
@@ -280,19 +302,22 @@ class Structurer(LoopExits, IfEnds, Clauses, ClauseExits, Provided):
         self._effective.clear()
         self._protected.clear()
 
-    def _absorb_holes(self) -> None:
-        """Blocks 3.12+ leaves out of a protected range inside it (see :meth:`_holes`)
-        are given to its handler: they cannot raise, and the body is one region again."""
+    def _absorb_holes(self) -> bool:
+        """Blocks 3.12+ leaves out of a protected range inside it (:meth:`_holes`) go to
+        its handler (they cannot raise: the body is one region again); whether any."""
         handlers = sorted({b.handler_block for b in self.blocks.values()
                            if b.handler_block is not None and b.handler_block in self.blocks})
         # (outer ranges first: a hole of an inner range is in the outer one too)
         handlers.sort(key=lambda h: -len(self.protected(h)))
+        changed = False
         for h in handlers:
             holes = self._holes(set(self.protected(h)), h)
             for bid in holes:
                 self.blocks[bid].handler_block = h
             if holes:
                 self.forget_regions()
+                changed = True
+        return changed
 
     def _holes(self, region: set[int], handler: int) -> set[int]:
         """3.12+ leaves instructions that cannot raise out of the protected ranges: a
@@ -644,9 +669,9 @@ class Structurer(LoopExits, IfEnds, Clauses, ClauseExits, Provided):
             dead = self.g.cfg.dead_jumps
 
             def succs(n: int) -> list[int]:
-                out = []
-                for s in self._succs(n):
-                    out.append(-2 if s == header else s)
+                out = self._succs(n)
+                if header in out:
+                    out = [-2 if s == header else s for s in out]
                 to = dead.get(self.blocks[n].blocks[-1]) if dead else None  # (3.8/3.9:
                 if to is not None and to in self.blocks:  # where a raise's statement goes on)
                     out = [-2 if to == header else to]
@@ -684,7 +709,7 @@ class Structurer(LoopExits, IfEnds, Clauses, ClauseExits, Provided):
             test = negate(test, self.layout.folded_not_tests)
             then_t, else_t = else_t, then_t
             as_tested = False
-        sub = replace(ctx, follow=merge_follow)
+        sub = ctx.following(merge_follow)
         then_body = self.branch(b, then_t, sub)
         else_body = self.branch(b, else_t, sub)
         passed = as_tested and (written_pass(self.g.cfg, self.blocks.get(then_t), block)
@@ -705,14 +730,14 @@ class Structurer(LoopExits, IfEnds, Clauses, ClauseExits, Provided):
         node = ast.If(test=test, body=then_body, orelse=else_body)
         attach(node, line=block.term.line)
         cfg = self.g.cfg
-        if else_body and cfg.bc.layout.dead_code:
+        if else_body and self.layout.dead_code:
             arms = [self._arm_reach(b, t, ctx) | ({t} - {merge, ctx.follow}) & self.blocks.keys()
                     for t in self.blocks[b].term.targets]  # (a break leaving: not in its arm)
             if written_else(cfg, self.blocks, b, merge, arms):
                 attach(node, written_else=True)
             elif dead_jump_flat(cfg, self.blocks, b):
                 attach(node, written_flat=True)
-        elif cfg.bc.layout.dead_code and dead_jump_flat(cfg, self.blocks, b):
+        elif self.layout.dead_code and dead_jump_flat(cfg, self.blocks, b):
             attach(node, written_flat=True)  # (what follows is not its ``else``)
         if as_tested and len(then_body) == 1 and isinstance(then_body[0], ast.Continue) \
                 and (written_jump(self.g.cfg, self.blocks.get(then_t), block, 8)
@@ -920,7 +945,7 @@ class Structurer(LoopExits, IfEnds, Clauses, ClauseExits, Provided):
         if else_start is not None:
             # (through the edge: an ``else`` that only breaks out of an enclosing loop
             # jumps there from outside the enclosing loop's body)
-            node.orelse = self.branch(h, else_start, replace(ctx, follow=follow))
+            node.orelse = self.branch(h, else_start, ctx.following(follow))
         out.append(node)
         if follow is not None and follow == ctx.follow:
             return None

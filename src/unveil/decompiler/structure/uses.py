@@ -103,6 +103,7 @@ class ClausesUses(Protocol):
 
 class ClauseExitsUses(Protocol):
     g: IRGraph
+    layout: Layout
     returns_in_place: bool
     blocks: dict[int, IRBlock]
 
