@@ -53,9 +53,9 @@ from typing import Any, cast
 from ..codeobj import CodeFlag, code_version
 from ..errors import DecompilationError
 from . import legacy
+from .codetables import code_listing, code_nops, code_positions, read_listing
 from .exceptions import RawHandler, parse_exception_table, simulate_block_stack
-from .lines import Lines, co_positions, line_table, shared_runs
-from .listing import Raw, RecentCodes, instructions, tables
+from .listing import Raw, instructions, tables
 from .unthread import unthread
 
 VERSION = sys.version_info[:2]
@@ -213,7 +213,7 @@ class Bytecode:
     def position_at(self, offset: int) -> tuple[int | None, ...] | None:
         """:meth:`position` of the instruction at byte ``offset``."""
         if self._positions is None:
-            self._positions = _code_tables(self.code)[0]
+            self._positions = code_positions(self.code)
         k = offset // 2
         return self._positions[k] if 0 <= k < len(self._positions) else None
 
@@ -239,43 +239,13 @@ class Bytecode:
 
     def _nop_before(self, offset: int) -> tuple[int, int | None] | None:
         if self._nops is None:
-            self._nops = _code_tables(self.code)[1]
+            self._nops = code_nops(self.code)
         return self._nops.get(offset)
 
     def describe(self, index: int) -> str:
         """``OPNAME argval`` of instruction ``index``, for error messages."""
         ins = self.instrs[index]
         return ins.op if ins.argval is None else f"{ins.op} {ins.argval!r}"
-
-
-# The tables of a code object itself, not of its instructions as rewritten: built once
-# for all the Bytecodes of one code (each pass, each inlined comprehension's region
-# makes a new one: building them again for each is quadratic in a long function); never
-# changed once built.
-_TABLES: RecentCodes[tuple[list[tuple[int | None, ...]], dict[int, tuple[int, int | None]]]] \
-    = RecentCodes()
-
-
-def _code_tables(code: CodeType) -> tuple[list[tuple[int | None, ...]],
-                                          dict[int, tuple[int, int | None]]]:
-    """(positions by instruction, the ``NOP`` before each offset) of ``code``."""
-    known = _TABLES.get(code)
-    if known is not None:
-        return known
-    positions: list[tuple[int | None, ...]] = \
-        shared_runs(code.co_positions()) if hasattr(code, "co_positions") else \
-        shared_runs(co_positions(code)) if code_version(code) >= (3, 11) else []  # (read from a file)
-    nops: dict[int, tuple[int, int | None]] = {}
-    listed, lines = _listing(code)
-    nop: int | None = None
-    for ins in listed:
-        if ins.opname == "NOT_TAKEN":
-            continue
-        if nop is not None:
-            nops[ins.offset] = (nop, lines.get(nop))
-        nop = ins.offset if ins.opname in ("NOP", "POP_BLOCK") else None
-    _TABLES.put(code, (positions, nops))
-    return positions, nops
 
 
 def retarget(bc: Bytecode, instrs: list[Instr], handlers: list[Handler | None],
@@ -449,7 +419,7 @@ def read(code: CodeType) -> Bytecode:
             "that of Python 3.8 to 3.14)",
             code_name=getattr(code, "co_qualname", code.co_name))
     table = tables((3, 9) if version == (3, 8) else version)  # (3.8: read as 3.9's)
-    raw, lines = _listing(code)
+    raw, lines = code_listing(code)
     cells = set(code.co_cellvars) | set(code.co_freevars)
     nvars = len(code.co_varnames)
     nparams = code.co_argcount + code.co_kwonlyargcount + bool(code.co_flags & CodeFlag.VARARGS) \
@@ -862,48 +832,6 @@ def _raw_handlers(code: CodeType, version: tuple[int, int], raw: list[Raw]
     if version < (3, 11):
         return simulate_block_stack(instructions(code), version)  # (a jump may go to an EXTENDED_ARG)
     return parse_exception_table(code)
-
-
-# (each code's listing and line table, made once: the decompiler reads a code object,
-# scans it for names and builds its position tables, each from the same listing)
-_LISTINGS: RecentCodes[tuple[tuple[Raw, ...], Lines | dict[int, int | None]]] = RecentCodes()
-_PLAIN_LISTINGS: RecentCodes[tuple[Raw, ...]] = RecentCodes()
-
-
-def read_listing(code: CodeType) -> list[Raw]:
-    """The raw instructions :func:`read` reads (without caches and ``EXTENDED_ARG``; 3.8's
-    as :func:`.legacy.as_39` rewrites them): what to scan for the names the code uses."""
-    if code_version(code) != (3, 8):
-        return _plain_listing(code)  # (no line table: the scans need none)
-    return _listing(code)[0]
-
-
-def _plain_listing(code: CodeType) -> list[Raw]:
-    known = _PLAIN_LISTINGS.get(code)
-    if known is None:
-        known = tuple(i for i in instructions(code) if i.opname not in ("CACHE", "EXTENDED_ARG"))
-        _PLAIN_LISTINGS.put(code, known)
-    return list(known)
-
-
-def _listing(code: CodeType) -> tuple[list[Raw], Lines | dict[int, int | None]]:
-    """The instructions :func:`read` reads (without caches and ``EXTENDED_ARG``) and the
-    line of each offset; for 3.8, the listing :func:`.legacy.as_39` makes of its own.
-    (The line table is shared: not to be changed.)"""
-    known = _LISTINGS.get(code)
-    if known is None:
-        raw = _plain_listing(code)
-        lines: Lines | dict[int, int | None] = line_table(code)
-        if code_version(code) == (3, 8):
-            none_index = next((k for k, c in enumerate(code.co_consts) if c is None), None)
-            rewritten, origins = legacy.as_39(raw, none_index,
-                                              getattr(code, "co_qualname", code.co_name))
-            table = lines
-            raw, lines = rewritten, {r.offset: table.get(o)
-                                     for r, o in zip(rewritten, origins, strict=True)}
-        known = (tuple(raw), lines)
-        _LISTINGS.put(code, known)
-    return list(known[0]), known[1]
 
 
 def _handlers(ranges: list[RawHandler], out: list[Instr], first_index: dict[int, int],
