@@ -320,6 +320,13 @@ _NOARG = {
     "ASYNC_GEN_WRAP", "FORMAT_SIMPLE", "FORMAT_WITH_SPEC", "BUILD_TEMPLATE", "PUSH_NULL",
     "BEFORE_ASYNC_WITH", "BEFORE_WITH", "TO_BOOL", "EXIT_INIT_CHECK", "LOAD_ASSERTION_ERROR",
 }
+# the instructions of those two that no case of :func:`read` before theirs reads (on any
+# version): read first, as they are (3.10's ``BINARY_SUBSCR`` and ``BINARY_SLICE`` are no
+# binary operator of ``_LEGACY_BINARY``)
+_COUNTED_AS_IS = frozenset(_COUNTED - {"COPY", "MATCH_CLASS", "RERAISE", "UNPACK_EX",
+                                       "YIELD_VALUE"})
+_NOARG_AS_IS = frozenset(_NOARG - {"LOAD_LOCALS", "LOAD_ASSERTION_ERROR", "TO_BOOL",
+                                   "MATCH_KEYS", "BEFORE_WITH", "BEFORE_ASYNC_WITH"})
 _INTRINSIC_1 = {
     "INTRINSIC_PRINT": "PRINT_EXPR", "INTRINSIC_IMPORT_STAR": "IMPORT_STAR",
     "INTRINSIC_STOPITERATION_ERROR": "STOPITERATION_ERROR",
@@ -430,9 +437,10 @@ def read(code: CodeType) -> Bytecode:
         past the plain locals is a cell, and so is a parameter that is also a cell; 3.12+
         comprehension variables that shadow a cell of the same name are plain locals (on
         3.12 every fast load is: its closures load with ``LOAD_CLOSURE``)."""
-        if version < (3, 13) or ins.argval not in cells or ins.arg is None:
+        if not fast_cells or ins.argval not in cells or ins.arg is None:
             return False
         return ins.arg >= nvars or ins.arg < nparams
+    fast_cells = version >= (3, 13) and bool(cells)  # (else no fast load reads a cell)
     ranges = _raw_handlers(code, version, raw)
     # 3.10: a handler that opens with a ``try`` (``finally: try: ...``, or ``finally:
     # while True: try: ...`` after the loop's ``NOP``) keeps its first instruction as a
@@ -462,13 +470,51 @@ def read(code: CodeType) -> Bytecode:
         offset = ins.offset
         first_index.setdefault(offset, len(out))
         k += 1
-        if name in _PLAIN and (name != "LOAD_FAST" or not is_cell(ins)):
-            # (the commonest case, before the rest: one instruction as it is)
+        if name in _PLAIN and (name != "LOAD_FAST" or not fast_cells or not is_cell(ins)):
+            # (the commonest cases, before the rest: one instruction as it is)
             out.append(Instr(name, ins.arg, ins.argval, -1, offset, lines.get(offset)))
+            continue
+        if name in _NOARG_AS_IS:
+            out.append(Instr(name, None, None, -1, offset, lines.get(offset)))
+            continue
+        if name in _COUNTED_AS_IS:
+            out.append(Instr(name, ins.arg, ins.arg, -1, offset, lines.get(offset)))
             continue
         if name in _DROPPED:
             if ins.offset in opens_try and _opens_try(raw, k - 1):
                 emit("NOP", ins)
+            continue
+        # (the commonest of the rest next: no case before theirs reads these)
+        if name in ("CALL", "CALL_METHOD"):
+            if kw_names is not None:
+                emit("LOAD_CONST", ins, argval=kw_names)
+                emit("CALL_KW", ins, ins.arg, ins.arg)
+                kw_names = None
+            else:
+                emit("CALL", ins, ins.arg, ins.arg)
+            continue
+        if name == "LOAD_GLOBAL":
+            null = version >= (3, 11) and bool(cast(int, ins.arg) & 1)
+            if null and version < (3, 13):
+                emit("PUSH_NULL", ins)
+            emit("LOAD_GLOBAL", ins, argval=ins.argval)
+            if null and version >= (3, 13):
+                emit("PUSH_NULL", ins)
+            continue
+        if name == "LOAD_ATTR":
+            if version >= (3, 12) and cast(int, ins.arg) & 1:
+                emit("LOAD_METHOD", ins, argval=ins.argval)
+            else:
+                emit("LOAD_ATTR", ins, argval=ins.argval)
+            continue
+        if name == "LOAD_METHOD":
+            emit("LOAD_METHOD", ins, argval=ins.argval)
+            continue
+        if name in _JUMPS_UNCONDITIONAL:
+            emit("JUMP", ins, jump=ins.argval)
+            continue
+        if name in _POP_JUMPS:
+            emit(_POP_JUMPS[name], ins, jump=ins.argval)
             continue
         if name == "COPY" and ins.arg == 1 and _inlined_builtin_call(raw, k):
             # 3.14 runs ``any``/``all``/``tuple`` of a generator expression in line when
@@ -515,23 +561,6 @@ def read(code: CodeType) -> Bytecode:
             emit("LOAD_CONST", ins, argval=ins.argval)
             emit("RETURN_VALUE", ins)
             continue
-        if name == "LOAD_GLOBAL":
-            null = version >= (3, 11) and bool(cast(int, ins.arg) & 1)
-            if null and version < (3, 13):
-                emit("PUSH_NULL", ins)
-            emit("LOAD_GLOBAL", ins, argval=ins.argval)
-            if null and version >= (3, 13):
-                emit("PUSH_NULL", ins)
-            continue
-        if name == "LOAD_ATTR":
-            if version >= (3, 12) and cast(int, ins.arg) & 1:
-                emit("LOAD_METHOD", ins, argval=ins.argval)
-            else:
-                emit("LOAD_ATTR", ins, argval=ins.argval)
-            continue
-        if name == "LOAD_METHOD":
-            emit("LOAD_METHOD", ins, argval=ins.argval)
-            continue
         if name == "LOAD_SUPER_ATTR":
             emit("LOAD_SUPER_ATTR", ins, cast(int, ins.arg) & 3, ins.argval)
             continue
@@ -547,12 +576,6 @@ def read(code: CodeType) -> Bytecode:
             continue
         if name == "LOAD_COMMON_CONSTANT":
             emit("LOAD_COMMON", ins, argval=_COMMON_CONSTANTS[cast(int, ins.arg)])
-            continue
-        if name in _JUMPS_UNCONDITIONAL:
-            emit("JUMP", ins, jump=ins.argval)
-            continue
-        if name in _POP_JUMPS:
-            emit(_POP_JUMPS[name], ins, jump=ins.argval)
             continue
         if name in ("JUMP_IF_TRUE_OR_POP", "JUMP_IF_FALSE_OR_POP"):
             emit("COPY", ins, 1, 1)
@@ -616,14 +639,6 @@ def read(code: CodeType) -> Bytecode:
             continue
         if name == "KW_NAMES":
             kw_names = code.co_consts[cast(int, ins.arg)]  # 3.11's dis leaves argval unknown
-            continue
-        if name in ("CALL", "CALL_METHOD"):
-            if kw_names is not None:
-                emit("LOAD_CONST", ins, argval=kw_names)
-                emit("CALL_KW", ins, ins.arg, ins.arg)
-                kw_names = None
-            else:
-                emit("CALL", ins, ins.arg, ins.arg)
             continue
         if name == "CALL_FUNCTION_EX":
             if version >= (3, 14):
