@@ -16,7 +16,7 @@ from types import CodeType
 from ..codeobj import code_version
 from . import legacy
 from .lines import Lines, co_positions, line_table, shared_runs
-from .listing import Raw, RecentCodes, instructions
+from .listing import Raw, RecentCodes, instructions, may_extend
 
 
 @dataclass(slots=True)
@@ -58,8 +58,10 @@ def read_listing(code: CodeType) -> list[Raw]:
 def _plain_listing(code: CodeType) -> list[Raw]:
     known = _tables_of(code)
     if known.plain is None:
-        known.plain = tuple([i for i in instructions(code)
-                             if i.opname not in ("CACHE", "EXTENDED_ARG")])
+        listed = instructions(code)
+        if may_extend(code):  # (else nothing to drop: the listing has no caches either)
+            listed = [i for i in listed if i.opname not in ("CACHE", "EXTENDED_ARG")]
+        known.plain = tuple(listed)
     return list(known.plain)
 
 
@@ -107,12 +109,13 @@ def code_nops(code: CodeType) -> dict[int, tuple[int, int | None]]:
     if known.nops is None:
         nops: dict[int, tuple[int, int | None]] = {}
         listed, lines = code_listing(code)
-        nop: int | None = None
-        for ins in listed:
-            if ins.opname == "NOT_TAKEN":
-                continue
-            if nop is not None:
-                nops[ins.offset] = (nop, lines.get(nop))
-            nop = ins.offset if ins.opname in ("NOP", "POP_BLOCK") else None
+        n = len(listed)
+        for k in [k for k, ins in enumerate(listed) if ins.opname in ("NOP", "POP_BLOCK")]:
+            after = k + 1  # (the next instruction, past 3.14's NOT_TAKEN)
+            while after < n and listed[after].opname == "NOT_TAKEN":
+                after += 1
+            if after < n:
+                nop = listed[k].offset
+                nops[listed[after].offset] = (nop, lines.get(nop))
         known.nops = nops
     return known.nops
