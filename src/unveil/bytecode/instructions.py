@@ -130,6 +130,8 @@ _LAYOUTS: dict[tuple[int, int], Layout] = {}
 
 def layout_of(code: CodeType) -> Layout:
     """The :class:`Layout` of the version whose compiler made ``code``."""
+    if type(code) is CodeType:  # (a live code object: the running interpreter's)
+        return HOST
     return Layout.of(code_version(code))
 
 #: the layout of the running interpreter's compiler: the code objects it makes, and the
