@@ -6,6 +6,7 @@ opcodes have one meaning each, jump targets given as instruction indices, and
 exception handlers as :class:`Handler` records, whatever the interpreter.
 """
 
+from .codetables import read_listing
 from .instructions import (
     CONDITIONAL_JUMPS,
     HOST,
@@ -18,7 +19,6 @@ from .instructions import (
     last_statement_returns,
     layout_of,
     read,
-    read_listing,
     readable,
     retarget,
 )

@@ -14,7 +14,7 @@ from types import CodeType
 from ..errors import BadInputError
 from . import opcodes
 from .legacy import UNPACK_BUILDS
-from .listing import Raw, instructions, where
+from .listing import Raw, instruction_starts, where
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,7 +55,7 @@ def parse_exception_table(code: CodeType) -> list[RawHandler]:
     except IndexError:
         raise BadInputError(f"malformed exception table in {where(code)}: it ends inside "
                             "an entry") from None
-    starts = {r.offset for r in instructions(code)}
+    starts = instruction_starts(code)
     for h in out:
         if h.target not in starts:
             raise BadInputError(f"malformed exception table in {where(code)}: the handler "

@@ -53,9 +53,9 @@ from typing import Any, cast
 from ..codeobj import CodeFlag, code_version
 from ..errors import DecompilationError
 from . import legacy
+from .codetables import code_listing, code_nops, code_positions, read_listing
 from .exceptions import RawHandler, parse_exception_table, simulate_block_stack
-from .lines import Lines, co_positions, line_table, shared_runs
-from .listing import Raw, RecentCodes, instructions, tables
+from .listing import Raw, instructions, tables
 from .unthread import unthread
 
 VERSION = sys.version_info[:2]
@@ -130,6 +130,8 @@ _LAYOUTS: dict[tuple[int, int], Layout] = {}
 
 def layout_of(code: CodeType) -> Layout:
     """The :class:`Layout` of the version whose compiler made ``code``."""
+    if type(code) is CodeType:  # (a live code object: the running interpreter's)
+        return HOST
     return Layout.of(code_version(code))
 
 #: the layout of the running interpreter's compiler: the code objects it makes, and the
@@ -213,7 +215,7 @@ class Bytecode:
     def position_at(self, offset: int) -> tuple[int | None, ...] | None:
         """:meth:`position` of the instruction at byte ``offset``."""
         if self._positions is None:
-            self._positions = _code_tables(self.code)[0]
+            self._positions = code_positions(self.code)
         k = offset // 2
         return self._positions[k] if 0 <= k < len(self._positions) else None
 
@@ -239,43 +241,13 @@ class Bytecode:
 
     def _nop_before(self, offset: int) -> tuple[int, int | None] | None:
         if self._nops is None:
-            self._nops = _code_tables(self.code)[1]
+            self._nops = code_nops(self.code)
         return self._nops.get(offset)
 
     def describe(self, index: int) -> str:
         """``OPNAME argval`` of instruction ``index``, for error messages."""
         ins = self.instrs[index]
         return ins.op if ins.argval is None else f"{ins.op} {ins.argval!r}"
-
-
-# The tables of a code object itself, not of its instructions as rewritten: built once
-# for all the Bytecodes of one code (each pass, each inlined comprehension's region
-# makes a new one: building them again for each is quadratic in a long function); never
-# changed once built.
-_TABLES: RecentCodes[tuple[list[tuple[int | None, ...]], dict[int, tuple[int, int | None]]]] \
-    = RecentCodes()
-
-
-def _code_tables(code: CodeType) -> tuple[list[tuple[int | None, ...]],
-                                          dict[int, tuple[int, int | None]]]:
-    """(positions by instruction, the ``NOP`` before each offset) of ``code``."""
-    known = _TABLES.get(code)
-    if known is not None:
-        return known
-    positions: list[tuple[int | None, ...]] = \
-        shared_runs(code.co_positions()) if hasattr(code, "co_positions") else \
-        shared_runs(co_positions(code)) if code_version(code) >= (3, 11) else []  # (read from a file)
-    nops: dict[int, tuple[int, int | None]] = {}
-    listed, lines = _listing(code)
-    nop: int | None = None
-    for ins in listed:
-        if ins.opname == "NOT_TAKEN":
-            continue
-        if nop is not None:
-            nops[ins.offset] = (nop, lines.get(nop))
-        nop = ins.offset if ins.opname in ("NOP", "POP_BLOCK") else None
-    _TABLES.put(code, (positions, nops))
-    return positions, nops
 
 
 def retarget(bc: Bytecode, instrs: list[Instr], handlers: list[Handler | None],
@@ -350,6 +322,13 @@ _NOARG = {
     "ASYNC_GEN_WRAP", "FORMAT_SIMPLE", "FORMAT_WITH_SPEC", "BUILD_TEMPLATE", "PUSH_NULL",
     "BEFORE_ASYNC_WITH", "BEFORE_WITH", "TO_BOOL", "EXIT_INIT_CHECK", "LOAD_ASSERTION_ERROR",
 }
+# the instructions of those two that no case of :func:`read` before theirs reads (on any
+# version): read first, as they are (3.10's ``BINARY_SUBSCR`` and ``BINARY_SLICE`` are no
+# binary operator of ``_LEGACY_BINARY``)
+_COUNTED_AS_IS = frozenset(_COUNTED - {"COPY", "MATCH_CLASS", "RERAISE", "UNPACK_EX",
+                                       "YIELD_VALUE"})
+_NOARG_AS_IS = frozenset(_NOARG - {"LOAD_LOCALS", "LOAD_ASSERTION_ERROR", "TO_BOOL",
+                                   "MATCH_KEYS", "BEFORE_WITH", "BEFORE_ASYNC_WITH"})
 _INTRINSIC_1 = {
     "INTRINSIC_PRINT": "PRINT_EXPR", "INTRINSIC_IMPORT_STAR": "IMPORT_STAR",
     "INTRINSIC_STOPITERATION_ERROR": "STOPITERATION_ERROR",
@@ -449,7 +428,7 @@ def read(code: CodeType) -> Bytecode:
             "that of Python 3.8 to 3.14)",
             code_name=getattr(code, "co_qualname", code.co_name))
     table = tables((3, 9) if version == (3, 8) else version)  # (3.8: read as 3.9's)
-    raw, lines = _listing(code)
+    raw, lines = code_listing(code)
     cells = set(code.co_cellvars) | set(code.co_freevars)
     nvars = len(code.co_varnames)
     nparams = code.co_argcount + code.co_kwonlyargcount + bool(code.co_flags & CodeFlag.VARARGS) \
@@ -460,9 +439,10 @@ def read(code: CodeType) -> Bytecode:
         past the plain locals is a cell, and so is a parameter that is also a cell; 3.12+
         comprehension variables that shadow a cell of the same name are plain locals (on
         3.12 every fast load is: its closures load with ``LOAD_CLOSURE``)."""
-        if version < (3, 13) or ins.argval not in cells or ins.arg is None:
+        if not fast_cells or ins.argval not in cells or ins.arg is None:
             return False
         return ins.arg >= nvars or ins.arg < nparams
+    fast_cells = version >= (3, 13) and bool(cells)  # (else no fast load reads a cell)
     ranges = _raw_handlers(code, version, raw)
     # 3.10: a handler that opens with a ``try`` (``finally: try: ...``, or ``finally:
     # while True: try: ...`` after the loop's ``NOP``) keeps its first instruction as a
@@ -492,13 +472,51 @@ def read(code: CodeType) -> Bytecode:
         offset = ins.offset
         first_index.setdefault(offset, len(out))
         k += 1
-        if name in _PLAIN and (name != "LOAD_FAST" or not is_cell(ins)):
-            # (the commonest case, before the rest: one instruction as it is)
+        if name in _PLAIN and (name != "LOAD_FAST" or not fast_cells or not is_cell(ins)):
+            # (the commonest cases, before the rest: one instruction as it is)
             out.append(Instr(name, ins.arg, ins.argval, -1, offset, lines.get(offset)))
+            continue
+        if name in _NOARG_AS_IS:
+            out.append(Instr(name, None, None, -1, offset, lines.get(offset)))
+            continue
+        if name in _COUNTED_AS_IS:
+            out.append(Instr(name, ins.arg, ins.arg, -1, offset, lines.get(offset)))
             continue
         if name in _DROPPED:
             if ins.offset in opens_try and _opens_try(raw, k - 1):
                 emit("NOP", ins)
+            continue
+        # (the commonest of the rest next: no case before theirs reads these)
+        if name in ("CALL", "CALL_METHOD"):
+            if kw_names is not None:
+                emit("LOAD_CONST", ins, argval=kw_names)
+                emit("CALL_KW", ins, ins.arg, ins.arg)
+                kw_names = None
+            else:
+                emit("CALL", ins, ins.arg, ins.arg)
+            continue
+        if name == "LOAD_GLOBAL":
+            null = version >= (3, 11) and bool(cast(int, ins.arg) & 1)
+            if null and version < (3, 13):
+                emit("PUSH_NULL", ins)
+            emit("LOAD_GLOBAL", ins, argval=ins.argval)
+            if null and version >= (3, 13):
+                emit("PUSH_NULL", ins)
+            continue
+        if name == "LOAD_ATTR":
+            if version >= (3, 12) and cast(int, ins.arg) & 1:
+                emit("LOAD_METHOD", ins, argval=ins.argval)
+            else:
+                emit("LOAD_ATTR", ins, argval=ins.argval)
+            continue
+        if name == "LOAD_METHOD":
+            emit("LOAD_METHOD", ins, argval=ins.argval)
+            continue
+        if name in _JUMPS_UNCONDITIONAL:
+            emit("JUMP", ins, jump=ins.argval)
+            continue
+        if name in _POP_JUMPS:
+            emit(_POP_JUMPS[name], ins, jump=ins.argval)
             continue
         if name == "COPY" and ins.arg == 1 and _inlined_builtin_call(raw, k):
             # 3.14 runs ``any``/``all``/``tuple`` of a generator expression in line when
@@ -545,23 +563,6 @@ def read(code: CodeType) -> Bytecode:
             emit("LOAD_CONST", ins, argval=ins.argval)
             emit("RETURN_VALUE", ins)
             continue
-        if name == "LOAD_GLOBAL":
-            null = version >= (3, 11) and bool(cast(int, ins.arg) & 1)
-            if null and version < (3, 13):
-                emit("PUSH_NULL", ins)
-            emit("LOAD_GLOBAL", ins, argval=ins.argval)
-            if null and version >= (3, 13):
-                emit("PUSH_NULL", ins)
-            continue
-        if name == "LOAD_ATTR":
-            if version >= (3, 12) and cast(int, ins.arg) & 1:
-                emit("LOAD_METHOD", ins, argval=ins.argval)
-            else:
-                emit("LOAD_ATTR", ins, argval=ins.argval)
-            continue
-        if name == "LOAD_METHOD":
-            emit("LOAD_METHOD", ins, argval=ins.argval)
-            continue
         if name == "LOAD_SUPER_ATTR":
             emit("LOAD_SUPER_ATTR", ins, cast(int, ins.arg) & 3, ins.argval)
             continue
@@ -577,12 +578,6 @@ def read(code: CodeType) -> Bytecode:
             continue
         if name == "LOAD_COMMON_CONSTANT":
             emit("LOAD_COMMON", ins, argval=_COMMON_CONSTANTS[cast(int, ins.arg)])
-            continue
-        if name in _JUMPS_UNCONDITIONAL:
-            emit("JUMP", ins, jump=ins.argval)
-            continue
-        if name in _POP_JUMPS:
-            emit(_POP_JUMPS[name], ins, jump=ins.argval)
             continue
         if name in ("JUMP_IF_TRUE_OR_POP", "JUMP_IF_FALSE_OR_POP"):
             emit("COPY", ins, 1, 1)
@@ -646,14 +641,6 @@ def read(code: CodeType) -> Bytecode:
             continue
         if name == "KW_NAMES":
             kw_names = code.co_consts[cast(int, ins.arg)]  # 3.11's dis leaves argval unknown
-            continue
-        if name in ("CALL", "CALL_METHOD"):
-            if kw_names is not None:
-                emit("LOAD_CONST", ins, argval=kw_names)
-                emit("CALL_KW", ins, ins.arg, ins.arg)
-                kw_names = None
-            else:
-                emit("CALL", ins, ins.arg, ins.arg)
             continue
         if name == "CALL_FUNCTION_EX":
             if version >= (3, 14):
@@ -862,48 +849,6 @@ def _raw_handlers(code: CodeType, version: tuple[int, int], raw: list[Raw]
     if version < (3, 11):
         return simulate_block_stack(instructions(code), version)  # (a jump may go to an EXTENDED_ARG)
     return parse_exception_table(code)
-
-
-# (each code's listing and line table, made once: the decompiler reads a code object,
-# scans it for names and builds its position tables, each from the same listing)
-_LISTINGS: RecentCodes[tuple[tuple[Raw, ...], Lines | dict[int, int | None]]] = RecentCodes()
-_PLAIN_LISTINGS: RecentCodes[tuple[Raw, ...]] = RecentCodes()
-
-
-def read_listing(code: CodeType) -> list[Raw]:
-    """The raw instructions :func:`read` reads (without caches and ``EXTENDED_ARG``; 3.8's
-    as :func:`.legacy.as_39` rewrites them): what to scan for the names the code uses."""
-    if code_version(code) != (3, 8):
-        return _plain_listing(code)  # (no line table: the scans need none)
-    return _listing(code)[0]
-
-
-def _plain_listing(code: CodeType) -> list[Raw]:
-    known = _PLAIN_LISTINGS.get(code)
-    if known is None:
-        known = tuple(i for i in instructions(code) if i.opname not in ("CACHE", "EXTENDED_ARG"))
-        _PLAIN_LISTINGS.put(code, known)
-    return list(known)
-
-
-def _listing(code: CodeType) -> tuple[list[Raw], Lines | dict[int, int | None]]:
-    """The instructions :func:`read` reads (without caches and ``EXTENDED_ARG``) and the
-    line of each offset; for 3.8, the listing :func:`.legacy.as_39` makes of its own.
-    (The line table is shared: not to be changed.)"""
-    known = _LISTINGS.get(code)
-    if known is None:
-        raw = _plain_listing(code)
-        lines: Lines | dict[int, int | None] = line_table(code)
-        if code_version(code) == (3, 8):
-            none_index = next((k for k, c in enumerate(code.co_consts) if c is None), None)
-            rewritten, origins = legacy.as_39(raw, none_index,
-                                              getattr(code, "co_qualname", code.co_name))
-            table = lines
-            raw, lines = rewritten, {r.offset: table.get(o)
-                                     for r, o in zip(rewritten, origins, strict=True)}
-        known = (tuple(raw), lines)
-        _LISTINGS.put(code, known)
-    return list(known[0]), known[1]
 
 
 def _handlers(ranges: list[RawHandler], out: list[Instr], first_index: dict[int, int],

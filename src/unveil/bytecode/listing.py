@@ -171,9 +171,27 @@ def instructions(code: CodeType) -> list[Raw]:
     """``dis.get_instructions(code)`` as :class:`Raw` records (see the module docstring).
     The last few code objects listed are remembered (weakly, by identity): Dynamo's code
     is read by the decompiler and then by the equivalence check."""
-    listed = _RECENT.get(code)
-    if listed is not None:
-        return list(listed)
+    return list(_listed(code)[0])
+
+
+def instruction_starts(code: CodeType) -> set[int]:
+    """The offsets where the instructions of ``code`` (:func:`instructions`) start (not to
+    be changed)."""
+    return _listed(code)[1]
+
+
+def may_extend(code: CodeType) -> bool:
+    """Whether ``code`` may hold an ``EXTENDED_ARG`` (a quick test of its bytes, as
+    :func:`has_opcode`'s; True where no table gives its number)."""
+    t = _HOST if isinstance(code, CodeType) else tables(code_version(code))
+    return t is None or t.extended_arg in code.co_code[::2]
+
+
+def _listed(code: CodeType) -> tuple[tuple[Raw, ...], set[int]]:
+    """:func:`instructions` and :func:`instruction_starts` of ``code``."""
+    known = _RECENT.get(code)
+    if known is not None:
+        return known
     live = isinstance(code, CodeType)  # (else read from a file, of any version)
     t = _HOST if live else tables(code_version(code))
     try:
@@ -190,13 +208,14 @@ def instructions(code: CodeType) -> list[Raw]:
                             f"argument is out of range ({exc})") from None
     starts = {r.offset for r in result}
     jumps = t.jumps if t is not None else set(dis.hasjrel) | set(dis.hasjabs)
-    for r in result:
-        if r.opcode in jumps and r.argval not in starts:
-            raise BadInputError(f"malformed bytecode in {where(code)}: the jump at offset "
-                                f"{r.offset} goes to offset {r.argval}, where no "
-                                "instruction starts")
-    _RECENT.put(code, tuple(result))
-    return result
+    if not {r.argval for r in result if r.opcode in jumps} <= starts:
+        r = next(r for r in result if r.opcode in jumps and r.argval not in starts)
+        raise BadInputError(f"malformed bytecode in {where(code)}: the jump at offset "
+                            f"{r.offset} goes to offset {r.argval}, where no "
+                            "instruction starts")
+    known = (tuple(result), starts)
+    _RECENT.put(code, known)
+    return known
 
 
 class RecentCodes(Generic[_T]):
@@ -224,7 +243,7 @@ class RecentCodes(Generic[_T]):
         self._entries[:] = [entry for entry in self._entries if entry[0] is not gone]
 
 
-_RECENT: RecentCodes[tuple[Raw, ...]] = RecentCodes()  # (code, its instructions)
+_RECENT: RecentCodes[tuple[tuple[Raw, ...], set[int]]] = RecentCodes()  # (its listing, starts)
 
 
 def _decode(code: CodeType, t: _Tables | None = None) -> list[Raw] | None:

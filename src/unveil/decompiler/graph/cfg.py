@@ -15,6 +15,7 @@ CONDITIONAL = {"POP_JUMP_IF_TRUE", "POP_JUMP_IF_FALSE", "POP_JUMP_IF_NONE",
                "POP_JUMP_IF_NOT_NONE", "JUMP_IF_NOT_EXC_MATCH", "FOR_ITER", "SEND"}
 TERMINAL = {"RETURN_VALUE", "RAISE_VARARGS", "RERAISE"}
 # END_ASYNC_FOR either re-raises or goes on with the next instruction: it ends its block
+_ENDS_BLOCK = frozenset(TERMINAL | {"END_ASYNC_FOR"})  # (of those that do not jump)
 
 
 @dataclass(slots=True)
@@ -61,10 +62,13 @@ def build(bc: Bytecode, start: int = 0, end: int | None = None) -> CFG:
     into an ``await`` folded to one instruction, does not cut a block)."""
     end = len(bc.instrs) if end is None else end
     cfg = _build(bc, start, end, None)
+    dead_code = bc.layout.dead_code
+    if sum(b.end - b.start for b in cfg.blocks.values()) == end - start and not dead_code:
+        return cfg  # (every instruction reached: no block to cut again, no dead code to read)
     live = {i for b in cfg.blocks.values() for i in range(b.start, b.end)}
     if len(live) < end - start:
         cfg = _build(bc, start, end, live)
-    if bc.layout.dead_code:
+    if dead_code:
         cfg.dead_jumps = _dead_jumps(cfg, live, end)
         cfg.return_jumps = _return_jumps(cfg, live, end)
     return cfg
@@ -142,6 +146,7 @@ def _else_after(cfg: CFG, live: set[int], i: int) -> bool:
 def _build(bc: Bytecode, start: int, end: int, live: set[int] | None) -> CFG:
     instrs, handlers = bc.instrs, bc.handlers
     leaders = {start}
+    handler_seen: Handler | None = None  # (whose target is a leader already)
     for i in range(start, end):
         if live is not None and i not in live:
             if i - 1 in live:
@@ -156,18 +161,21 @@ def _build(bc: Bytecode, start: int, end: int, live: set[int] | None) -> CFG:
                         leaders.add(instrs[j].target)  # (where a raise's statement ends)
             continue
         ins = instrs[i]
-        if ins.target >= 0:
-            if start <= ins.target < end:
-                leaders.add(ins.target)
+        target = ins.target
+        if target >= 0:
+            if start <= target < end:
+                leaders.add(target)
             leaders.add(i + 1)
-        elif ins.op in TERMINAL or ins.op == "END_ASYNC_FOR":
+        elif ins.op in _ENDS_BLOCK:
             leaders.add(i + 1)
         h = handlers[i]
+        if h is not None:
+            if h is not handler_seen and start <= h.target < end:
+                leaders.add(h.target)
+            handler_seen = h  # (the instructions of a region hold one handler object)
         if i > start and h is not handlers[i - 1] and h != handlers[i - 1] \
                 or ins.op == "FOR_ITER":
             leaders.add(i)  # (a loop's test starts a block even where nothing jumps back)
-        if h is not None and start <= h.target < end:
-            leaders.add(h.target)
     starts = sorted(x for x in leaders if start <= x < end)
     blocks: dict[int, Block] = {}
     for k, s in enumerate(starts):
