@@ -209,3 +209,25 @@ def test_recompiled_method_names_its_nested_code_as_before() -> None:
     assert found2.where.__qualname__ == found.where.__qualname__
     assert get2.__qualname__ == get.__qualname__
     assert func(obj, 1)[0] == 1
+
+
+def test_a_method_keeps_its_own_store_of_a_name_the_class_statement_writes() -> None:
+    """The class body's own ``__static_attributes__`` store (3.13) is the compiler's and
+    goes; a method's local of that name is the method's and stays."""
+    source = ("class C:\n"
+              "    def f(self):\n"
+              "        __static_attributes__ = 1\n"
+              "        return __static_attributes__ + 1\n"
+              "    def g(self):\n"
+              "        self.a = 2\n"
+              "        return self.a\n")
+    original: dict[str, Any] = {}
+    exec(compile(source, "<original>", "exec", dont_inherit=True), original)
+    text = unveil.decompile(compile(source, "<original>", "exec", dont_inherit=True))
+    again: dict[str, Any] = {}
+    exec(compile(text, "<decompiled>", "exec", dont_inherit=True), again)
+    for ns in (original, again):
+        c = ns["C"]()
+        assert (c.f(), c.g()) == (2, 2), text
+    assert getattr(again["C"], "__static_attributes__", None) \
+        == getattr(original["C"], "__static_attributes__", None)

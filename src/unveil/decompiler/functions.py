@@ -872,7 +872,8 @@ def _drop_hidden_stores(stmts: list[ast.stmt]) -> None:
     """Remove what the ``class`` statement stores itself wherever it is, e.g. in a state
     machine's first arm or in each copy of the body's end: what it stores from a hidden
     name (``__type_params__ = .type_params``: no source spells the name) and 3.13's
-    ``__static_attributes__``; the compiler writes these stores again."""
+    ``__static_attributes__``; the compiler writes these stores again. (Not in the
+    functions and classes defined there: their stores are their own.)"""
     todo = [stmts]
     while todo:
         block = todo.pop()
@@ -882,11 +883,16 @@ def _drop_hidden_stores(stmts: list[ast.stmt]) -> None:
                 isinstance(s.value, ast.Name) and s.value.id.startswith(".")
                 or s.targets[0].id == "__static_attributes__"))]
         for s in block:
+            if isinstance(s, _DEFINITIONS):
+                continue
             for field in ("body", "orelse", "finalbody"):
                 inner = getattr(s, field, None)
                 if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt):
                     todo.append(inner)
             todo.extend(h.body for h in getattr(s, "handlers", []) or [])
+
+
+_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
 def module_body(code: CodeType, constants: Constants | None = None) -> list[ast.stmt]:
