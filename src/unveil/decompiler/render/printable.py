@@ -34,8 +34,8 @@ def escaped(c: str) -> str:
 
 def string_repr(s: str) -> str:
     """``repr(s)``, as Python 3.10 (Unicode 13.0) writes it, on every host."""
-    if s.isascii():
-        return repr(s)
+    if s.isascii() or all(c.isprintable() == printable(c) for c in set(s) if not c.isascii()):
+        return repr(s)  # (where the host prints the same characters, its repr is that)
     quote = '"' if "'" in s and '"' not in s else "'"
     out = [quote]
     for c in s:
