@@ -194,8 +194,10 @@ def _build(bc: Bytecode, start: int, end: int, live: set[int] | None) -> CFG:
             succs = [e]
         else:
             succs = []
+        if not ids.issuperset(succs):  # (commonly every successor is a block: kept as is)
+            succs = [t for t in succs if t in ids]
         h = handlers[s]
-        blocks[s] = Block(s, s, e, h, [t for t in succs if t in ids], [],
+        blocks[s] = Block(s, s, e, h, succs, [],
                           h.target if h is not None and h.target in ids else None, [])
     # reachability from the entry, following normal and exception edges
     seen: set[int] = set()
