@@ -147,7 +147,11 @@ def _build(bc: Bytecode, start: int, end: int, live: set[int] | None) -> CFG:
     instrs, handlers = bc.instrs, bc.handlers
     leaders = {start}
     handler_seen: Handler | None = None  # (whose target is a leader already)
-    for i in range(start, end):
+    # (the previous instruction's handler, carried along: the first one's own, so that
+    # no change of handler starts a block there)
+    prev = handlers[start] if start < end else None
+    for i, ins, h in zip(range(start, end), instrs[start:end], handlers[start:end],
+                         strict=True):
         if live is not None and i not in live:
             if i - 1 in live:
                 leaders.add(i)
@@ -159,8 +163,8 @@ def _build(bc: Bytecode, start: int, end: int, live: set[int] | None) -> CFG:
                     if j < end and j not in live and instrs[j].op == "JUMP" \
                             and instrs[j].target in live:
                         leaders.add(instrs[j].target)  # (where a raise's statement ends)
+            prev = h
             continue
-        ins = instrs[i]
         target = ins.target
         if target >= 0:
             if start <= target < end:
@@ -168,32 +172,33 @@ def _build(bc: Bytecode, start: int, end: int, live: set[int] | None) -> CFG:
             leaders.add(i + 1)
         elif ins.op in _ENDS_BLOCK:
             leaders.add(i + 1)
-        h = handlers[i]
         if h is not None:
             if h is not handler_seen and start <= h.target < end:
                 leaders.add(h.target)
             handler_seen = h  # (the instructions of a region hold one handler object)
-        if i > start and h is not handlers[i - 1] and h != handlers[i - 1] \
-                or ins.op == "FOR_ITER":
+        if h is not prev and h != prev or ins.op == "FOR_ITER":
             leaders.add(i)  # (a loop's test starts a block even where nothing jumps back)
+        prev = h
     starts = sorted(x for x in leaders if start <= x < end)
+    ids = set(starts)  # (the ids of the blocks)
     blocks: dict[int, Block] = {}
     for k, s in enumerate(starts):
         e = starts[k + 1] if k + 1 < len(starts) else end
-        blocks[s] = Block(s, s, e, bc.handlers[s])
-    for b in blocks.values():
-        last = instrs[b.end - 1]
-        succs: list[int] = []
-        if last.op == "JUMP":
-            succs.append(last.target)
-        elif last.op in CONDITIONAL:
-            succs.append(b.end)
-            succs.append(last.target)
-        elif last.op not in TERMINAL:
-            succs.append(b.end)
-        b.succs = [s for s in succs if s in blocks]
-        if b.handler is not None and b.handler.target in blocks:
-            b.handler_block = b.handler.target
+        last = instrs[e - 1]
+        op = last.op
+        if op == "JUMP":
+            succs = [last.target]
+        elif op in CONDITIONAL:
+            succs = [e, last.target]
+        elif op not in TERMINAL:
+            succs = [e]
+        else:
+            succs = []
+        if not ids.issuperset(succs):  # (commonly every successor is a block: kept as is)
+            succs = [t for t in succs if t in ids]
+        h = handlers[s]
+        blocks[s] = Block(s, s, e, h, succs, [],
+                          h.target if h is not None and h.target in ids else None, [])
     # reachability from the entry, following normal and exception edges
     seen: set[int] = set()
     todo = [start]

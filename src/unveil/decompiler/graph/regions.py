@@ -45,7 +45,12 @@ def dominators(entry: int, succs: Callable[[int], Iterable[int]]) -> dict[int, i
             out = known[n] = list(succs(n))
         return out
 
-    order = reverse_postorder(entry, listed)
+    return _dominators(reverse_postorder(entry, listed), known)
+
+
+def _dominators(order: list[int], known: dict[int, list[int]]) -> dict[int, int]:
+    """Immediate dominator of every node of ``order`` (a reverse postorder from its first
+    node), the successors of each node listed in ``known``."""
     # (by index in ``order``: a node's dominators come before it)
     index = {n: i for i, n in enumerate(order)}
     preds: list[list[int]] = [[] for _ in order]
@@ -175,10 +180,6 @@ def postdominators(nodes: set[int], succs: Callable[[int], Iterable[int]]) -> di
                 reach.add(p)
                 todo.append(p)
     exits += [n for n in nodes if n not in reach]
-
-    def reverse(n: int) -> list[int]:
-        if n == EXIT:
-            return exits
-        return rpreds.get(n, [])
-
-    return dominators(EXIT, reverse)
+    # (the reversed graph, whole: dominators of it without asking for successors node by node)
+    rpreds[EXIT] = exits
+    return _dominators(reverse_postorder(EXIT, rpreds.__getitem__), rpreds)
