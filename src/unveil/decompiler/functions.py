@@ -8,7 +8,6 @@ in it through the same class.
 from __future__ import annotations
 
 import ast
-import copy
 from collections.abc import Collection, Sequence
 from types import CodeType
 from typing import Any, cast
@@ -20,7 +19,7 @@ from ..errors import DecompilationError
 from .ir import syntax
 from .ir.exprs import Func, Iterator, Names
 from .ir.facts import EXPLICIT, ORIGIN, RETURNS, attach, fact
-from .ir.markers import ClassBuild
+from .ir.markers import ClassBuild, copy_tree
 from .ir.nodes import SCOPES, children, drop_implicit_returns, names_in, no_arguments, walk
 from .pipeline import Pipeline, Unit
 from .render.emit import unparse
@@ -156,7 +155,7 @@ class CodeDecompiler:
         if known is None or known[0] is not func.code:
             child = self.child(func.code)
             known = memo[id(func.code)] = (func.code, child.statements())
-        node = comprehension_from_code(func.code, copy.deepcopy(known[1]), iterable)
+        node = comprehension_from_code(func.code, copy_tree(known[1], {}), iterable)
         if func.code.co_flags & CodeFlag.COROUTINE and func.code.co_name != "<genexpr>":
             attach(node, async_comprehension=True)
         return node
