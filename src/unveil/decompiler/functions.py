@@ -401,6 +401,8 @@ def scope_names(body: list[ast.stmt], inlined: bool) -> ScopeNames:
             if not isinstance(node.ctx, ast.Load):  # type: ignore[attr-defined]  # a Name
                 bound.add(node.id)  # type: ignore[attr-defined]  # a Name
             continue
+        if kind == _LEAF:
+            continue  # (a context or an operator: no names, no children)
         if kind == _SCOPE:
             scopes.append(node)
             if isinstance(node, SCOPES):
@@ -446,7 +448,7 @@ def scope_names(body: list[ast.stmt], inlined: bool) -> ScopeNames:
 
 _TYPE_ALIAS: tuple[type[ast.AST], ...] = (syntax.TypeAlias,)
 # what :func:`scope_names` does with a node, by its type (the isinstance tests, once a type)
-_EXPR, _NAME, _SCOPE, _ALIAS, _OTHER = range(5)
+_EXPR, _NAME, _SCOPE, _ALIAS, _LEAF, _OTHER = range(6)
 _WALK_KINDS: dict[bool, dict[type, int]] = {False: {}, True: {}}
 
 
@@ -457,6 +459,8 @@ def _walk_kind(kind: type, inlined: bool) -> int:
         return _SCOPE
     if issubclass(kind, _TYPE_ALIAS):
         return _ALIAS
+    if not kind._fields:  # type: ignore[attr-defined]  # an ``ast`` class
+        return _LEAF
     return _EXPR if issubclass(kind, ast.expr) else _OTHER
 
 
