@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import TypeAlias, TypeGuard, cast
 
-from ...bytecode import Handler
+from ...bytecode import Handler, has_opcode
 from ...errors import DecompilationError
 from ..graph.cfg import CFG, Block
 from ..graph.layout import BlockLayout
@@ -140,6 +140,9 @@ class Translator:
         self.ex = Executor(ctx)
         self.entry_stack = entry_stack or []
         self.ex.shares = bool(self.entry_stack)  # (values from outside may be shared)
+        # (whether a test may hold an ``except*`` clause's split, which ``_fold`` looks for:
+        # made by ``CHECK_EG_MATCH`` only, or among values from outside)
+        self.eg_splits = bool(self.entry_stack) or has_opcode(ctx.code, ("CHECK_EG_MATCH",))
         self.owner: dict[int, int] = {}  # cfg block -> IR block head
         self.ir: dict[int, IRBlock] = {}
         self.budget = self._speculation_budget()
@@ -513,7 +516,7 @@ class Translator:
         assert test is not None
         # (an ``eg_split`` is made shared, which sets ``shares``, as values from outside do:
         # without, the test holds none)
-        if self.ex.shares and any(isinstance(n, Special) and n.kind == "eg_split"
+        if self.eg_splits and self.ex.shares and any(isinstance(n, Special) and n.kind == "eg_split"
                                   for n in nodes_under(test)):
             return None  # an ``except*`` clause's test stays one, however empty its body
         # the edges of this very branch are not folded yet
