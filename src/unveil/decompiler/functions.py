@@ -8,7 +8,6 @@ in it through the same class.
 from __future__ import annotations
 
 import ast
-import copy
 from collections.abc import Collection, Sequence
 from types import CodeType
 from typing import Any, cast
@@ -20,7 +19,7 @@ from ..errors import DecompilationError
 from .ir import syntax
 from .ir.exprs import Func, Iterator, Names
 from .ir.facts import EXPLICIT, ORIGIN, RETURNS, attach, fact
-from .ir.markers import ClassBuild
+from .ir.markers import ClassBuild, copy_tree
 from .ir.nodes import SCOPES, children, drop_implicit_returns, names_in, no_arguments, walk
 from .pipeline import Pipeline, Unit
 from .render.emit import unparse
@@ -156,7 +155,7 @@ class CodeDecompiler:
         if known is None or known[0] is not func.code:
             child = self.child(func.code)
             known = memo[id(func.code)] = (func.code, child.statements())
-        node = comprehension_from_code(func.code, copy.deepcopy(known[1]), iterable)
+        node = comprehension_from_code(func.code, copy_tree(known[1], {}), iterable)
         if func.code.co_flags & CodeFlag.COROUTINE and func.code.co_name != "<genexpr>":
             attach(node, async_comprehension=True)
         return node
@@ -402,6 +401,8 @@ def scope_names(body: list[ast.stmt], inlined: bool) -> ScopeNames:
             if not isinstance(node.ctx, ast.Load):  # type: ignore[attr-defined]  # a Name
                 bound.add(node.id)  # type: ignore[attr-defined]  # a Name
             continue
+        if kind == _LEAF:
+            continue  # (a context or an operator: no names, no children)
         if kind == _SCOPE:
             scopes.append(node)
             if isinstance(node, SCOPES):
@@ -447,7 +448,7 @@ def scope_names(body: list[ast.stmt], inlined: bool) -> ScopeNames:
 
 _TYPE_ALIAS: tuple[type[ast.AST], ...] = (syntax.TypeAlias,)
 # what :func:`scope_names` does with a node, by its type (the isinstance tests, once a type)
-_EXPR, _NAME, _SCOPE, _ALIAS, _OTHER = range(5)
+_EXPR, _NAME, _SCOPE, _ALIAS, _LEAF, _OTHER = range(6)
 _WALK_KINDS: dict[bool, dict[type, int]] = {False: {}, True: {}}
 
 
@@ -458,6 +459,8 @@ def _walk_kind(kind: type, inlined: bool) -> int:
         return _SCOPE
     if issubclass(kind, _TYPE_ALIAS):
         return _ALIAS
+    if not kind._fields:  # type: ignore[attr-defined]  # an ``ast`` class
+        return _LEAF
     return _EXPR if issubclass(kind, ast.expr) else _OTHER
 
 

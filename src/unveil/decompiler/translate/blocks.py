@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import TypeAlias, TypeGuard, cast
 
-from ...bytecode import Handler
+from ...bytecode import Handler, has_opcode
 from ...errors import DecompilationError
 from ..graph.cfg import CFG, Block
 from ..graph.layout import BlockLayout
@@ -140,6 +140,9 @@ class Translator:
         self.ex = Executor(ctx)
         self.entry_stack = entry_stack or []
         self.ex.shares = bool(self.entry_stack)  # (values from outside may be shared)
+        # (whether a test may hold an ``except*`` clause's split, which ``_fold`` looks for:
+        # made by ``CHECK_EG_MATCH`` only, or among values from outside)
+        self.eg_splits = bool(self.entry_stack) or has_opcode(ctx.code, ("CHECK_EG_MATCH",))
         self.owner: dict[int, int] = {}  # cfg block -> IR block head
         self.ir: dict[int, IRBlock] = {}
         self.budget = self._speculation_budget()
@@ -330,7 +333,9 @@ class Translator:
         if nxt.id == self.cfg.entry or nxt.handles or nxt.id in absorbed \
                 or nxt.id in self.arm_ends:
             return False
-        if nxt.handler != handler or self.bc.instrs[nxt.start].op == "FOR_ITER":
+        # (``is`` first: blocks of one region hold the same handler object)
+        if nxt.handler is not handler and nxt.handler != handler \
+                or self.bc.instrs[nxt.start].op == "FOR_ITER":
             return False  # (a loop's test is a block of its own, also where none jumps back)
         return len(nxt.preds) == 1 or all(p in absorbed for p in nxt.preds)
 
@@ -347,7 +352,7 @@ class Translator:
             # block in another handler region must not evaluate them inside its region
             target = self.cfg.blocks.get(term.targets[0])
             if target is not None and (len(target.preds) == 1 or self.lowering) \
-                    and target.handler != handler:
+                    and target.handler is not handler and target.handler != handler:
                 ex.materialize_all(loads=self.lowering)
 
     def _run_block(self, b: Block, state: State) -> Term:
@@ -424,7 +429,8 @@ class Translator:
             return None
         # (a block entered from elsewhere too is explored when every other entry is
         # an edge already folded into this expression: a chained test's clean-up)
-        if block.id == self.cfg.entry or block.handles or block.handler != handler \
+        if block.id == self.cfg.entry or block.handles \
+                or block.handler is not handler and block.handler != handler \
                 or (len(block.preds) != 1 and (src is None or not all(
                     p == src or p in inside for p in block.preds))) \
                 or block.id in region or block.id in self.owner:
@@ -510,7 +516,7 @@ class Translator:
         assert test is not None
         # (an ``eg_split`` is made shared, which sets ``shares``, as values from outside do:
         # without, the test holds none)
-        if self.ex.shares and any(isinstance(n, Special) and n.kind == "eg_split"
+        if self.eg_splits and self.ex.shares and any(isinstance(n, Special) and n.kind == "eg_split"
                                   for n in nodes_under(test)):
             return None  # an ``except*`` clause's test stays one, however empty its body
         # the edges of this very branch are not folded yet
@@ -784,7 +790,8 @@ class Translator:
     def _pure_exit(self, block: Block, state: State, handler: Handler | None) -> _Outcome | None:
         """A block several paths share that only drops stack values and returns one (the
         clean-up at the end of ``return a < b < c``): what it returns on this path."""
-        if block.handles or block.handler != handler or block.id == self.cfg.entry \
+        if block.handles or block.handler is not handler and block.handler != handler \
+                or block.id == self.cfg.entry \
                 or block.end <= block.start or self.bc.instrs[block.end - 1].op != "RETURN_VALUE":
             return None  # (most blocks: not a return, not looked into further)
         instrs = self.bc.instrs[block.start:block.end]
