@@ -206,8 +206,8 @@ def _rebuilt_sets(cls: type) -> frozenset[str] | None:
 
 
 def copy_tree(value: Any, memo: dict[int, Any]) -> Any:
-    """``copy.deepcopy(value, memo)`` of statement and expression trees, several times
-    faster: nodes, lists and atoms are copied here (a node or list reached twice is copied
+    """``copy.deepcopy(value, memo)`` of statement and expression trees, about twice as
+    fast: nodes, lists and atoms are copied here (a node or list reached twice is copied
     once, as ``deepcopy`` does); anything else, and a node that ``deepcopy`` would not copy
     field for field, is left to ``deepcopy`` with the same ``memo``."""
     cls = value.__class__
