@@ -104,7 +104,7 @@ class Structurer(LoopExits, IfEnds, Clauses, ClauseExits, Provided):
         self._copied_tests: set[int] = set()  # tests the compiler copied to a loop's end
         self._rpo: dict[int, int] | None = None
         self._protected: dict[int, frozenset[int]] = {}
-        self._empty_by_chain: dict[tuple[int, ...], list[int]] = {}
+        self._empty_by_chain: dict[tuple[int, ...], set[int]] = {}
         self._regions_key: tuple[int, int] = (-1, -1)
         self._effective: dict[int, int | None] = {}
         self._machinery: dict[int, int] = {}
@@ -280,13 +280,13 @@ class Structurer(LoopExits, IfEnds, Clauses, ClauseExits, Provided):
         self._fresh_regions()
         if not self._protected:
             regions: dict[int, set[int]] = {}
-            empty: dict[tuple[int, ...], list[int]] = {}
+            empty: dict[tuple[int, ...], set[int]] = {}
             for b, block in self.blocks.items():
                 chain = self.chain(b)
                 for h in chain:
                     regions.setdefault(h, set()).add(b)
                 if not block.stmts:
-                    empty.setdefault(tuple(chain), []).append(b)
+                    empty.setdefault(tuple(chain), set()).add(b)
             self._protected = {h: frozenset(r) for h, r in regions.items()}
             self._empty_by_chain = empty
         return self._protected.get(handler, frozenset())
@@ -340,7 +340,7 @@ class Structurer(LoopExits, IfEnds, Clauses, ClauseExits, Provided):
                 x is y for x, y in zip(block.entry[:depth], block.exit[:depth], strict=True))
 
         self.protected(handler)  # (indexes the blocks without statements by chain)
-        empty = set(self._empty_by_chain.get(tuple(outer), ()))
+        empty = self._empty_by_chain.get(tuple(outer), set())  # (not copied: linear)
         # (a hole is entered from the region, or from holes that are: walk from there)
         holes: set[int] = set()
         todo = [x for b in region for x in self._succs(b)]
